@@ -1,0 +1,74 @@
+//! Injectable time: [`Clock`] and [`TimeContext`] (`formats.md` §8.1).
+
+use std::sync::Arc;
+
+use jiff::{Timestamp, ZonedDateTime, tz::TimeZone};
+
+/// A source of "now". Every timestamp, "today", due-time check and relative time goes through one,
+/// so tests (and `ELROY_NOW`) can fix time.
+pub trait Clock: Send + Sync + std::fmt::Debug {
+    /// The current instant (UTC).
+    fn now(&self) -> Timestamp;
+}
+
+/// The system clock.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct SystemClock;
+
+impl Clock for SystemClock {
+    fn now(&self) -> Timestamp {
+        Timestamp::now()
+    }
+}
+
+/// A clock stopped at one instant (`ELROY_NOW`, tests).
+#[derive(Debug, Clone, Copy)]
+pub struct FixedClock(pub Timestamp);
+
+impl Clock for FixedClock {
+    fn now(&self) -> Timestamp {
+        self.0
+    }
+}
+
+/// A clock plus the configured time zone: what "local time" means (`formats.md` §8.1).
+#[derive(Debug, Clone)]
+pub struct TimeContext {
+    /// The source of "now".
+    pub clock: Arc<dyn Clock>,
+    /// The configured zone (config `timezone`, else `TZ`, else the system zone).
+    pub tz: TimeZone,
+}
+
+impl TimeContext {
+    /// A context from a clock and a zone.
+    pub fn new(clock: Arc<dyn Clock>, tz: TimeZone) -> Self {
+        TimeContext { clock, tz }
+    }
+
+    /// A context fixed at `now` in `tz` (tests).
+    pub fn fixed(now: Timestamp, tz: TimeZone) -> Self {
+        TimeContext { clock: Arc::new(FixedClock(now)), tz }
+    }
+
+    /// Now, as a UTC instant.
+    pub fn now(&self) -> Timestamp {
+        self.clock.now()
+    }
+
+    /// Now in the configured zone.
+    pub fn now_local(&self) -> ZonedDateTime {
+        self.clock.now().to_zoned_datetime(self.tz.clone())
+    }
+
+    /// Today's date in the configured zone.
+    pub fn today(&self) -> jiff::civil::Date {
+        self.now_local().date()
+    }
+}
+
+impl Default for TimeContext {
+    fn default() -> Self {
+        TimeContext { clock: Arc::new(SystemClock), tz: TimeZone::UTC }
+    }
+}

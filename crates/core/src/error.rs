@@ -1,0 +1,48 @@
+//! [`ToolError`]: why a tool call failed.
+
+use std::fmt;
+
+/// A tool failure. Its [`message`](ToolError::message) is the text after
+/// `Error invoking tool {name}: ` (`tools.md` §0.3, decision D1): where Elroy has a message for the
+/// case, the message starts with Elroy's exact text; a short hint may follow.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ToolError {
+    message: String,
+}
+
+impl ToolError {
+    /// A failure with this message (no prefix; the registry adds it).
+    pub fn new(message: impl Into<String>) -> Self {
+        ToolError { message: message.into() }
+    }
+
+    /// The message without the `Error invoking tool …: ` prefix.
+    pub fn message(&self) -> &str {
+        &self.message
+    }
+
+    /// The full text the model sees: `Error invoking tool {tool}: {message}`.
+    pub fn render(&self, tool: &str) -> String {
+        format!("Error invoking tool {tool}: {}", self.message)
+    }
+}
+
+impl fmt::Display for ToolError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+impl std::error::Error for ToolError {}
+
+impl From<String> for ToolError {
+    fn from(message: String) -> Self {
+        ToolError::new(message)
+    }
+}
+
+impl From<&str> for ToolError {
+    fn from(message: &str) -> Self {
+        ToolError::new(message)
+    }
+}

@@ -1,0 +1,45 @@
+//! # elroy-core
+//!
+//! The vocabulary every other elroy crate shares. It does no IO and needs no async runtime.
+//!
+//! - [`ToolSpec`] / [`ParamSpec`]: a tool's schema, rendered exactly like Elroy's OpenAI tool JSON
+//!   (`shared/spec/tools.md` §0.1, decision K1). Built-in tools declare their arguments once with
+//!   [`tool_args!`], which produces both the argument struct and its parameter list, so schema and
+//!   parsing cannot drift (robustness R14).
+//! - [`Tool`], [`TypedTool`], [`AsyncTypedTool`]: what a tool is.
+//! - [`ToolRegistry`]: deterministic order, lookup, argument validation and coercion (D3), the error
+//!   contract (D1), unknown tools (D2).
+//! - [`ToolOutput`], [`ToolResult`], [`ToolError`], [`Effect`]: what a call produces (§0.2, §0.7).
+//! - [`ToolContext`]: what a tool receives besides its arguments (§0.8).
+//! - [`Message`], [`ToolCall`], [`Role`]: the message model shared by transcript, llm and orchestrator.
+//! - [`Clock`], [`TimeContext`]: injectable time (formats.md §8.1).
+//! - [`pyjson`]: JSON written the way Python's `json.dumps(indent=2)` writes it (K2).
+
+mod args;
+mod clock;
+mod context;
+mod error;
+mod message;
+mod output;
+pub mod pyjson;
+mod registry;
+mod spec;
+mod tool;
+mod validate;
+
+pub use args::{ArgType, NoArgs, ToolArgs, parse_args};
+pub use clock::{Clock, FixedClock, SystemClock, TimeContext};
+pub use context::{Capabilities, Services, ToolContext, UserInfo};
+pub use error::ToolError;
+pub use message::{Message, RecallItem, RecallKind, RecallMetadata, RecallPayload, Role, SYNTHETIC_MODEL, ToolCall};
+pub use output::{Effect, ToolOutput, ToolResult};
+pub use registry::{SYNTHETIC_TOOL_NAMES, ToolOrigin, ToolRegistry};
+pub use spec::{ParamSpec, ParamType, ToolSpec};
+pub use tool::{AsyncTypedTool, BoxFuture, Tool, TypedTool, async_tool, sync_tool};
+pub use validate::{MAX_ARGUMENT_BYTES, ValidatedArgs, validate_arguments};
+
+/// Private re-exports used by [`tool_args!`]; not part of the public API.
+#[doc(hidden)]
+pub mod __private {
+    pub use serde;
+}

@@ -1,0 +1,271 @@
+//! [`ToolRegistry`]: every tool of a session, in a deterministic order, with the shared calling
+//! contract: unknown names (D2), argument validation (D3) and error rendering (D1).
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use serde_json::Value;
+
+use crate::validate::validate_value;
+use crate::{Tool, ToolContext, ToolResult, ToolSpec, validate_arguments};
+
+/// Names elroy itself puts in the context as synthetic pairs (`orchestrator.md` §6). A model that
+/// calls one gets `OK` and nothing runs (`tools.md` §0.4).
+pub const SYNTHETIC_TOOL_NAMES: [&str; 5] =
+    ["get_due_items", "get_session_context", "context_summary", "get_reflective_recall", "get_fast_recall"];
+
+/// Where a tool comes from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ToolOrigin {
+    /// Compiled into elroy.
+    Builtin,
+    /// A plugin executable (`tools.md` §9.1).
+    Plugin {
+        /// The executable.
+        path: PathBuf,
+    },
+}
+
+#[derive(Clone)]
+struct Entry {
+    tool: Arc<dyn Tool>,
+    origin: ToolOrigin,
+}
+
+/// The tools of a session, keyed by name.
+///
+/// Order (`tools.md` §0.1): built-in tools sorted by name, then plugin tools sorted by name.
+#[derive(Clone, Default)]
+pub struct ToolRegistry {
+    builtin: BTreeMap<String, Entry>,
+    plugins: BTreeMap<String, Entry>,
+}
+
+impl std::fmt::Debug for ToolRegistry {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_list().entries(self.names()).finish()
+    }
+}
+
+impl ToolRegistry {
+    /// An empty registry.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Registers a built-in tool, replacing one of the same name.
+    pub fn register(&mut self, tool: Arc<dyn Tool>) -> &mut Self {
+        let name = tool.spec().name.clone();
+        self.plugins.remove(&name);
+        self.builtin.insert(name, Entry { tool, origin: ToolOrigin::Builtin });
+        self
+    }
+
+    /// Registers a plugin tool from `path`.
+    ///
+    /// # Errors
+    /// A message when a tool of that name is already registered (built-in tools win; the first
+    /// plugin of a name wins).
+    pub fn register_plugin(&mut self, tool: Arc<dyn Tool>, path: PathBuf) -> Result<(), String> {
+        let name = tool.spec().name.clone();
+        if let Some(existing) = self.builtin.get(&name).or_else(|| self.plugins.get(&name)) {
+            let by = match &existing.origin {
+                ToolOrigin::Builtin => "a built-in tool".to_owned(),
+                ToolOrigin::Plugin { path } => format!("the plugin {}", path.display()),
+            };
+            return Err(format!("tool name '{name}' is already taken by {by}"));
+        }
+        self.plugins.insert(name, Entry { tool, origin: ToolOrigin::Plugin { path } });
+        Ok(())
+    }
+
+    /// Removes the named tools (config `exclude_tools`; applies to plugins too). Unknown names are
+    /// ignored.
+    pub fn exclude<S: AsRef<str>>(&mut self, names: &[S]) -> &mut Self {
+        for name in names {
+            self.builtin.remove(name.as_ref());
+            self.plugins.remove(name.as_ref());
+        }
+        self
+    }
+
+    fn entries(&self) -> impl Iterator<Item = &Entry> {
+        self.builtin.values().chain(self.plugins.values())
+    }
+
+    /// The tool called `name`.
+    pub fn get(&self, name: &str) -> Option<&Arc<dyn Tool>> {
+        self.builtin.get(name).or_else(|| self.plugins.get(name)).map(|e| &e.tool)
+    }
+
+    /// Where the tool called `name` comes from.
+    pub fn origin(&self, name: &str) -> Option<&ToolOrigin> {
+        self.builtin.get(name).or_else(|| self.plugins.get(name)).map(|e| &e.origin)
+    }
+
+    /// Whether a tool called `name` is registered.
+    pub fn contains(&self, name: &str) -> bool {
+        self.get(name).is_some()
+    }
+
+    /// Number of tools.
+    pub fn len(&self) -> usize {
+        self.builtin.len() + self.plugins.len()
+    }
+
+    /// Whether no tool is registered.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Tool names in registry order (built-ins, then plugins, each sorted).
+    pub fn names(&self) -> Vec<&str> {
+        self.entries().map(|e| e.tool.spec().name.as_str()).collect()
+    }
+
+    /// Specs in registry order: the tool list sent to the model.
+    pub fn specs(&self) -> Vec<&ToolSpec> {
+        self.entries().map(|e| e.tool.spec()).collect()
+    }
+
+    /// Specs of the built-in tools only, sorted by name (what `docs/tools_schema.md` lists).
+    pub fn builtin_specs(&self) -> Vec<&ToolSpec> {
+        self.builtin.values().map(|e| e.tool.spec()).collect()
+    }
+
+    /// The unknown-tool message (D2): `Unknown tool '{name}'. Available tools: {sorted names}`.
+    pub fn unknown_tool_message(&self, name: &str) -> String {
+        let mut names = self.names();
+        names.sort_unstable();
+        format!("Unknown tool '{name}'. Available tools: {}", names.join(", "))
+    }
+
+    /// Calls a tool with a raw arguments string, as a model sends it (`tools.md` §0.4–§0.5):
+    /// unknown names give the D2 error (synthetic names answer `OK`), arguments are validated and
+    /// coerced, and failures come back as `Error invoking tool {name}: …` results. Never panics on
+    /// model input.
+    pub async fn invoke(&self, name: &str, raw_arguments: Option<&str>, ctx: &ToolContext) -> ToolResult {
+        let Some(tool) = self.get(name) else { return self.unknown(name) };
+        match validate_arguments(tool.spec(), raw_arguments) {
+            Ok(args) => Self::run(tool.as_ref(), args, ctx).await,
+            Err(message) => ToolResult::error(name, &message),
+        }
+    }
+
+    /// Calls a tool with arguments that are already JSON (MCP, embedders); otherwise as
+    /// [`ToolRegistry::invoke`].
+    pub async fn invoke_value(&self, name: &str, arguments: Value, ctx: &ToolContext) -> ToolResult {
+        let Some(tool) = self.get(name) else { return self.unknown(name) };
+        match validate_value(tool.spec(), arguments) {
+            Ok(args) => Self::run(tool.as_ref(), args, ctx).await,
+            Err(message) => ToolResult::error(name, &message),
+        }
+    }
+
+    fn unknown(&self, name: &str) -> ToolResult {
+        if SYNTHETIC_TOOL_NAMES.contains(&name) {
+            return ToolResult { content: "OK".into(), is_error: false, effects: Vec::new() };
+        }
+        ToolResult::error(name, &self.unknown_tool_message(name))
+    }
+
+    async fn run(tool: &dyn Tool, args: crate::ValidatedArgs, ctx: &ToolContext) -> ToolResult {
+        match tool.call(ctx, args).await {
+            Ok(output) => ToolResult::ok(output),
+            Err(error) => ToolResult::error(&tool.spec().name, error.message()),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{NoArgs, ToolError, ToolOutput, TypedTool, UserInfo, sync_tool};
+
+    crate::tool_args! {
+        struct EchoArgs {
+            text: String => "Text.",
+            times: Option<i64> => "Repeat count.",
+        }
+    }
+
+    struct Echo;
+    impl TypedTool for Echo {
+        type Args = EchoArgs;
+        const NAME: &'static str = "echo";
+        const DESCRIPTION: &'static str = "Echo text.";
+        fn run(&self, _: &ToolContext, args: EchoArgs) -> Result<ToolOutput, ToolError> {
+            if args.text == "fail" {
+                return Err(ToolError::new("asked to fail"));
+            }
+            let n = usize::try_from(args.times.unwrap_or(1)).map_err(|_| "times must be at least 0")?;
+            Ok(ToolOutput::text(args.text.repeat(n)))
+        }
+    }
+
+    struct Pwd;
+    impl TypedTool for Pwd {
+        type Args = NoArgs;
+        const NAME: &'static str = "pwd";
+        const DESCRIPTION: &'static str = "Where.";
+        fn run(&self, _: &ToolContext, _: NoArgs) -> Result<ToolOutput, ToolError> {
+            Ok(ToolOutput::text("/"))
+        }
+    }
+
+    fn registry() -> ToolRegistry {
+        let mut r = ToolRegistry::new();
+        r.register(sync_tool(Pwd)).register(sync_tool(Echo));
+        r
+    }
+
+    fn ctx() -> ToolContext {
+        ToolContext::new(UserInfo { id: None, token: "DEFAULT".into(), elroy_home: "/h".into(), user_home: "/h".into() })
+    }
+
+    fn block_on<F: std::future::Future>(f: F) -> F::Output {
+        // The registry's futures never pend for sync tools; poll once with a no-op waker.
+        let mut f = std::pin::pin!(f);
+        let mut cx = std::task::Context::from_waker(std::task::Waker::noop());
+        match f.as_mut().poll(&mut cx) {
+            std::task::Poll::Ready(v) => v,
+            std::task::Poll::Pending => unreachable!("sync tools are ready at once"),
+        }
+    }
+
+    #[test]
+    fn order_and_names() {
+        assert_eq!(registry().names(), ["echo", "pwd"]);
+    }
+
+    #[test]
+    fn invoke_contract() {
+        let r = registry();
+        let c = ctx();
+        let ok = block_on(r.invoke("echo", Some(r#"{"text":"ab","times":"2"}"#), &c));
+        assert_eq!((ok.content.as_str(), ok.is_error), ("abab", false));
+        let fail = block_on(r.invoke("echo", Some(r#"{"text":"fail"}"#), &c));
+        assert_eq!(fail.content, "Error invoking tool echo: asked to fail");
+        assert!(fail.is_error);
+        let invalid = block_on(r.invoke("echo", Some("[1,2]"), &c));
+        assert_eq!(invalid.content, "Error invoking tool echo: arguments must be a JSON object, got array");
+        let unknown = block_on(r.invoke("nope", None, &c));
+        assert_eq!(unknown.content, "Error invoking tool nope: Unknown tool 'nope'. Available tools: echo, pwd");
+        let synthetic = block_on(r.invoke("get_due_items", None, &c));
+        assert_eq!((synthetic.content.as_str(), synthetic.is_error), ("OK", false));
+        let no_args = block_on(r.invoke("pwd", Some(r#"{"x":1}"#), &c));
+        assert_eq!(no_args.content, "/");
+    }
+
+    #[test]
+    fn plugins_follow_builtins_and_cannot_shadow_them() {
+        let mut r = registry();
+        assert!(r.register_plugin(sync_tool(Pwd), "/p/pwd".into()).unwrap_err().contains("built-in"));
+        r.exclude(&["pwd"]);
+        r.register_plugin(sync_tool(Pwd), "/p/pwd".into()).unwrap();
+        assert_eq!(r.names(), ["echo", "pwd"]);
+        assert_eq!(r.origin("pwd"), Some(&ToolOrigin::Plugin { path: "/p/pwd".into() }));
+        assert_eq!(r.builtin_specs().len(), 1);
+    }
+}

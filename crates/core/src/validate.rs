@@ -1,0 +1,320 @@
+//! Argument validation and coercion against a tool's schema (`tools.md` §0.5, decision D3;
+//! robustness R11–R14).
+
+use serde_json::{Map, Number, Value};
+
+use crate::{ParamType, ToolSpec};
+
+/// Arguments longer than this many bytes are refused unparsed (`tools.md` §0.5 step 1).
+pub const MAX_ARGUMENT_BYTES: usize = 1_048_576;
+
+/// Arguments that passed validation: a JSON object holding only the schema's properties, with empty
+/// optionals removed, required ones present and every value of its declared type (coerced where D3
+/// allows).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ValidatedArgs(Map<String, Value>);
+
+impl ValidatedArgs {
+    /// The arguments as a JSON object.
+    pub fn as_map(&self) -> &Map<String, Value> {
+        &self.0
+    }
+
+    /// The arguments as a JSON object, by value.
+    pub fn into_map(self) -> Map<String, Value> {
+        self.0
+    }
+
+    /// Wraps a map without validating it. For callers that run a tool outside the registry (tests,
+    /// embedders) and accept that the tool sees unchecked values.
+    pub fn unchecked(map: Map<String, Value>) -> Self {
+        ValidatedArgs(map)
+    }
+}
+
+/// Validates a raw arguments string as a model (or `elroy tools call --args`) sends it.
+///
+/// `None`, `""` and whitespace-only text mean `{}`.
+///
+/// # Errors
+/// The first problem found, as the message that follows `Error invoking tool {name}: `, for
+/// example `missing required argument 'text'` or `arguments must be a JSON object, got array`.
+pub fn validate_arguments(spec: &ToolSpec, raw: Option<&str>) -> Result<ValidatedArgs, String> {
+    let raw = raw.unwrap_or("");
+    if raw.len() > MAX_ARGUMENT_BYTES {
+        return Err(format!(
+            "arguments exceed the {MAX_ARGUMENT_BYTES}-byte limit ({} bytes received); the call was not executed",
+            raw.len()
+        ));
+    }
+    if raw.trim().is_empty() {
+        return validate_value(spec, Value::Object(Map::new()));
+    }
+    let value: Value = serde_json::from_str(raw).map_err(|_| {
+        format!("arguments are not valid JSON ({} bytes received); the call was not executed", raw.len())
+    })?;
+    validate_value(spec, value)
+}
+
+/// Validates arguments that are already JSON (steps 4–8 of §0.5).
+///
+/// # Errors
+/// As [`validate_arguments`].
+pub fn validate_value(spec: &ToolSpec, value: Value) -> Result<ValidatedArgs, String> {
+    let mut input = match value {
+        Value::Object(map) => map,
+        other => return Err(format!("arguments must be a JSON object, got {}", kind(&other))),
+    };
+    let params = spec.params.as_deref().unwrap_or_default();
+    let mut out = Map::new();
+    for param in params {
+        let Some(value) = input.remove(&param.name) else { continue };
+        let empty = value.is_null() || value.as_str().is_some_and(str::is_empty);
+        if value.is_null() || (!param.required && empty) {
+            continue;
+        }
+        out.insert(param.name.clone(), value);
+    }
+    if let Some(missing) = params.iter().find(|p| p.required && !out.contains_key(&p.name)) {
+        return Err(format!("missing required argument '{}'", missing.name));
+    }
+    for param in params {
+        let (Some(ty), Some(value)) = (param.ty, out.get_mut(&param.name)) else { continue };
+        match coerce(ty, value) {
+            Some(coerced) => *value = coerced,
+            None => {
+                let article = if ty == ParamType::Integer || ty == ParamType::Object || ty == ParamType::Array {
+                    "an"
+                } else {
+                    "a"
+                };
+                return Err(format!(
+                    "argument '{}' must be {article} {}, got {}",
+                    param.name,
+                    ty.as_str(),
+                    preview(value)
+                ));
+            }
+        }
+    }
+    Ok(ValidatedArgs(out))
+}
+
+/// The JSON kind names used in `arguments must be a JSON object, got {kind}`.
+fn kind(value: &Value) -> &'static str {
+    match value {
+        Value::Null => "null",
+        Value::Bool(_) => "boolean",
+        Value::Number(_) => "number",
+        Value::String(_) => "string",
+        Value::Array(_) => "array",
+        Value::Object(_) => "object",
+    }
+}
+
+/// Compact JSON of `value`, cut to 50 characters with `…` appended when longer.
+fn preview(value: &Value) -> String {
+    let text = value.to_string();
+    match text.char_indices().nth(50) {
+        Some((cut, _)) => format!("{}…", &text[..cut]),
+        None => text,
+    }
+}
+
+/// Returns the value in its declared type, or `None` when it is not acceptable.
+fn coerce(ty: ParamType, value: &Value) -> Option<Value> {
+    match (ty, value) {
+        (ParamType::String, Value::String(_))
+        | (ParamType::Number, Value::Number(_))
+        | (ParamType::Boolean, Value::Bool(_))
+        | (ParamType::Object, Value::Object(_))
+        | (ParamType::Array, Value::Array(_)) => Some(value.clone()),
+        (ParamType::Integer, Value::Number(n)) => integer_from_number(n).map(Value::from),
+        (ParamType::Integer, Value::String(s)) => integer_from_str(s).map(Value::from),
+        (ParamType::Number, Value::String(s)) => {
+            number_from_str(s).and_then(Number::from_f64).map(Value::Number)
+        }
+        (ParamType::Boolean, Value::String(s)) => match s.trim().to_ascii_lowercase().as_str() {
+            "true" => Some(Value::Bool(true)),
+            "false" => Some(Value::Bool(false)),
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
+fn integer_from_number(n: &Number) -> Option<i64> {
+    if let Some(i) = n.as_i64() {
+        return Some(i);
+    }
+    let f = n.as_f64()?;
+    // -2^63 is exact in f64; 2^63 is not an i64.
+    const LIMIT: f64 = 9_223_372_036_854_775_808.0;
+    (f.fract() == 0.0 && (-LIMIT..LIMIT).contains(&f)).then_some(f as i64)
+}
+
+/// `^\s*[+-]?[0-9]+\s*$`, fitting in 64 bits.
+fn integer_from_str(s: &str) -> Option<i64> {
+    let t = s.trim();
+    let digits = t.strip_prefix(['+', '-']).unwrap_or(t);
+    if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    t.strip_prefix('+').unwrap_or(t).parse().ok()
+}
+
+/// `^\s*[+-]?([0-9]+(\.[0-9]*)?|\.[0-9]+)([eE][+-]?[0-9]+)?\s*$`.
+fn number_from_str(s: &str) -> Option<f64> {
+    let t = s.trim();
+    let b = t.as_bytes();
+    let mut i = 0;
+    if matches!(b.first(), Some(b'+' | b'-')) {
+        i += 1;
+    }
+    let int_start = i;
+    while i < b.len() && b[i].is_ascii_digit() {
+        i += 1;
+    }
+    let int_digits = i - int_start;
+    if i < b.len() && b[i] == b'.' {
+        i += 1;
+        let frac_start = i;
+        while i < b.len() && b[i].is_ascii_digit() {
+            i += 1;
+        }
+        if int_digits == 0 && i == frac_start {
+            return None;
+        }
+    } else if int_digits == 0 {
+        return None;
+    }
+    if i < b.len() && (b[i] == b'e' || b[i] == b'E') {
+        i += 1;
+        if matches!(b.get(i), Some(b'+' | b'-')) {
+            i += 1;
+        }
+        let exp_start = i;
+        while i < b.len() && b[i].is_ascii_digit() {
+            i += 1;
+        }
+        if i == exp_start {
+            return None;
+        }
+    }
+    if i != b.len() {
+        return None;
+    }
+    t.parse::<f64>().ok().filter(|f| f.is_finite())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ParamSpec;
+
+    fn spec() -> ToolSpec {
+        ToolSpec::new(
+            "t",
+            "d",
+            Some(vec![
+                ParamSpec::new("name", ParamType::String, "", true),
+                ParamSpec::new("id", ParamType::Integer, "", false),
+                ParamSpec::new("ratio", ParamType::Number, "", false),
+                ParamSpec::new("flag", ParamType::Boolean, "", false),
+                ParamSpec::new("when", ParamType::String, "", false),
+            ]),
+        )
+    }
+
+    fn ok(raw: &str) -> String {
+        serde_json::to_string(validate_arguments(&spec(), Some(raw)).unwrap().as_map()).unwrap()
+    }
+
+    fn err(raw: &str) -> String {
+        validate_arguments(&spec(), Some(raw)).unwrap_err()
+    }
+
+    #[test]
+    fn empty_means_empty_object() {
+        let s = ToolSpec::new("x", "d", Some(vec![ParamSpec::new("a", ParamType::String, "", false)]));
+        for raw in [None, Some(""), Some("  \n")] {
+            assert!(validate_arguments(&s, raw).unwrap().as_map().is_empty());
+        }
+    }
+
+    #[test]
+    fn not_json_and_cut_off() {
+        assert_eq!(
+            validate_arguments(&spec(), Some(r#"{"memory_name":"#)).unwrap_err(),
+            "arguments are not valid JSON (15 bytes received); the call was not executed"
+        );
+    }
+
+    #[test]
+    fn non_objects() {
+        assert_eq!(err("[1,2]"), "arguments must be a JSON object, got array");
+        assert_eq!(err("\"x\""), "arguments must be a JSON object, got string");
+        assert_eq!(err("3"), "arguments must be a JSON object, got number");
+        assert_eq!(err("true"), "arguments must be a JSON object, got boolean");
+        assert_eq!(err("null"), "arguments must be a JSON object, got null");
+    }
+
+    #[test]
+    fn too_large() {
+        let big = format!("{{\"name\":\"{}\"}}", "a".repeat(MAX_ARGUMENT_BYTES));
+        assert_eq!(
+            err(&big),
+            format!(
+                "arguments exceed the 1048576-byte limit ({} bytes received); the call was not executed",
+                big.len()
+            )
+        );
+    }
+
+    #[test]
+    fn required_unknown_and_empty_optionals() {
+        assert_eq!(err("{}"), "missing required argument 'name'");
+        assert_eq!(err(r#"{"name":null}"#), "missing required argument 'name'");
+        assert_eq!(ok(r#"{"name":""}"#), r#"{"name":""}"#);
+        assert_eq!(ok(r#"{"name":"a","extra":1,"when":"","id":null}"#), r#"{"name":"a"}"#);
+        assert_eq!(ok(r#"{"id":"","name":"a"}"#), r#"{"name":"a"}"#);
+    }
+
+    #[test]
+    fn coercions() {
+        assert_eq!(ok(r#"{"name":"a","id":"2"}"#), r#"{"name":"a","id":2}"#);
+        assert_eq!(ok(r#"{"name":"a","id":" -7 "}"#), r#"{"name":"a","id":-7}"#);
+        assert_eq!(ok(r#"{"name":"a","id":2.0}"#), r#"{"name":"a","id":2}"#);
+        assert_eq!(ok(r#"{"name":"a","flag":" TRUE "}"#), r#"{"name":"a","flag":true}"#);
+        assert_eq!(ok(r#"{"name":"a","ratio":".5e1"}"#), r#"{"name":"a","ratio":5.0}"#);
+        assert_eq!(ok(r#"{"name":"a","ratio":3}"#), r#"{"name":"a","ratio":3}"#);
+    }
+
+    #[test]
+    fn type_errors() {
+        assert_eq!(err(r#"{"name":"a","id":"two"}"#), r#"argument 'id' must be an integer, got "two""#);
+        assert_eq!(err(r#"{"name":"a","id":2.5}"#), "argument 'id' must be an integer, got 2.5");
+        assert_eq!(
+            err(r#"{"name":"a","id":"99999999999999999999"}"#),
+            r#"argument 'id' must be an integer, got "99999999999999999999""#
+        );
+        assert_eq!(err(r#"{"name":5}"#), "argument 'name' must be a string, got 5");
+        assert_eq!(err(r#"{"name":"a","flag":"yes"}"#), r#"argument 'flag' must be a boolean, got "yes""#);
+        assert_eq!(err(r#"{"name":"a","ratio":"1e"}"#), r#"argument 'ratio' must be a number, got "1e""#);
+        assert_eq!(err(r#"{"name":[1,2]}"#), "argument 'name' must be a string, got [1,2]");
+        let long = format!(r#"{{"name":"{}"}}"#, "é".repeat(60));
+        let _ = long;
+        let e = err(&format!(r#"{{"name":"a","id":"{}"}}"#, "x".repeat(60)));
+        assert_eq!(e, format!("argument 'id' must be an integer, got \"{}…", "x".repeat(49)));
+    }
+
+    #[test]
+    fn number_grammar() {
+        for good in ["1", "+1.", "-.5", "1e5", "1.5E-3", " 2 "] {
+            assert!(number_from_str(good).is_some(), "{good}");
+        }
+        for bad in ["", ".", "e5", "1e", "1.2.3", "0x10", "inf", "NaN"] {
+            assert!(number_from_str(bad).is_none(), "{bad}");
+        }
+    }
+}
