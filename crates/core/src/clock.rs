@@ -48,7 +48,10 @@ impl TimeContext {
 
     /// A context fixed at `now` in `tz` (tests).
     pub fn fixed(now: Timestamp, tz: TimeZone) -> Self {
-        TimeContext { clock: Arc::new(FixedClock(now)), tz }
+        TimeContext {
+            clock: Arc::new(FixedClock(now)),
+            tz,
+        }
     }
 
     /// Now, as a UTC instant.
@@ -69,6 +72,9 @@ impl TimeContext {
 
 impl Default for TimeContext {
     fn default() -> Self {
-        TimeContext { clock: Arc::new(SystemClock), tz: TimeZone::UTC }
+        TimeContext {
+            clock: Arc::new(SystemClock),
+            tz: TimeZone::UTC,
+        }
     }
 }

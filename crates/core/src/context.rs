@@ -39,7 +39,9 @@ pub struct Services {
 
 impl std::fmt::Debug for Services {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Services").field("count", &self.map.len()).finish()
+        f.debug_struct("Services")
+            .field("count", &self.map.len())
+            .finish()
     }
 }
 
@@ -57,7 +59,10 @@ impl Services {
 
     /// The service of type `T`, if present.
     pub fn get<T: Any + Send + Sync>(&self) -> Option<Arc<T>> {
-        self.map.get(&TypeId::of::<T>()).cloned().and_then(|s| s.downcast::<T>().ok())
+        self.map
+            .get(&TypeId::of::<T>())
+            .cloned()
+            .and_then(|s| s.downcast::<T>().ok())
     }
 
     /// The service of type `T`.
@@ -66,7 +71,10 @@ impl Services {
     /// A [`ToolError`] naming the missing type, for runtimes that did not provide it.
     pub fn require<T: Any + Send + Sync>(&self) -> Result<Arc<T>, ToolError> {
         self.get::<T>().ok_or_else(|| {
-            ToolError::new(format!("{} is not available in this runtime", std::any::type_name::<T>()))
+            ToolError::new(format!(
+                "{} is not available in this runtime",
+                std::any::type_name::<T>()
+            ))
         })
     }
 }
@@ -123,7 +131,13 @@ mod tests {
     fn services_by_type() {
         let mut services = Services::new();
         assert!(services.get::<Store>().is_none());
-        assert!(services.require::<Store>().unwrap_err().message().ends_with("is not available in this runtime"));
+        assert!(
+            services
+                .require::<Store>()
+                .unwrap_err()
+                .message()
+                .ends_with("is not available in this runtime")
+        );
         services.insert(Arc::new(Store(7)));
         assert_eq!(*services.require::<Store>().unwrap(), Store(7));
     }

@@ -13,7 +13,9 @@ pub struct ToolError {
 impl ToolError {
     /// A failure with this message (no prefix; the registry adds it).
     pub fn new(message: impl Into<String>) -> Self {
-        ToolError { message: message.into() }
+        ToolError {
+            message: message.into(),
+        }
     }
 
     /// The message without the `Error invoking tool …: ` prefix.

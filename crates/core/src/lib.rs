@@ -31,7 +31,9 @@ pub use args::{ArgType, NoArgs, ToolArgs, parse_args};
 pub use clock::{Clock, FixedClock, SystemClock, TimeContext};
 pub use context::{Capabilities, Services, ToolContext, UserInfo};
 pub use error::ToolError;
-pub use message::{Message, RecallItem, RecallKind, RecallMetadata, RecallPayload, Role, SYNTHETIC_MODEL, ToolCall};
+pub use message::{
+    Message, RecallItem, RecallKind, RecallMetadata, RecallPayload, Role, SYNTHETIC_MODEL, ToolCall,
+};
 pub use output::{Effect, ToolOutput, ToolResult};
 pub use registry::{SYNTHETIC_TOOL_NAMES, ToolOrigin, ToolRegistry};
 pub use spec::{ParamSpec, ParamType, ToolSpec};

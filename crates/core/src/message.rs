@@ -97,7 +97,14 @@ pub const SYNTHETIC_MODEL: &str = "elroy";
 
 impl Message {
     fn base(role: Role, content: Option<String>) -> Self {
-        Message { role, content, tool_calls: Vec::new(), tool_call_id: None, is_error: false, model: None }
+        Message {
+            role,
+            content,
+            tool_calls: Vec::new(),
+            tool_call_id: None,
+            is_error: false,
+            model: None,
+        }
     }
 
     /// A system message.
@@ -112,18 +119,33 @@ impl Message {
 
     /// An assistant message with text and tool calls.
     pub fn assistant(content: Option<String>, tool_calls: Vec<ToolCall>) -> Self {
-        Message { tool_calls, ..Message::base(Role::Assistant, content) }
+        Message {
+            tool_calls,
+            ..Message::base(Role::Assistant, content)
+        }
     }
 
     /// A tool message answering `tool_call_id`.
-    pub fn tool(tool_call_id: impl Into<String>, content: impl Into<String>, is_error: bool) -> Self {
-        Message { tool_call_id: Some(tool_call_id.into()), is_error, ..Message::base(Role::Tool, Some(content.into())) }
+    pub fn tool(
+        tool_call_id: impl Into<String>,
+        content: impl Into<String>,
+        is_error: bool,
+    ) -> Self {
+        Message {
+            tool_call_id: Some(tool_call_id.into()),
+            is_error,
+            ..Message::base(Role::Tool, Some(content.into()))
+        }
     }
 
     /// A synthetic pair (`orchestrator.md` §6): an assistant message calling `tool` with `{}` and its
     /// tool result, both with model `elroy`. `call_id` should be a fresh UUID v4.
     pub fn synthetic_pair(call_id: &str, tool: &str, content: impl Into<String>) -> [Message; 2] {
-        let call = ToolCall { id: call_id.to_owned(), name: tool.to_owned(), arguments: "{}".to_owned() };
+        let call = ToolCall {
+            id: call_id.to_owned(),
+            name: tool.to_owned(),
+            arguments: "{}".to_owned(),
+        };
         let mut assistant = Message::assistant(None, vec![call]);
         assistant.model = Some(SYNTHETIC_MODEL.to_owned());
         let mut result = Message::tool(call_id, content, false);
@@ -133,14 +155,24 @@ impl Message {
 
     /// The tool calls as the OpenAI JSON array, or `None` when there are none.
     pub fn tool_calls_json(&self) -> Option<Value> {
-        (!self.tool_calls.is_empty()).then(|| Value::Array(self.tool_calls.iter().map(ToolCall::to_openai_json).collect()))
+        (!self.tool_calls.is_empty()).then(|| {
+            Value::Array(
+                self.tool_calls
+                    .iter()
+                    .map(ToolCall::to_openai_json)
+                    .collect(),
+            )
+        })
     }
 
     /// The OpenAI chat-completions form of the message.
     pub fn to_openai_json(&self) -> Value {
         let mut obj = serde_json::Map::new();
         obj.insert("role".into(), Value::String(self.role.as_str().into()));
-        obj.insert("content".into(), self.content.clone().map_or(Value::Null, Value::String));
+        obj.insert(
+            "content".into(),
+            self.content.clone().map_or(Value::Null, Value::String),
+        );
         if let Some(calls) = self.tool_calls_json() {
             obj.insert("tool_calls".into(), calls);
         }
@@ -159,7 +191,9 @@ impl Message {
         if !content.starts_with('{') {
             return None;
         }
-        serde_json::from_str::<RecallPayload>(content).ok().map(|p| p.recall_metadata)
+        serde_json::from_str::<RecallPayload>(content)
+            .ok()
+            .map(|p| p.recall_metadata)
     }
 }
 
@@ -195,7 +229,10 @@ pub struct RecallMetadata {
 impl RecallMetadata {
     /// The item this entry names.
     pub fn item(&self) -> RecallItem {
-        RecallItem { memory_type: self.memory_type, memory_id: self.memory_id }
+        RecallItem {
+            memory_type: self.memory_type,
+            memory_id: self.memory_id,
+        }
     }
 }
 
@@ -223,7 +260,8 @@ mod tests {
     #[test]
     fn recall_payload_json_shape() {
         let payload = RecallPayload {
-            content: "#Pay rent (Timed: 2026-12-02 09:00:00+05:30)\nTransfer rent to the landlord".into(),
+            content: "#Pay rent (Timed: 2026-12-02 09:00:00+05:30)\nTransfer rent to the landlord"
+                .into(),
             recall_metadata: vec![RecallMetadata {
                 memory_type: RecallKind::AgendaItem,
                 memory_id: 3,
@@ -244,7 +282,14 @@ mod tests {
 
     #[test]
     fn tool_call_round_trip() {
-        let call = ToolCall { id: "c1".into(), name: "ls".into(), arguments: "{\"path\":\".\"}".into() };
-        assert_eq!(ToolCall::from_openai_json(&call.to_openai_json()), Some(call));
+        let call = ToolCall {
+            id: "c1".into(),
+            name: "ls".into(),
+            arguments: "{\"path\":\".\"}".into(),
+        };
+        assert_eq!(
+            ToolCall::from_openai_json(&call.to_openai_json()),
+            Some(call)
+        );
     }
 }

@@ -29,7 +29,10 @@ pub struct ToolOutput {
 impl ToolOutput {
     /// A text result with no effects.
     pub fn text(content: impl Into<String>) -> Self {
-        ToolOutput { content: content.into(), effects: Vec::new() }
+        ToolOutput {
+            content: content.into(),
+            effects: Vec::new(),
+        }
     }
 
     /// The unit result, `Success`.
@@ -64,11 +67,19 @@ pub struct ToolResult {
 impl ToolResult {
     /// The result of a successful call.
     pub fn ok(output: ToolOutput) -> Self {
-        ToolResult { content: output.content, is_error: false, effects: output.effects }
+        ToolResult {
+            content: output.content,
+            is_error: false,
+            effects: output.effects,
+        }
     }
 
     /// A failure rendered as `Error invoking tool {tool}: {message}`.
     pub fn error(tool: &str, message: &str) -> Self {
-        ToolResult { content: format!("Error invoking tool {tool}: {message}"), is_error: true, effects: Vec::new() }
+        ToolResult {
+            content: format!("Error invoking tool {tool}: {message}"),
+            is_error: true,
+            effects: Vec::new(),
+        }
     }
 }

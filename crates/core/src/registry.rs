@@ -12,8 +12,13 @@ use crate::{Tool, ToolContext, ToolResult, ToolSpec, validate_arguments};
 
 /// Names elroy itself puts in the context as synthetic pairs (`orchestrator.md` §6). A model that
 /// calls one gets `OK` and nothing runs (`tools.md` §0.4).
-pub const SYNTHETIC_TOOL_NAMES: [&str; 5] =
-    ["get_due_items", "get_session_context", "context_summary", "get_reflective_recall", "get_fast_recall"];
+pub const SYNTHETIC_TOOL_NAMES: [&str; 5] = [
+    "get_due_items",
+    "get_session_context",
+    "context_summary",
+    "get_reflective_recall",
+    "get_fast_recall",
+];
 
 /// Where a tool comes from.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -58,7 +63,13 @@ impl ToolRegistry {
     pub fn register(&mut self, tool: Arc<dyn Tool>) -> &mut Self {
         let name = tool.spec().name.clone();
         self.plugins.remove(&name);
-        self.builtin.insert(name, Entry { tool, origin: ToolOrigin::Builtin });
+        self.builtin.insert(
+            name,
+            Entry {
+                tool,
+                origin: ToolOrigin::Builtin,
+            },
+        );
         self
     }
 
@@ -76,7 +87,13 @@ impl ToolRegistry {
             };
             return Err(format!("tool name '{name}' is already taken by {by}"));
         }
-        self.plugins.insert(name, Entry { tool, origin: ToolOrigin::Plugin { path } });
+        self.plugins.insert(
+            name,
+            Entry {
+                tool,
+                origin: ToolOrigin::Plugin { path },
+            },
+        );
         Ok(())
     }
 
@@ -96,12 +113,18 @@ impl ToolRegistry {
 
     /// The tool called `name`.
     pub fn get(&self, name: &str) -> Option<&Arc<dyn Tool>> {
-        self.builtin.get(name).or_else(|| self.plugins.get(name)).map(|e| &e.tool)
+        self.builtin
+            .get(name)
+            .or_else(|| self.plugins.get(name))
+            .map(|e| &e.tool)
     }
 
     /// Where the tool called `name` comes from.
     pub fn origin(&self, name: &str) -> Option<&ToolOrigin> {
-        self.builtin.get(name).or_else(|| self.plugins.get(name)).map(|e| &e.origin)
+        self.builtin
+            .get(name)
+            .or_else(|| self.plugins.get(name))
+            .map(|e| &e.origin)
     }
 
     /// Whether a tool called `name` is registered.
@@ -121,7 +144,9 @@ impl ToolRegistry {
 
     /// Tool names in registry order (built-ins, then plugins, each sorted).
     pub fn names(&self) -> Vec<&str> {
-        self.entries().map(|e| e.tool.spec().name.as_str()).collect()
+        self.entries()
+            .map(|e| e.tool.spec().name.as_str())
+            .collect()
     }
 
     /// Specs in registry order: the tool list sent to the model.
@@ -138,15 +163,25 @@ impl ToolRegistry {
     pub fn unknown_tool_message(&self, name: &str) -> String {
         let mut names = self.names();
         names.sort_unstable();
-        format!("Unknown tool '{name}'. Available tools: {}", names.join(", "))
+        format!(
+            "Unknown tool '{name}'. Available tools: {}",
+            names.join(", ")
+        )
     }
 
     /// Calls a tool with a raw arguments string, as a model sends it (`tools.md` §0.4–§0.5):
     /// unknown names give the D2 error (synthetic names answer `OK`), arguments are validated and
     /// coerced, and failures come back as `Error invoking tool {name}: …` results. Never panics on
     /// model input.
-    pub async fn invoke(&self, name: &str, raw_arguments: Option<&str>, ctx: &ToolContext) -> ToolResult {
-        let Some(tool) = self.get(name) else { return self.unknown(name) };
+    pub async fn invoke(
+        &self,
+        name: &str,
+        raw_arguments: Option<&str>,
+        ctx: &ToolContext,
+    ) -> ToolResult {
+        let Some(tool) = self.get(name) else {
+            return self.unknown(name);
+        };
         match validate_arguments(tool.spec(), raw_arguments) {
             Ok(args) => Self::run(tool.as_ref(), args, ctx).await,
             Err(message) => ToolResult::error(name, &message),
@@ -155,8 +190,15 @@ impl ToolRegistry {
 
     /// Calls a tool with arguments that are already JSON (MCP, embedders); otherwise as
     /// [`ToolRegistry::invoke`].
-    pub async fn invoke_value(&self, name: &str, arguments: Value, ctx: &ToolContext) -> ToolResult {
-        let Some(tool) = self.get(name) else { return self.unknown(name) };
+    pub async fn invoke_value(
+        &self,
+        name: &str,
+        arguments: Value,
+        ctx: &ToolContext,
+    ) -> ToolResult {
+        let Some(tool) = self.get(name) else {
+            return self.unknown(name);
+        };
         match validate_value(tool.spec(), arguments) {
             Ok(args) => Self::run(tool.as_ref(), args, ctx).await,
             Err(message) => ToolResult::error(name, &message),
@@ -165,7 +207,11 @@ impl ToolRegistry {
 
     fn unknown(&self, name: &str) -> ToolResult {
         if SYNTHETIC_TOOL_NAMES.contains(&name) {
-            return ToolResult { content: "OK".into(), is_error: false, effects: Vec::new() };
+            return ToolResult {
+                content: "OK".into(),
+                is_error: false,
+                effects: Vec::new(),
+            };
         }
         ToolResult::error(name, &self.unknown_tool_message(name))
     }
@@ -199,7 +245,8 @@ mod tests {
             if args.text == "fail" {
                 return Err(ToolError::new("asked to fail"));
             }
-            let n = usize::try_from(args.times.unwrap_or(1)).map_err(|_| "times must be at least 0")?;
+            let n =
+                usize::try_from(args.times.unwrap_or(1)).map_err(|_| "times must be at least 0")?;
             Ok(ToolOutput::text(args.text.repeat(n)))
         }
     }
@@ -221,7 +268,12 @@ mod tests {
     }
 
     fn ctx() -> ToolContext {
-        ToolContext::new(UserInfo { id: None, token: "DEFAULT".into(), elroy_home: "/h".into(), user_home: "/h".into() })
+        ToolContext::new(UserInfo {
+            id: None,
+            token: "DEFAULT".into(),
+            elroy_home: "/h".into(),
+            user_home: "/h".into(),
+        })
     }
 
     fn block_on<F: std::future::Future>(f: F) -> F::Output {
@@ -249,11 +301,20 @@ mod tests {
         assert_eq!(fail.content, "Error invoking tool echo: asked to fail");
         assert!(fail.is_error);
         let invalid = block_on(r.invoke("echo", Some("[1,2]"), &c));
-        assert_eq!(invalid.content, "Error invoking tool echo: arguments must be a JSON object, got array");
+        assert_eq!(
+            invalid.content,
+            "Error invoking tool echo: arguments must be a JSON object, got array"
+        );
         let unknown = block_on(r.invoke("nope", None, &c));
-        assert_eq!(unknown.content, "Error invoking tool nope: Unknown tool 'nope'. Available tools: echo, pwd");
+        assert_eq!(
+            unknown.content,
+            "Error invoking tool nope: Unknown tool 'nope'. Available tools: echo, pwd"
+        );
         let synthetic = block_on(r.invoke("get_due_items", None, &c));
-        assert_eq!((synthetic.content.as_str(), synthetic.is_error), ("OK", false));
+        assert_eq!(
+            (synthetic.content.as_str(), synthetic.is_error),
+            ("OK", false)
+        );
         let no_args = block_on(r.invoke("pwd", Some(r#"{"x":1}"#), &c));
         assert_eq!(no_args.content, "/");
     }
@@ -261,11 +322,20 @@ mod tests {
     #[test]
     fn plugins_follow_builtins_and_cannot_shadow_them() {
         let mut r = registry();
-        assert!(r.register_plugin(sync_tool(Pwd), "/p/pwd".into()).unwrap_err().contains("built-in"));
+        assert!(
+            r.register_plugin(sync_tool(Pwd), "/p/pwd".into())
+                .unwrap_err()
+                .contains("built-in")
+        );
         r.exclude(&["pwd"]);
         r.register_plugin(sync_tool(Pwd), "/p/pwd".into()).unwrap();
         assert_eq!(r.names(), ["echo", "pwd"]);
-        assert_eq!(r.origin("pwd"), Some(&ToolOrigin::Plugin { path: "/p/pwd".into() }));
+        assert_eq!(
+            r.origin("pwd"),
+            Some(&ToolOrigin::Plugin {
+                path: "/p/pwd".into()
+            })
+        );
         assert_eq!(r.builtin_specs().len(), 1);
     }
 }

@@ -123,13 +123,25 @@ pub struct ToolSpec {
 
 impl ToolSpec {
     /// A spec from its parts.
-    pub fn new(name: impl Into<String>, description: impl Into<String>, params: Option<Vec<ParamSpec>>) -> Self {
-        ToolSpec { name: name.into(), description: description.into(), params }
+    pub fn new(
+        name: impl Into<String>,
+        description: impl Into<String>,
+        params: Option<Vec<ParamSpec>>,
+    ) -> Self {
+        ToolSpec {
+            name: name.into(),
+            description: description.into(),
+            params,
+        }
     }
 
     /// The parameter called `name`, if any.
     pub fn param(&self, name: &str) -> Option<&ParamSpec> {
-        self.params.as_deref().unwrap_or_default().iter().find(|p| p.name == name)
+        self.params
+            .as_deref()
+            .unwrap_or_default()
+            .iter()
+            .find(|p| p.name == name)
     }
 
     /// The OpenAI tool JSON: `{"type":"function","function":{"name","description","parameters"?}}`
@@ -137,14 +149,20 @@ impl ToolSpec {
     pub fn to_json(&self) -> Value {
         let mut function = Map::new();
         function.insert("name".into(), Value::String(self.name.clone()));
-        function.insert("description".into(), Value::String(self.description.clone()));
+        function.insert(
+            "description".into(),
+            Value::String(self.description.clone()),
+        );
         if let Some(params) = &self.params {
             let mut properties = Map::new();
             for p in params {
                 properties.insert(p.name.clone(), p.to_json());
             }
-            let required: Vec<Value> =
-                params.iter().filter(|p| p.required).map(|p| Value::String(p.name.clone())).collect();
+            let required: Vec<Value> = params
+                .iter()
+                .filter(|p| p.required)
+                .map(|p| Value::String(p.name.clone()))
+                .collect();
             let mut parameters = Map::new();
             parameters.insert("type".into(), Value::String("object".into()));
             parameters.insert("properties".into(), Value::Object(properties));
@@ -168,13 +186,18 @@ impl ToolSpec {
             Some(f) => f,
             None => value,
         };
-        let obj = function.as_object().ok_or("the schema is not a JSON object")?;
+        let obj = function
+            .as_object()
+            .ok_or("the schema is not a JSON object")?;
         let name = obj
             .get("name")
             .and_then(Value::as_str)
             .filter(|n| !n.is_empty())
             .ok_or("the schema has no \"name\" string")?;
-        let description = obj.get("description").and_then(Value::as_str).unwrap_or_default();
+        let description = obj
+            .get("description")
+            .and_then(Value::as_str)
+            .unwrap_or_default();
         let params = match obj.get("parameters") {
             None | Some(Value::Null) => None,
             Some(Value::Object(parameters)) => Some(Self::params_from_json(parameters)?),
@@ -193,25 +216,38 @@ impl ToolSpec {
             None | Some(Value::Null) => Vec::new(),
             Some(Value::Array(r)) => r
                 .iter()
-                .map(|v| v.as_str().ok_or("\"parameters.required\" must list strings"))
+                .map(|v| {
+                    v.as_str()
+                        .ok_or("\"parameters.required\" must list strings")
+                })
                 .collect::<Result<_, _>>()?,
             Some(_) => return Err("\"parameters.required\" must be an array".into()),
         };
         let mut out = Vec::with_capacity(properties.len());
         for (name, schema) in properties {
-            let schema = schema.as_object().ok_or_else(|| format!("property '{name}' must be an object"))?;
-            let ty = schema.get("type").and_then(Value::as_str).and_then(ParamType::parse);
+            let schema = schema
+                .as_object()
+                .ok_or_else(|| format!("property '{name}' must be an object"))?;
+            let ty = schema
+                .get("type")
+                .and_then(Value::as_str)
+                .and_then(ParamType::parse);
             out.push(ParamSpec {
                 required: required.contains(&name.as_str()),
                 name,
                 ty,
                 enum_values: None,
-                description: schema.get("description").and_then(Value::as_str).map(str::to_owned),
+                description: schema
+                    .get("description")
+                    .and_then(Value::as_str)
+                    .map(str::to_owned),
                 raw: Some(schema.clone()),
             });
         }
         if let Some(missing) = required.iter().find(|r| !out.iter().any(|p| p.name == **r)) {
-            return Err(format!("required parameter '{missing}' is not in properties"));
+            return Err(format!(
+                "required parameter '{missing}' is not in properties"
+            ));
         }
         Ok(out)
     }
@@ -259,7 +295,8 @@ mod tests {
     fn plugin_schema_errors() {
         assert!(ToolSpec::from_json(&serde_json::json!([1])).is_err());
         assert!(ToolSpec::from_json(&serde_json::json!({"description":"x"})).is_err());
-        let bad_required = serde_json::json!({"name":"x","parameters":{"properties":{},"required":["y"]}});
+        let bad_required =
+            serde_json::json!({"name":"x","parameters":{"properties":{},"required":["y"]}});
         assert_eq!(
             ToolSpec::from_json(&bad_required).unwrap_err(),
             "required parameter 'y' is not in properties"

@@ -23,7 +23,11 @@ pub trait Tool: Send + Sync {
     ///
     /// # Errors
     /// A [`ToolError`] whose message the registry renders as `Error invoking tool {name}: {message}`.
-    fn call<'a>(&'a self, ctx: &'a ToolContext, args: ValidatedArgs) -> BoxFuture<'a, Result<ToolOutput, ToolError>>;
+    fn call<'a>(
+        &'a self,
+        ctx: &'a ToolContext,
+        args: ValidatedArgs,
+    ) -> BoxFuture<'a, Result<ToolOutput, ToolError>>;
 }
 
 /// A tool with a typed argument struct that runs synchronously (file and database work).
@@ -59,7 +63,11 @@ pub trait AsyncTypedTool: Send + Sync + 'static {
     ///
     /// # Errors
     /// A [`ToolError`] with the message the model should see.
-    fn run(&self, ctx: &ToolContext, args: Self::Args) -> impl Future<Output = Result<ToolOutput, ToolError>> + Send;
+    fn run(
+        &self,
+        ctx: &ToolContext,
+        args: Self::Args,
+    ) -> impl Future<Output = Result<ToolOutput, ToolError>> + Send;
 }
 
 fn spec_of<A: ToolArgs>(name: &str, description: &str) -> ToolSpec {
@@ -76,7 +84,11 @@ impl<T: TypedTool> Tool for SyncAdapter<T> {
         &self.spec
     }
 
-    fn call<'a>(&'a self, ctx: &'a ToolContext, args: ValidatedArgs) -> BoxFuture<'a, Result<ToolOutput, ToolError>> {
+    fn call<'a>(
+        &'a self,
+        ctx: &'a ToolContext,
+        args: ValidatedArgs,
+    ) -> BoxFuture<'a, Result<ToolOutput, ToolError>> {
         let result = parse_args::<T::Args>(args).and_then(|args| self.tool.run(ctx, args));
         Box::pin(std::future::ready(result))
     }
@@ -93,7 +105,11 @@ impl<T: AsyncTypedTool> Tool for AsyncAdapter<T> {
         &self.spec
     }
 
-    fn call<'a>(&'a self, ctx: &'a ToolContext, args: ValidatedArgs) -> BoxFuture<'a, Result<ToolOutput, ToolError>> {
+    fn call<'a>(
+        &'a self,
+        ctx: &'a ToolContext,
+        args: ValidatedArgs,
+    ) -> BoxFuture<'a, Result<ToolOutput, ToolError>> {
         Box::pin(async move {
             let args = parse_args::<T::Args>(args)?;
             self.tool.run(ctx, args).await
@@ -104,10 +120,17 @@ impl<T: AsyncTypedTool> Tool for AsyncAdapter<T> {
 /// Wraps a [`TypedTool`] as a registrable [`Tool`]; its spec comes from `T::NAME`,
 /// `T::DESCRIPTION` and `T::Args`.
 pub fn sync_tool<T: TypedTool>(tool: T) -> Arc<dyn Tool> {
-    Arc::new(SyncAdapter { spec: spec_of::<T::Args>(T::NAME, T::DESCRIPTION), tool })
+    Arc::new(SyncAdapter {
+        spec: spec_of::<T::Args>(T::NAME, T::DESCRIPTION),
+        tool,
+    })
 }
 
 /// Wraps an [`AsyncTypedTool`] as a registrable [`Tool`].
 pub fn async_tool<T: AsyncTypedTool>(tool: T) -> Arc<dyn Tool> {
-    Arc::new(AsyncAdapter { spec: spec_of::<T::Args>(T::NAME, T::DESCRIPTION), tool, _marker: PhantomData })
+    Arc::new(AsyncAdapter {
+        spec: spec_of::<T::Args>(T::NAME, T::DESCRIPTION),
+        tool,
+        _marker: PhantomData,
+    })
 }

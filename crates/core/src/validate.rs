@@ -51,7 +51,10 @@ pub fn validate_arguments(spec: &ToolSpec, raw: Option<&str>) -> Result<Validate
         return validate_value(spec, Value::Object(Map::new()));
     }
     let value: Value = serde_json::from_str(raw).map_err(|_| {
-        format!("arguments are not valid JSON ({} bytes received); the call was not executed", raw.len())
+        format!(
+            "arguments are not valid JSON ({} bytes received); the call was not executed",
+            raw.len()
+        )
     })?;
     validate_value(spec, value)
 }
@@ -63,27 +66,42 @@ pub fn validate_arguments(spec: &ToolSpec, raw: Option<&str>) -> Result<Validate
 pub fn validate_value(spec: &ToolSpec, value: Value) -> Result<ValidatedArgs, String> {
     let mut input = match value {
         Value::Object(map) => map,
-        other => return Err(format!("arguments must be a JSON object, got {}", kind(&other))),
+        other => {
+            return Err(format!(
+                "arguments must be a JSON object, got {}",
+                kind(&other)
+            ));
+        }
     };
     let params = spec.params.as_deref().unwrap_or_default();
     let mut out = Map::new();
     for param in params {
-        let Some(value) = input.remove(&param.name) else { continue };
+        let Some(value) = input.remove(&param.name) else {
+            continue;
+        };
         let empty = value.is_null() || value.as_str().is_some_and(str::is_empty);
         if value.is_null() || (!param.required && empty) {
             continue;
         }
         out.insert(param.name.clone(), value);
     }
-    if let Some(missing) = params.iter().find(|p| p.required && !out.contains_key(&p.name)) {
+    if let Some(missing) = params
+        .iter()
+        .find(|p| p.required && !out.contains_key(&p.name))
+    {
         return Err(format!("missing required argument '{}'", missing.name));
     }
     for param in params {
-        let (Some(ty), Some(value)) = (param.ty, out.get_mut(&param.name)) else { continue };
+        let (Some(ty), Some(value)) = (param.ty, out.get_mut(&param.name)) else {
+            continue;
+        };
         match coerce(ty, value) {
             Some(coerced) => *value = coerced,
             None => {
-                let article = if ty == ParamType::Integer || ty == ParamType::Object || ty == ParamType::Array {
+                let article = if ty == ParamType::Integer
+                    || ty == ParamType::Object
+                    || ty == ParamType::Array
+                {
                     "an"
                 } else {
                     "a"
@@ -131,9 +149,9 @@ fn coerce(ty: ParamType, value: &Value) -> Option<Value> {
         | (ParamType::Array, Value::Array(_)) => Some(value.clone()),
         (ParamType::Integer, Value::Number(n)) => integer_from_number(n).map(Value::from),
         (ParamType::Integer, Value::String(s)) => integer_from_str(s).map(Value::from),
-        (ParamType::Number, Value::String(s)) => {
-            number_from_str(s).and_then(Number::from_f64).map(Value::Number)
-        }
+        (ParamType::Number, Value::String(s)) => number_from_str(s)
+            .and_then(Number::from_f64)
+            .map(Value::Number),
         (ParamType::Boolean, Value::String(s)) => match s.trim().to_ascii_lowercase().as_str() {
             "true" => Some(Value::Bool(true)),
             "false" => Some(Value::Bool(false)),
@@ -236,7 +254,11 @@ mod tests {
 
     #[test]
     fn empty_means_empty_object() {
-        let s = ToolSpec::new("x", "d", Some(vec![ParamSpec::new("a", ParamType::String, "", false)]));
+        let s = ToolSpec::new(
+            "x",
+            "d",
+            Some(vec![ParamSpec::new("a", ParamType::String, "", false)]),
+        );
         for raw in [None, Some(""), Some("  \n")] {
             assert!(validate_arguments(&s, raw).unwrap().as_map().is_empty());
         }
@@ -276,7 +298,10 @@ mod tests {
         assert_eq!(err("{}"), "missing required argument 'name'");
         assert_eq!(err(r#"{"name":null}"#), "missing required argument 'name'");
         assert_eq!(ok(r#"{"name":""}"#), r#"{"name":""}"#);
-        assert_eq!(ok(r#"{"name":"a","extra":1,"when":"","id":null}"#), r#"{"name":"a"}"#);
+        assert_eq!(
+            ok(r#"{"name":"a","extra":1,"when":"","id":null}"#),
+            r#"{"name":"a"}"#
+        );
         assert_eq!(ok(r#"{"id":"","name":"a"}"#), r#"{"name":"a"}"#);
     }
 
@@ -285,27 +310,57 @@ mod tests {
         assert_eq!(ok(r#"{"name":"a","id":"2"}"#), r#"{"name":"a","id":2}"#);
         assert_eq!(ok(r#"{"name":"a","id":" -7 "}"#), r#"{"name":"a","id":-7}"#);
         assert_eq!(ok(r#"{"name":"a","id":2.0}"#), r#"{"name":"a","id":2}"#);
-        assert_eq!(ok(r#"{"name":"a","flag":" TRUE "}"#), r#"{"name":"a","flag":true}"#);
-        assert_eq!(ok(r#"{"name":"a","ratio":".5e1"}"#), r#"{"name":"a","ratio":5.0}"#);
+        assert_eq!(
+            ok(r#"{"name":"a","flag":" TRUE "}"#),
+            r#"{"name":"a","flag":true}"#
+        );
+        assert_eq!(
+            ok(r#"{"name":"a","ratio":".5e1"}"#),
+            r#"{"name":"a","ratio":5.0}"#
+        );
         assert_eq!(ok(r#"{"name":"a","ratio":3}"#), r#"{"name":"a","ratio":3}"#);
     }
 
     #[test]
     fn type_errors() {
-        assert_eq!(err(r#"{"name":"a","id":"two"}"#), r#"argument 'id' must be an integer, got "two""#);
-        assert_eq!(err(r#"{"name":"a","id":2.5}"#), "argument 'id' must be an integer, got 2.5");
+        assert_eq!(
+            err(r#"{"name":"a","id":"two"}"#),
+            r#"argument 'id' must be an integer, got "two""#
+        );
+        assert_eq!(
+            err(r#"{"name":"a","id":2.5}"#),
+            "argument 'id' must be an integer, got 2.5"
+        );
         assert_eq!(
             err(r#"{"name":"a","id":"99999999999999999999"}"#),
             r#"argument 'id' must be an integer, got "99999999999999999999""#
         );
-        assert_eq!(err(r#"{"name":5}"#), "argument 'name' must be a string, got 5");
-        assert_eq!(err(r#"{"name":"a","flag":"yes"}"#), r#"argument 'flag' must be a boolean, got "yes""#);
-        assert_eq!(err(r#"{"name":"a","ratio":"1e"}"#), r#"argument 'ratio' must be a number, got "1e""#);
-        assert_eq!(err(r#"{"name":[1,2]}"#), "argument 'name' must be a string, got [1,2]");
+        assert_eq!(
+            err(r#"{"name":5}"#),
+            "argument 'name' must be a string, got 5"
+        );
+        assert_eq!(
+            err(r#"{"name":"a","flag":"yes"}"#),
+            r#"argument 'flag' must be a boolean, got "yes""#
+        );
+        assert_eq!(
+            err(r#"{"name":"a","ratio":"1e"}"#),
+            r#"argument 'ratio' must be a number, got "1e""#
+        );
+        assert_eq!(
+            err(r#"{"name":[1,2]}"#),
+            "argument 'name' must be a string, got [1,2]"
+        );
         let long = format!(r#"{{"name":"{}"}}"#, "é".repeat(60));
         let _ = long;
         let e = err(&format!(r#"{{"name":"a","id":"{}"}}"#, "x".repeat(60)));
-        assert_eq!(e, format!("argument 'id' must be an integer, got \"{}…", "x".repeat(49)));
+        assert_eq!(
+            e,
+            format!(
+                "argument 'id' must be an integer, got \"{}…",
+                "x".repeat(49)
+            )
+        );
     }
 
     #[test]

@@ -1,0 +1,215 @@
+//! # elroy-config
+//!
+//! elroy's configuration (`shared/spec/orchestrator.md` §15, decision K7) and home layout
+//! (`formats.md` §1). Sources, lowest to highest: built-in defaults < the YAML file (`--config`,
+//! else `ELROY_CONFIG_PATH`, else `$ELROY_HOME/elroy.conf.yaml`) < `ELROY_*` environment variables <
+//! command-line flags. Null and empty values never override a lower layer. Every value is parsed
+//! into its declared type at load time; a bad value is an error naming the key, the value and
+//! where it came from (Elroy crashes on `ELROY_MAX_TOKENS=5000` and treats
+//! `ELROY_SHOW_INTERNAL_THOUGHT=false` as true).
+
+mod keys;
+mod load;
+mod paths;
+mod timezone;
+mod value;
+
+use std::path::PathBuf;
+
+pub use keys::{DEPRECATED_IN_FILE, IGNORED_KEYS, KEYS, KeyDef, KeyType, key_def};
+pub use load::LoadOptions;
+pub use paths::{
+    DatabaseLocation, HomePaths, expand_tilde, is_device_name, resolve_path, user_home_for,
+    valid_user_token,
+};
+pub use timezone::resolve_timezone;
+pub use value::ConfigValue;
+
+/// Where a configuration value came from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Source {
+    /// The built-in default.
+    Default,
+    /// The YAML configuration file at this path.
+    File(PathBuf),
+    /// This environment variable.
+    Env(String),
+    /// This command-line flag.
+    Flag(String),
+}
+
+impl std::fmt::Display for Source {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Source::Default => f.write_str("default"),
+            Source::File(p) => write!(f, "{}", p.display()),
+            Source::Env(v) => write!(f, "environment variable {v}"),
+            Source::Flag(flag) => write!(f, "command-line flag {flag}"),
+        }
+    }
+}
+
+/// A configuration error: start-up stops with its message.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ConfigError {
+    /// A value of the wrong type or out of range:
+    /// `invalid value for {key} ({source}): expected {expected}, got {got}`.
+    #[error("invalid value for {key} ({origin}): expected {expected}, got {got}")]
+    InvalidValue {
+        /// The key.
+        key: String,
+        /// Where the value came from.
+        origin: Source,
+        /// What was expected (`an integer`, `a boolean`, …).
+        expected: String,
+        /// The value given, as JSON.
+        got: String,
+    },
+    /// The YAML file does not parse.
+    #[error("cannot parse config file {path}: {message}")]
+    Unparsable {
+        /// The file.
+        path: PathBuf,
+        /// The parser's message.
+        message: String,
+    },
+    /// A config file named with `--config` does not exist or cannot be read.
+    #[error("cannot read config file {path}: {message}")]
+    Unreadable {
+        /// The file.
+        path: PathBuf,
+        /// Why.
+        message: String,
+    },
+    /// `user_token` is not a valid token (`formats.md` §1.2).
+    #[error(
+        "invalid user_token '{0}': use 1-128 letters, digits, '.', '_' or '-', starting with a letter or digit"
+    )]
+    InvalidUserToken(String),
+    /// `database_url` is not a supported URL (`formats.md` §9.1).
+    #[error("Unsupported database URL: {0}")]
+    UnsupportedDatabaseUrl(String),
+    /// `ELROY_NOW` is not an RFC 3339 instant.
+    #[error(
+        "invalid ELROY_NOW {value:?}: expected an RFC 3339 instant such as 2026-03-16T08:30:00Z ({message})"
+    )]
+    InvalidNow {
+        /// The value.
+        value: String,
+        /// The parser's message.
+        message: String,
+    },
+    /// No home directory could be determined.
+    #[error("cannot determine the home directory: set ELROY_HOME or pass --home")]
+    NoHome,
+}
+
+/// One resolved key: its value and where the value came from.
+#[derive(Debug, Clone)]
+pub struct Resolved {
+    /// The key's definition.
+    pub def: &'static KeyDef,
+    /// The value (typed).
+    pub value: ConfigValue,
+    /// Its source.
+    pub source: Source,
+}
+
+/// The resolved configuration of one process.
+#[derive(Debug, Clone)]
+pub struct Config {
+    values: Vec<Resolved>,
+    /// The home layout for the configured user token.
+    pub paths: HomePaths,
+    /// The config file that was read, if any.
+    pub config_file: Option<PathBuf>,
+    /// The configured time zone (`timezone`, else `TZ`, else the system zone, else UTC).
+    pub timezone: jiff::tz::TimeZone,
+    /// A short name of the zone for display (`Asia/Kolkata`, `IST-5:30`, `UTC`).
+    pub timezone_name: String,
+    /// The fixed clock from `ELROY_NOW`, if set.
+    pub now: Option<jiff::Timestamp>,
+    /// Warnings found while loading (unknown and deprecated keys), to show or log.
+    pub warnings: Vec<String>,
+}
+
+impl Config {
+    /// Loads the configuration.
+    ///
+    /// # Errors
+    /// The first [`ConfigError`] found.
+    pub fn load(options: &LoadOptions) -> Result<Config, ConfigError> {
+        load::load(options)
+    }
+
+    /// Every key with its value and source, in table order.
+    pub fn resolved(&self) -> &[Resolved] {
+        &self.values
+    }
+
+    /// The resolved entry of `key`.
+    pub fn entry(&self, key: &str) -> Option<&Resolved> {
+        self.values.iter().find(|r| r.def.name == key)
+    }
+
+    /// The value of `key` (`ConfigValue::Null` for unknown keys).
+    pub fn value(&self, key: &str) -> &ConfigValue {
+        self.entry(key).map_or(&ConfigValue::Null, |r| &r.value)
+    }
+
+    /// A boolean key (`false` when unset or not a boolean key).
+    pub fn bool(&self, key: &str) -> bool {
+        matches!(self.value(key), ConfigValue::Bool(true))
+    }
+
+    /// An integer key (`0` when unset or not an integer key).
+    pub fn int(&self, key: &str) -> i64 {
+        match self.value(key) {
+            ConfigValue::Int(i) => *i,
+            _ => 0,
+        }
+    }
+
+    /// A float key, if set.
+    pub fn float(&self, key: &str) -> Option<f64> {
+        match self.value(key) {
+            ConfigValue::Float(f) => Some(*f),
+            ConfigValue::Int(i) => Some(*i as f64),
+            _ => None,
+        }
+    }
+
+    /// A string key, if set and not empty.
+    pub fn string(&self, key: &str) -> Option<&str> {
+        match self.value(key) {
+            ConfigValue::Str(s) if !s.is_empty() => Some(s),
+            _ => None,
+        }
+    }
+
+    /// A list key (empty when unset).
+    pub fn list(&self, key: &str) -> &[String] {
+        match self.value(key) {
+            ConfigValue::List(l) => l,
+            _ => &[],
+        }
+    }
+
+    /// The user token (`user_token`, default `DEFAULT`).
+    pub fn user_token(&self) -> &str {
+        self.string("user_token").unwrap_or("DEFAULT")
+    }
+
+    /// `max_tokens` (≥ 1).
+    pub fn max_tokens(&self) -> i64 {
+        self.int("max_tokens")
+    }
+
+    /// `max_assistant_loops`.
+    pub fn max_assistant_loops(&self) -> i64 {
+        self.int("max_assistant_loops")
+    }
+}
+
+#[cfg(test)]
+mod tests;

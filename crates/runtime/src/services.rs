@@ -1,0 +1,37 @@
+//! Opening the database and the stores into [`Services`].
+//!
+//! One block per store, each marked with its crate's name. A store that fails to open stops
+//! start-up with its message; tools find their store with `ctx.services.require::<Store>()`.
+
+use std::sync::Arc;
+
+use elroy_config::Config;
+use elroy_core::{Services, TimeContext, UserInfo};
+
+use crate::RuntimeError;
+
+pub(crate) fn open_services(
+    config: &Arc<Config>,
+    _time: &TimeContext,
+    _user: &mut UserInfo,
+    _warnings: &mut Vec<String>,
+) -> Result<Services, RuntimeError> {
+    let mut services = Services::new();
+    services.insert(Arc::clone(config));
+
+    // --- elroy-db (database, users): set `user.id` here ---
+
+    // --- elroy-agenda ---
+
+    // --- elroy-feature-requests ---
+
+    // --- elroy-notebook ---
+
+    // --- elroy-memory ---
+
+    // --- elroy-transcript ---
+
+    // --- web / codex / plugins ---
+
+    Ok(services)
+}

@@ -1,0 +1,20 @@
+//! # elroy-tools-builtin
+//!
+//! Every built-in tool family in one registry. Each family crate exposes
+//! `pub fn register(registry: &mut ToolRegistry)`; this crate calls them all. Plugins are not
+//! included (the runtime adds them).
+
+use elroy_core::ToolRegistry;
+
+mod schema_doc;
+
+pub use schema_doc::{SCHEMA_DOC_PATH, tools_schema_markdown};
+
+/// A registry holding every built-in tool (`tools.md`: the 40 seed tools and `memory`).
+pub fn builtin_registry() -> ToolRegistry {
+    let mut registry = ToolRegistry::new();
+    // One line per tool family.
+    elroy_tools_fs::register(&mut registry);
+    elroy_tools_session::register(&mut registry);
+    registry
+}
