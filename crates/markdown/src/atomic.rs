@@ -1,0 +1,167 @@
+//! Atomic file writes, renames and removals (`formats.md` §3.5, decision D12).
+
+use std::fs::{self, File, OpenOptions};
+use std::io::Write;
+use std::path::Path;
+use std::sync::atomic::{AtomicU32, Ordering};
+
+use crate::MarkdownError;
+
+static COUNTER: AtomicU32 = AtomicU32::new(0);
+
+fn write_err(file: &str, e: &std::io::Error) -> MarkdownError {
+    MarkdownError::Write {
+        file: file.to_owned(),
+        message: e.to_string(),
+    }
+}
+
+/// Eight hex digits that differ between calls and processes (not cryptographic).
+fn random_hex() -> String {
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.subsec_nanos() ^ (d.as_secs() as u32))
+        .unwrap_or_default();
+    let count = COUNTER.fetch_add(1, Ordering::Relaxed);
+    let mixed = nanos ^ count.wrapping_mul(0x9E37_79B9) ^ std::process::id().rotate_left(16);
+    format!("{mixed:08x}")
+}
+
+fn sync_dir(dir: &Path) {
+    // Directory fsync is best effort: not every platform or file system supports it.
+    if let Ok(d) = File::open(dir) {
+        let _ = d.sync_all();
+    }
+}
+
+/// Writes `contents` to `path` atomically (§3.5): a temporary file `.<name>.tmp-<pid>-<8 hex>` in
+/// the same directory, fsync, rename over the target, fsync the directory. The target's permission
+/// bits are kept when it existed. The parent directory is created when missing. On failure the
+/// temporary file is removed and the target is untouched.
+///
+/// # Errors
+/// [`MarkdownError::Write`]: `Unable to write {file}: {os error}`, `file` being the display path.
+pub fn write_atomic(path: &Path, contents: &[u8], file: &str) -> Result<(), MarkdownError> {
+    let dir = path
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    fs::create_dir_all(dir).map_err(|e| write_err(file, &e))?;
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let mut attempts = 0;
+    let (tmp_path, mut tmp) = loop {
+        let candidate = dir.join(format!(
+            ".{name}.tmp-{}-{}",
+            std::process::id(),
+            random_hex()
+        ));
+        match OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(&candidate)
+        {
+            Ok(f) => break (candidate, f),
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists && attempts < 16 => {
+                attempts += 1;
+            }
+            Err(e) => return Err(write_err(file, &e)),
+        }
+    };
+    let result = (|| {
+        tmp.write_all(contents)?;
+        if let Ok(meta) = fs::metadata(path) {
+            tmp.set_permissions(meta.permissions())?;
+        }
+        tmp.sync_all()?;
+        drop(tmp);
+        fs::rename(&tmp_path, path)
+    })();
+    if let Err(e) = result {
+        let _ = fs::remove_file(&tmp_path);
+        return Err(write_err(file, &e));
+    }
+    sync_dir(dir);
+    Ok(())
+}
+
+/// Removes `path` and fsyncs its directory.
+///
+/// # Errors
+/// [`MarkdownError::Write`] (`Unable to write {file}: {os error}`).
+pub fn remove_file(path: &Path, file: &str) -> Result<(), MarkdownError> {
+    fs::remove_file(path).map_err(|e| write_err(file, &e))?;
+    if let Some(dir) = path.parent() {
+        sync_dir(dir);
+    }
+    Ok(())
+}
+
+/// Moves `from` to `to` (§3.5): a rename within the file system; across devices, an atomic write
+/// of the new path followed by removal of the old one. `to_file` is the display path of `to`.
+///
+/// # Errors
+/// [`MarkdownError::Write`] naming `to_file`.
+pub fn rename_file(from: &Path, to: &Path, to_file: &str) -> Result<(), MarkdownError> {
+    if let Some(dir) = to.parent() {
+        fs::create_dir_all(dir).map_err(|e| write_err(to_file, &e))?;
+    }
+    match fs::rename(from, to) {
+        Ok(()) => {
+            if let Some(dir) = to.parent() {
+                sync_dir(dir);
+            }
+            Ok(())
+        }
+        Err(e) if e.kind() == std::io::ErrorKind::CrossesDevices => {
+            let bytes = fs::read(from).map_err(|e| write_err(to_file, &e))?;
+            write_atomic(to, &bytes, to_file)?;
+            remove_file(from, to_file)
+        }
+        Err(e) => Err(write_err(to_file, &e)),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    #[cfg(unix)]
+    use std::os::unix::fs::PermissionsExt;
+
+    #[test]
+    fn writes_replaces_and_leaves_no_temp_files() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("sub/a.md");
+        write_atomic(&p, b"one", "sub/a.md").unwrap();
+        #[cfg(unix)]
+        fs::set_permissions(&p, fs::Permissions::from_mode(0o600)).unwrap();
+        write_atomic(&p, b"two", "sub/a.md").unwrap();
+        assert_eq!(fs::read(&p).unwrap(), b"two");
+        #[cfg(unix)]
+        assert_eq!(
+            fs::metadata(&p).unwrap().permissions().mode() & 0o777,
+            0o600
+        );
+        let names: Vec<_> = fs::read_dir(dir.path().join("sub"))
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .collect();
+        assert_eq!(names, vec!["a.md"]);
+        let q = dir.path().join("b.md");
+        rename_file(&p, &q, "b.md").unwrap();
+        assert!(!p.exists() && q.exists());
+        remove_file(&q, "b.md").unwrap();
+        assert!(!q.exists());
+    }
+
+    #[test]
+    fn failure_names_the_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let blocker = dir.path().join("file");
+        fs::write(&blocker, "x").unwrap();
+        let err = write_atomic(&blocker.join("a.md"), b"x", "agenda/a.md").unwrap_err();
+        assert!(err.to_string().starts_with("Unable to write agenda/a.md: "));
+    }
+}

@@ -1,0 +1,28 @@
+//! # elroy-markdown
+//!
+//! Markdown files with a YAML front-matter block, read and written the way Elroy 0.5.0 does
+//! (`shared/spec/formats.md` §2–§3, decisions D5 and D12). Store-agnostic: agenda items, feature
+//! requests and memories all build on it.
+//!
+//! - [`Document::parse`] / [`Document::render`]: the `---\n{yaml}\n---\n\n{body}` layout (§3.1–§3.2).
+//! - [`Value`] / [`Mapping`]: front-matter values, key order preserved; [`emit_yaml`] writes the
+//!   byte-exact YAML subset of §3.3 (PyYAML's block style, our quoting rule, no folding).
+//! - [`sanitize_filename`] and [`unique_path`]: names to file names (§2).
+//! - [`write_atomic`]: temp file + fsync + rename (§3.5); [`HomeLock`]: the per-home lock (§3.6).
+//! - [`read_text`]: reads a file as UTF-8 with the BOM skipped.
+
+mod atomic;
+mod error;
+mod frontmatter;
+mod lock;
+mod names;
+mod value;
+mod yaml;
+
+pub use atomic::{remove_file, rename_file, write_atomic};
+pub use error::MarkdownError;
+pub use frontmatter::{Document, read_text};
+pub use lock::{HomeLock, LOCK_FILE_NAME, LOCK_TIMEOUT};
+pub use names::{is_windows_device_name, sanitize_filename, unique_file_name, unique_path};
+pub use value::{Mapping, Value};
+pub use yaml::{emit_yaml, emit_yaml_scalar_string};
