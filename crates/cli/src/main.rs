@@ -1,1 +1,73 @@
-fn main() {}
+//! The `elroy` binary: a memory-augmented personal assistant for the terminal.
+//!
+//! Thin by design: parse the command line, load the configuration, open the home through
+//! `elroy-runtime`, call, print. Exit status: 0 success; 1 when a tool call or a turn fails (one
+//! clear line on stderr); 2 for command-line usage errors.
+
+mod args;
+mod config_cmd;
+mod tools_cmd;
+
+use std::process::ExitCode;
+
+use clap::{CommandFactory, Parser};
+use elroy_config::{Config, LoadOptions};
+
+use crate::args::{Cli, Command};
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    match run(cli) {
+        Ok(code) => code,
+        Err(message) => {
+            eprintln!("elroy: {message}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn run(cli: Cli) -> Result<ExitCode, String> {
+    match &cli.command {
+        Some(Command::Version) => {
+            println!("elroy {}", env!("CARGO_PKG_VERSION"));
+            Ok(ExitCode::SUCCESS)
+        }
+        Some(Command::Completions { shell }) => {
+            clap_complete::generate(*shell, &mut Cli::command(), "elroy", &mut std::io::stdout());
+            Ok(ExitCode::SUCCESS)
+        }
+        Some(Command::Config(args)) => config_cmd::run(&load_config(&cli)?, args),
+        Some(Command::Tools(args)) => tools_cmd::run(load_config(&cli)?, args),
+        None => {
+            Cli::command().print_help().map_err(|e| e.to_string())?;
+            Ok(ExitCode::from(2))
+        }
+    }
+}
+
+/// Loads the configuration with the global flags as the top layer.
+pub(crate) fn load_config(cli: &Cli) -> Result<Config, String> {
+    let mut options = LoadOptions::from_process();
+    options.home.clone_from(&cli.home);
+    options.config_file.clone_from(&cli.config);
+    if let Some(user) = &cli.user {
+        options
+            .flags
+            .push(("user_token".into(), user.clone(), "--user".into()));
+    }
+    if let Some(model) = &cli.model {
+        options
+            .flags
+            .push(("chat_model".into(), model.clone(), "--model".into()));
+    }
+    Config::load(&options).map_err(|e| e.to_string())
+}
+
+/// A single-threaded async runtime for one command.
+pub(crate) fn block_on<F: std::future::Future>(future: F) -> Result<F::Output, String> {
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| format!("cannot start the async runtime: {e}"))?;
+    Ok(runtime.block_on(future))
+}

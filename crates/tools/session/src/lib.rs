@@ -1,6 +1,79 @@
-//! placeholder while the workspace is laid out
+//! # elroy-tools-session
+//!
+//! The session and time tools of `shared/spec/tools.md` §7.1 and §3.8: `get_current_date` and
+//! `get_fast_recall`. (`restart_session`, §7.2, lives with the orchestrator, which can restart.)
 
-use elroy_core::ToolRegistry;
+use elroy_core::{NoArgs, ToolContext, ToolError, ToolOutput, ToolRegistry, TypedTool, sync_tool};
 
-/// Registers this family's tools.
-pub fn register(_registry: &mut ToolRegistry) {}
+/// Registers `get_current_date` and `get_fast_recall`.
+pub fn register(registry: &mut ToolRegistry) {
+    registry
+        .register(sync_tool(GetCurrentDate))
+        .register(sync_tool(GetFastRecall));
+}
+
+/// Now in the configured zone as `%A, %B %d, %Y %I:%M %p %Z`, e.g.
+/// `Monday, November 30, 2026 09:23 AM IST` (D7: the configured zone; Elroy uses the system zone).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct GetCurrentDate;
+
+impl TypedTool for GetCurrentDate {
+    type Args = NoArgs;
+    const NAME: &'static str = "get_current_date";
+    const DESCRIPTION: &'static str = "Returns the current date and time.";
+
+    fn run(&self, ctx: &ToolContext, _: NoArgs) -> Result<ToolOutput, ToolError> {
+        Ok(ToolOutput::text(format_display_time(&ctx.time.now_local())))
+    }
+}
+
+/// The human display of an instant used by `get_current_date` and the session-context text
+/// (`formats.md` §8.3): `%A, %B %d, %Y %I:%M %p %Z`.
+pub fn format_display_time(now: &jiff::ZonedDateTime) -> String {
+    now.strftime("%A, %B %d, %Y %I:%M %p %Z").to_string()
+}
+
+/// A no-op that answers `OK`, so a model imitating the synthetic recall pairs is harmless
+/// (`tools.md` §3.8).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct GetFastRecall;
+
+impl TypedTool for GetFastRecall {
+    type Args = NoArgs;
+    const NAME: &'static str = "get_fast_recall";
+    const DESCRIPTION: &'static str = "No-op tool used to acknowledge synthetic recall context.";
+
+    fn run(&self, _: &ToolContext, _: NoArgs) -> Result<ToolOutput, ToolError> {
+        Ok(ToolOutput::text("OK"))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use jiff::tz::TimeZone;
+
+    fn at(instant: &str, tz: TimeZone) -> String {
+        let t: jiff::Timestamp = instant.parse().unwrap();
+        format_display_time(&t.to_zoned_datetime(tz))
+    }
+
+    #[test]
+    fn display_in_configured_zone() {
+        assert_eq!(
+            at("2026-11-30T03:53:00Z", TimeZone::posix("IST-5:30").unwrap()),
+            "Monday, November 30, 2026 09:23 AM IST"
+        );
+        assert_eq!(
+            at(
+                "2026-03-16T08:30:00Z",
+                TimeZone::get("America/New_York").unwrap()
+            ),
+            "Monday, March 16, 2026 04:30 AM EDT"
+        );
+        assert_eq!(
+            at("2026-03-16T20:05:00Z", TimeZone::UTC),
+            "Monday, March 16, 2026 08:05 PM UTC"
+        );
+    }
+}

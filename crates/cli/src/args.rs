@@ -1,0 +1,109 @@
+//! The command line (clap derive).
+
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand};
+
+/// elroy: a memory-augmented personal assistant for the terminal.
+///
+/// elroy remembers: long-term memories it recalls by itself, an agenda of dated items with
+/// checklists, due items that fire on a time or a context, a backlog of feature requests, and two
+/// notes files (MEMORY.md and USER.md) loaded at the start of every session. Every tool the model
+/// can call, you can call too: see `elroy tools list`.
+#[derive(Debug, Parser)]
+#[command(name = "elroy", version, propagate_version = true, after_help = AFTER_HELP)]
+pub struct Cli {
+    /// The elroy home directory [env: ELROY_HOME; default: ~/.elroy]
+    #[arg(long, global = true, value_name = "DIR")]
+    pub home: Option<PathBuf>,
+
+    /// Configuration file [env: ELROY_CONFIG_PATH; default: $ELROY_HOME/elroy.conf.yaml]
+    #[arg(long, global = true, value_name = "FILE")]
+    pub config: Option<PathBuf>,
+
+    /// User token: selects whose memories, agenda and notes are used [env: ELROY_USER_TOKEN;
+    /// default: DEFAULT]
+    #[arg(long, global = true, value_name = "TOKEN")]
+    pub user: Option<String>,
+
+    /// Chat model, e.g. gpt-5, sonnet, or a model of an OpenAI-compatible server
+    /// [env: ELROY_CHAT_MODEL]
+    #[arg(long, global = true, value_name = "NAME")]
+    pub model: Option<String>,
+
+    /// Log more (to $ELROY_HOME/logs/elroy.log, never to stdout)
+    #[arg(short, long, global = true)]
+    pub verbose: bool,
+
+    /// What to do
+    #[command(subcommand)]
+    pub command: Option<Command>,
+}
+
+const AFTER_HELP: &str = "\
+Examples:
+  elroy tools list
+  elroy tools call add_agenda_item --args '{\"text\":\"Water the plants\"}'
+  elroy tools call list_agenda_items
+  elroy config
+
+Reproducible runs: ELROY_NOW=2026-03-16T08:30:00Z fixes the clock; ELROY_TIMEZONE (or TZ) sets the zone.";
+
+/// The subcommands.
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Call a tool directly, list the tools, or show their schemas
+    Tools(ToolsArgs),
+    /// Show the resolved configuration and where each value came from (secrets masked)
+    Config(ConfigArgs),
+    /// Print the version
+    Version,
+    /// Print a shell completion script, e.g. `elroy completions bash > ~/.local/share/bash-completion/completions/elroy`
+    Completions {
+        /// The shell
+        shell: clap_complete::Shell,
+    },
+}
+
+/// `elroy tools …`
+#[derive(Debug, Args)]
+pub struct ToolsArgs {
+    /// What to do with the tools
+    #[command(subcommand)]
+    pub command: ToolsCommand,
+}
+
+/// `elroy tools` subcommands.
+#[derive(Debug, Subcommand)]
+pub enum ToolsCommand {
+    /// List every registered tool (built-in, then plugins) with its description
+    List {
+        /// Print names only, one per line
+        #[arg(long)]
+        names: bool,
+    },
+    /// Print the schema of one tool, or of all tools, as the model sees it (OpenAI tool JSON)
+    Schema {
+        /// The tool (all tools when omitted)
+        name: Option<String>,
+    },
+    /// Call a tool as the model would, print its result; exits 1 with the error on stderr when the call fails
+    #[command(
+        after_help = "Examples:\n  elroy tools call read_file --args '{\"path\":\"Cargo.toml\",\"start_line\":2,\"end_line\":3}'\n  elroy tools call get_current_date"
+    )]
+    Call {
+        /// The tool name (see `elroy tools list`)
+        name: String,
+        /// Arguments as a JSON object; absent or "" means {}
+        #[arg(long, value_name = "JSON")]
+        args: Option<String>,
+    },
+}
+
+/// `elroy config …`
+#[derive(Debug, Args)]
+pub struct ConfigArgs {
+    /// Print JSON instead of a table
+    #[arg(long)]
+    pub json: bool,
+}

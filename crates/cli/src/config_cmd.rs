@@ -1,0 +1,91 @@
+//! `elroy config`: the resolved configuration, secrets masked, with the source of each value.
+
+use std::process::ExitCode;
+
+use elroy_config::{Config, ConfigValue, DatabaseLocation};
+use serde_json::json;
+
+use crate::args::ConfigArgs;
+
+/// `****` plus the last four characters of a set secret (all of it hidden when short).
+fn mask(value: &ConfigValue) -> String {
+    match value {
+        ConfigValue::Str(s) if s.chars().count() > 12 => {
+            let tail: String = s
+                .chars()
+                .rev()
+                .take(4)
+                .collect::<Vec<_>>()
+                .into_iter()
+                .rev()
+                .collect();
+            format!("****{tail}")
+        }
+        ConfigValue::Str(_) => "****".into(),
+        other => other.display(),
+    }
+}
+
+pub(crate) fn run(config: &Config, args: &ConfigArgs) -> Result<ExitCode, String> {
+    let paths = &config.paths;
+    let database = match &paths.database {
+        DatabaseLocation::File(p) => p.display().to_string(),
+        DatabaseLocation::Memory => ":memory:".into(),
+    };
+    let rows: Vec<(String, String, String)> = config
+        .resolved()
+        .iter()
+        .map(|r| {
+            let shown = if r.def.secret {
+                mask(&r.value)
+            } else {
+                r.value.display()
+            };
+            (r.def.name.to_owned(), shown, r.source.to_string())
+        })
+        .collect();
+    if args.json {
+        let values: serde_json::Map<String, serde_json::Value> = rows
+            .iter()
+            .map(|(k, v, s)| (k.clone(), json!({"value": v, "source": s})))
+            .collect();
+        let out = json!({
+            "home": paths.elroy_home,
+            "user_home": paths.user_home,
+            "config_file": config.config_file,
+            "database": database,
+            "timezone": config.timezone_name,
+            "values": values,
+        });
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&out).map_err(|e| e.to_string())?
+        );
+        return Ok(ExitCode::SUCCESS);
+    }
+    println!("home:        {}", paths.elroy_home.display());
+    println!("user home:   {}", paths.user_home.display());
+    match &config.config_file {
+        Some(file) => println!("config file: {}", file.display()),
+        None => println!("config file: none (defaults, environment and flags only)"),
+    }
+    println!("database:    {database}");
+    println!("timezone:    {}", config.timezone_name);
+    if let Some(now) = config.now {
+        println!("clock:       fixed at {now} (ELROY_NOW)");
+    }
+    println!();
+    let key_width = rows.iter().map(|r| r.0.len()).max().unwrap_or(0);
+    let value_width = rows
+        .iter()
+        .map(|r| r.1.chars().count().min(40))
+        .max()
+        .unwrap_or(0);
+    for (key, value, source) in &rows {
+        println!("{key:key_width$} = {value:value_width$}  ({source})");
+    }
+    for warning in &config.warnings {
+        eprintln!("warning: {warning}");
+    }
+    Ok(ExitCode::SUCCESS)
+}

@@ -1,0 +1,82 @@
+//! `elroy tools list | schema | call`.
+
+use std::io::Write;
+use std::process::ExitCode;
+
+use elroy_config::Config;
+use elroy_core::{ToolOrigin, pyjson};
+use elroy_runtime::Runtime;
+
+use crate::args::{ToolsArgs, ToolsCommand};
+
+pub(crate) fn run(config: Config, args: &ToolsArgs) -> Result<ExitCode, String> {
+    let runtime = Runtime::open(config).map_err(|e| e.to_string())?;
+    for warning in &runtime.warnings {
+        eprintln!("warning: {warning}");
+    }
+    match &args.command {
+        ToolsCommand::List { names } => list(&runtime, *names),
+        ToolsCommand::Schema { name } => schema(&runtime, name.as_deref()),
+        ToolsCommand::Call { name, args } => call(&runtime, name, args.as_deref()),
+    }
+}
+
+fn list(runtime: &Runtime, names_only: bool) -> Result<ExitCode, String> {
+    let registry = &runtime.registry;
+    let width = registry.names().iter().map(|n| n.len()).max().unwrap_or(0);
+    let mut out = String::new();
+    for spec in registry.specs() {
+        if names_only {
+            out.push_str(&spec.name);
+            out.push('\n');
+            continue;
+        }
+        let summary = spec.description.lines().next().unwrap_or_default();
+        let origin = match registry.origin(&spec.name) {
+            Some(ToolOrigin::Plugin { path }) => format!(" [plugin: {}]", path.display()),
+            _ => String::new(),
+        };
+        out.push_str(&format!("{:width$}  {summary}{origin}\n", spec.name));
+    }
+    print(&out)
+}
+
+fn schema(runtime: &Runtime, name: Option<&str>) -> Result<ExitCode, String> {
+    let value = match name {
+        Some(name) => match runtime.registry.get(name) {
+            Some(tool) => tool.spec().to_json(),
+            None => return Err(runtime.registry.unknown_tool_message(name)),
+        },
+        None => serde_json::Value::Array(
+            runtime
+                .registry
+                .specs()
+                .iter()
+                .map(|s| s.to_json())
+                .collect(),
+        ),
+    };
+    print(&format!("{}\n", pyjson::dumps_indent2(&value)))
+}
+
+fn call(runtime: &Runtime, name: &str, args: Option<&str>) -> Result<ExitCode, String> {
+    let result = crate::block_on(runtime.call_tool(name, args))?;
+    if result.is_error {
+        eprintln!("{}", result.content);
+        return Ok(ExitCode::FAILURE);
+    }
+    print(&format!("{}\n", result.content))
+}
+
+/// Writes to stdout; a closed pipe (`| head`) is not an error.
+fn print(text: &str) -> Result<ExitCode, String> {
+    let mut stdout = std::io::stdout().lock();
+    match stdout
+        .write_all(text.as_bytes())
+        .and_then(|()| stdout.flush())
+    {
+        Ok(()) => Ok(ExitCode::SUCCESS),
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(ExitCode::SUCCESS),
+        Err(e) => Err(format!("cannot write to stdout: {e}")),
+    }
+}

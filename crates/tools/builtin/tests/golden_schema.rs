@@ -1,0 +1,88 @@
+//! Every registered built-in tool's schema equals Elroy's golden schema by value and key order
+//! (`shared/golden/tools_schema.json`, decision K1), and `docs/tools_schema.md` is current (K2).
+
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+use std::path::PathBuf;
+
+use elroy_tools_builtin::{SCHEMA_DOC_PATH, builtin_registry, tools_schema_markdown};
+use serde_json::Value;
+
+fn workspace_root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../..")
+}
+
+fn golden() -> Vec<Value> {
+    let path = workspace_root().join("../shared/golden/tools_schema.json");
+    let text =
+        std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("read {}: {e}", path.display()));
+    serde_json::from_str(&text).expect("golden schema parses")
+}
+
+fn golden_name(entry: &Value) -> &str {
+    entry["function"]["name"]
+        .as_str()
+        .expect("golden entry has a name")
+}
+
+#[test]
+fn registered_schemas_equal_golden_by_value_and_key_order() {
+    let registry = builtin_registry();
+    let golden = golden();
+    assert_eq!(golden.len(), 40);
+    let mut compared = 0;
+    for entry in &golden {
+        let Some(tool) = registry.get(golden_name(entry)) else {
+            continue;
+        };
+        // serde_json keeps insertion order (preserve_order), so equal strings mean equal key order.
+        assert_eq!(
+            serde_json::to_string(&tool.spec().to_json()).unwrap(),
+            serde_json::to_string(entry).unwrap(),
+            "schema of {} differs from golden",
+            golden_name(entry)
+        );
+        compared += 1;
+    }
+    let missing: Vec<&str> = golden
+        .iter()
+        .map(golden_name)
+        .filter(|n| !registry.contains(n))
+        .collect();
+    println!("golden tools compared: {compared}/40");
+    println!(
+        "golden tools not registered yet ({}): {}",
+        missing.len(),
+        missing.join(", ")
+    );
+    assert!(compared >= 5, "the workspace's first tools are registered");
+}
+
+#[test]
+fn every_builtin_is_golden_or_memory() {
+    let golden = golden();
+    for name in builtin_registry().names() {
+        assert!(
+            name == "memory" || golden.iter().any(|g| golden_name(g) == name),
+            "{name} is not one of Elroy's 40 tools nor `memory`"
+        );
+    }
+}
+
+#[test]
+fn schema_doc_is_current() {
+    let path = workspace_root().join(SCHEMA_DOC_PATH);
+    let committed = std::fs::read_to_string(&path).unwrap_or_default();
+    assert!(
+        committed == tools_schema_markdown(&builtin_registry()),
+        "{SCHEMA_DOC_PATH} is out of date: run `cargo xtask schema` and commit the result"
+    );
+}
+
+#[test]
+fn schema_doc_escapes_non_ascii_and_ends_with_one_newline() {
+    let doc = tools_schema_markdown(&builtin_registry());
+    assert!(doc.is_ascii());
+    assert!(doc.ends_with("```\n") && !doc.ends_with("\n\n"));
+    assert!(doc.contains("\n## Tool schemas\n```json\n[\n  {\n    \"type\": \"function\",\n"));
+}

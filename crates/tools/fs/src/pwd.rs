@@ -1,0 +1,18 @@
+//! `pwd` (`tools.md` §6.1).
+
+use elroy_core::{NoArgs, ToolContext, ToolError, ToolOutput, TypedTool};
+
+/// Returns the absolute working directory of the call.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Pwd;
+
+impl TypedTool for Pwd {
+    type Args = NoArgs;
+    const NAME: &'static str = "pwd";
+    const DESCRIPTION: &'static str =
+        "Return the current working directory for filesystem tool calls.";
+
+    fn run(&self, ctx: &ToolContext, _: NoArgs) -> Result<ToolOutput, ToolError> {
+        Ok(ToolOutput::text(ctx.cwd.to_string_lossy()))
+    }
+}
