@@ -1,0 +1,38 @@
+//! [`DbError`].
+
+use std::path::PathBuf;
+
+/// Why a database operation failed.
+#[derive(Debug, thiserror::Error)]
+pub enum DbError {
+    /// The file is Elroy's (Python) database (`formats.md` §1.1).
+    #[error("database {0} belongs to Elroy (Python); set database_url to a different file")]
+    ElroyOwned(String),
+    /// The file has a `meta` table written by another program.
+    #[error("database {path} is not an elroy database (meta.app = {app})")]
+    NotElroy {
+        /// The database file.
+        path: String,
+        /// The `meta.app` value found.
+        app: String,
+    },
+    /// The file's schema is newer than this build knows.
+    #[error("database schema version {found} is newer than this elroy supports ({supported})")]
+    TooNew {
+        /// `meta.schema_version` found.
+        found: i64,
+        /// The newest version this build knows.
+        supported: i64,
+    },
+    /// A filesystem error.
+    #[error("{path}: {source}")]
+    Io {
+        /// The path involved.
+        path: PathBuf,
+        /// The OS error.
+        source: std::io::Error,
+    },
+    /// An SQLite error.
+    #[error("database error: {0}")]
+    Sqlite(#[from] rusqlite::Error),
+}

@@ -1,0 +1,131 @@
+//! # elroy-db
+//!
+//! elroy's one SQLite database per home (`state.db`, `shared/spec/formats.md` §9): opening with the
+//! pragmas of §9.1 (WAL, `foreign_keys`, a 5 s busy timeout, `synchronous=NORMAL`), numbered
+//! forward-only migrations applied at open ([`migrations`]), the refusal to touch Elroy's own
+//! database (§1.1), and the users and user preferences of §9.2 ([`UserPreferences`]).
+//!
+//! Stores (memory, transcript, agenda, Codex sessions) share one [`Db`] through an `Arc` and run
+//! their statements with [`Db::with_conn`]. Every write transaction is short (§9.1).
+
+mod error;
+pub mod migrations;
+mod time;
+mod tracker;
+mod users;
+
+use std::path::{Path, PathBuf};
+use std::sync::{Mutex, MutexGuard};
+
+use rusqlite::Connection;
+
+pub use error::DbError;
+pub use time::{format_db_time, parse_db_time};
+pub use tracker::OpTracker;
+pub use users::{PreferenceField, UserPreferences};
+
+/// Re-exported so stores use the same rusqlite version.
+pub use rusqlite;
+
+/// The database of one home.
+///
+/// Holds one connection behind a mutex: statements of concurrent callers in one process are
+/// serialised, and other processes are handled by SQLite's locking with the busy timeout.
+#[derive(Debug)]
+pub struct Db {
+    conn: Mutex<Connection>,
+    path: Option<PathBuf>,
+}
+
+impl Db {
+    /// Opens (creating it if needed) the database file at `path` and migrates it to the latest
+    /// schema. The parent directory is created on demand.
+    ///
+    /// # Errors
+    /// [`DbError::ElroyOwned`] when the file is Elroy's (Python) database (an `alembic_version`
+    /// table and no `meta` table); [`DbError::Sqlite`] / [`DbError::Io`] for other failures;
+    /// [`DbError::NotElroy`] when `meta.app` names another program.
+    pub fn open(path: &Path) -> Result<Db, DbError> {
+        if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
+            std::fs::create_dir_all(parent).map_err(|e| DbError::Io {
+                path: parent.to_path_buf(),
+                source: e,
+            })?;
+        }
+        let conn = Connection::open(path)?;
+        Db::init(conn, Some(path.to_path_buf()))
+    }
+
+    /// An in-memory database (`sqlite::memory:`, tests), migrated.
+    ///
+    /// # Errors
+    /// [`DbError::Sqlite`] when SQLite fails.
+    pub fn open_in_memory() -> Result<Db, DbError> {
+        Db::init(Connection::open_in_memory()?, None)
+    }
+
+    fn init(mut conn: Connection, path: Option<PathBuf>) -> Result<Db, DbError> {
+        conn.busy_timeout(std::time::Duration::from_millis(5000))?;
+        let shown = path
+            .as_deref()
+            .map_or_else(|| ":memory:".to_owned(), |p| p.display().to_string());
+        // Refuse before any pragma writes to the file.
+        migrations::refuse_foreign(&conn, &shown)?;
+        // journal_mode returns a row; the in-memory database answers "memory".
+        let _mode: String = conn.query_row("PRAGMA journal_mode=WAL", [], |r| r.get(0))?;
+        conn.execute_batch("PRAGMA foreign_keys=ON; PRAGMA synchronous=NORMAL;")?;
+        migrations::migrate(&mut conn)?;
+        Ok(Db {
+            conn: Mutex::new(conn),
+            path,
+        })
+    }
+
+    /// The database file, or `None` for an in-memory database.
+    pub fn path(&self) -> Option<&Path> {
+        self.path.as_deref()
+    }
+
+    /// Runs `f` with the connection (one caller at a time). Use a transaction inside `f`
+    /// (`conn.transaction()`) for multi-statement writes.
+    ///
+    /// # Errors
+    /// Whatever `f` returns, as [`DbError::Sqlite`].
+    pub fn with_conn<T>(
+        &self,
+        f: impl FnOnce(&mut Connection) -> rusqlite::Result<T>,
+    ) -> Result<T, DbError> {
+        let mut guard = self.lock();
+        Ok(f(&mut guard)?)
+    }
+
+    /// Like [`Db::with_conn`] for closures with their own error type (which must absorb
+    /// `rusqlite::Error`).
+    ///
+    /// # Errors
+    /// Whatever `f` returns.
+    pub fn with_conn_mapped<T, E>(
+        &self,
+        f: impl FnOnce(&mut Connection) -> Result<T, E>,
+    ) -> Result<T, E> {
+        let mut guard = self.lock();
+        f(&mut guard)
+    }
+
+    fn lock(&self) -> MutexGuard<'_, Connection> {
+        // A panic in another caller cannot leave SQLite inconsistent (transactions roll back on
+        // drop), so a poisoned lock is still usable.
+        self.conn.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// The schema version recorded in `meta.schema_version`.
+    ///
+    /// # Errors
+    /// [`DbError::Sqlite`].
+    pub fn schema_version(&self) -> Result<i64, DbError> {
+        self.with_conn(|c| migrations::current_version(c))
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,225 @@
+//! Numbered, forward-only migrations applied at open inside one transaction; the current number is
+//! `meta.schema_version` (`formats.md` §9.1). Migration 1 is the whole schema of `formats.md` §9.2–§9.7.
+
+use rusqlite::{Connection, OptionalExtension};
+
+use crate::DbError;
+
+/// The migrations in order: `(version, SQL)`. Never edit a released entry; append a new one.
+pub const MIGRATIONS: &[(i64, &str)] = &[(1, SCHEMA_V1)];
+
+/// The newest schema version this build knows.
+pub const LATEST_VERSION: i64 = 1;
+
+const SCHEMA_V1: &str = r#"
+CREATE TABLE meta (
+  key   TEXT PRIMARY KEY,
+  value TEXT NOT NULL
+);
+INSERT INTO meta (key, value) VALUES ('app', 'elroy');
+
+CREATE TABLE users (
+  id         INTEGER PRIMARY KEY,
+  token      TEXT NOT NULL UNIQUE,
+  created_at TEXT NOT NULL
+);
+
+CREATE TABLE user_preferences (
+  user_id        INTEGER PRIMARY KEY REFERENCES users(id),
+  preferred_name TEXT,
+  full_name      TEXT,
+  system_persona TEXT,
+  assistant_name TEXT,
+  updated_at     TEXT NOT NULL
+);
+
+CREATE TABLE messages (
+  id           INTEGER PRIMARY KEY,
+  user_id      INTEGER NOT NULL REFERENCES users(id),
+  role         TEXT NOT NULL CHECK (role IN ('system','user','assistant','tool')),
+  content      TEXT,
+  tool_calls   TEXT,
+  tool_call_id TEXT,
+  is_error     INTEGER NOT NULL DEFAULT 0,
+  model        TEXT,
+  created_at   TEXT NOT NULL
+);
+
+CREATE TABLE context_versions (
+  user_id    INTEGER NOT NULL REFERENCES users(id),
+  version    INTEGER NOT NULL,
+  reason     TEXT NOT NULL,
+  created_at TEXT NOT NULL,
+  PRIMARY KEY (user_id, version)
+);
+
+CREATE TABLE context_entries (
+  id              INTEGER PRIMARY KEY,
+  user_id         INTEGER NOT NULL REFERENCES users(id),
+  message_id      INTEGER NOT NULL REFERENCES messages(id),
+  ord             INTEGER NOT NULL,
+  added_version   INTEGER NOT NULL,
+  removed_version INTEGER
+);
+CREATE INDEX context_entries_live ON context_entries (user_id, removed_version, ord);
+
+CREATE TABLE memories (
+  user_id         INTEGER NOT NULL REFERENCES users(id),
+  id              INTEGER NOT NULL,
+  name            TEXT NOT NULL,
+  file_name       TEXT NOT NULL,
+  is_active       INTEGER NOT NULL,
+  source_metadata TEXT NOT NULL DEFAULT '[]',
+  text_md5        TEXT NOT NULL,
+  file_size       INTEGER,
+  file_mtime_ns   INTEGER,
+  created_at      TEXT NOT NULL,
+  updated_at      TEXT NOT NULL,
+  PRIMARY KEY (user_id, id)
+);
+CREATE INDEX memories_by_name ON memories (user_id, name, is_active);
+
+CREATE TABLE memory_op_tracker (
+  user_id                      INTEGER PRIMARY KEY REFERENCES users(id),
+  messages_since_memory        INTEGER NOT NULL DEFAULT 0,
+  memories_since_consolidation INTEGER NOT NULL DEFAULT 0
+);
+
+CREATE TABLE agenda_items (
+  user_id          INTEGER NOT NULL REFERENCES users(id),
+  id               INTEGER NOT NULL,
+  stem             TEXT NOT NULL,
+  name             TEXT NOT NULL,
+  kind             TEXT NOT NULL CHECK (kind IN ('agenda','due')),
+  status           TEXT NOT NULL CHECK (status IN ('created','completed','deleted')),
+  item_date        TEXT,
+  trigger_datetime TEXT,
+  trigger_context  TEXT,
+  text_md5         TEXT NOT NULL,
+  file_size        INTEGER,
+  file_mtime_ns    INTEGER,
+  created_at       TEXT NOT NULL,
+  updated_at       TEXT NOT NULL,
+  PRIMARY KEY (user_id, id)
+);
+CREATE UNIQUE INDEX agenda_items_live_stem ON agenda_items (user_id, stem) WHERE status <> 'deleted';
+
+CREATE VIRTUAL TABLE recall_fts USING fts5(
+  name,
+  body,
+  kind    UNINDEXED,
+  user_id UNINDEXED,
+  item_id UNINDEXED,
+  tokenize = 'porter unicode61 remove_diacritics 2'
+);
+
+CREATE TABLE embeddings (
+  user_id    INTEGER NOT NULL REFERENCES users(id),
+  kind       TEXT NOT NULL,
+  item_id    INTEGER NOT NULL,
+  model      TEXT NOT NULL,
+  dims       INTEGER NOT NULL,
+  vector     BLOB NOT NULL,
+  text_md5   TEXT NOT NULL,
+  updated_at TEXT NOT NULL,
+  PRIMARY KEY (user_id, kind, item_id, model)
+);
+
+CREATE TABLE codex_sessions (
+  id                INTEGER PRIMARY KEY,
+  user_id           INTEGER NOT NULL REFERENCES users(id),
+  session_id        TEXT NOT NULL,
+  scope             TEXT NOT NULL CHECK (scope IN ('contrib','elroy')),
+  repo_path         TEXT NOT NULL,
+  prompt            TEXT NOT NULL,
+  model             TEXT,
+  status            TEXT NOT NULL CHECK (status IN ('running','completed','failed','timed_out')),
+  summary           TEXT NOT NULL DEFAULT '',
+  final_message     TEXT NOT NULL DEFAULT '',
+  touched_paths     TEXT NOT NULL DEFAULT '[]',
+  commands          TEXT NOT NULL DEFAULT '[]',
+  commit_sha        TEXT,
+  session_file_path TEXT,
+  exit_code         INTEGER,
+  started_at        TEXT NOT NULL,
+  updated_at        TEXT NOT NULL,
+  UNIQUE (user_id, session_id)
+);
+"#;
+
+fn table_exists(conn: &Connection, name: &str) -> rusqlite::Result<bool> {
+    conn.query_row(
+        "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = ?1",
+        [name],
+        |r| r.get::<_, i64>(0),
+    )
+    .map(|n| n > 0)
+}
+
+/// Refuses databases elroy must not write: Elroy's own (`alembic_version` and no `meta`,
+/// `formats.md` §1.1) and databases whose `meta.app` is not `elroy`.
+///
+/// # Errors
+/// [`DbError::ElroyOwned`], [`DbError::NotElroy`], [`DbError::Sqlite`].
+pub fn refuse_foreign(conn: &Connection, shown_path: &str) -> Result<(), DbError> {
+    let has_meta = table_exists(conn, "meta")?;
+    if !has_meta && table_exists(conn, "alembic_version")? {
+        return Err(DbError::ElroyOwned(shown_path.to_owned()));
+    }
+    if has_meta {
+        let app: Option<String> = conn
+            .query_row("SELECT value FROM meta WHERE key = 'app'", [], |r| r.get(0))
+            .optional()?;
+        if let Some(app) = app.filter(|a| a != "elroy") {
+            return Err(DbError::NotElroy {
+                path: shown_path.to_owned(),
+                app,
+            });
+        }
+    }
+    Ok(())
+}
+
+/// `meta.schema_version`, or 0 for a database without the `meta` table.
+///
+/// # Errors
+/// `rusqlite::Error`.
+pub fn current_version(conn: &Connection) -> rusqlite::Result<i64> {
+    if !table_exists(conn, "meta")? {
+        return Ok(0);
+    }
+    let v: Option<String> = conn
+        .query_row(
+            "SELECT value FROM meta WHERE key = 'schema_version'",
+            [],
+            |r| r.get(0),
+        )
+        .optional()?;
+    Ok(v.and_then(|v| v.parse().ok()).unwrap_or(0))
+}
+
+/// Applies every migration newer than the current version, all in one `BEGIN IMMEDIATE`
+/// transaction (so two processes opening a new home at once do not both migrate).
+///
+/// # Errors
+/// [`DbError::TooNew`] when the file was written by a newer elroy; [`DbError::Sqlite`].
+pub fn migrate(conn: &mut Connection) -> Result<(), DbError> {
+    let tx = conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
+    let current = current_version(&tx)?;
+    if current > LATEST_VERSION {
+        return Err(DbError::TooNew {
+            found: current,
+            supported: LATEST_VERSION,
+        });
+    }
+    for (version, sql) in MIGRATIONS.iter().filter(|(v, _)| *v > current) {
+        tx.execute_batch(sql)?;
+        tx.execute(
+            "INSERT INTO meta (key, value) VALUES ('schema_version', ?1)
+             ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+            [version.to_string()],
+        )?;
+    }
+    tx.commit()?;
+    Ok(())
+}

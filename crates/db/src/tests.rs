@@ -1,0 +1,121 @@
+use super::*;
+
+fn now() -> jiff::Timestamp {
+    "2026-03-16T13:30:00Z".parse().unwrap()
+}
+
+#[test]
+fn open_creates_schema_and_pragmas() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("sub").join("state.db");
+    let db = Db::open(&path).unwrap();
+    assert_eq!(db.schema_version().unwrap(), migrations::LATEST_VERSION);
+    let (mode, fk, timeout, sync): (String, i64, i64, i64) = db
+        .with_conn(|c| {
+            Ok((
+                c.query_row("PRAGMA journal_mode", [], |r| r.get(0))?,
+                c.query_row("PRAGMA foreign_keys", [], |r| r.get(0))?,
+                c.query_row("PRAGMA busy_timeout", [], |r| r.get(0))?,
+                c.query_row("PRAGMA synchronous", [], |r| r.get(0))?,
+            ))
+        })
+        .unwrap();
+    assert_eq!((mode.as_str(), fk, timeout, sync), ("wal", 1, 5000, 1));
+    let tables: Vec<String> = db
+        .with_conn(|c| {
+            let mut st = c.prepare(
+                "SELECT name FROM sqlite_master WHERE type='table' AND name NOT LIKE 'recall_fts_%' ORDER BY name",
+            )?;
+            st.query_map([], |r| r.get(0))?.collect()
+        })
+        .unwrap();
+    assert_eq!(
+        tables,
+        [
+            "agenda_items",
+            "codex_sessions",
+            "context_entries",
+            "context_versions",
+            "embeddings",
+            "memories",
+            "memory_op_tracker",
+            "messages",
+            "meta",
+            "recall_fts",
+            "user_preferences",
+            "users"
+        ]
+    );
+    drop(db);
+    // Re-opening runs no migration twice.
+    let db = Db::open(&path).unwrap();
+    assert_eq!(db.schema_version().unwrap(), 1);
+    let app: String = db
+        .with_conn(|c| c.query_row("SELECT value FROM meta WHERE key='app'", [], |r| r.get(0)))
+        .unwrap();
+    assert_eq!(app, "elroy");
+}
+
+#[test]
+fn refuses_elroy_python_database() {
+    let fixture = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../../shared/fixtures/elroy-home-0.5.0/elroy.db.sqlite");
+    let dir = tempfile::tempdir().unwrap();
+    let copy = dir.path().join("elroy.db");
+    std::fs::copy(&fixture, &copy).unwrap();
+    let before = std::fs::read(&copy).unwrap();
+    let err = Db::open(&copy).unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        format!(
+            "database {} belongs to Elroy (Python); set database_url to a different file",
+            copy.display()
+        )
+    );
+    assert!(
+        std::fs::read(&copy).unwrap() == before,
+        "the file was modified"
+    );
+}
+
+#[test]
+fn users_and_preferences() {
+    let db = Db::open_in_memory().unwrap();
+    let a = db.ensure_user("DEFAULT", now()).unwrap();
+    let b = db.ensure_user("team", now()).unwrap();
+    assert_ne!(a, b);
+    assert_eq!(db.ensure_user("DEFAULT", now()).unwrap(), a);
+    assert_eq!(db.preferences(a).unwrap(), UserPreferences::default());
+    db.set_preference(a, PreferenceField::PreferredName, Some("Priya"), now())
+        .unwrap();
+    db.set_preference(a, PreferenceField::AssistantName, Some("Ada"), now())
+        .unwrap();
+    let p = db.preferences(a).unwrap();
+    assert_eq!(p.preferred_name.as_deref(), Some("Priya"));
+    assert_eq!(p.assistant_name.as_deref(), Some("Ada"));
+    assert_eq!(p.full_name, None);
+    assert_eq!(db.preferences(b).unwrap(), UserPreferences::default());
+}
+
+#[test]
+fn op_tracker_counts() {
+    let db = Db::open_in_memory().unwrap();
+    let u = db.ensure_user("DEFAULT", now()).unwrap();
+    assert_eq!(db.op_tracker(u).unwrap(), OpTracker::default());
+    assert_eq!(
+        db.add_messages_since_memory(u, 2)
+            .unwrap()
+            .messages_since_memory,
+        2
+    );
+    assert!(!db.record_memory_created(u, 2).unwrap());
+    assert_eq!(
+        db.op_tracker(u).unwrap(),
+        OpTracker {
+            messages_since_memory: 0,
+            memories_since_consolidation: 1
+        }
+    );
+    assert!(db.record_memory_created(u, 2).unwrap());
+    assert_eq!(db.op_tracker(u).unwrap().memories_since_consolidation, 0);
+}

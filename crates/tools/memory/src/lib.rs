@@ -1,0 +1,1 @@
+//! elroy's memory and context tools.

@@ -1,0 +1,1 @@
+//! elroy's user profile tools.

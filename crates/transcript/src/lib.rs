@@ -1,0 +1,29 @@
+//! # elroy-transcript
+//!
+//! The conversation transcript of `shared/spec/formats.md` §9.3 (decision D11) and the context
+//! machinery of `orchestrator.md` §6, §7.4, §9, §10 and §11:
+//!
+//! - [`TranscriptStore`]: append-only messages, the active context as ordered entries, one
+//!   **version** per change ([`TranscriptStore::set_context`], [`TranscriptStore::append`]);
+//!   every version stays addressable ([`TranscriptStore::context_at`]) so a memory can name it as
+//!   its source (`ContextMessageSet`).
+//! - [`validate`]: the validator's repair rules (`orchestrator.md` §9), pure.
+//! - [`effects`]: `Pin`/`Unpin` applied to a message list in the exact synthetic format (K5),
+//!   pure; [`TranscriptStore::apply_effects`] applies them to the stored active context as one
+//!   version (direct tool calls, §7.4).
+//! - [`compress`]: the compression helper of §11 (keep the system message, keep tool pairs whole,
+//!   stay under a token target), pure.
+//!
+//! Stores never depend on tools, llm or tokio; this crate uses only elroy-core and elroy-db.
+
+pub mod compress;
+pub mod effects;
+mod error;
+mod store;
+pub mod validate;
+
+pub use compress::{compress, estimate_tokens};
+pub use effects::{PinContent, ResolvedEffect};
+pub use error::TranscriptError;
+pub use store::{ContextItem, StoredMessage, TranscriptStore};
+pub use validate::{Provider, ValidatedItem, Validation, is_system_instruction, validate};
