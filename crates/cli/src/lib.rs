@@ -1,4 +1,6 @@
-//! The `elroy` binary: a memory-augmented personal assistant for the terminal.
+//! # elroy-cli
+//!
+//! The `elroy` command line (the binary in the workspace root calls [`main`]).
 //!
 //! Thin by design: parse the command line, load the configuration, open the home through
 //! `elroy-runtime`, call, print. Exit status: 0 success; 1 when a tool call or a turn fails (one
@@ -15,7 +17,8 @@ use elroy_config::{Config, LoadOptions};
 
 use crate::args::{Cli, Command};
 
-fn main() -> ExitCode {
+/// Runs the `elroy` command line with the process arguments; returns the exit status.
+pub fn main() -> ExitCode {
     let cli = Cli::parse();
     match run(cli) {
         Ok(code) => code,

@@ -1,0 +1,79 @@
+//! Helpers shared by the end-to-end tests: a temporary home and the real `elroy` binary, isolated
+//! from the developer's environment (no `ELROY_*` variables, no provider keys, `HOME` inside the
+//! temporary directory, so nothing touches `~/.elroy`).
+
+#![allow(dead_code, clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+/// A temporary elroy home.
+pub struct TestHome {
+    dir: tempfile::TempDir,
+}
+
+/// The shared/ directory beside the repository (fixtures, golden files).
+pub fn shared_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared")
+}
+
+/// Environment variables a test must never inherit.
+fn scrubbed(name: &str) -> bool {
+    name.starts_with("ELROY_")
+        || matches!(
+            name,
+            "OPENAI_API_KEY" | "ANTHROPIC_API_KEY" | "GEMINI_API_KEY" | "OPENAI_API_BASE" | "TZ"
+        )
+}
+
+impl TestHome {
+    /// A new, empty home.
+    pub fn new() -> Self {
+        TestHome {
+            dir: tempfile::tempdir().expect("temporary directory"),
+        }
+    }
+
+    /// `$ELROY_HOME` of this test.
+    pub fn home(&self) -> PathBuf {
+        self.dir.path().join(".elroy")
+    }
+
+    /// The temporary directory that stands in for the user's `$HOME`.
+    pub fn root(&self) -> &Path {
+        self.dir.path()
+    }
+
+    /// `elroy` with this home, a scrubbed environment and `TZ=UTC0`.
+    pub fn cmd(&self) -> Command {
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_elroy"));
+        for (name, _) in std::env::vars() {
+            if scrubbed(&name) {
+                cmd.env_remove(&name);
+            }
+        }
+        cmd.env("HOME", self.dir.path())
+            .env("ELROY_HOME", self.home())
+            .env("TZ", "UTC0");
+        cmd.current_dir(self.dir.path());
+        cmd
+    }
+
+    /// `elroy tools call NAME --args ARGS`.
+    pub fn call(&self, tool: &str, args: &str) -> Output {
+        self.cmd()
+            .args(["tools", "call", tool, "--args", args])
+            .output()
+            .expect("run elroy")
+    }
+}
+
+/// Standard output as text.
+pub fn stdout(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+/// Standard error as text.
+pub fn stderr(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
