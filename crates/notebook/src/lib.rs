@@ -1,0 +1,22 @@
+//! # elroy-notebook
+//!
+//! The toolnexus-style notes of a user home (`formats.md` §7, `tools.md` §10): `MEMORY.md` (the
+//! assistant's own durable notes) and `USER.md` (its picture of the user), edited by the `memory`
+//! tool with add / replace / remove, and the **soul**: the bootstrap files composed once per
+//! session start into a frozen text for the system prompt (`orchestrator.md` §2.3).
+//!
+//! - [`Notebook`]: the store; [`Notebook::edit`] runs one [`Edit`] under the home lock with an
+//!   atomic write (D12), re-reading the file inside the lock (robustness R2).
+//! - [`edit::apply`]: the edit semantics as a pure function (first occurrence, literal
+//!   replacement, loud misses; robustness R1, R5, R6).
+//! - [`Soul`]: the snapshot, with the 2 MiB-per-file cap and its notice.
+
+pub mod edit;
+mod soul;
+mod store;
+
+pub use edit::{Edit, EditError};
+pub use soul::{
+    BOOTSTRAP_CAP_BYTES, BOOTSTRAP_FILES, SOUL_BLOCK_INTRO, Soul, SoulSection, TRUNCATION_NOTICE,
+};
+pub use store::{Notebook, NotebookError, Target};
