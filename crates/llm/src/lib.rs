@@ -1,0 +1,172 @@
+//! # elroy-llm
+//!
+//! elroy's model clients behind its own traits, so the orchestrator, tests and other backends
+//! never depend on a client library:
+//!
+//! - [`ChatModel`]: streamed and non-streamed chat with tool calls; [`Embedder`]: embeddings.
+//! - [`select`]: choosing the model, protocol, base URL and key from the configuration
+//!   (`orchestrator.md` §14.1–§14.3, §14.7), with clear errors when nothing is configured.
+//! - [`OpenAiChat`]: any OpenAI-compatible server (OpenAI, Gemini's compatible endpoint, Ollama,
+//!   vLLM, llama.cpp, LM Studio, elroy-testkit). It reads the SSE stream itself (§8.2) because the
+//!   tool-call assembly rules of §8.4 are elroy's (genai 0.7.2 opens a call for every new index and
+//!   names id-less calls `call_{index}`); retries 429, 5xx and connection failures before any data
+//!   (1 s, then 4 s; `Retry-After` up to 30 s honoured); and, when a server answers an **empty stream
+//!   while tools are offered** (llama.cpp's Python server does), repeats the request once without
+//!   streaming and sends later requests to that base URL non-streaming (§14.4).
+//! - [`ToolCallAccumulator`] (§8.4, R15, R16) and [`TextProcessor`] (§8.5): pure, unit-tested
+//!   stream processing.
+//!
+//! Anthropic's native protocol is not implemented in this crate yet: an Anthropic model gives
+//! [`LlmError::Unsupported`] with a hint (use an OpenAI-compatible proxy with `openai/` prefix).
+
+mod accumulate;
+mod embed;
+mod error;
+mod openai;
+pub mod select;
+mod text;
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use elroy_config::Config;
+use elroy_core::{BoxFuture, Message, ToolCall};
+
+pub use accumulate::{ToolCallAccumulator, ToolCallDelta, generated_call_id};
+pub use embed::{OpenAiEmbedder, parse_embedding};
+pub use error::LlmError;
+pub use openai::{OpenAiChat, RetryPolicy, Timeouts, parse_completion};
+pub use select::{ModelEndpoint, ModelRole, Protocol};
+pub use text::{TextEvent, TextProcessor, parse_inline_call};
+
+/// One chat request.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ChatRequest {
+    /// The context to send, system prompt first.
+    pub messages: Vec<Message>,
+    /// Tool schemas in OpenAI form (`ToolSpec::to_json`); empty sends no `tools` key.
+    pub tools: Vec<serde_json::Value>,
+    /// Force a call of this tool (`tool_choice`), only when `tools` is non-empty.
+    pub forced_tool: Option<String>,
+    /// Ask for a JSON object matching this schema (`response_format`, §14.6).
+    pub json_schema: Option<serde_json::Value>,
+}
+
+/// A complete model answer.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ChatResponse {
+    /// The raw concatenated text (tags included), `""` if none.
+    pub content: String,
+    /// Provider reasoning (`reasoning_content`); never stored.
+    pub reasoning: String,
+    /// The tool calls, assembled by the §8.4 rules, arguments as received.
+    pub tool_calls: Vec<ToolCall>,
+    /// `finish_reason`, if the server sent one.
+    pub finish_reason: Option<String>,
+}
+
+/// A piece of a streamed answer, delivered as it arrives.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum StreamDelta {
+    /// Reply text (raw, before tag processing).
+    Text(String),
+    /// Provider reasoning text.
+    Reasoning(String),
+    /// A tool call with this name was opened.
+    ToolCallStarted(String),
+}
+
+/// A chat model.
+pub trait ChatModel: Send + Sync {
+    /// The configured model name (stored as the assistant messages' `model`).
+    fn model_name(&self) -> &str;
+
+    /// A streamed request: `on_delta` receives the answer as it arrives; the result is the whole
+    /// answer.
+    ///
+    /// # Errors
+    /// [`LlmError`] when the request fails after retries, the stream breaks off or times out.
+    fn chat_stream<'a>(
+        &'a self,
+        request: &'a ChatRequest,
+        on_delta: &'a mut (dyn FnMut(StreamDelta) + Send),
+    ) -> BoxFuture<'a, Result<ChatResponse, LlmError>>;
+
+    /// A non-streamed request.
+    ///
+    /// # Errors
+    /// As [`ChatModel::chat_stream`].
+    fn chat<'a>(
+        &'a self,
+        request: &'a ChatRequest,
+    ) -> BoxFuture<'a, Result<ChatResponse, LlmError>>;
+}
+
+/// An embedding model.
+pub trait Embedder: Send + Sync {
+    /// The configured model name (stored with each vector).
+    fn model_name(&self) -> &str;
+
+    /// The L2-normalised embedding of `text` (never called with empty text).
+    ///
+    /// # Errors
+    /// [`LlmError`] after the retries of §14.7.
+    fn embed<'a>(&'a self, text: &'a str) -> BoxFuture<'a, Result<Vec<f32>, LlmError>>;
+}
+
+/// Installs rustls' `ring` crypto provider as the process default (idempotent). Every client of
+/// this crate calls it; reqwest is built with `rustls-no-provider`.
+pub fn install_tls() {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    ONCE.call_once(|| {
+        // An error means another provider is installed already, which is fine.
+        let _ = rustls::crypto::ring::default_provider().install_default();
+    });
+}
+
+/// The chat client for `role` from the configuration and the process environment.
+///
+/// # Errors
+/// [`LlmError::NoModel`] / [`LlmError::MissingKey`] when no usable model is configured;
+/// [`LlmError::Unsupported`] for Anthropic models.
+pub fn connect_chat(config: &Config, role: ModelRole) -> Result<Arc<dyn ChatModel>, LlmError> {
+    let endpoint = select::endpoint(config, role, &select::process_env)?;
+    let idle = Duration::from_secs(config.int("llm_timeout_seconds").max(1).unsigned_abs());
+    chat_client(
+        endpoint,
+        RetryPolicy::default(),
+        Timeouts {
+            idle,
+            ..Timeouts::default()
+        },
+    )
+}
+
+/// A chat client for `endpoint`.
+///
+/// # Errors
+/// [`LlmError::Unsupported`] for Anthropic endpoints.
+pub fn chat_client(
+    endpoint: ModelEndpoint,
+    retry: RetryPolicy,
+    timeouts: Timeouts,
+) -> Result<Arc<dyn ChatModel>, LlmError> {
+    match endpoint.protocol {
+        Protocol::OpenAi => Ok(Arc::new(OpenAiChat::new(endpoint, retry, timeouts)?)),
+        Protocol::Anthropic => Err(LlmError::Unsupported(format!(
+            "Anthropic's native API is not supported yet (model {}): use an OpenAI-compatible endpoint, for example chat_model: openai/{} with chat_model_api_base pointing at a proxy",
+            endpoint.name, endpoint.model
+        ))),
+    }
+}
+
+/// The embedding client, when embeddings are available (§14.7); `None` otherwise.
+pub fn connect_embedder(config: &Config) -> Option<Arc<dyn Embedder>> {
+    let endpoint = select::endpoint(config, ModelRole::Embedding, &select::process_env).ok()?;
+    if endpoint.protocol != Protocol::OpenAi {
+        return None;
+    }
+    OpenAiEmbedder::new(endpoint, Duration::from_secs(60))
+        .ok()
+        .map(|e| Arc::new(e) as Arc<dyn Embedder>)
+}
