@@ -8,6 +8,7 @@
 
 mod args;
 mod config_cmd;
+mod logging;
 mod tools_cmd;
 
 use std::process::ExitCode;
@@ -63,7 +64,9 @@ pub(crate) fn load_config(cli: &Cli) -> Result<Config, String> {
             .flags
             .push(("chat_model".into(), model.clone(), "--model".into()));
     }
-    Config::load(&options).map_err(|e| e.to_string())
+    let config = Config::load(&options).map_err(|e| e.to_string())?;
+    logging::init(&config, cli.verbose);
+    Ok(config)
 }
 
 /// A single-threaded async runtime for one command.

@@ -98,6 +98,12 @@ impl Runtime {
     pub async fn call_tool(&self, name: &str, raw_arguments: Option<&str>) -> ToolResult {
         let ctx = self.tool_context(Capabilities { can_restart: false });
         let mut result = self.registry.invoke(name, raw_arguments, &ctx).await;
+        tracing::info!(
+            tool = name,
+            is_error = result.is_error,
+            effects = result.effects.len(),
+            "direct tool call"
+        );
         if !result.is_error && !result.effects.is_empty() {
             if let Err(message) =
                 effects::apply_direct(&self.services, &self.user, &self.time, &result.effects)
@@ -111,6 +117,7 @@ impl Runtime {
     }
 
     fn warn(&self, message: &str) {
+        tracing::warn!("{message}");
         eprintln!("warning: {message}");
     }
 }
