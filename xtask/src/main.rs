@@ -2,23 +2,38 @@
 //!
 //! - `cargo xtask schema` regenerates `docs/tools_schema.md` from the registered built-in tools.
 //! - `cargo xtask schema --check` exits 1 and prints a diff when the file is out of date.
+//! - `cargo xtask docs [--check]` does the same for the other generated docs
+//!   (`docs/configuration.md`).
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
+use elroy_config::{CONFIGURATION_DOC_PATH, configuration_markdown};
 use elroy_tools_builtin::{SCHEMA_DOC_PATH, builtin_registry, tools_schema_markdown};
 
-const USAGE: &str = "usage: cargo xtask schema [--check]
+const USAGE: &str = "usage: cargo xtask schema [--check] | docs [--check]
 
   schema           regenerate docs/tools_schema.md from the registered built-in tools
-  schema --check   exit 1, showing the difference, when docs/tools_schema.md is out of date";
+  schema --check   exit 1, showing the difference, when docs/tools_schema.md is out of date
+  docs             regenerate docs/configuration.md from the configuration key table
+  docs --check     exit 1, showing the difference, when it is out of date";
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let args: Vec<&str> = args.iter().map(String::as_str).collect();
     match args.as_slice() {
-        ["schema"] => schema(false),
-        ["schema", "--check"] => schema(true),
+        ["schema"] => generated(
+            SCHEMA_DOC_PATH,
+            &tools_schema_markdown(&builtin_registry()),
+            false,
+        ),
+        ["schema", "--check"] => generated(
+            SCHEMA_DOC_PATH,
+            &tools_schema_markdown(&builtin_registry()),
+            true,
+        ),
+        ["docs"] => generated(CONFIGURATION_DOC_PATH, &configuration_markdown(), false),
+        ["docs", "--check"] => generated(CONFIGURATION_DOC_PATH, &configuration_markdown(), true),
         ["-h" | "--help" | "help"] => {
             println!("{USAGE}");
             ExitCode::SUCCESS
@@ -36,19 +51,22 @@ fn workspace_root() -> PathBuf {
         .map_or_else(|| PathBuf::from("."), Path::to_path_buf)
 }
 
-fn schema(check: bool) -> ExitCode {
-    let path = workspace_root().join(SCHEMA_DOC_PATH);
-    let expected = tools_schema_markdown(&builtin_registry());
+/// Compares (`check`) or writes the generated file `relative` with the text `expected`.
+fn generated(relative: &str, expected: &str, check: bool) -> ExitCode {
+    let path = workspace_root().join(relative);
     let current = std::fs::read_to_string(&path).unwrap_or_default();
     if check {
         if current == expected {
-            println!("{SCHEMA_DOC_PATH} is up to date");
+            println!("{relative} is up to date");
             return ExitCode::SUCCESS;
         }
-        eprintln!(
-            "{SCHEMA_DOC_PATH} is out of date; run `cargo xtask schema` and commit the result:"
-        );
-        let diff = similar::TextDiff::from_lines(&current, &expected);
+        let job = if relative == SCHEMA_DOC_PATH {
+            "schema"
+        } else {
+            "docs"
+        };
+        eprintln!("{relative} is out of date; run `cargo xtask {job}` and commit the result:");
+        let diff = similar::TextDiff::from_lines(current.as_str(), expected);
         eprint!(
             "{}",
             diff.unified_diff()
@@ -58,7 +76,7 @@ fn schema(check: bool) -> ExitCode {
         return ExitCode::FAILURE;
     }
     if current == expected {
-        println!("{SCHEMA_DOC_PATH} is already up to date");
+        println!("{relative} is already up to date");
         return ExitCode::SUCCESS;
     }
     let written = path
@@ -66,12 +84,12 @@ fn schema(check: bool) -> ExitCode {
         .map_or(Ok(()), std::fs::create_dir_all)
         .and_then(|()| {
             let tmp = path.with_extension("md.tmp");
-            std::fs::write(&tmp, &expected)?;
+            std::fs::write(&tmp, expected)?;
             std::fs::rename(&tmp, &path)
         });
     match written {
         Ok(()) => {
-            println!("wrote {SCHEMA_DOC_PATH}");
+            println!("wrote {relative}");
             ExitCode::SUCCESS
         }
         Err(e) => {

@@ -8,6 +8,7 @@
 //! where it came from (Elroy crashes on `ELROY_MAX_TOKENS=5000` and treats
 //! `ELROY_SHOW_INTERNAL_THOUGHT=false` as true).
 
+mod docs;
 mod keys;
 mod load;
 mod paths;
@@ -16,6 +17,7 @@ mod value;
 
 use std::path::PathBuf;
 
+pub use docs::{CONFIGURATION_DOC_PATH, configuration_markdown};
 pub use keys::{DEPRECATED_IN_FILE, IGNORED_KEYS, KEYS, KeyDef, KeyType, key_def};
 pub use load::LoadOptions;
 pub use paths::{
