@@ -1,0 +1,162 @@
+//! # elroy-tools-feature-requests
+//!
+//! The feature-request tools of `tools.md` §5 with Elroy 0.5.0's schemas (K1) and strings (K3):
+//! [`MakeFeatureRequest`], [`EditFeatureRequest`], [`ListFeatureRequests`]. They work on the
+//! [`FeatureRequestStore`] the runtime puts in the context's services.
+
+use elroy_core::{
+    NoArgs, ToolContext, ToolError, ToolOutput, ToolRegistry, TypedTool, sync_tool, tool_args,
+};
+use elroy_feature_requests::{EditRequest, Entry, FeatureRequestStore, MakeOutcome};
+use elroy_markdown::MarkdownError;
+
+/// Registers `make_feature_request`, `edit_feature_request` and `list_feature_requests`.
+pub fn register(registry: &mut ToolRegistry) {
+    registry
+        .register(sync_tool(MakeFeatureRequest))
+        .register(sync_tool(EditFeatureRequest))
+        .register(sync_tool(ListFeatureRequests));
+}
+
+fn store(ctx: &ToolContext) -> Result<std::sync::Arc<FeatureRequestStore>, ToolError> {
+    ctx.services.require::<FeatureRequestStore>()
+}
+
+fn tool_error(e: MarkdownError) -> ToolError {
+    ToolError::new(e.to_string())
+}
+
+tool_args! {
+    /// Arguments of `make_feature_request`.
+    pub struct MakeFeatureRequestArgs {
+        title: String => "Short title describing the requested feature.",
+        description: String => "What the new feature should do.",
+        rationale: Option<String> => "Optional explanation of why the feature matters.",
+    }
+}
+
+/// `make_feature_request` (`tools.md` §5.2): merges into a duplicate or creates a new file.
+///
+/// Results: `Created feature request: {title} ({file name}).` or
+/// `Merged into existing feature request: {title} ({file name}; match reason: {reason}).`
+pub struct MakeFeatureRequest;
+
+impl TypedTool for MakeFeatureRequest {
+    type Args = MakeFeatureRequestArgs;
+    const NAME: &'static str = "make_feature_request";
+    const DESCRIPTION: &'static str = "Create or merge a markdown feature request for future product work.\n\nUse this when the user asks for a net new capability, workflow, or product behavior\nthat Elroy does not currently support. First consider calling `list_feature_requests`\nto inspect the existing backlog. This tool will also try to merge into an existing\nfeature request when the request appears duplicative, to avoid backlog bloat.";
+
+    fn run(&self, ctx: &ToolContext, args: Self::Args) -> Result<ToolOutput, ToolError> {
+        let outcome = store(ctx)?
+            .make(
+                ctx.time.now(),
+                &ctx.user.token,
+                &args.title,
+                &args.description,
+                args.rationale.as_deref(),
+            )
+            .map_err(tool_error)?;
+        Ok(ToolOutput::text(match outcome {
+            MakeOutcome::Created(r) => {
+                format!("Created feature request: {} ({}).", r.title, r.file_name)
+            }
+            MakeOutcome::Merged { request, reason } => format!(
+                "Merged into existing feature request: {} ({}; match reason: {reason}).",
+                request.title, request.file_name
+            ),
+        }))
+    }
+}
+
+tool_args! {
+    /// Arguments of `edit_feature_request`.
+    pub struct EditFeatureRequestArgs {
+        identifier: String => "Existing request id, title, alias, or filename stem to update.",
+        title: Option<String> => "Replacement canonical title.",
+        description: Option<String> => "Replacement summary of the request.",
+        rationale: Option<String> => "Replacement rationale for why it matters.",
+        status: Option<String> => "Replacement status value such as `open` or `closed`.",
+    }
+}
+
+/// `edit_feature_request` (`tools.md` §5.3). A miss is an ordinary result:
+/// `Feature request '{identifier}' not found.`; success is
+/// `Updated feature request: {new title} ({file name}).`
+pub struct EditFeatureRequest;
+
+impl TypedTool for EditFeatureRequest {
+    type Args = EditFeatureRequestArgs;
+    const NAME: &'static str = "edit_feature_request";
+    const DESCRIPTION: &'static str = "Edit an existing markdown feature request.\n\nUse this when a feature request already exists and needs a better title,\nrefined summary, updated rationale, or status change. Prefer this over creating\na duplicate request for the same product need.";
+
+    fn run(&self, ctx: &ToolContext, args: Self::Args) -> Result<ToolOutput, ToolError> {
+        let changes = EditRequest {
+            title: args.title,
+            description: args.description,
+            rationale: args.rationale,
+            status: args.status,
+        };
+        let edited = store(ctx)?
+            .edit(ctx.time.now(), &ctx.user.token, &args.identifier, &changes)
+            .map_err(tool_error)?;
+        Ok(ToolOutput::text(match edited {
+            Some(r) => format!("Updated feature request: {} ({}).", r.title, r.file_name),
+            None => format!("Feature request '{}' not found.", args.identifier),
+        }))
+    }
+}
+
+/// `list_feature_requests` (`tools.md` §5.1): every request in file-name order, closed ones
+/// included; unreadable files are reported after the list (R7).
+pub struct ListFeatureRequests;
+
+impl TypedTool for ListFeatureRequests {
+    type Args = NoArgs;
+    const NAME: &'static str = "list_feature_requests";
+    const DESCRIPTION: &'static str = "List the current markdown-backed feature requests.\n\nUse this before creating a new feature request when you suspect the request may\nalready exist. This helps avoid duplicate backlog entries by surfacing the\ncanonical titles, aliases, statuses, and brief summaries of existing requests.";
+
+    fn run(&self, ctx: &ToolContext, _args: NoArgs) -> Result<ToolOutput, ToolError> {
+        let entries = store(ctx)?.entries().map_err(tool_error)?;
+        Ok(ToolOutput::text(render_listing(&entries)))
+    }
+}
+
+/// The text of `list_feature_requests` for these entries (`tools.md` §5.1).
+pub fn render_listing(entries: &[Entry]) -> String {
+    let mut lines: Vec<String> = Vec::new();
+    let mut skipped: Vec<String> = Vec::new();
+    let mut count = 0usize;
+    for entry in entries {
+        match entry {
+            Entry::Request(r) => {
+                count += 1;
+                let aliases = if r.aliases.is_empty() {
+                    String::new()
+                } else {
+                    format!(" | aliases: {}", r.aliases.join(", "))
+                };
+                lines.push(format!(
+                    "- {} [{}] ({}){aliases}",
+                    r.title, r.status, r.file_name
+                ));
+                lines.push(format!("  Summary: {}", r.summary));
+            }
+            Entry::Unreadable { file_name, error } => {
+                let message = match error {
+                    MarkdownError::InvalidFrontMatter { message, .. } => message.clone(),
+                    other => other.to_string(),
+                };
+                skipped.push(format!("Skipped unreadable file {file_name}: {message}"));
+            }
+        }
+    }
+    let mut out = if count == 0 {
+        vec!["No feature requests found.".to_owned()]
+    } else {
+        let mut head = vec![format!("Feature requests ({count}):"), String::new()];
+        head.append(&mut lines);
+        head
+    };
+    out.append(&mut skipped);
+    out.join("\n")
+}
