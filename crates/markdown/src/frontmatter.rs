@@ -15,6 +15,10 @@ pub struct Document {
     pub raw_body: String,
     /// Whether the file had a front-matter block.
     pub has_front_matter: bool,
+    /// The YAML text of the block exactly as read (CRLF turned into LF), each line with its `\n`;
+    /// empty for an empty block or no front matter. [`Document::render_keeping_front_matter`]
+    /// writes it back unchanged when only the body changes.
+    pub raw_yaml: String,
 }
 
 /// Splits off the first line (without its `\n`) and the rest after it.
@@ -87,6 +91,7 @@ impl Document {
             front_matter: Mapping::new(),
             raw_body: text.to_owned(),
             has_front_matter: false,
+            raw_yaml: String::new(),
         };
         let (first, rest) = split_line(text);
         let Some(mut rest) = rest.filter(|_| is_fence(first)) else {
@@ -103,6 +108,7 @@ impl Document {
                     front_matter,
                     raw_body: after.unwrap_or_default().to_owned(),
                     has_front_matter: true,
+                    raw_yaml: yaml.replace("\r\n", "\n"),
                 });
             }
             match after {
@@ -127,6 +133,21 @@ impl Document {
         out.push_str("\n---\n\n");
         out.push_str(body);
         out
+    }
+
+    /// Renders the file with a new body and the front-matter block byte for byte as it was read
+    /// (`---\n{raw yaml}---\n\n{body}`), for tools that change only the body and must leave the
+    /// front matter exactly as it was (D5). Without a block in the original, the front matter is
+    /// emitted as by [`Document::render_with_body`].
+    pub fn render_keeping_front_matter(&self, body: &str, sort_keys: bool) -> String {
+        if !self.has_front_matter || self.raw_yaml.trim().is_empty() {
+            return Self::render_with_body(&self.front_matter, body, sort_keys);
+        }
+        let mut yaml = self.raw_yaml.clone();
+        if !yaml.ends_with('\n') {
+            yaml.push('\n');
+        }
+        format!("---\n{yaml}---\n\n{body}")
     }
 
     /// Renders this document keeping its raw body byte for byte: `---\n{yaml}\n---\n{raw_body}`.
@@ -215,6 +236,16 @@ mod tests {
         assert_eq!(doc.front_matter.len(), 1);
         assert_eq!(doc.raw_body, "\n---\nfoo: bar\n---\nhello");
         assert_eq!(doc.render(true), text);
+        assert_eq!(
+            doc.render_keeping_front_matter("new", true),
+            "---\nid: 4\n---\n\nnew"
+        );
+        let folded = "---\nb: \"Caf\\xE9\"\na: x\r\n---\n\nold";
+        let doc = Document::parse(folded, "x.md").unwrap();
+        assert_eq!(
+            doc.render_keeping_front_matter("new", true),
+            "---\nb: \"Caf\\xE9\"\na: x\n---\n\nnew"
+        );
     }
 
     #[test]

@@ -1,0 +1,2 @@
+//! Benchmarks of the agenda store on a large home (written below).
+fn main() {}

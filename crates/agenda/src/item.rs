@@ -1,0 +1,276 @@
+//! One agenda or due-item file, as read (`formats.md` §4).
+
+use elroy_markdown::{Document, Mapping, Value};
+use jiff::Timestamp;
+use jiff::civil::Date;
+
+use crate::time::parse_stored_trigger;
+
+/// Lifecycle state (`status` key).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Status {
+    /// `created`: open.
+    Created,
+    /// `completed`.
+    Completed,
+    /// `deleted` (Elroy writes it just before removing a file).
+    Deleted,
+    /// Any other value a person wrote; such an item is not active.
+    Other(String),
+}
+
+impl Status {
+    /// The stored word.
+    pub fn as_str(&self) -> &str {
+        match self {
+            Status::Created => "created",
+            Status::Completed => "completed",
+            Status::Deleted => "deleted",
+            Status::Other(s) => s,
+        }
+    }
+}
+
+/// Whether an item is a plain agenda item or a due item.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    /// No trigger.
+    Agenda,
+    /// A time trigger, a context trigger, or both.
+    Due,
+}
+
+/// An agenda or due-item file whose front matter parsed.
+#[derive(Debug, Clone)]
+pub struct Item {
+    /// File name without `.md`.
+    pub stem: String,
+    /// Display path relative to `$ELROY_HOME` (`agenda/X.md`, `users/t/agenda/X.md`).
+    pub file: String,
+    /// The parsed document (front matter, raw body, raw YAML).
+    pub document: Document,
+    /// The `name` key, when present (D6).
+    pub name_key: Option<String>,
+    /// `completed` (strict boolean; default false).
+    pub completed: bool,
+    /// `status` (default `completed` if `completed`, else `created`).
+    pub status: Status,
+    /// `date`, when present and parseable as `YYYY-MM-DD`.
+    pub date: Option<Date>,
+    /// The raw `trigger_datetime` text, when non-empty.
+    pub trigger_raw: Option<String>,
+    /// `trigger_datetime` as an instant, when it parses (`formats.md` §8.4).
+    pub trigger_datetime: Option<Timestamp>,
+    /// `trigger_context` (or Elroy's legacy `reminder_context`), when non-empty.
+    pub trigger_context: Option<String>,
+    /// Lower-cased stem, for matching.
+    pub(crate) stem_lower: String,
+}
+
+/// A checklist entry as listings see it (`formats.md` §4.3).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ChecklistEntry {
+    /// The entry id.
+    pub id: i64,
+    /// The entry text.
+    pub text: String,
+    /// Whether it is done.
+    pub completed: bool,
+    /// `due_date`, when set.
+    pub due_date: Option<String>,
+}
+
+/// Reads a strict boolean (`formats.md` §3.1): a YAML boolean, or `true/yes/on` / `false/no/off`
+/// ignoring ASCII case; missing or `null` is `None`.
+///
+/// # Errors
+/// `invalid boolean for '{key}' in {file}: {value}`.
+pub fn strict_bool(value: Option<&Value>, key: &str, file: &str) -> Result<Option<bool>, String> {
+    match value {
+        None | Some(Value::Null) => Ok(None),
+        Some(Value::Bool(b)) => Ok(Some(*b)),
+        Some(Value::String(s)) => match s.to_ascii_lowercase().as_str() {
+            "true" | "yes" | "on" => Ok(Some(true)),
+            "false" | "no" | "off" => Ok(Some(false)),
+            _ => Err(format!("invalid boolean for '{key}' in {file}: {s}")),
+        },
+        Some(other) => Err(format!(
+            "invalid boolean for '{key}' in {file}: {}",
+            other.display_short()
+        )),
+    }
+}
+
+/// A non-empty string value (strings, and numbers written as text).
+fn non_empty_text(value: Option<&Value>) -> Option<String> {
+    let text = match value? {
+        Value::String(s) | Value::Timestamp(s) => s.clone(),
+        Value::Int(i) => i.to_string(),
+        Value::Float(f) => f.to_string(),
+        _ => return None,
+    };
+    (!text.trim().is_empty()).then_some(text)
+}
+
+impl Item {
+    /// Builds an item from a parsed document.
+    ///
+    /// # Errors
+    /// The strict-boolean message when `completed` is not a boolean.
+    pub fn from_document(stem: String, file: String, document: Document) -> Result<Item, String> {
+        let fm = &document.front_matter;
+        let completed = strict_bool(fm.get("completed"), "completed", &file)?.unwrap_or(false);
+        let status = match fm.get("status").and_then(Value::as_str) {
+            Some("created") => Status::Created,
+            Some("completed") => Status::Completed,
+            Some("deleted") => Status::Deleted,
+            Some(other) if !other.is_empty() => Status::Other(other.to_owned()),
+            _ if completed => Status::Completed,
+            _ => Status::Created,
+        };
+        let date = fm
+            .get("date")
+            .and_then(Value::as_str)
+            .and_then(|s| s.parse::<Date>().ok().filter(|_| s.len() == 10));
+        let trigger_raw = non_empty_text(fm.get("trigger_datetime"));
+        let trigger_datetime = trigger_raw.as_deref().and_then(parse_stored_trigger);
+        let trigger_context = non_empty_text(fm.get("trigger_context"))
+            .or_else(|| non_empty_text(fm.get("reminder_context")));
+        let name_key = fm.get("name").and_then(Value::as_str).map(str::to_owned);
+        Ok(Item {
+            stem_lower: stem.to_lowercase(),
+            stem,
+            file,
+            document,
+            name_key,
+            completed,
+            status,
+            date,
+            trigger_raw,
+            trigger_datetime,
+            trigger_context,
+        })
+    }
+
+    /// The item's name (D6): the `name` key, else the stem.
+    pub fn name(&self) -> &str {
+        self.name_key.as_deref().unwrap_or(&self.stem)
+    }
+
+    /// Whether it is a due item (a time or context trigger).
+    pub fn kind(&self) -> Kind {
+        if self.trigger_raw.is_some() || self.trigger_context.is_some() {
+            Kind::Due
+        } else {
+            Kind::Agenda
+        }
+    }
+
+    /// Active: status `created` and not completed (`formats.md` §4.1).
+    pub fn is_active(&self) -> bool {
+        self.status == Status::Created && !self.completed
+    }
+
+    /// The front matter.
+    pub fn front_matter(&self) -> &Mapping {
+        &self.document.front_matter
+    }
+
+    /// The body stripped of surrounding whitespace.
+    pub fn text(&self) -> &str {
+        self.document.raw_body.trim()
+    }
+
+    /// The main text (before `## Updates`), stripped (`formats.md` §4.4).
+    pub fn main_text(&self) -> &str {
+        split_updates(self.text()).0.trim()
+    }
+
+    /// The checklist entries that have an `id` and a `text`; `completed` counts only strict
+    /// booleans that are true.
+    pub fn checklist(&self) -> Vec<ChecklistEntry> {
+        let Some(Value::List(entries)) = self.front_matter().get("checklist") else {
+            return Vec::new();
+        };
+        entries
+            .iter()
+            .filter_map(|e| match e {
+                Value::Map(m) => checklist_entry(m, &self.file).ok().flatten(),
+                _ => None,
+            })
+            .collect()
+    }
+}
+
+/// Reads one checklist mapping; `Ok(None)` when it lacks `id` or `text` (such entries are dropped).
+///
+/// # Errors
+/// The strict-boolean message for `completed`.
+pub(crate) fn checklist_entry(m: &Mapping, file: &str) -> Result<Option<ChecklistEntry>, String> {
+    let id = match m.get("id") {
+        Some(Value::Int(i)) => Some(*i),
+        Some(Value::Float(f)) if f.fract() == 0.0 => Some(*f as i64),
+        Some(Value::String(s)) => s.trim().parse().ok(),
+        _ => None,
+    };
+    let text = match m.get("text") {
+        None | Some(Value::Null) => None,
+        Some(v) => Some(v.display_short()),
+    };
+    let (Some(id), Some(text)) = (id, text) else {
+        return Ok(None);
+    };
+    let completed = strict_bool(m.get("completed"), "completed", file)?.unwrap_or(false);
+    let due_date = non_empty_text(m.get("due_date"));
+    Ok(Some(ChecklistEntry {
+        id,
+        text,
+        completed,
+        due_date,
+    }))
+}
+
+/// Splits a stripped body into main text and existing updates (`formats.md` §4.4).
+pub fn split_updates(body: &str) -> (&str, Option<&str>) {
+    const MARKER: &str = "\n## Updates\n\n";
+    if let Some(pos) = body.find(MARKER) {
+        let main = body[..pos].trim_end();
+        let updates = body[pos + MARKER.len()..].trim_end();
+        return (main, (!updates.is_empty()).then_some(updates));
+    }
+    if let Some(rest) = body.strip_prefix("## Updates\n") {
+        let updates = rest.trim();
+        return ("", (!updates.is_empty()).then_some(updates));
+    }
+    (body, None)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn updates_split() {
+        assert_eq!(split_updates("a\nb"), ("a\nb", None));
+        assert_eq!(
+            split_updates("main  \n\n## Updates\n\n- x\n- y  "),
+            ("main", Some("- x\n- y"))
+        );
+        assert_eq!(split_updates("## Updates\n\n- x"), ("", Some("- x")));
+    }
+
+    #[test]
+    fn strict_booleans() {
+        let v = Value::String("Yes".into());
+        assert_eq!(strict_bool(Some(&v), "completed", "f"), Ok(Some(true)));
+        let v = Value::String("maybe".into());
+        assert_eq!(
+            strict_bool(Some(&v), "completed", "agenda/x.md"),
+            Err("invalid boolean for 'completed' in agenda/x.md: maybe".into())
+        );
+        assert_eq!(
+            strict_bool(Some(&Value::Int(1)), "c", "f").unwrap_err(),
+            "invalid boolean for 'c' in f: 1"
+        );
+    }
+}

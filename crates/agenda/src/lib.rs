@@ -1,0 +1,31 @@
+//! # elroy-agenda
+//!
+//! The agenda store: plain agenda items and due items kept as Elroy-compatible markdown files in
+//! `<user home>/agenda/*.md` (`shared/spec/formats.md` §4), with the behaviour of the 14 agenda and
+//! due-item tools (`tools.md` §1–§2) minus the tool plumbing. No async, no tools, no LLM.
+//!
+//! - [`AgendaStore`]: every operation, locked and atomic (D12), with name matching (D6).
+//! - [`AgendaIndex`] / [`LogIndex`]: stable integer ids per file for recall (`formats.md` §9.5).
+//! - [`parse_trigger_time`], [`parse_item_date`] and the display helpers (D7).
+//! - [`to_fact`]: the text rendering of an item (`formats.md` §8.5); [`AgendaStore::due_now`] for
+//!   the `⏰ DUE ITEM` injection.
+
+mod error;
+mod index;
+mod item;
+mod scan;
+mod store;
+mod time;
+
+pub use error::AgendaError;
+pub use index::{AgendaIndex, IndexEntry, LogIndex};
+pub use item::{ChecklistEntry, Item, Kind, Status, split_updates, strict_bool};
+pub use scan::Entry;
+pub use store::{
+    AGENDA_FALLBACK, AgendaStore, DueItem, ItemRef, ListedItem, NewDueItem, RecallEntry, to_fact,
+};
+pub use time::{
+    format_local_with_offset, format_python_utc, format_stored_trigger, format_update_stamp,
+    invalid_datetime_message, parse_absolute_time, parse_item_date, parse_stored_trigger,
+    parse_trigger_time,
+};

@@ -1,0 +1,53 @@
+//! # elroy-tools-agenda
+//!
+//! The 8 agenda tools of `shared/spec/tools.md` §1 over [`elroy_agenda::AgendaStore`]:
+//! `add_agenda_item`, `add_agenda_checklist_item`, `add_agenda_item_update`,
+//! `complete_agenda_checklist_item`, `complete_agenda_item`, `delete_agenda_item`,
+//! `edit_agenda_checklist_item` and `list_agenda_items`. Schemas are Elroy 0.5.0's (K1), success
+//! strings too (K3); failures follow the error contract (D1). Tools find the store with
+//! `ctx.services.require::<AgendaStore>()` and take "now" and the zone from `ctx.time`.
+
+mod checklist;
+mod items;
+
+use elroy_core::{ToolError, ToolRegistry, sync_tool};
+
+pub use checklist::{
+    AddAgendaChecklistItem, AddAgendaChecklistItemArgs, CompleteAgendaChecklistItem,
+    CompleteAgendaChecklistItemArgs, EditAgendaChecklistItem, EditAgendaChecklistItemArgs,
+};
+pub use items::{
+    AddAgendaItem, AddAgendaItemArgs, AddAgendaItemUpdate, AddAgendaItemUpdateArgs,
+    CompleteAgendaItem, DeleteAgendaItem, ItemNameArgs, ListAgendaItems, ListAgendaItemsArgs,
+};
+
+/// Registers the 8 agenda tools.
+pub fn register(registry: &mut ToolRegistry) {
+    registry
+        .register(sync_tool(AddAgendaItem))
+        .register(sync_tool(AddAgendaChecklistItem))
+        .register(sync_tool(AddAgendaItemUpdate))
+        .register(sync_tool(CompleteAgendaChecklistItem))
+        .register(sync_tool(CompleteAgendaItem))
+        .register(sync_tool(DeleteAgendaItem))
+        .register(sync_tool(EditAgendaChecklistItem))
+        .register(sync_tool(ListAgendaItems));
+}
+
+/// Store failures become tool errors with the same message.
+pub(crate) fn tool_error(e: elroy_agenda::AgendaError) -> ToolError {
+    ToolError::new(e.message())
+}
+
+/// Parses an optional `item_date`, defaulting to today (`tools.md` §1.1 step 1).
+pub(crate) fn item_date(
+    ctx: &elroy_core::ToolContext,
+    item_date: Option<&str>,
+) -> Result<jiff::civil::Date, ToolError> {
+    match item_date {
+        None => Ok(ctx.time.today()),
+        Some(text) => elroy_agenda::parse_item_date(text).ok_or_else(|| {
+            ToolError::new(format!("Invalid date format '{text}'. Use YYYY-MM-DD."))
+        }),
+    }
+}

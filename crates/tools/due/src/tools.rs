@@ -1,0 +1,212 @@
+//! The due-item tools (`tools.md` §2.1–§2.6).
+
+use elroy_agenda::{AgendaError, AgendaStore, NewDueItem, parse_trigger_time};
+use elroy_core::{Effect, RecallItem, RecallKind, ToolContext, ToolError, ToolOutput, TypedTool};
+
+fn tool_error(e: AgendaError) -> ToolError {
+    ToolError::new(e.message())
+}
+
+fn agenda_item(id: i64) -> RecallItem {
+    RecallItem {
+        memory_type: RecallKind::AgendaItem,
+        memory_id: id,
+    }
+}
+
+elroy_core::tool_args! {
+    /// Arguments of `create_due_item`.
+    pub struct CreateDueItemArgs {
+        name: String => "Name of the due item. Must be unique.",
+        text: String => "The item text to display when triggered.",
+        trigger_time: Option<String> => "Trigger time in ``YYYY-MM-DD HH:MM`` format.",
+        trigger_context: Option<String> => "Description of the triggering context or situation.",
+    }
+}
+
+/// `create_due_item` (`tools.md` §2.1): returns `Pin(("AgendaItem", id))`.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct CreateDueItem;
+
+impl TypedTool for CreateDueItem {
+    type Args = CreateDueItemArgs;
+    const NAME: &'static str = "create_due_item";
+    const DESCRIPTION: &'static str =
+        "Create a due item that can be triggered by time and/or context.";
+
+    fn run(&self, ctx: &ToolContext, args: Self::Args) -> Result<ToolOutput, ToolError> {
+        let now = ctx.time.now_local();
+        let trigger = match args.trigger_time.as_deref() {
+            Some(text) => Some(parse_trigger_time(text, &now).map_err(ToolError::new)?),
+            None => None,
+        };
+        let store = ctx.services.require::<AgendaStore>()?;
+        let item = store
+            .create_due_item(
+                &NewDueItem {
+                    name: &args.name,
+                    text: &args.text,
+                    trigger,
+                    trigger_context: args.trigger_context.as_deref(),
+                },
+                &now,
+            )
+            .map_err(tool_error)?;
+        let name = &args.name;
+        let content = match (&args.trigger_time, &args.trigger_context) {
+            (Some(time), Some(context)) => format!(
+                "Hybrid due item '{name}' has been created for {time} and context: {context}."
+            ),
+            (Some(time), None) => format!("Timed due item '{name}' has been created for {time}."),
+            _ => format!("Contextual due item '{name}' has been created."),
+        };
+        Ok(ToolOutput::text(content).with_effect(Effect::Pin(agenda_item(item.id))))
+    }
+}
+
+elroy_core::tool_args! {
+    /// Arguments of `complete_due_item`.
+    pub struct CloseDueItemArgs {
+        name: String => "Name of the due item to complete.",
+        closing_comment: Option<String> => "Optional note explaining why it was completed.",
+    }
+}
+
+/// `complete_due_item` (`tools.md` §2.2).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct CompleteDueItem;
+
+impl TypedTool for CompleteDueItem {
+    type Args = CloseDueItemArgs;
+    const NAME: &'static str = "complete_due_item";
+    const DESCRIPTION: &'static str = "Mark a due item as completed.";
+
+    fn run(&self, ctx: &ToolContext, args: Self::Args) -> Result<ToolOutput, ToolError> {
+        let store = ctx.services.require::<AgendaStore>()?;
+        store
+            .complete_due_item(&args.name, args.closing_comment.as_deref())
+            .map_err(tool_error)?;
+        let name = &args.name;
+        Ok(ToolOutput::text(match &args.closing_comment {
+            Some(comment) => {
+                format!("Due item '{name}' has been marked as completed. Comment: {comment}")
+            }
+            None => format!("Due item '{name}' has been marked as completed."),
+        }))
+    }
+}
+
+elroy_core::tool_args! {
+    /// Arguments of `delete_due_item`.
+    pub struct DeleteDueItemArgs {
+        name: String => "Name of the due item to delete.",
+        closing_comment: Option<String> => "Optional note explaining why it was deleted.",
+    }
+}
+
+/// `delete_due_item` (`tools.md` §2.3): removes the file; returns `Unpin(("AgendaItem", id))`.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct DeleteDueItem;
+
+impl TypedTool for DeleteDueItem {
+    type Args = DeleteDueItemArgs;
+    const NAME: &'static str = "delete_due_item";
+    const DESCRIPTION: &'static str = "Delete a due item permanently.";
+
+    fn run(&self, ctx: &ToolContext, args: Self::Args) -> Result<ToolOutput, ToolError> {
+        let store = ctx.services.require::<AgendaStore>()?;
+        let item = store.delete_due_item(&args.name).map_err(tool_error)?;
+        let name = &args.name;
+        let content = match &args.closing_comment {
+            Some(comment) => format!("Due item '{name}' has been deleted. Comment: {comment}"),
+            None => format!("Due item '{name}' has been deleted."),
+        };
+        Ok(ToolOutput::text(content).with_effect(Effect::Unpin(agenda_item(item.id))))
+    }
+}
+
+elroy_core::tool_args! {
+    /// Arguments of `print_due_item`.
+    pub struct DueNameArgs {
+        name: String => "Name of the due item to retrieve.",
+    }
+}
+
+/// `print_due_item` (`tools.md` §2.6): trigger time in local time with the offset (D7).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct PrintDueItem;
+
+impl TypedTool for PrintDueItem {
+    type Args = DueNameArgs;
+    const NAME: &'static str = "print_due_item";
+    const DESCRIPTION: &'static str = "Print the details for a due item by name.";
+
+    fn run(&self, ctx: &ToolContext, args: Self::Args) -> Result<ToolOutput, ToolError> {
+        let store = ctx.services.require::<AgendaStore>()?;
+        let item = store.due_item(&args.name).map_err(tool_error)?;
+        Ok(ToolOutput::text(item.print(&args.name, &ctx.time.tz)))
+    }
+}
+
+elroy_core::tool_args! {
+    /// Arguments of `rename_due_item`.
+    pub struct RenameDueItemArgs {
+        old_name: String => "Current due item name.",
+        new_name: String => "Replacement due item name.",
+    }
+}
+
+/// `rename_due_item` (`tools.md` §2.4).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct RenameDueItem;
+
+impl TypedTool for RenameDueItem {
+    type Args = RenameDueItemArgs;
+    const NAME: &'static str = "rename_due_item";
+    const DESCRIPTION: &'static str = "Rename an existing due item.";
+
+    fn run(&self, ctx: &ToolContext, args: Self::Args) -> Result<ToolOutput, ToolError> {
+        let store = ctx.services.require::<AgendaStore>()?;
+        // The numeric user id of the database; the token until a database is open.
+        let user = ctx
+            .user
+            .id
+            .map_or_else(|| ctx.user.token.clone(), |id| id.to_string());
+        store
+            .rename_due_item(&args.old_name, &args.new_name, &user)
+            .map_err(tool_error)?;
+        Ok(ToolOutput::text(format!(
+            "Due item '{}' has been renamed to '{}'.",
+            args.old_name, args.new_name
+        )))
+    }
+}
+
+elroy_core::tool_args! {
+    /// Arguments of `update_due_item_text`.
+    pub struct UpdateDueItemTextArgs {
+        name: String => "Name of the due item to update.",
+        new_text: String => "Replacement text for the due item.",
+    }
+}
+
+/// `update_due_item_text` (`tools.md` §2.5).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct UpdateDueItemText;
+
+impl TypedTool for UpdateDueItemText {
+    type Args = UpdateDueItemTextArgs;
+    const NAME: &'static str = "update_due_item_text";
+    const DESCRIPTION: &'static str = "Update the text of an existing due item.";
+
+    fn run(&self, ctx: &ToolContext, args: Self::Args) -> Result<ToolOutput, ToolError> {
+        let store = ctx.services.require::<AgendaStore>()?;
+        store
+            .update_due_item_text(&args.name, &args.new_text)
+            .map_err(tool_error)?;
+        Ok(ToolOutput::text(format!(
+            "Due item '{}' text has been updated.",
+            args.name
+        )))
+    }
+}
