@@ -22,6 +22,11 @@ pub(crate) fn open_services(
     // --- elroy-db (database, users): set `user.id` here ---
 
     // --- elroy-agenda ---
+    services.insert(Arc::new(elroy_agenda::AgendaStore::open(
+        &_user.elroy_home,
+        &_user.user_home,
+        &_user.token,
+    )));
 
     // --- elroy-feature-requests ---
 

@@ -16,5 +16,7 @@ pub fn builtin_registry() -> ToolRegistry {
     // One line per tool family.
     elroy_tools_fs::register(&mut registry);
     elroy_tools_session::register(&mut registry);
+    elroy_tools_agenda::register(&mut registry);
+    elroy_tools_due::register(&mut registry);
     registry
 }
