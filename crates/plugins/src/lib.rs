@@ -1,0 +1,33 @@
+//! # elroy-plugins
+//!
+//! The plugin protocol (decision D15, `shared/spec/tools.md` §9.1): executables in any language
+//! become tools and sidebar panels at session start.
+//!
+//! - Discovery ([`discover`]): `$ELROY_HOME/contrib/`, then `contrib_tools_path`, then
+//!   `custom_tools_path`; directories contribute their executable children, sorted by name.
+//! - Description: `{plugin} --schema` prints an OpenAI tool schema, a panel declaration
+//!   `{"type":"panel","title":…}`, or an array of them ([`parse_schema_output`]).
+//! - Calls ([`PluginTool`]): JSON arguments on stdin, the result on stdout, errors from the exit
+//!   status and stderr, `plugin_timeout_seconds`.
+//! - Loading ([`load_plugins`]) registers plugin tools after the built-in ones with
+//!   [`elroy_core::ToolRegistry::register_plugin`]; invalid plugins are reported as warnings
+//!   (`plugin {path}: {reason}`) and skipped, never fatal.
+//! - Panels ([`render_panel`]): `{plugin} --panel` prints the tab's markdown.
+//!
+//! [`process`] is the child-process runner (capped output, timeout, process-group kill) that the
+//! Codex tools share.
+
+mod discover;
+mod load;
+mod probe;
+pub mod process;
+mod schema;
+mod tool;
+
+pub use discover::{Discovered, discover, is_plugin};
+pub use load::{
+    LoadReport, PANEL_CAP, Panel, Panels, configured_entries, load_from, load_plugins, render_panel,
+};
+pub use probe::PROBE_TIMEOUT;
+pub use schema::{Declaration, parse_schema_output};
+pub use tool::{PluginTool, STDERR_CAP, STDOUT_CAP};

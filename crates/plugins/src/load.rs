@@ -1,0 +1,192 @@
+//! Loading plugins into a registry at session start (`tools.md` §9.1) and drawing panels.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use elroy_config::Config;
+use elroy_core::ToolRegistry;
+
+use crate::discover::discover;
+use crate::probe::{PROBE_TIMEOUT, ProbeFailure, run_flag};
+use crate::schema::{Declaration, parse_schema_output};
+use crate::tool::PluginTool;
+
+/// `--schema` output kept (a schema is small; more is not a valid answer anyway).
+const SCHEMA_CAP: usize = 1_048_576;
+/// `--panel` output kept.
+pub const PANEL_CAP: usize = 262_144;
+
+/// A sidebar panel a plugin declared.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Panel {
+    /// The tab title.
+    pub title: String,
+    /// The plugin executable (run with `--panel`).
+    pub path: PathBuf,
+}
+
+/// What loading found.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct LoadReport {
+    /// Registered plugin tools: name and executable, in load order.
+    pub tools: Vec<(String, PathBuf)>,
+    /// Declared panels, in load order.
+    pub panels: Vec<Panel>,
+    /// One line per skipped plugin or tool: `plugin {path}: {reason}`.
+    pub warnings: Vec<String>,
+}
+
+/// The panels of a session, as the runtime keeps them in [`elroy_core::Services`].
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Panels(pub Vec<Panel>);
+
+/// The configured plugin entries: `contrib_tools_path`, then `custom_tools_path`, each with `~`
+/// expanded and relative paths resolved against the working directory.
+pub fn configured_entries(config: &Config) -> Vec<PathBuf> {
+    let cwd = std::env::current_dir().unwrap_or_default();
+    let home = std::env::home_dir();
+    config
+        .list("contrib_tools_path")
+        .iter()
+        .chain(config.list("custom_tools_path"))
+        .map(|entry| elroy_config::resolve_path(entry.trim(), &cwd, home.as_deref()))
+        .collect()
+}
+
+/// Probes every plugin of the home contrib directory and the configured paths, and registers
+/// their tools after the tools already in `registry`. Names in `exclude_tools` are left out.
+/// Nothing here is fatal: invalid plugins and taken names become warnings.
+pub fn load_plugins(config: &Config, registry: &mut ToolRegistry) -> LoadReport {
+    let timeout = u64::try_from(config.int("plugin_timeout_seconds"))
+        .ok()
+        .filter(|t| *t >= 1)
+        .unwrap_or(60);
+    load_from(
+        &config.paths.contrib_dir(),
+        &configured_entries(config),
+        config.list("exclude_tools"),
+        timeout,
+        registry,
+    )
+}
+
+/// [`load_plugins`] with explicit inputs: the home contrib directory, the other entries, the
+/// excluded names and the call timeout in seconds.
+pub fn load_from(
+    contrib_dir: &Path,
+    entries: &[PathBuf],
+    exclude: &[String],
+    timeout_seconds: u64,
+    registry: &mut ToolRegistry,
+) -> LoadReport {
+    let found = discover(contrib_dir, entries);
+    let mut report = LoadReport {
+        warnings: found.warnings,
+        ..LoadReport::default()
+    };
+    // Probes run in parallel: a slow plugin costs its own time only once.
+    let probed: Vec<Result<Vec<Declaration>, String>> = std::thread::scope(|scope| {
+        let handles: Vec<_> = found
+            .plugins
+            .iter()
+            .map(|path| scope.spawn(move || probe(path)))
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| {
+                h.join()
+                    .unwrap_or_else(|_| Err("--schema probe failed".to_owned()))
+            })
+            .collect()
+    });
+    for (path, outcome) in found.plugins.iter().zip(probed) {
+        let declarations = match outcome {
+            Ok(d) => d,
+            Err(reason) => {
+                report
+                    .warnings
+                    .push(format!("plugin {}: {reason}", path.display()));
+                continue;
+            }
+        };
+        for declaration in declarations {
+            match declaration {
+                Declaration::Panel(title) => report.panels.push(Panel {
+                    title,
+                    path: path.clone(),
+                }),
+                Declaration::Tool(spec) => {
+                    let name = spec.name.clone();
+                    if exclude.contains(&name) {
+                        continue;
+                    }
+                    let tool = PluginTool::new(spec, path.clone(), timeout_seconds);
+                    if registry
+                        .register_plugin(Arc::new(tool), path.clone())
+                        .is_ok()
+                    {
+                        report.tools.push((name, path.clone()));
+                    } else {
+                        report.warnings.push(format!(
+                            "plugin {}: duplicate tool name '{name}'",
+                            path.display()
+                        ));
+                    }
+                }
+            }
+        }
+    }
+    report
+}
+
+/// Runs `{plugin} --schema` and reads its declarations, or the skip reason.
+fn probe(path: &Path) -> Result<Vec<Declaration>, String> {
+    let output = run_flag(path, "--schema", PROBE_TIMEOUT, SCHEMA_CAP).map_err(|f| match f {
+        ProbeFailure::TimedOut => format!(
+            "--schema timed out after {} seconds",
+            PROBE_TIMEOUT.as_secs()
+        ),
+        ProbeFailure::Spawn(e) => format!("unable to run --schema: {e}"),
+    })?;
+    if !output.status.success() {
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        return Err(format!(
+            "--schema exited with status {}: {}",
+            exit_text(&output.status),
+            crate::process::last_chars(stderr.trim(), 4000)
+        ));
+    }
+    parse_schema_output(&output.stdout)
+}
+
+fn exit_text(status: &std::process::ExitStatus) -> String {
+    match (status.code(), crate::process::signal_of(status)) {
+        (Some(code), _) => code.to_string(),
+        (None, Some(signal)) => format!("signal {signal}"),
+        (None, None) => "unknown".to_owned(),
+    }
+}
+
+/// The markdown of a panel tab: `{plugin} --panel` (plugin's directory, empty stdin, 10-second
+/// timeout, stdout capped at 262,144 bytes), or `Panel error: {stderr or "exit status N"}`.
+pub fn render_panel(panel: &Panel) -> String {
+    match run_flag(&panel.path, "--panel", PROBE_TIMEOUT, PANEL_CAP) {
+        Ok(output) if output.status.success() => {
+            String::from_utf8_lossy(&output.stdout).into_owned()
+        }
+        Ok(output) => {
+            let stderr = String::from_utf8_lossy(&output.stderr);
+            let stderr = stderr.trim();
+            if stderr.is_empty() {
+                format!("Panel error: exit status {}", exit_text(&output.status))
+            } else {
+                format!("Panel error: {stderr}")
+            }
+        }
+        Err(ProbeFailure::TimedOut) => format!(
+            "Panel error: --panel timed out after {} seconds",
+            PROBE_TIMEOUT.as_secs()
+        ),
+        Err(ProbeFailure::Spawn(e)) => format!("Panel error: {e}"),
+    }
+}

@@ -1,0 +1,34 @@
+//! # elroy-tools-web
+//!
+//! The web tool family (`shared/spec/tools.md` §8, decision D14: Elroy 0.5.0 publishes no code for
+//! these tools, so the contract is ours):
+//!
+//! - [`FetchPage`] (`fetch_page`): HTTP(S) only, readable text of HTML (§8.1.1), `max_chars`
+//!   truncation with a note, a 5 MiB body cap.
+//! - [`WebSearch`] (`web_search`): DuckDuckGo's HTML results page at config `web_search_url`,
+//!   results numbered with title, decoded URL and snippet.
+//!
+//! Both use a [`WebClient`] (user agent, redirects, proxies, `web_timeout_seconds`), taken from
+//! [`elroy_core::Services`] when the runtime put one there.
+
+mod client;
+mod content;
+mod fetch_page;
+pub mod html_text;
+mod web_search;
+
+use elroy_core::{ToolRegistry, async_tool};
+
+pub use client::{Fetched, MAX_BODY_BYTES, MAX_REDIRECTS, WebClient, install_crypto_provider};
+pub use fetch_page::{DEFAULT_MAX_CHARS, FetchPage, FetchPageArgs, MAX_MAX_CHARS};
+pub use web_search::{
+    DEFAULT_MAX_RESULTS, DEFAULT_SEARCH_URL, MAX_RESULTS, SearchResult, WebSearch, WebSearchArgs,
+    format_results, parse_results,
+};
+
+/// Registers `fetch_page` and `web_search`.
+pub fn register(registry: &mut ToolRegistry) {
+    registry
+        .register(async_tool(FetchPage))
+        .register(async_tool(WebSearch));
+}
