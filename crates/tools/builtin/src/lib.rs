@@ -18,5 +18,6 @@ pub fn builtin_registry() -> ToolRegistry {
     elroy_tools_session::register(&mut registry);
     elroy_tools_agenda::register(&mut registry);
     elroy_tools_due::register(&mut registry);
+    elroy_tools_restart::register(&mut registry);
     registry
 }

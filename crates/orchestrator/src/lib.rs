@@ -1,0 +1,33 @@
+//! # elroy-orchestrator
+//!
+//! One elroy session and its turns, as `shared/spec/orchestrator.md` describes:
+//!
+//! - [`Session::start`] (§2.1 steps 5–6): the soul snapshot of the bootstrap files (frozen for the
+//!   session: a `memory` tool write reaches disk at once but the prompt only at the next session),
+//!   the system prompt ([`prompt`]), the active context aged out, repaired and given the current
+//!   prompt.
+//! - [`Session::turn`] (§3): load and repair the context; store the user message **before** any
+//!   model request (a failed or cancelled turn never loses it); inject one recall pair and one
+//!   due-items pair ([`ports`]); run the bounded model/tool loop (K6: tool rounds `0..=
+//!   max_assistant_loops`, then one round without tools); feed every tool error back to the model
+//!   (D1–D3); stop a tool after `max_tool_failures_per_turn` failures (R3); apply effects (§7.4);
+//!   persist the turn as one version (§10). Events ([`TurnEvent`]) stream to the front-end.
+//! - [`Session::after_turn`]: background work after the reply (context compression over
+//!   `max_tokens`).
+//!
+//! Stores built by other crates reach the turn through small traits in [`ports`]
+//! ([`RecallSource`], [`DueSource`], [`PinResolver`]); a session runs without any of them.
+
+mod background;
+mod events;
+mod gate;
+pub mod ports;
+pub mod prompt;
+mod session;
+mod turn;
+
+pub use events::{InjectedKind, TurnEvent, fenced};
+pub use gate::should_recall;
+pub use ports::{DueSource, PinResolver, RecallQuery, RecallSource};
+pub use session::{Session, SessionError, SessionParts, Settings};
+pub use turn::{DUE_ITEMS_TOOL, FAST_RECALL_TOOL, TurnError, TurnInput, TurnOutcome, new_call_id};

@@ -1,0 +1,248 @@
+//! [`Session`]: session start (`orchestrator.md` §2.1 steps 5–7) — the frozen soul, the system
+//! prompt, the active context aged out, repaired and given the current system prompt.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use elroy_config::Config;
+use elroy_core::{Capabilities, Message, Role, Services, TimeContext, ToolRegistry, UserInfo};
+use elroy_db::Db;
+use elroy_llm::ChatModel;
+use elroy_notebook::Soul;
+use elroy_transcript::{ContextItem, Provider, TranscriptStore, is_system_instruction};
+
+use crate::ports::{DueSource, PinResolver, RecallSource};
+use crate::prompt::{PromptParts, system_prompt};
+
+/// The configuration keys a session uses, read once.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Settings {
+    /// `max_assistant_loops`: tool rounds allowed are `0..=this` (K6).
+    pub max_assistant_loops: usize,
+    /// `max_tool_failures_per_turn` (R3).
+    pub max_tool_failures_per_turn: usize,
+    /// `show_internal_thought`: emit [`crate::TurnEvent::Injected`].
+    pub show_internal_thought: bool,
+    /// `inline_tool_calls`: schemas in the system prompt, calls parsed from text.
+    pub inline_tool_calls: bool,
+    /// `max_context_age_minutes`.
+    pub max_context_age_minutes: f64,
+    /// `max_tokens`: context size that triggers a refresh.
+    pub max_tokens: usize,
+    /// `default_assistant_name`.
+    pub default_assistant_name: String,
+}
+
+impl Settings {
+    /// Reads the keys from `config`.
+    pub fn from_config(config: &Config) -> Self {
+        let uint = |key: &str| usize::try_from(config.int(key)).unwrap_or(0);
+        Settings {
+            max_assistant_loops: uint("max_assistant_loops"),
+            max_tool_failures_per_turn: uint("max_tool_failures_per_turn").max(1),
+            show_internal_thought: config.bool("show_internal_thought"),
+            inline_tool_calls: config.bool("inline_tool_calls"),
+            max_context_age_minutes: config.float("max_context_age_minutes").unwrap_or(720.0),
+            max_tokens: uint("max_tokens").max(1),
+            default_assistant_name: config
+                .string("default_assistant_name")
+                .unwrap_or("Elroy")
+                .to_owned(),
+        }
+    }
+}
+
+impl Default for Settings {
+    fn default() -> Self {
+        Settings {
+            max_assistant_loops: 4,
+            max_tool_failures_per_turn: 3,
+            show_internal_thought: true,
+            inline_tool_calls: false,
+            max_context_age_minutes: 720.0,
+            max_tokens: 100_000,
+            default_assistant_name: "Elroy".into(),
+        }
+    }
+}
+
+/// Everything a session runs with.
+pub struct SessionParts {
+    /// Configuration values.
+    pub settings: Settings,
+    /// Now and the zone.
+    pub time: TimeContext,
+    /// The user; `user_id` is its database id.
+    pub user: UserInfo,
+    /// `users.id`.
+    pub user_id: i64,
+    /// The tools offered to the model.
+    pub registry: Arc<ToolRegistry>,
+    /// Stores for tools.
+    pub services: Services,
+    /// What the front-end can do (`restart_session`).
+    pub capabilities: Capabilities,
+    /// The working directory for filesystem tools.
+    pub cwd: PathBuf,
+    /// The database (op tracker, preferences).
+    pub db: Arc<Db>,
+    /// The transcript (context window, persistence).
+    pub transcript: TranscriptStore,
+    /// The chat model.
+    pub model: Arc<dyn ChatModel>,
+    /// The provider family (the validator's user-first rule for Anthropic).
+    pub provider: Provider,
+    /// Recall, when a memory store is available.
+    pub recall: Option<Arc<dyn RecallSource>>,
+    /// Due items, when an agenda store is available.
+    pub due: Option<Arc<dyn DueSource>>,
+    /// Pin resolution, when stores are available.
+    pub pins: Option<Arc<dyn PinResolver>>,
+}
+
+impl std::fmt::Debug for SessionParts {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SessionParts")
+            .field("user_id", &self.user_id)
+            .field("model", &self.model.model_name())
+            .finish_non_exhaustive()
+    }
+}
+
+/// Why a session could not start.
+#[derive(Debug, thiserror::Error)]
+pub enum SessionError {
+    /// The database or transcript failed.
+    #[error("{0}")]
+    Store(String),
+}
+
+impl From<elroy_transcript::TranscriptError> for SessionError {
+    fn from(e: elroy_transcript::TranscriptError) -> Self {
+        SessionError::Store(e.to_string())
+    }
+}
+
+impl From<elroy_db::DbError> for SessionError {
+    fn from(e: elroy_db::DbError) -> Self {
+        SessionError::Store(e.to_string())
+    }
+}
+
+/// A started session: the system prompt is fixed for its lifetime (the soul snapshot is frozen).
+pub struct Session {
+    pub(crate) parts: SessionParts,
+    pub(crate) system_prompt: String,
+    pub(crate) tool_schemas: Vec<serde_json::Value>,
+    soul: Soul,
+}
+
+impl std::fmt::Debug for Session {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Session")
+            .field("parts", &self.parts)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Session {
+    /// Starts a session (§2.1 steps 5–6): composes the soul snapshot from the user home, builds
+    /// the system prompt, loads the active context, drops non-system messages older than
+    /// `max_context_age_minutes` (one version, reason `session`), runs the validator (reason
+    /// `repair`) and replaces a stale system prompt (reason `system`).
+    ///
+    /// # Errors
+    /// [`SessionError::Store`] when the database fails.
+    pub fn start(parts: SessionParts) -> Result<Session, SessionError> {
+        let soul = Soul::compose(&parts.user.user_home);
+        for warning in soul.warnings() {
+            tracing::warn!("{warning}");
+        }
+        let prefs = parts.db.preferences(parts.user_id)?;
+        let tool_schemas: Vec<serde_json::Value> =
+            parts.registry.specs().iter().map(|s| s.to_json()).collect();
+        let inline = parts.settings.inline_tool_calls.then(|| {
+            elroy_core::pyjson::dumps_indent2(&serde_json::Value::Array(tool_schemas.clone()))
+        });
+        let soul_block = soul.prompt_block();
+        let assistant = prefs
+            .assistant_name
+            .clone()
+            .unwrap_or_else(|| parts.settings.default_assistant_name.clone());
+        let prompt = system_prompt(&PromptParts {
+            persona: prefs.system_persona.as_deref(),
+            user_alias: prefs.preferred_name.as_deref(),
+            assistant_alias: &assistant,
+            inline_tool_schemas: inline.as_deref(),
+            soul_block: soul_block.as_deref(),
+        });
+        let session = Session {
+            parts,
+            system_prompt: prompt,
+            tool_schemas,
+            soul,
+        };
+        session.prepare_context()?;
+        Ok(session)
+    }
+
+    fn prepare_context(&self) -> Result<(), SessionError> {
+        let p = &self.parts;
+        let now = p.time.now();
+        let stored = p.transcript.active_context(p.user_id)?;
+        // Age-out (§2.1 step 6).
+        let max_age_secs = (p.settings.max_context_age_minutes * 60.0) as i64;
+        let cutoff = now
+            .checked_sub(jiff::SignedDuration::from_secs(max_age_secs))
+            .ok();
+        if let Some(cutoff) = cutoff {
+            let old: Vec<i64> = stored
+                .iter()
+                .filter(|s| s.message.role != Role::System && s.created_at < cutoff)
+                .map(|s| s.id)
+                .collect();
+            if !old.is_empty() {
+                p.transcript.remove(p.user_id, "session", now, &old)?;
+            }
+        }
+        let stored = p.transcript.active_context(p.user_id)?;
+        let prompt = self.system_prompt.clone();
+        p.transcript
+            .repair(p.user_id, now, &stored, p.provider, || {
+                Message::system(prompt)
+            })?;
+        let stored = p.transcript.active_context(p.user_id)?;
+        if let Some(first) = stored.first()
+            && is_system_instruction(&first.message)
+            && first.message.content.as_deref() != Some(self.system_prompt.as_str())
+        {
+            let mut target = vec![ContextItem::New(Message::system(
+                self.system_prompt.clone(),
+            ))];
+            target.extend(stored[1..].iter().map(|s| ContextItem::Stored(s.id)));
+            p.transcript
+                .set_context(p.user_id, "system", now, &target)?;
+        }
+        Ok(())
+    }
+
+    /// The system prompt of this session.
+    pub fn system_prompt(&self) -> &str {
+        &self.system_prompt
+    }
+
+    /// The soul snapshot taken at session start.
+    pub fn soul(&self) -> &Soul {
+        &self.soul
+    }
+
+    /// The chat model's name.
+    pub fn model_name(&self) -> &str {
+        self.parts.model.model_name()
+    }
+
+    /// The parts the session runs with.
+    pub fn parts(&self) -> &SessionParts {
+        &self.parts
+    }
+}

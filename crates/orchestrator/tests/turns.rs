@@ -1,0 +1,434 @@
+//! Turns against elroy-testkit's scripted server, with an in-memory database.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use elroy_core::{
+    Capabilities, NoArgs, RecallKind, RecallMetadata, RecallPayload, Role, Services, TimeContext,
+    ToolContext, ToolError, ToolOutput, ToolRegistry, TypedTool, UserInfo, sync_tool,
+};
+use elroy_db::Db;
+use elroy_llm::{ModelEndpoint, OpenAiChat, Protocol, RetryPolicy, Timeouts};
+use elroy_orchestrator::{
+    DueSource, RecallQuery, RecallSource, Session, SessionParts, Settings, TurnEvent, TurnInput,
+};
+use elroy_testkit::{MockServer, Reply};
+use elroy_transcript::{Provider, TranscriptStore};
+
+struct Pwd;
+impl TypedTool for Pwd {
+    type Args = NoArgs;
+    const NAME: &'static str = "pwd";
+    const DESCRIPTION: &'static str = "Print the working directory.";
+    fn run(&self, ctx: &ToolContext, _: NoArgs) -> Result<ToolOutput, ToolError> {
+        Ok(ToolOutput::text(ctx.cwd.display().to_string()))
+    }
+}
+
+elroy_core::tool_args! {
+    struct NoteArgs {
+        text: String => "The note.",
+    }
+}
+
+/// Fails for the text `bad`, else records the note.
+struct Note(Arc<Mutex<Vec<String>>>);
+impl TypedTool for Note {
+    type Args = NoteArgs;
+    const NAME: &'static str = "note";
+    const DESCRIPTION: &'static str = "Write a note.";
+    fn run(&self, _: &ToolContext, args: NoteArgs) -> Result<ToolOutput, ToolError> {
+        if args.text == "bad" {
+            return Err(ToolError::new("a note cannot say 'bad'"));
+        }
+        self.0.lock().unwrap().push(args.text);
+        Ok(ToolOutput::success())
+    }
+}
+
+struct Fixture {
+    server: MockServer,
+    home: tempfile::TempDir,
+    db: Arc<Db>,
+    notes: Arc<Mutex<Vec<String>>>,
+    settings: Settings,
+    recall: Option<Arc<dyn RecallSource>>,
+    due: Option<Arc<dyn DueSource>>,
+}
+
+impl Fixture {
+    fn new() -> Self {
+        Fixture {
+            server: MockServer::start(),
+            home: tempfile::tempdir().unwrap(),
+            db: Arc::new(Db::open_in_memory().unwrap()),
+            notes: Arc::default(),
+            settings: Settings::default(),
+            recall: None,
+            due: None,
+        }
+    }
+
+    fn session(&self) -> Session {
+        let endpoint = ModelEndpoint {
+            protocol: Protocol::OpenAi,
+            name: "testkit-model".into(),
+            model: "testkit-model".into(),
+            base_url: self.server.base_url(),
+            api_key: None,
+            organization: None,
+        };
+        let retry = RetryPolicy {
+            delays: vec![Duration::from_millis(5), Duration::from_millis(5)],
+            max_retry_after: Duration::from_secs(1),
+        };
+        let model = Arc::new(OpenAiChat::new(endpoint, retry, Timeouts::default()).unwrap());
+        let mut registry = ToolRegistry::new();
+        registry
+            .register(sync_tool(Pwd))
+            .register(sync_tool(Note(Arc::clone(&self.notes))));
+        let now = jiff::Timestamp::from_second(1_790_000_000).unwrap();
+        let user_id = self.db.ensure_user("DEFAULT", now).unwrap();
+        Session::start(SessionParts {
+            settings: self.settings.clone(),
+            time: TimeContext::fixed(now, jiff::tz::TimeZone::UTC),
+            user: UserInfo {
+                id: Some(user_id),
+                token: "DEFAULT".into(),
+                elroy_home: self.home.path().to_path_buf(),
+                user_home: self.home.path().to_path_buf(),
+            },
+            user_id,
+            registry: Arc::new(registry),
+            services: Services::new(),
+            capabilities: Capabilities::default(),
+            cwd: "/work/here".into(),
+            db: Arc::clone(&self.db),
+            transcript: TranscriptStore::new(Arc::clone(&self.db)),
+            model,
+            provider: Provider::Other,
+            recall: self.recall.clone(),
+            due: self.due.clone(),
+            pins: None,
+        })
+        .unwrap()
+    }
+
+    fn stored(&self) -> Vec<elroy_core::Message> {
+        TranscriptStore::new(Arc::clone(&self.db))
+            .active_context(1)
+            .unwrap()
+            .into_iter()
+            .map(|s| s.message)
+            .collect()
+    }
+}
+
+async fn run(
+    session: &Session,
+    text: &str,
+) -> (
+    Result<elroy_orchestrator::TurnOutcome, String>,
+    Vec<TurnEvent>,
+) {
+    let mut events = Vec::new();
+    let r = session
+        .turn(&TurnInput::new(text), &mut |e| events.push(e))
+        .await
+        .map_err(|e| e.to_string());
+    (r, events)
+}
+
+fn shape(messages: &[elroy_core::Message]) -> Vec<String> {
+    messages
+        .iter()
+        .map(|m| match m.role {
+            Role::System => "S".to_owned(),
+            Role::User => "U".to_owned(),
+            Role::Assistant if !m.tool_calls.is_empty() => "A(call)".to_owned(),
+            Role::Assistant => format!("A({})", m.content.clone().unwrap_or_default()),
+            Role::Tool => "T".to_owned(),
+        })
+        .collect()
+}
+
+#[tokio::test]
+async fn loop_bound_vector_16_7() {
+    for (max_loops, with_tools) in [(4usize, 5usize), (0, 1)] {
+        let mut f = Fixture::new();
+        f.settings.max_assistant_loops = max_loops;
+        f.server
+            .when(|r| r.has_tools(), Reply::tool_call("pwd", ""))
+            .when(|r| !r.has_tools(), Reply::text("done"));
+        let session = f.session();
+        let (r, _) = run(&session, "where am I?").await;
+        assert_eq!(r.unwrap().reply, "done");
+        let chat = f.server.chat_requests();
+        assert_eq!(chat.iter().filter(|r| r.has_tools()).count(), with_tools);
+        assert_eq!(chat.iter().filter(|r| !r.has_tools()).count(), 1);
+        let mut expected = vec!["S".to_owned(), "U".to_owned()];
+        for _ in 0..with_tools {
+            expected.push("A(call)".into());
+            expected.push("T".into());
+        }
+        expected.push("A(done)".into());
+        assert_eq!(shape(&f.stored()), expected);
+        // The tool result reached the model.
+        assert_eq!(chat[1].tool_results()[0].1, "/work/here");
+    }
+}
+
+#[tokio::test]
+async fn tool_error_reaches_the_model_and_the_retry_succeeds() {
+    let f = Fixture::new();
+    f.server
+        .push(Reply::tool_call("note", r#"{"text":"bad"}"#))
+        .push(Reply::tool_call("note", r#"{"text":"good"}"#))
+        .push(Reply::text("Noted."));
+    let session = f.session();
+    let (r, events) = run(&session, "note something").await;
+    assert_eq!(r.unwrap().reply, "Noted.");
+    let second = &f.server.chat_requests()[1];
+    assert_eq!(
+        second.tool_results()[0].1,
+        "Error invoking tool note: a note cannot say 'bad'"
+    );
+    assert_eq!(*f.notes.lock().unwrap(), ["good"]);
+    assert!(
+        events
+            .iter()
+            .any(|e| matches!(e, TurnEvent::ToolResult { is_error: true, .. }))
+    );
+    assert_eq!(events.last(), Some(&TurnEvent::Done));
+    let stored = f.stored();
+    let errors: Vec<bool> = stored
+        .iter()
+        .filter(|m| m.role == Role::Tool)
+        .map(|m| m.is_error)
+        .collect();
+    assert_eq!(errors, [true, false]);
+}
+
+#[tokio::test]
+async fn r3_repeated_failures_stop_the_tool() {
+    let f = Fixture::new();
+    f.server
+        .when(
+            |r| r.has_tools(),
+            Reply::tool_call("note", r#"{"text":"bad"}"#),
+        )
+        .when(|r| !r.has_tools(), Reply::text("I could not write it."));
+    let session = f.session();
+    let (r, _) = run(&session, "note something").await;
+    assert_eq!(r.unwrap().reply, "I could not write it.");
+    let last = f.server.chat_requests().last().unwrap().clone();
+    let results: Vec<String> = last.tool_results().into_iter().map(|(_, c)| c).collect();
+    let stop = "Error invoking tool note: this tool already failed 3 times in this turn; stop retrying it and answer the user";
+    assert_eq!(results.len(), 5);
+    assert!(
+        results[..3]
+            .iter()
+            .all(|c| c == "Error invoking tool note: a note cannot say 'bad'")
+    );
+    assert_eq!(results[3], stop);
+    assert_eq!(results[4], stop);
+    // The counter starts again with the next user message.
+    let (r, _) = run(&session, "again").await;
+    r.unwrap();
+    let first_of_turn2 = f.server.chat_requests()[7].clone();
+    assert_eq!(
+        first_of_turn2.tool_results().last().unwrap().1,
+        "Error invoking tool note: a note cannot say 'bad'"
+    );
+}
+
+#[tokio::test]
+async fn malformed_arguments_and_unknown_tools_are_reported() {
+    let f = Fixture::new();
+    f.server
+        .push(Reply::tool_calls(vec![
+            ("note".into(), "[1,2]".into()),
+            ("frobnicate".into(), "{}".into()),
+            ("note".into(), "{\"text\":\"cut".into()),
+            ("get_due_items".into(), "{}".into()),
+        ]))
+        .push(Reply::text("ok"));
+    let session = f.session();
+    run(&session, "try things").await.0.unwrap();
+    let results: Vec<String> = f.server.chat_requests()[1]
+        .tool_results()
+        .into_iter()
+        .map(|(_, c)| c)
+        .collect();
+    assert_eq!(
+        results,
+        [
+            "Error invoking tool note: arguments must be a JSON object, got array",
+            "Error invoking tool frobnicate: Unknown tool 'frobnicate'. Available tools: note, pwd",
+            "Error invoking tool note: arguments are not valid JSON (12 bytes received); the call was not executed",
+            "OK",
+        ]
+    );
+    assert!(f.notes.lock().unwrap().is_empty());
+}
+
+#[tokio::test]
+async fn failed_turn_keeps_only_the_user_message() {
+    let f = Fixture::new();
+    f.server.fallback(Reply::status(500, "model exploded"));
+    let session = f.session();
+    let (r, events) = run(&session, "remember me").await;
+    let err = r.unwrap_err();
+    assert!(err.contains("HTTP 500: model exploded"), "{err}");
+    assert!(matches!(events.last(), Some(TurnEvent::Error(_))));
+    assert_eq!(shape(&f.stored()), ["S", "U"]);
+    assert_eq!(f.stored()[1].content.as_deref(), Some("remember me"));
+    assert_eq!(f.db.op_tracker(1).unwrap().messages_since_memory, 1);
+}
+
+struct FixedRecall;
+impl RecallSource for FixedRecall {
+    fn recall(&self, query: &RecallQuery<'_>) -> Result<Option<RecallPayload>, String> {
+        let already = query
+            .conversation
+            .iter()
+            .any(|m| m.recall_metadata().is_some());
+        Ok((!already).then(|| RecallPayload {
+            content: "#User's dog\n\nThe user's dog is named Biscuit.".into(),
+            recall_metadata: vec![RecallMetadata {
+                memory_type: RecallKind::Memory,
+                memory_id: 7,
+                name: "User's dog".into(),
+            }],
+        }))
+    }
+}
+
+struct FixedDue;
+impl DueSource for FixedDue {
+    fn due_text(&self, _: &TimeContext) -> Result<Option<String>, String> {
+        Ok(Some("⏰ DUE ITEM: 'Call mom' - Ring her\n\nThis item was scheduled for 2026-01-01 09:00:00+00:00 and is now due. Please inform the user about it and then use the delete_due_item tool to remove it from active due items.".into()))
+    }
+}
+
+#[tokio::test]
+async fn recall_and_due_pairs_are_injected_after_the_user_message() {
+    let mut f = Fixture::new();
+    f.recall = Some(Arc::new(FixedRecall));
+    f.due = Some(Arc::new(FixedDue));
+    f.server.fallback(Reply::text("Biscuit! Also, call mom."));
+    let session = f.session();
+    let (r, events) = run(&session, "What is my dog called?").await;
+    r.unwrap();
+    let sent = &f.server.chat_requests()[0];
+    let roles: Vec<String> = sent
+        .messages()
+        .iter()
+        .map(|m| m["role"].as_str().unwrap().to_owned())
+        .collect();
+    assert_eq!(
+        roles,
+        ["system", "user", "assistant", "tool", "assistant", "tool"]
+    );
+    let exchanges = sent.tool_exchanges();
+    assert_eq!(exchanges[0].0, "get_fast_recall");
+    assert!(exchanges[0].1.contains("Biscuit"));
+    assert_eq!(exchanges[1].0, "get_due_items");
+    assert!(exchanges[1].1.starts_with("⏰ DUE ITEM: 'Call mom'"));
+    let m = &sent.messages()[2];
+    assert_eq!(m["content"], serde_json::Value::Null);
+    assert_eq!(m["tool_calls"][0]["function"]["arguments"], "{}");
+    assert!(
+        events
+            .iter()
+            .any(|e| matches!(e, TurnEvent::Injected { .. }))
+    );
+    // Stored: S, U, recall pair, due pair, reply.
+    assert_eq!(
+        shape(&f.stored()),
+        [
+            "S",
+            "U",
+            "A(call)",
+            "T",
+            "A(call)",
+            "T",
+            "A(Biscuit! Also, call mom.)"
+        ]
+    );
+    // Next turn: the memory is in context, so no new recall pair; the due pair comes again.
+    run(&session, "And my dog's breed?").await.0.unwrap();
+    let second = &f.server.chat_requests()[1];
+    let names: Vec<String> = second
+        .tool_exchanges()
+        .into_iter()
+        .map(|(n, _)| n)
+        .collect();
+    assert_eq!(names, ["get_fast_recall", "get_due_items", "get_due_items"]);
+}
+
+#[tokio::test]
+async fn soul_is_in_the_system_prompt_and_frozen() {
+    let f = Fixture::new();
+    std::fs::write(f.home.path().join("MEMORY.md"), "- The user likes tea\n").unwrap();
+    f.server.fallback(Reply::text("ok"));
+    let session = f.session();
+    assert!(session.system_prompt().contains("<soul>\n"));
+    assert!(
+        session
+            .system_prompt()
+            .contains("## MEMORY.md\n\n- The user likes tea")
+    );
+    run(&session, "hi").await.0.unwrap();
+    std::fs::write(f.home.path().join("MEMORY.md"), "- The user likes coffee\n").unwrap();
+    run(&session, "hi again").await.0.unwrap();
+    for r in f.server.chat_requests() {
+        let prompt = r.system_prompt().unwrap();
+        assert!(prompt.contains("likes tea") && !prompt.contains("coffee"));
+    }
+    // A new session re-reads the files and replaces the stored system prompt.
+    let next = f.session();
+    assert!(next.system_prompt().contains("likes coffee"));
+    assert_eq!(f.stored()[0].content.as_deref(), Some(next.system_prompt()));
+}
+
+#[tokio::test]
+async fn thoughts_are_not_in_the_reply_but_are_stored() {
+    let f = Fixture::new();
+    f.server.push(
+        Reply::text("<internal_thought>They want a greeting</internal_thought>Hello!").chunked(1),
+    );
+    let session = f.session();
+    let (r, events) = run(&session, "hello").await;
+    assert_eq!(r.unwrap().reply, "Hello!");
+    let thought: String = events
+        .iter()
+        .filter_map(|e| match e {
+            TurnEvent::ThoughtDelta(t) => Some(t.as_str()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(thought, "They want a greeting");
+    assert_eq!(
+        f.stored().last().unwrap().content.as_deref(),
+        Some("<internal_thought>They want a greeting</internal_thought>Hello!")
+    );
+}
+
+#[tokio::test]
+async fn hidden_turn_stores_no_user_message_and_offers_no_tools() {
+    let f = Fixture::new();
+    f.server.fallback(Reply::text("I'm back."));
+    let session = f.session();
+    let mut events = Vec::new();
+    let outcome = session
+        .turn(&TurnInput::hidden("Elroy just restarted."), &mut |e| {
+            events.push(e)
+        })
+        .await
+        .unwrap();
+    assert_eq!(outcome.reply, "I'm back.");
+    assert!(!f.server.chat_requests()[0].has_tools());
+    assert_eq!(shape(&f.stored()), ["S", "A(I'm back.)"]);
+}

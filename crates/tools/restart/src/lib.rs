@@ -1,0 +1,132 @@
+//! # elroy-tools-restart
+//!
+//! `restart_session` (`tools.md` §7.2): in a front-end that can restart (the interactive chat,
+//! [`Capabilities::can_restart`](elroy_core::Capabilities)), it answers
+//! `Restart scheduled. Elroy will restart after this response completes.` and returns a
+//! [`Effect::Restart`] with the resume message; elsewhere (one-shot messages, direct tool calls,
+//! background turns) it fails with `Session restart is not available in this Elroy runtime.`
+//! What happens next is `orchestrator.md` §13 (the chat re-executes itself with
+//! `ELROY_RESTART_RESUME_MESSAGE`).
+
+use elroy_core::{Effect, ToolContext, ToolError, ToolOutput, ToolRegistry, TypedTool, sync_tool};
+
+/// The resume message when the model gives none (`tools.md` §7.2).
+pub const DEFAULT_RESUME_MESSAGE: &str =
+    "Elroy just restarted. Send a brief message that you are back and ready to continue.";
+
+/// The result text when a restart is scheduled.
+pub const SCHEDULED: &str = "Restart scheduled. Elroy will restart after this response completes.";
+
+/// The error message where the front-end cannot restart.
+pub const NOT_AVAILABLE: &str = "Session restart is not available in this Elroy runtime.";
+
+elroy_core::tool_args! {
+    /// Arguments of `restart_session`.
+    pub struct RestartArgs {
+        resume_message: Option<String> => "Hidden prompt injected after restart to trigger the assistant's first reply",
+    }
+}
+
+/// The `restart_session` tool.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct RestartSession;
+
+impl TypedTool for RestartSession {
+    type Args = RestartArgs;
+    const NAME: &'static str = "restart_session";
+    const DESCRIPTION: &'static str =
+        "Restart the active Elroy session after the current response completes.";
+
+    fn run(&self, ctx: &ToolContext, args: RestartArgs) -> Result<ToolOutput, ToolError> {
+        if !ctx.capabilities.can_restart {
+            return Err(ToolError::new(NOT_AVAILABLE));
+        }
+        let resume_message = args
+            .resume_message
+            .filter(|m| !m.trim().is_empty())
+            .unwrap_or_else(|| DEFAULT_RESUME_MESSAGE.to_owned());
+        Ok(ToolOutput::text(SCHEDULED).with_effect(Effect::Restart { resume_message }))
+    }
+}
+
+/// Registers `restart_session`.
+pub fn register(registry: &mut ToolRegistry) {
+    registry.register(sync_tool(RestartSession));
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use elroy_core::{Capabilities, UserInfo};
+
+    fn ctx(can_restart: bool) -> ToolContext {
+        let mut ctx = ToolContext::new(UserInfo {
+            id: None,
+            token: "DEFAULT".into(),
+            elroy_home: "/h".into(),
+            user_home: "/h".into(),
+        });
+        ctx.capabilities = Capabilities { can_restart };
+        ctx
+    }
+
+    fn call(can_restart: bool, args: &str) -> elroy_core::ToolResult {
+        let mut registry = ToolRegistry::new();
+        register(&mut registry);
+        let ctx = ctx(can_restart);
+        let future = registry.invoke("restart_session", Some(args), &ctx);
+        let mut future = std::pin::pin!(future);
+        let mut cx = std::task::Context::from_waker(std::task::Waker::noop());
+        match future.as_mut().poll(&mut cx) {
+            std::task::Poll::Ready(r) => r,
+            std::task::Poll::Pending => panic!("sync tool pending"),
+        }
+    }
+
+    #[test]
+    fn schema_matches_the_golden_file() {
+        let golden: serde_json::Value = serde_json::from_str(
+            &std::fs::read_to_string(concat!(
+                env!("CARGO_MANIFEST_DIR"),
+                "/../../../../shared/golden/tools_schema.json"
+            ))
+            .unwrap(),
+        )
+        .unwrap();
+        let expected = golden
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|t| t["function"]["name"] == "restart_session")
+            .unwrap();
+        let mut registry = ToolRegistry::new();
+        register(&mut registry);
+        assert_eq!(&registry.specs()[0].to_json(), expected);
+    }
+
+    #[test]
+    fn restarts_only_where_possible() {
+        let r = call(false, "{}");
+        assert_eq!(
+            r.content,
+            "Error invoking tool restart_session: Session restart is not available in this Elroy runtime."
+        );
+        assert!(r.is_error && r.effects.is_empty());
+
+        let r = call(true, "{\"resume_message\":\"\"}");
+        assert_eq!(r.content, SCHEDULED);
+        assert_eq!(
+            r.effects,
+            [Effect::Restart {
+                resume_message: DEFAULT_RESUME_MESSAGE.into()
+            }]
+        );
+        let r = call(true, "{\"resume_message\":\"Back: continue the plan\"}");
+        assert_eq!(
+            r.effects,
+            [Effect::Restart {
+                resume_message: "Back: continue the plan".into()
+            }]
+        );
+    }
+}
