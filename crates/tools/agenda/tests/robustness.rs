@@ -1,0 +1,530 @@
+//! Robustness requirements R1, R2, R4, R5, R7–R10 and the matching rules of D6, through the tools.
+
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+mod common;
+
+use common::Home;
+use elroy_agenda::AgendaStore;
+use jiff::tz::TimeZone;
+
+fn home_in(tz: &str) -> Home {
+    let mut home = Home::new("DEFAULT", TimeZone::get(tz).unwrap());
+    home.set_now("2026-11-30T03:23:24Z");
+    home
+}
+
+fn write(home: &Home, file: &str, text: &str) {
+    std::fs::create_dir_all(home.agenda_dir()).unwrap();
+    std::fs::write(home.agenda_dir().join(file), text).unwrap();
+}
+
+#[test]
+fn r1_unknown_keys_survive_edits() {
+    let home = home_in("Asia/Kolkata");
+    write(
+        &home,
+        "Q3_report.md",
+        "---\ncompleted: false\ndate: '2026-11-30'\npriority: high\nstatus: created\n---\n\nQ3 report",
+    );
+    let r = home.call(
+        "add_agenda_item_update",
+        r#"{"item_name":"report","note":"Started"}"#,
+    );
+    assert_eq!(
+        r.content,
+        "Update added to 'Q3_report' at 2026-11-30 08:53."
+    );
+    assert_eq!(
+        home.file("Q3_report.md"),
+        "---\ncompleted: false\ndate: '2026-11-30'\npriority: high\nstatus: created\n---\n\nQ3 report\n\n## Updates\n\n- **2026-11-30 08:53**: Started"
+    );
+    // Rewrites of the front matter keep it too.
+    home.call("complete_agenda_item", r#"{"item_name":"q3"}"#);
+    assert!(home.file("Q3_report.md").contains("\npriority: high\n"));
+
+    write(
+        &home,
+        "Pay_rent.md",
+        "---\ncompleted: false\ndate: '2026-11-29'\nname: Pay rent\npriority: high\nstatus: created\ntrigger_datetime: 2026-12-02 03:30:00+00:00\n---\n\nTransfer rent",
+    );
+    let r = home.call(
+        "update_due_item_text",
+        r#"{"name":"Pay rent","new_text":"Pay by card"}"#,
+    );
+    assert_eq!(r.content, "Due item 'Pay rent' text has been updated.");
+    assert_eq!(
+        home.file("Pay_rent.md"),
+        "---\ncompleted: false\ndate: '2026-11-29'\nname: Pay rent\npriority: high\nstatus: created\ntrigger_datetime: 2026-12-02 03:30:00+00:00\n---\n\nPay by card"
+    );
+}
+
+#[test]
+fn r2_broken_front_matter_is_reported_by_name_and_never_rewritten() {
+    let home = home_in("UTC");
+    let broken = "---\ndate: [2026-03-20\n---\n\nBroken item";
+    write(&home, "Broken.md", broken);
+    let r = home.call("complete_agenda_item", r#"{"item_name":"Broken"}"#);
+    assert!(r.is_error);
+    assert!(
+        r.content.starts_with(
+            "Error invoking tool complete_agenda_item: invalid front matter in agenda/Broken.md: "
+        ),
+        "{}",
+        r.content
+    );
+    for (tool, args) in [
+        (
+            "add_agenda_item_update",
+            r#"{"item_name":"broken","note":"x"}"#,
+        ),
+        ("delete_agenda_item", r#"{"item_name":"Broken"}"#),
+        (
+            "add_agenda_checklist_item",
+            r#"{"item_name":"Broken","text":"x"}"#,
+        ),
+    ] {
+        let r = home.call(tool, args);
+        assert!(
+            r.is_error && r.content.contains("agenda/Broken.md"),
+            "{tool}"
+        );
+    }
+    assert_eq!(home.file("Broken.md"), broken);
+    // Listings skip it; other files still work; the store reports it by name.
+    home.call(
+        "add_agenda_item",
+        r#"{"text":"Fine","item_date":"2026-03-20"}"#,
+    );
+    let r = home.call("list_agenda_items", r#"{"item_date":"2026-03-20"}"#);
+    assert_eq!(
+        r.content,
+        r#"{"item_date":"2026-03-20","items":[{"name":"Fine","text":"Fine","checklist_completed":0,"checklist_total":0}]}"#
+    );
+    let store = home.ctx.services.require::<AgendaStore>().unwrap();
+    let broken_files = store.broken_files().unwrap();
+    assert_eq!(broken_files.len(), 1);
+    assert_eq!(broken_files[0].0, "agenda/Broken.md");
+    // A strict boolean that is not one is an error naming the key and the file.
+    write(
+        &home,
+        "Odd.md",
+        "---\ncompleted: maybe\ndate: '2026-03-20'\nstatus: created\n---\n\nOdd",
+    );
+    let r = home.call("complete_agenda_item", r#"{"item_name":"Odd"}"#);
+    assert_eq!(
+        r.content,
+        "Error invoking tool complete_agenda_item: invalid boolean for 'completed' in agenda/Odd.md: maybe"
+    );
+}
+
+#[test]
+fn r2_hand_edits_are_seen() {
+    let home = home_in("UTC");
+    home.call(
+        "add_agenda_item",
+        r#"{"text":"Plan","item_date":"2026-11-30"}"#,
+    );
+    let list = || home.call("list_agenda_items", "").content;
+    assert!(list().contains(r#""text":"Plan""#));
+    let path = home.agenda_dir().join("Plan.md");
+    let edited = std::fs::read_to_string(&path)
+        .unwrap()
+        .replace("\n\nPlan", "\n\nPlan the offsite");
+    std::fs::write(&path, edited).unwrap();
+    assert!(
+        list().contains(r#""text":"Plan the offsite""#),
+        "{}",
+        list()
+    );
+    // Another program appends a line; the next edit keeps it.
+    let mut text = std::fs::read_to_string(&path).unwrap();
+    text.push_str("\nwith snacks");
+    std::fs::write(&path, text).unwrap();
+    home.call(
+        "add_agenda_item_update",
+        r#"{"item_name":"plan","note":"Booked"}"#,
+    );
+    assert!(
+        home.file("Plan.md")
+            .contains("Plan the offsite\nwith snacks\n\n## Updates")
+    );
+}
+
+#[test]
+fn r4_names_never_escape_the_agenda_directory() {
+    let home = home_in("UTC");
+    home.call("add_agenda_item", r#"{"text":"/etc/hosts"}"#);
+    assert!(home.file("etc_hosts.md").contains("\nname: /etc/hosts\n"));
+    for (name, file) in [
+        ("C:\\Windows\\win.ini", "C__Windows_win_ini.md"),
+        ("CON", "CON_.md"),
+        ("../../x", "x.md"),
+        ("...", "agenda_item.md"),
+    ] {
+        let args = serde_json::json!({"name": name, "text": "x", "trigger_context": "y"});
+        let r = home.call("create_due_item", &args.to_string());
+        assert!(!r.is_error, "{}", r.content);
+        assert!(home.agenda_dir().join(file).exists(), "{file}");
+    }
+    let r = home.call("print_due_item", r#"{"name":"../../x"}"#);
+    assert!(r.content.starts_with("Due item '../../x':"));
+    assert!(!home.dir.path().join("x.md").exists());
+}
+
+#[test]
+fn r5_delimiters_in_text_are_safe() {
+    let home = home_in("UTC");
+    home.call(
+        "create_due_item",
+        r#"{"name":"Fence","text":"---\nfoo: bar\n---\nhello","trigger_context":"x"}"#,
+    );
+    let r = home.call("print_due_item", r#"{"name":"Fence"}"#);
+    assert_eq!(
+        r.content,
+        "Due item 'Fence':\nContext: x\nText: ---\nfoo: bar\n---\nhello"
+    );
+}
+
+#[test]
+fn r7_yaml_significant_values_round_trip() {
+    let home = home_in("UTC");
+    let r = home.call(
+        "create_due_item",
+        r#"{"name":"Governance: quarterly review","text":"x","trigger_context":"y"}"#,
+    );
+    assert!(!r.is_error);
+    assert!(
+        home.file("Governance__quarterly_review.md")
+            .contains("\nname: 'Governance: quarterly review'\n")
+    );
+    let r = home.call(
+        "print_due_item",
+        r#"{"name":"Governance: quarterly review"}"#,
+    );
+    assert_eq!(
+        r.content,
+        "Due item 'Governance: quarterly review':\nContext: y\nText: x"
+    );
+    home.call("add_agenda_item", r#"{"text":"yes"}"#);
+    assert!(home.file("yes.md").contains("\nname: 'yes'\n"));
+    let r = home.call("add_agenda_item", r#"{"text":"yes"}"#);
+    assert_eq!(
+        r.content,
+        "Error invoking tool add_agenda_item: Task 'yes' already exists"
+    );
+    for text in [
+        "#tag",
+        "it's 'quoted'",
+        "tab\there",
+        "Café – 日本",
+        "123",
+        "~",
+    ] {
+        let args = serde_json::json!({"text": text, "item_date": "2026-01-05"});
+        assert!(
+            !home.call("add_agenda_item", &args.to_string()).is_error,
+            "{text}"
+        );
+    }
+    let listed: serde_json::Value = serde_json::from_str(
+        &home
+            .call("list_agenda_items", r#"{"item_date":"2026-01-05"}"#)
+            .content,
+    )
+    .unwrap();
+    let mut texts: Vec<&str> = listed["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|i| i["text"].as_str().unwrap())
+        .collect();
+    texts.sort_unstable();
+    assert_eq!(
+        texts,
+        vec![
+            "#tag",
+            "123",
+            "Café – 日本",
+            "it's 'quoted'",
+            "tab\there",
+            "~"
+        ]
+    );
+}
+
+#[test]
+fn r8_r9_times_use_the_configured_zone_and_stay_put() {
+    let mut home = home_in("Asia/Kolkata");
+    home.set_now("2026-06-30T12:00:00Z");
+    home.call(
+        "create_due_item",
+        r#"{"name":"Standup","text":"x","trigger_time":"2026-07-01T09:00"}"#,
+    );
+    assert!(
+        home.file("Standup.md")
+            .contains("\ntrigger_datetime: 2026-07-01 03:30:00+00:00\n")
+    );
+    let r = home.call("print_due_item", r#"{"name":"Standup"}"#);
+    assert_eq!(
+        r.content,
+        "Due item 'Standup':\nTrigger Time: 2026-07-01 09:00:00+05:30\nText: x"
+    );
+    home.call(
+        "create_due_item",
+        r#"{"name":"Sync","text":"x","trigger_time":"2026-07-01T09:00+02:00"}"#,
+    );
+    assert!(
+        home.file("Sync.md")
+            .contains("\ntrigger_datetime: 2026-07-01 07:00:00+00:00\n")
+    );
+    let store = home.ctx.services.require::<AgendaStore>().unwrap();
+    assert!(
+        store
+            .due_now("2026-07-01T03:29:59Z".parse().unwrap())
+            .unwrap()
+            .is_empty()
+    );
+    let due = store
+        .due_now("2026-07-01T03:30:00Z".parse().unwrap())
+        .unwrap();
+    assert_eq!(due.len(), 1);
+    assert!(
+        due[0]
+            .due_notice(&home.ctx.time.tz)
+            .contains("This item was scheduled for 2026-07-01 09:00:00+05:30 and is now due.")
+    );
+    // R9: another zone changes the display only.
+    let before = home.file("Standup.md");
+    home.ctx.time.tz = TimeZone::get("America/New_York").unwrap();
+    let r = home.call("print_due_item", r#"{"name":"Standup"}"#);
+    assert_eq!(
+        r.content,
+        "Due item 'Standup':\nTrigger Time: 2026-06-30 23:30:00-04:00\nText: x"
+    );
+    assert_eq!(home.file("Standup.md"), before);
+    // Hand-written forms: an offset, or none (UTC).
+    for (file, stamp) in [
+        ("Hand_offset.md", "2026-07-01 09:00:00+05:30"),
+        ("Hand_naive.md", "2026-07-01 03:30:00"),
+    ] {
+        write(
+            &home,
+            file,
+            &format!(
+                "---\ncompleted: false\ndate: '2026-06-30'\nstatus: created\ntrigger_datetime: {stamp}\n---\n\nx"
+            ),
+        );
+    }
+    let due = store
+        .due_now("2026-07-01T03:30:00Z".parse().unwrap())
+        .unwrap();
+    assert_eq!(due.len(), 3);
+    assert!(
+        store
+            .due_now("2026-07-01T03:29:59Z".parse().unwrap())
+            .unwrap()
+            .is_empty()
+    );
+}
+
+#[test]
+fn r10_relative_times() {
+    for (input, stored) in [
+        ("2m", "2026-11-30 03:25:24+00:00"),
+        ("in 2 minutes", "2026-11-30 03:25:24+00:00"),
+        ("+1h30m", "2026-11-30 04:53:24+00:00"),
+        ("in an hour", "2026-11-30 04:23:24+00:00"),
+        ("in 1 hour and 30 minutes", "2026-11-30 04:53:24+00:00"),
+        ("in 3 days", "2026-12-03 03:23:24+00:00"),
+    ] {
+        let home = home_in("UTC");
+        let args = serde_json::json!({"name": "Tea", "text": "x", "trigger_time": input});
+        let r = home.call("create_due_item", &args.to_string());
+        assert_eq!(
+            r.content,
+            format!("Timed due item 'Tea' has been created for {input}.")
+        );
+        assert!(
+            home.file("Tea.md")
+                .contains(&format!("\ntrigger_datetime: {stored}\n"))
+        );
+    }
+    let home = home_in("UTC");
+    let r = home.call(
+        "create_due_item",
+        r#"{"name":"Tea","text":"x","trigger_time":"0m"}"#,
+    );
+    assert_eq!(
+        r.content,
+        "Error invoking tool create_due_item: Invalid datetime format: '0m'. Expected formats: 'YYYY-MM-DD HH:MM:SS', 'YYYY-MM-DD HH:MM', 'YYYY-MM-DD', or ISO 8601 format"
+    );
+    assert!(home.files().is_empty());
+}
+
+#[test]
+fn d6_exact_matches_win_and_candidates_are_sorted() {
+    let home = home_in("UTC");
+    home.call("add_agenda_item", r#"{"text":"Write Q2 report"}"#);
+    write(
+        &home,
+        "Write_Q2_report-2.md",
+        "---\ncompleted: false\ndate: '2026-11-30'\nstatus: created\n---\n\nsecond",
+    );
+    let r = home.call("complete_agenda_item", r#"{"item_name":"write_q2_report"}"#);
+    assert_eq!(
+        r.content,
+        "Agenda item 'Write_Q2_report' marked as completed."
+    );
+    home.call("add_agenda_item", r#"{"text":"Write Q2 report"}"#);
+    let r = home.call("complete_agenda_item", r#"{"item_name":"q2"}"#);
+    assert_eq!(
+        r.content,
+        "Error invoking tool complete_agenda_item: Multiple agenda items match 'q2': Write_Q2_report-2, Write_Q2_report-3. Be more specific."
+    );
+    // The name matches exactly too (case-insensitive).
+    let r = home.call("delete_agenda_item", r#"{"item_name":"WRITE Q2 REPORT"}"#);
+    assert_eq!(r.content, "Agenda item 'Write_Q2_report-3' deleted.");
+    for blank in ["", "   "] {
+        let args = serde_json::json!({"item_name": blank});
+        let r = home.call("complete_agenda_item", &args.to_string());
+        assert_eq!(
+            r.content,
+            format!(
+                "Error invoking tool complete_agenda_item: No agenda item found matching '{blank}'."
+            )
+        );
+    }
+}
+
+#[test]
+fn due_item_errors() {
+    let mut home = home_in("Asia/Kolkata");
+    let call = |home: &Home, tool: &str, args: &str| home.call(tool, args).content;
+    assert_eq!(
+        call(&home, "create_due_item", r#"{"name":"x","text":"y"}"#),
+        "Error invoking tool create_due_item: Either trigger_time or trigger_context must be provided for due items"
+    );
+    assert_eq!(
+        call(
+            &home,
+            "create_due_item",
+            r#"{"name":"  ","text":"y","trigger_context":"c"}"#
+        ),
+        "Error invoking tool create_due_item: Due item name cannot be empty"
+    );
+    home.set_now("2026-03-16T13:04:00.5Z");
+    assert_eq!(
+        call(
+            &home,
+            "create_due_item",
+            r#"{"name":"Old","text":"y","trigger_time":"2026-03-01 10:00"}"#
+        ),
+        "Error invoking tool create_due_item: Attempted to create a due item for 2026-03-01 04:30:00+00:00, which is in the past. The current time is 2026-03-16 13:04:00.500000+00:00"
+    );
+    assert!(
+        !home
+            .call(
+                "create_due_item",
+                r#"{"name":"A","text":"y","trigger_time":"in 1 day"}"#
+            )
+            .is_error
+    );
+    assert_eq!(
+        call(
+            &home,
+            "create_due_item",
+            r#"{"name":"A","text":"y","trigger_time":"in 2 days"}"#
+        ),
+        "Error invoking tool create_due_item: Timed due item 'A' already exists"
+    );
+    home.call("add_agenda_item", r#"{"text":"Plain"}"#);
+    assert_eq!(
+        call(
+            &home,
+            "create_due_item",
+            r#"{"name":"Plain","text":"y","trigger_context":"c"}"#
+        ),
+        "Error invoking tool create_due_item: Contextual due item 'Plain' already exists"
+    );
+    home.set_now("2026-03-16T13:05:00Z");
+    home.call(
+        "create_due_item",
+        r#"{"name":"B","text":"y","trigger_context":"c"}"#,
+    );
+    assert_eq!(
+        call(
+            &home,
+            "rename_due_item",
+            r#"{"old_name":"Nope","new_name":"C"}"#
+        ),
+        "Error invoking tool rename_due_item: Active due item 'Nope' not found for user 1. Active items: A, B"
+    );
+    assert_eq!(
+        call(
+            &home,
+            "rename_due_item",
+            r#"{"old_name":"A","new_name":" "}"#
+        ),
+        "Error invoking tool rename_due_item: Due item name cannot be empty"
+    );
+    assert_eq!(
+        call(
+            &home,
+            "rename_due_item",
+            r#"{"old_name":"A","new_name":"B"}"#
+        ),
+        "Error invoking tool rename_due_item: Active due item 'B' already exists for user 1"
+    );
+    assert_eq!(
+        call(
+            &home,
+            "rename_due_item",
+            r#"{"old_name":"A","new_name":"Plain"}"#
+        ),
+        "Error invoking tool rename_due_item: Active task 'Plain' already exists."
+    );
+    assert_eq!(
+        call(&home, "delete_due_item", r#"{"name":"Nope"}"#),
+        "Error invoking tool delete_due_item: Active due item 'Nope' not found. Active due items: A, B"
+    );
+    assert_eq!(
+        call(
+            &home,
+            "update_due_item_text",
+            r#"{"name":"Nope","new_text":"t"}"#
+        ),
+        "Error invoking tool update_due_item_text: Due item 'Nope' not found. Valid items: A,B"
+    );
+    assert_eq!(
+        call(&home, "list_agenda_items", r#"{"item_date":"2026-3-18"}"#),
+        "Error invoking tool list_agenda_items: Invalid date format '2026-3-18'. Use YYYY-MM-DD."
+    );
+    assert_eq!(
+        call(
+            &home,
+            "add_agenda_checklist_item",
+            r#"{"item_name":"Plain","text":"t","due_date":"soon"}"#
+        ),
+        "Error invoking tool add_agenda_checklist_item: Invalid due_date format 'soon'. Use YYYY-MM-DD."
+    );
+    assert_eq!(
+        call(&home, "add_agenda_item", r#"{"text":"\nsecond line"}"#),
+        "Error invoking tool add_agenda_item: Task name cannot be empty"
+    );
+}
+
+#[test]
+fn other_users_have_their_own_agenda() {
+    let home = Home::new("team", TimeZone::UTC);
+    home.call("add_agenda_item", r#"{"text":"Ours"}"#);
+    assert!(home.dir.path().join("users/team/agenda/Ours.md").exists());
+    std::fs::write(home.agenda_dir().join("Bad.md"), "---\na: [\n---\n").unwrap();
+    let r = home.call("delete_agenda_item", r#"{"item_name":"Bad"}"#);
+    assert!(
+        r.content
+            .contains("invalid front matter in users/team/agenda/Bad.md: "),
+        "{}",
+        r.content
+    );
+}
