@@ -29,8 +29,16 @@ pub(crate) fn open_services(
     )));
 
     // --- elroy-feature-requests ---
+    services.insert(Arc::new(elroy_feature_requests::FeatureRequestStore::new(
+        &_user.elroy_home,
+        &_user.user_home,
+    )));
 
     // --- elroy-notebook ---
+    services.insert(Arc::new(elroy_notebook::Notebook::new(
+        &_user.elroy_home,
+        &_user.user_home,
+    )));
 
     // --- elroy-memory ---
 

@@ -19,5 +19,7 @@ pub fn builtin_registry() -> ToolRegistry {
     elroy_tools_agenda::register(&mut registry);
     elroy_tools_due::register(&mut registry);
     elroy_tools_restart::register(&mut registry);
+    elroy_tools_feature_requests::register(&mut registry);
+    elroy_tools_notebook::register(&mut registry);
     registry
 }
