@@ -42,6 +42,8 @@ pub struct Cli {
 
 const AFTER_HELP: &str = "\
 Examples:
+  elroy                                   chat (or: echo \"hi\" | elroy)
+  elroy message \"Add an agenda item: water the plants\"
   elroy tools list
   elroy tools call add_agenda_item --args '{\"text\":\"Water the plants\"}'
   elroy tools call list_agenda_items
@@ -52,6 +54,10 @@ Reproducible runs: ELROY_NOW=2026-03-16T08:30:00Z fixes the clock; ELROY_TIMEZON
 /// The subcommands.
 #[derive(Debug, Subcommand)]
 pub enum Command {
+    /// Interactive chat (the default when standard input is a terminal)
+    Chat,
+    /// Send one message and print the reply; TEXT, or standard input when omitted
+    Message(crate::message::MessageArgs),
     /// Call a tool directly, list the tools, or show their schemas
     Tools(ToolsArgs),
     /// Show the resolved configuration and where each value came from (secrets masked)

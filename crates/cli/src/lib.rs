@@ -7,8 +7,10 @@
 //! clear line on stderr); 2 for command-line usage errors.
 
 mod args;
+mod chat;
 mod config_cmd;
 mod logging;
+mod message;
 mod tools_cmd;
 
 use std::process::ExitCode;
@@ -42,9 +44,20 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
         }
         Some(Command::Config(args)) => config_cmd::run(&load_config(&cli)?, args),
         Some(Command::Tools(args)) => tools_cmd::run(load_config(&cli)?, args),
+        Some(Command::Chat) => chat::run(load_config(&cli)?),
+        Some(Command::Message(args)) => message::run(load_config(&cli)?, args),
         None => {
-            Cli::command().print_help().map_err(|e| e.to_string())?;
-            Ok(ExitCode::from(2))
+            use std::io::IsTerminal;
+            if std::io::stdin().is_terminal() {
+                chat::run(load_config(&cli)?)
+            } else {
+                let args = message::MessageArgs {
+                    text: None,
+                    json: false,
+                    tool: None,
+                };
+                message::run(load_config(&cli)?, &args)
+            }
         }
     }
 }

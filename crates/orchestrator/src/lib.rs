@@ -25,6 +25,7 @@ pub mod ports;
 pub mod prompt;
 mod session;
 mod turn;
+pub mod wiring;
 
 pub use events::{InjectedKind, TurnEvent, fenced};
 pub use gate::should_recall;

@@ -1,0 +1,130 @@
+//! `elroy message [TEXT]`: one turn. TEXT, or standard input when TEXT is absent; prints the reply
+//! (or NDJSON events with `--json`); exits 1 with one clear line on stderr when the turn fails.
+
+use std::io::{Read, Write};
+use std::process::ExitCode;
+use std::sync::Arc;
+
+use clap::Args;
+use elroy_config::Config;
+use elroy_core::Capabilities;
+use elroy_orchestrator::{Session, TurnEvent, TurnInput, wiring};
+use elroy_runtime::Runtime;
+
+/// `elroy message …`
+#[derive(Debug, Args)]
+pub struct MessageArgs {
+    /// The message; read from standard input when omitted
+    pub text: Option<String>,
+    /// Print the turn's events as NDJSON: text, thought, tool_call, tool_result, error, final
+    #[arg(long)]
+    pub json: bool,
+    /// Make the model call this tool in its first round
+    #[arg(long, value_name = "NAME")]
+    pub tool: Option<String>,
+}
+
+/// Reads the message: TEXT, else all of standard input (a trailing newline removed).
+fn message_text(args: &MessageArgs) -> Result<String, String> {
+    let text = match &args.text {
+        Some(text) => text.clone(),
+        None => {
+            let mut text = String::new();
+            std::io::stdin()
+                .read_to_string(&mut text)
+                .map_err(|e| format!("cannot read the message from standard input: {e}"))?;
+            text
+        }
+    };
+    let text = text.trim_end_matches(['\n', '\r']).to_owned();
+    if text.trim().is_empty() {
+        return Err("no message: pass TEXT or pipe it on standard input".into());
+    }
+    Ok(text)
+}
+
+/// Opens a session on `config`'s home for a front-end with `capabilities`.
+pub(crate) fn open_session(config: Config, capabilities: Capabilities) -> Result<Session, String> {
+    let endpoint = elroy_llm::select::endpoint(
+        &config,
+        elroy_llm::ModelRole::Chat,
+        &elroy_llm::select::process_env,
+    )
+    .map_err(|e| e.to_string())?;
+    let protocol = endpoint.protocol;
+    let idle =
+        std::time::Duration::from_secs(config.int("llm_timeout_seconds").max(1).unsigned_abs());
+    let model = elroy_llm::chat_client(
+        endpoint,
+        elroy_llm::RetryPolicy::default(),
+        elroy_llm::Timeouts {
+            idle,
+            ..elroy_llm::Timeouts::default()
+        },
+    )
+    .map_err(|e| e.to_string())?;
+    let runtime = Runtime::open(config).map_err(|e| e.to_string())?;
+    for warning in &runtime.warnings {
+        tracing::warn!("{warning}");
+    }
+    let parts = wiring::session_parts(&runtime, Arc::clone(&model), protocol, capabilities)
+        .map_err(|e| e.to_string())?;
+    Session::start(parts).map_err(|e| e.to_string())
+}
+
+pub(crate) fn run(config: Config, args: &MessageArgs) -> Result<ExitCode, String> {
+    let text = message_text(args)?;
+    run_text(config, text, args.json, args.tool.clone())
+}
+
+/// Runs one turn with `text` (also `elroy` with standard input that is not a terminal).
+pub(crate) fn run_text(
+    config: Config,
+    text: String,
+    json: bool,
+    tool: Option<String>,
+) -> Result<ExitCode, String> {
+    let session = open_session(config, Capabilities { can_restart: false })?;
+    if let Some(name) = &tool
+        && !session.parts().registry.contains(name)
+    {
+        return Err(session.parts().registry.unknown_tool_message(name));
+    }
+    let input = TurnInput {
+        forced_tool: tool,
+        ..TurnInput::new(text)
+    };
+    let stdout = std::io::stdout();
+    let outcome = crate::block_on(async {
+        let mut sink = |event: TurnEvent| {
+            if json && let Some(line) = event.to_json() {
+                let mut out = stdout.lock();
+                let _ = writeln!(out, "{line}");
+                let _ = out.flush();
+            }
+        };
+        session.turn(&input, &mut sink).await
+    })?;
+    match outcome {
+        Ok(outcome) => {
+            let mut out = stdout.lock();
+            let written = if json {
+                writeln!(
+                    out,
+                    "{}",
+                    serde_json::json!({"type": "final", "content": outcome.reply})
+                )
+            } else {
+                writeln!(out, "{}", outcome.reply)
+            };
+            written
+                .and_then(|()| out.flush())
+                .map_err(|e| format!("cannot write the reply: {e}"))?;
+            if let Err(e) = session.after_turn() {
+                tracing::warn!("background work after the turn failed: {e}");
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+        Err(error) => Err(error.to_string()),
+    }
+}
