@@ -13,11 +13,13 @@
 //! - [`ToolContext`]: what a tool receives besides its arguments (§0.8).
 //! - [`Message`], [`ToolCall`], [`Role`]: the message model shared by transcript, llm and orchestrator.
 //! - [`Clock`], [`TimeContext`]: injectable time (formats.md §8.1).
+//! - [`Embedder`]: an embedding model, for the embedding leg of recall (D9).
 //! - [`pyjson`]: JSON written the way Python's `json.dumps(indent=2)` writes it (K2).
 
 mod args;
 mod clock;
 mod context;
+mod embed;
 mod error;
 mod message;
 mod output;
@@ -30,6 +32,7 @@ mod validate;
 pub use args::{ArgType, NoArgs, ToolArgs, parse_args};
 pub use clock::{Clock, FixedClock, SystemClock, TimeContext};
 pub use context::{Capabilities, Services, ToolContext, UserInfo};
+pub use embed::{EmbedError, Embedder};
 pub use error::ToolError;
 pub use message::{
     Message, RecallItem, RecallKind, RecallMetadata, RecallPayload, Role, SYNTHETIC_MODEL, ToolCall,

@@ -1,1 +1,30 @@
-//! elroy's long-term memories: markdown files, SQLite index, offline recall (FTS5 BM25) fused with embeddings.
+//! # elroy-memory
+//!
+//! Long-term memories (`shared/spec/formats.md` §6, §9.4, §9.6; `tools.md` §3): each memory is a
+//! markdown file `memories/<name>.md` whose front matter holds its `id`; its name, active flag and
+//! sources live in the `memories` table of `state.db`.
+//!
+//! - [`MemoryStore`]: create, look up, render, update (a new version; the old file moves to
+//!   `memories/archive/`, D8), archive; the index sync that picks up files Elroy or a person wrote
+//!   ([`MemoryStore::sync`], names from Elroy's database per §6.3.1).
+//! - Recall (D9): SQLite FTS5 `bm25()` always ([`recall::keyword_leg`]), cosine similarity with
+//!   an explicit threshold when an [`elroy_core::Embedder`] is configured, fused by reciprocal
+//!   rank fusion ([`recall::fuse`], [`MemoryStore::search`]).
+//! - [`HashEmbedder`]: the deterministic embedder of the Elroy fixture, for tests.
+//!
+//! The store does no async work and depends on no tool or LLM crate.
+
+mod error;
+mod hash_embedder;
+mod model;
+pub mod recall;
+mod search;
+mod store;
+mod sync;
+
+pub use error::MemoryError;
+pub use hash_embedder::HashEmbedder;
+pub use model::{Memory, MemorySource, sources_from_json, sources_to_json};
+pub use search::{EMBEDDING_CANDIDATES, MemoryQuery};
+pub use store::{KIND, MemoryStore, MemoryStoreOptions, md5_hex, render_memory};
+pub use sync::SyncReport;

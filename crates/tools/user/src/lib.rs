@@ -1,1 +1,160 @@
-//! elroy's user profile tools.
+//! # elroy-tools-user
+//!
+//! The four user tools of `shared/spec/tools.md` §4: `get_user_full_name`,
+//! `get_user_preferred_name`, `set_user_full_name`, `set_user_preferred_name`. They read and write
+//! the user's row of `user_preferences` (`formats.md` §9.2) through the [`Db`] found in
+//! `ctx.services`, for `ctx.user.id`. Strings are Elroy's (K3).
+
+use std::sync::Arc;
+
+use elroy_core::{NoArgs, ToolContext, ToolError, ToolOutput, ToolRegistry, TypedTool, sync_tool};
+use elroy_db::{Db, PreferenceField, UserPreferences};
+
+/// Registers the four user tools.
+pub fn register(registry: &mut ToolRegistry) {
+    registry
+        .register(sync_tool(GetUserFullName))
+        .register(sync_tool(GetUserPreferredName))
+        .register(sync_tool(SetUserFullName))
+        .register(sync_tool(SetUserPreferredName));
+}
+
+/// The name shown when none is stored (`tools.md` §4).
+pub const DEFAULT_USER_NAME: &str = "User";
+
+fn db_and_user(ctx: &ToolContext) -> Result<(Arc<Db>, i64), ToolError> {
+    let db = ctx.services.require::<Db>()?;
+    let user = ctx
+        .user
+        .id
+        .ok_or_else(|| ToolError::new("no user is open in this runtime"))?;
+    Ok((db, user))
+}
+
+fn prefs(ctx: &ToolContext) -> Result<(Arc<Db>, i64, UserPreferences), ToolError> {
+    let (db, user) = db_and_user(ctx)?;
+    let prefs = db
+        .preferences(user)
+        .map_err(|e| ToolError::new(e.to_string()))?;
+    Ok((db, user, prefs))
+}
+
+fn non_empty(v: Option<String>) -> Option<String> {
+    v.filter(|s| !s.is_empty())
+}
+
+/// `get_user_full_name` (§4.1): the stored full name, or `Unknown name`.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct GetUserFullName;
+
+impl TypedTool for GetUserFullName {
+    type Args = NoArgs;
+    const NAME: &'static str = "get_user_full_name";
+    const DESCRIPTION: &'static str = "Returns the user's full name.";
+
+    fn run(&self, ctx: &ToolContext, _: NoArgs) -> Result<ToolOutput, ToolError> {
+        let (_, _, p) = prefs(ctx)?;
+        Ok(ToolOutput::text(
+            non_empty(p.full_name).unwrap_or_else(|| "Unknown name".to_owned()),
+        ))
+    }
+}
+
+/// `get_user_preferred_name` (§4.2): the stored preferred name, or `User`.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct GetUserPreferredName;
+
+impl TypedTool for GetUserPreferredName {
+    type Args = NoArgs;
+    const NAME: &'static str = "get_user_preferred_name";
+    const DESCRIPTION: &'static str = "Returns the user's preferred name.";
+
+    fn run(&self, ctx: &ToolContext, _: NoArgs) -> Result<ToolOutput, ToolError> {
+        let (_, _, p) = prefs(ctx)?;
+        Ok(ToolOutput::text(
+            non_empty(p.preferred_name).unwrap_or_else(|| DEFAULT_USER_NAME.to_owned()),
+        ))
+    }
+}
+
+elroy_core::tool_args! {
+    /// Arguments of `set_user_full_name`.
+    pub struct SetUserFullNameArgs {
+        full_name: String => "The full name of the user",
+        override_existing: Option<bool> => "Whether to override an existing full name, if it is already set. Override existing should only be used if a known full name has been found to be incorrect.",
+    }
+}
+
+/// `set_user_full_name` (§4.3).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct SetUserFullName;
+
+impl TypedTool for SetUserFullName {
+    type Args = SetUserFullNameArgs;
+    const NAME: &'static str = "set_user_full_name";
+    const DESCRIPTION: &'static str = "Sets the user's full name.\n\nGuidance for usage:\n- Should predominantly be used relatively in the user journey. However, ensure to not be pushy in getting personal information early.\n- For existing users, this should be used relatively rarely.";
+
+    fn run(&self, ctx: &ToolContext, args: SetUserFullNameArgs) -> Result<ToolOutput, ToolError> {
+        let (db, user, p) = prefs(ctx)?;
+        let old = non_empty(p.full_name).unwrap_or_else(|| DEFAULT_USER_NAME.to_owned());
+        if old != DEFAULT_USER_NAME && args.override_existing != Some(true) {
+            return Ok(ToolOutput::text(format!(
+                "Full name already set to {old}. If this should be changed, set override_existing=True."
+            )));
+        }
+        db.set_preference(
+            user,
+            PreferenceField::FullName,
+            Some(&args.full_name),
+            ctx.time.now(),
+        )
+        .map_err(|e| ToolError::new(e.to_string()))?;
+        Ok(ToolOutput::text(format!(
+            "Full name set to {}. Previous value was {old}.",
+            args.full_name
+        )))
+    }
+}
+
+elroy_core::tool_args! {
+    /// Arguments of `set_user_preferred_name`.
+    pub struct SetUserPreferredNameArgs {
+        preferred_name: String => "The user's preferred name.",
+        override_existing: Option<bool> => "Whether to override an existing preferred name, if it is already set. Override existing should only be used if a known preferred name has been found to be incorrect.",
+    }
+}
+
+/// `set_user_preferred_name` (§4.4).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct SetUserPreferredName;
+
+impl TypedTool for SetUserPreferredName {
+    type Args = SetUserPreferredNameArgs;
+    const NAME: &'static str = "set_user_preferred_name";
+    const DESCRIPTION: &'static str = "Set the user's preferred name. Should predominantly be used relatively early in first conversations, and relatively rarely afterward.";
+
+    fn run(
+        &self,
+        ctx: &ToolContext,
+        args: SetUserPreferredNameArgs,
+    ) -> Result<ToolOutput, ToolError> {
+        let (db, user, p) = prefs(ctx)?;
+        let old = non_empty(p.preferred_name).unwrap_or_else(|| DEFAULT_USER_NAME.to_owned());
+        if old != DEFAULT_USER_NAME && args.override_existing != Some(true) {
+            return Ok(ToolOutput::text(format!(
+                "Preferred name already set to {old}. If this should be changed, use override_existing=True."
+            )));
+        }
+        db.set_preference(
+            user,
+            PreferenceField::PreferredName,
+            Some(&args.preferred_name),
+            ctx.time.now(),
+        )
+        .map_err(|e| ToolError::new(e.to_string()))?;
+        Ok(ToolOutput::text(format!(
+            "Set user preferred name to {}. Was {old}.",
+            args.preferred_name
+        )))
+    }
+}

@@ -1,0 +1,369 @@
+//! Recall building blocks (`orchestrator.md` §4, decision D9): query tokens (§4.2), the FTS5
+//! keyword leg with its coverage rule (§4.3), the cosine embedding leg (§4.4) and reciprocal rank
+//! fusion (§4.5). They work on any `recall_fts` kind (`memory` or `agenda`), so the agenda index
+//! can share them.
+
+use std::collections::HashMap;
+
+use rusqlite::{Connection, params_from_iter};
+
+/// The stop words of `orchestrator.md` §4.2, sorted.
+pub const STOP_WORDS: &[&str] = &[
+    "a",
+    "about",
+    "above",
+    "after",
+    "again",
+    "against",
+    "all",
+    "also",
+    "am",
+    "an",
+    "and",
+    "any",
+    "are",
+    "as",
+    "at",
+    "be",
+    "because",
+    "been",
+    "before",
+    "being",
+    "below",
+    "between",
+    "both",
+    "but",
+    "by",
+    "can",
+    "could",
+    "did",
+    "do",
+    "does",
+    "doing",
+    "down",
+    "during",
+    "each",
+    "either",
+    "else",
+    "even",
+    "ever",
+    "every",
+    "few",
+    "for",
+    "from",
+    "further",
+    "get",
+    "gets",
+    "got",
+    "had",
+    "has",
+    "have",
+    "having",
+    "he",
+    "hello",
+    "her",
+    "here",
+    "hers",
+    "herself",
+    "hey",
+    "him",
+    "himself",
+    "his",
+    "how",
+    "however",
+    "i",
+    "if",
+    "in",
+    "into",
+    "is",
+    "it",
+    "its",
+    "itself",
+    "just",
+    "let",
+    "like",
+    "made",
+    "make",
+    "many",
+    "may",
+    "me",
+    "might",
+    "more",
+    "most",
+    "much",
+    "must",
+    "my",
+    "myself",
+    "need",
+    "no",
+    "nor",
+    "not",
+    "now",
+    "of",
+    "off",
+    "okay",
+    "on",
+    "once",
+    "only",
+    "or",
+    "other",
+    "our",
+    "ours",
+    "ourselves",
+    "out",
+    "over",
+    "own",
+    "please",
+    "really",
+    "remember",
+    "same",
+    "shall",
+    "she",
+    "should",
+    "so",
+    "some",
+    "such",
+    "tell",
+    "than",
+    "thank",
+    "thanks",
+    "that",
+    "the",
+    "their",
+    "theirs",
+    "them",
+    "themselves",
+    "then",
+    "there",
+    "these",
+    "they",
+    "this",
+    "those",
+    "through",
+    "to",
+    "too",
+    "under",
+    "until",
+    "up",
+    "upon",
+    "us",
+    "user",
+    "users",
+    "very",
+    "want",
+    "was",
+    "we",
+    "were",
+    "what",
+    "when",
+    "where",
+    "which",
+    "while",
+    "who",
+    "whom",
+    "whose",
+    "why",
+    "will",
+    "with",
+    "would",
+    "yes",
+    "yet",
+    "you",
+    "your",
+    "yours",
+    "yourself",
+    "yourselves",
+];
+
+/// The most tokens taken from one message (`T_cur`, `T_prev`).
+pub const MAX_TOKENS: usize = 16;
+
+/// How many rows the keyword leg takes by `bm25()` before the coverage check.
+pub const KEYWORD_CANDIDATES: usize = 20;
+
+/// The reciprocal-rank-fusion constant: `score = Σ 1 / (RRF_K + rank)`.
+pub const RRF_K: f64 = 60.0;
+
+/// The query tokens of a text (`orchestrator.md` §4.2): lower-cased, split at every character
+/// that is neither a letter nor a digit, kept when at least 3 characters long or 2 with a digit,
+/// stop words dropped, de-duplicated (first occurrence kept), at most [`MAX_TOKENS`].
+pub fn recall_tokens(text: &str) -> Vec<String> {
+    let lower = text.to_lowercase();
+    let mut out: Vec<String> = Vec::new();
+    for t in lower.split(|c: char| !c.is_alphanumeric()) {
+        let n = t.chars().count();
+        let keep = n >= 3 || (n == 2 && t.chars().any(|c| c.is_numeric()));
+        if keep && STOP_WORDS.binary_search(&t).is_err() && !out.iter().any(|o| o == t) {
+            out.push(t.to_owned());
+            if out.len() == MAX_TOKENS {
+                break;
+            }
+        }
+    }
+    out
+}
+
+/// `T_prev` of §4.2: the previous message's tokens minus `current`, at most [`MAX_TOKENS`].
+pub fn previous_tokens(previous_text: &str, current: &[String]) -> Vec<String> {
+    let lower = previous_text.to_lowercase();
+    let mut out: Vec<String> = Vec::new();
+    for t in recall_tokens_unbounded(&lower) {
+        if !current.contains(&t) && !out.contains(&t) {
+            out.push(t);
+            if out.len() == MAX_TOKENS {
+                break;
+            }
+        }
+    }
+    out
+}
+
+fn recall_tokens_unbounded(lower: &str) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for t in lower.split(|c: char| !c.is_alphanumeric()) {
+        let n = t.chars().count();
+        let keep = n >= 3 || (n == 2 && t.chars().any(|c| c.is_numeric()));
+        if keep && STOP_WORDS.binary_search(&t).is_err() && !out.iter().any(|o| o == t) {
+            out.push(t.to_owned());
+        }
+    }
+    out
+}
+
+fn quote(token: &str) -> String {
+    format!("\"{}\"", token.replace('"', "\"\""))
+}
+
+/// The keyword leg (`orchestrator.md` §4.3) over the user's `recall_fts` rows of `kind`:
+/// `"t1" OR "t2" …` over `current` then `previous`, the [`KEYWORD_CANDIDATES`] best rows by
+/// `bm25()` (ties by item id), kept when they match at least 1 token of `current`
+/// (`|current| <= 3`) or at least 2 (`|current| >= 4`). Returns item ids in `bm25()` order.
+/// Empty `current` finds nothing.
+///
+/// # Errors
+/// `rusqlite::Error`.
+pub fn keyword_leg(
+    conn: &Connection,
+    user_id: i64,
+    kind: &str,
+    current: &[String],
+    previous: &[String],
+) -> rusqlite::Result<Vec<i64>> {
+    if current.is_empty() {
+        return Ok(Vec::new());
+    }
+    let query: Vec<String> = current.iter().chain(previous).map(|t| quote(t)).collect();
+    let query = query.join(" OR ");
+    let mut st = conn.prepare_cached(
+        "SELECT rowid, item_id FROM recall_fts
+         WHERE recall_fts MATCH ?1 AND kind = ?2 AND user_id = ?3
+         ORDER BY bm25(recall_fts), item_id LIMIT ?4",
+    )?;
+    let rows: Vec<(i64, i64)> = st
+        .query_map(
+            rusqlite::params![query, kind, user_id, KEYWORD_CANDIDATES as i64],
+            |r| Ok((r.get(0)?, r.get(1)?)),
+        )?
+        .collect::<rusqlite::Result<_>>()?;
+    if rows.is_empty() {
+        return Ok(Vec::new());
+    }
+    // Coverage: per row, how many tokens of `current` match.
+    let mut counts: HashMap<i64, usize> = HashMap::new();
+    let placeholders = vec!["?"; rows.len()].join(",");
+    let sql = format!(
+        "SELECT rowid FROM recall_fts WHERE recall_fts MATCH ? AND rowid IN ({placeholders})"
+    );
+    let mut cover = conn.prepare(&sql)?;
+    for token in current {
+        let mut values: Vec<rusqlite::types::Value> = vec![quote(token).into()];
+        values.extend(rows.iter().map(|(rowid, _)| (*rowid).into()));
+        let hits: Vec<i64> = cover
+            .query_map(params_from_iter(values), |r| r.get(0))?
+            .collect::<rusqlite::Result<_>>()?;
+        for h in hits {
+            *counts.entry(h).or_default() += 1;
+        }
+    }
+    let need = if current.len() <= 3 { 1 } else { 2 };
+    Ok(rows
+        .into_iter()
+        .filter(|(rowid, _)| counts.get(rowid).copied().unwrap_or(0) >= need)
+        .map(|(_, id)| id)
+        .collect())
+}
+
+/// L2-normalises `v` in place (all zeros stay zeros).
+pub fn normalize(v: &mut [f32]) {
+    let norm = v.iter().map(|x| x * x).sum::<f32>().sqrt();
+    if norm > 0.0 {
+        v.iter_mut().for_each(|x| *x /= norm);
+    }
+}
+
+/// Vector <-> BLOB: `dims` little-endian `f32`s (`formats.md` §9.6).
+pub fn vector_to_blob(v: &[f32]) -> Vec<u8> {
+    v.iter().flat_map(|x| x.to_le_bytes()).collect()
+}
+
+/// Reads a vector BLOB; trailing bytes that do not make a whole `f32` are ignored.
+pub fn blob_to_vector(blob: &[u8]) -> Vec<f32> {
+    blob.chunks_exact(4)
+        .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+        .collect()
+}
+
+/// The dot product (cosine similarity of normalised vectors); 0 when the lengths differ.
+pub fn dot(a: &[f32], b: &[f32]) -> f32 {
+    if a.len() != b.len() {
+        return 0.0;
+    }
+    a.iter().zip(b).map(|(x, y)| x * y).sum()
+}
+
+/// Reciprocal rank fusion (`orchestrator.md` §4.5): `score(item) = Σ 1 / (60 + rank)` over the
+/// rankings containing it (rank from 1); higher first, ties by lower id. With one ranking its
+/// order is kept.
+pub fn fuse(rankings: &[Vec<i64>]) -> Vec<i64> {
+    let mut scores: HashMap<i64, f64> = HashMap::new();
+    for ranking in rankings {
+        for (i, id) in ranking.iter().enumerate() {
+            *scores.entry(*id).or_default() += 1.0 / (RRF_K + (i + 1) as f64);
+        }
+    }
+    let mut items: Vec<(i64, f64)> = scores.into_iter().collect();
+    items.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+    items.into_iter().map(|(id, _)| id).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn stop_words_sorted() {
+        assert!(STOP_WORDS.windows(2).all(|w| w[0] < w[1]));
+    }
+
+    #[test]
+    fn tokens_of_spec_example() {
+        assert_eq!(recall_tokens("What is my dog called?"), ["dog", "called"]);
+        assert_eq!(
+            recall_tokens("Q2 report, q2 REPORT 42 x1 ab"),
+            ["q2", "report", "42", "x1"]
+        );
+        assert_eq!(recall_tokens("Café in 京都 2026"), ["café", "2026"]);
+        assert_eq!(
+            previous_tokens("the dog park", &["dog".to_owned()]),
+            ["park"]
+        );
+    }
+
+    #[test]
+    fn fusion_orders() {
+        assert_eq!(fuse(&[vec![3, 1, 2]]), [3, 1, 2]);
+        // 1: 1/61 + 1/62; 2: 1/62 + 1/61 → tie → lower id first; 3 only once.
+        assert_eq!(fuse(&[vec![1, 2, 3], vec![2, 1]]), [1, 2, 3]);
+        assert_eq!(fuse(&[vec![5], vec![4]]), [4, 5]);
+    }
+}

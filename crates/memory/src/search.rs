@@ -1,0 +1,130 @@
+//! Memory search: the keyword leg always, the embedding leg when an embedder is configured, fused
+//! by reciprocal rank fusion (`orchestrator.md` §4.3–§4.5, decision D9).
+
+use rusqlite::params;
+
+use crate::model::Memory;
+use crate::recall::{self, fuse, keyword_leg};
+use crate::store::{MEMORY_COLUMNS, row_to_memory};
+use crate::{MemoryError, MemoryStore};
+
+/// The most items the embedding leg ranks.
+pub const EMBEDDING_CANDIDATES: usize = 10;
+
+/// A memory search.
+#[derive(Debug, Clone, Default)]
+pub struct MemoryQuery {
+    /// `T_cur`: tokens of the current message ([`recall::recall_tokens`]).
+    pub current: Vec<String>,
+    /// `T_prev`: tokens of the previous user message minus `current`.
+    pub previous: Vec<String>,
+    /// The text embedded for the embedding leg (ignored without an embedder; empty skips it).
+    pub embedding_text: Option<String>,
+}
+
+impl MemoryQuery {
+    /// A query from one text: its tokens are `T_cur` and the text itself is embedded
+    /// (`examine_memories`, `tools.md` §3.4).
+    pub fn from_text(text: &str) -> Self {
+        MemoryQuery {
+            current: recall::recall_tokens(text),
+            previous: Vec::new(),
+            embedding_text: Some(text.to_owned()),
+        }
+    }
+}
+
+impl MemoryStore {
+    /// The keyword ranking of active memories (item ids, best first).
+    ///
+    /// # Errors
+    /// [`MemoryError::Db`].
+    pub fn keyword_ranking(&self, query: &MemoryQuery) -> Result<Vec<i64>, MemoryError> {
+        let user = self.opts.user_id;
+        Ok(self.db.with_conn(|c| {
+            keyword_leg(c, user, crate::store::KIND, &query.current, &query.previous)
+        })?)
+    }
+
+    /// The embedding ranking of active memories: cosine similarity with the embedded
+    /// `embedding_text` at least the threshold, best first, ties by id, at most
+    /// [`EMBEDDING_CANDIDATES`]. Missing or stale vectors are computed first (at most 32).
+    /// `None` when no embedder is configured, the text is empty, or embedding the query failed.
+    ///
+    /// # Errors
+    /// [`MemoryError::Db`].
+    pub fn embedding_ranking(&self, query: &MemoryQuery) -> Result<Option<Vec<i64>>, MemoryError> {
+        let (Some(embedder), Some(text)) = (&self.opts.embedder, &query.embedding_text) else {
+            return Ok(None);
+        };
+        if text.trim().is_empty() {
+            return Ok(None);
+        }
+        self.embed_pending(None);
+        let Ok(mut q) = embedder.embed(text) else {
+            return Ok(None);
+        };
+        recall::normalize(&mut q);
+        let user = self.opts.user_id;
+        let model = embedder.model().to_owned();
+        let threshold = self.opts.cosine_threshold;
+        let mut scored: Vec<(i64, f32)> = self.db.with_conn(|c| {
+            let mut st = c.prepare_cached(
+                "SELECT e.item_id, e.vector FROM embeddings e
+                 JOIN memories m ON m.user_id = e.user_id AND m.id = e.item_id
+                 WHERE e.user_id = ?1 AND e.kind = 'memory' AND e.model = ?2
+                   AND m.is_active = 1 AND e.text_md5 = m.text_md5",
+            )?;
+            let mut out = Vec::new();
+            let mut rows = st.query(params![user, model])?;
+            while let Some(r) = rows.next()? {
+                let id: i64 = r.get(0)?;
+                let blob: Vec<u8> = r.get(1)?;
+                let sim = recall::dot(&q, &recall::blob_to_vector(&blob));
+                if sim >= threshold {
+                    out.push((id, sim));
+                }
+            }
+            Ok(out)
+        })?;
+        scored.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+        scored.truncate(EMBEDDING_CANDIDATES);
+        Ok(Some(scored.into_iter().map(|(id, _)| id).collect()))
+    }
+
+    /// Active memories for `query`, best first: the keyword ranking fused with the embedding
+    /// ranking (when available) by reciprocal rank fusion, at most `limit`.
+    ///
+    /// # Errors
+    /// [`MemoryError::Db`].
+    pub fn search(&self, query: &MemoryQuery, limit: usize) -> Result<Vec<Memory>, MemoryError> {
+        let mut rankings = vec![self.keyword_ranking(query)?];
+        if let Some(embedded) = self.embedding_ranking(query)? {
+            rankings.push(embedded);
+        }
+        let ids = fuse(&rankings);
+        let user = self.opts.user_id;
+        let mut out = Vec::new();
+        for id in ids {
+            if out.len() == limit {
+                break;
+            }
+            let m = self.db.with_conn(|c| {
+                c.query_row(
+                    &format!(
+                        "SELECT {MEMORY_COLUMNS} FROM memories WHERE user_id = ?1 AND id = ?2 AND is_active = 1"
+                    ),
+                    params![user, id],
+                    row_to_memory,
+                )
+                .map(Some)
+                .or_else(|e| match e {
+                    rusqlite::Error::QueryReturnedNoRows => Ok(None),
+                    e => Err(e),
+                })
+            })?;
+            out.extend(m);
+        }
+        Ok(out)
+    }
+}

@@ -1,0 +1,524 @@
+//! [`MemoryStore`]: memory files plus their index rows (`formats.md` §6, §9.4, §9.6).
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use elroy_core::Embedder;
+use elroy_db::{Db, format_db_time};
+use elroy_markdown::{Document, HomeLock, Mapping, Value};
+use jiff::Timestamp;
+use jiff::tz::TimeZone;
+use md5::{Digest, Md5};
+use rusqlite::{Connection, OptionalExtension, params};
+
+use crate::model::{Memory, MemorySource, sources_from_json, sources_to_json};
+use crate::{MemoryError, recall};
+
+/// The `recall_fts.kind` of memories.
+pub const KIND: &str = "memory";
+
+/// Where a store's files live and what it may use.
+#[derive(Debug, Clone)]
+pub struct MemoryStoreOptions {
+    /// `$ELROY_HOME` (the home lock, display paths).
+    pub elroy_home: PathBuf,
+    /// The memory directory (`memory_dir`); `archive/` is inside it.
+    pub memory_dir: PathBuf,
+    /// Elroy's own database for names and active flags (`formats.md` §6.3.1). Set it only for the
+    /// DEFAULT user home; `None` skips the import.
+    pub elroy_db_path: Option<PathBuf>,
+    /// The user the store acts for (`users.id`).
+    pub user_id: i64,
+    /// The embedding model, when one is configured (D9).
+    pub embedder: Option<Arc<dyn Embedder>>,
+    /// `memory_relevance_cosine_threshold` (default 0.3).
+    pub cosine_threshold: f32,
+}
+
+/// One user's memories.
+#[derive(Debug, Clone)]
+pub struct MemoryStore {
+    pub(crate) db: Arc<Db>,
+    pub(crate) opts: MemoryStoreOptions,
+}
+
+/// md5 (lower-case hex) of `text`.
+pub fn md5_hex(text: &str) -> String {
+    Md5::digest(text.as_bytes())
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}
+
+/// The rendering of a memory (`formats.md` §8.5): `#{name}\n{raw body}`; `#{name}\n` when the
+/// file is missing.
+pub fn render_memory(name: &str, raw_body: Option<&str>) -> String {
+    format!("#{name}\n{}", raw_body.unwrap_or_default())
+}
+
+pub(crate) fn row_to_memory(r: &rusqlite::Row<'_>) -> rusqlite::Result<Memory> {
+    Ok(Memory {
+        id: r.get(0)?,
+        name: r.get(1)?,
+        file_name: r.get(2)?,
+        is_active: r.get(3)?,
+        sources: sources_from_json(&r.get::<_, String>(4)?),
+    })
+}
+
+pub(crate) const MEMORY_COLUMNS: &str = "id, name, file_name, is_active, source_metadata";
+
+/// File size and modification time (ns since the epoch) for the scan state.
+pub(crate) fn file_stamp(path: &Path) -> Option<(i64, i64)> {
+    let meta = std::fs::metadata(path).ok()?;
+    let mtime = meta
+        .modified()
+        .ok()?
+        .duration_since(std::time::UNIX_EPOCH)
+        .ok()?
+        .as_nanos();
+    Some((
+        i64::try_from(meta.len()).unwrap_or(i64::MAX),
+        i64::try_from(mtime).unwrap_or(i64::MAX),
+    ))
+}
+
+/// Replaces the search-index row of a memory: removed, then re-added when `body` is `Some`.
+pub(crate) fn set_fts(
+    c: &Connection,
+    user_id: i64,
+    id: i64,
+    name: &str,
+    body: Option<&str>,
+) -> rusqlite::Result<()> {
+    c.prepare_cached(
+        "DELETE FROM recall_fts WHERE rowid IN
+         (SELECT rowid FROM recall_fts WHERE kind = 'memory' AND user_id = ?1 AND item_id = ?2)",
+    )?
+    .execute(params![user_id, id])?;
+    if let Some(body) = body {
+        c.prepare_cached(
+            "INSERT INTO recall_fts (name, body, kind, user_id, item_id) VALUES (?1, ?2, 'memory', ?3, ?4)",
+        )?
+        .execute(params![name, body, user_id, id])?;
+    }
+    Ok(())
+}
+
+impl MemoryStore {
+    /// Opens the store and runs a full index sync (`formats.md` §6.3).
+    ///
+    /// # Errors
+    /// [`MemoryError`] when the directory cannot be read, the home lock times out or the database
+    /// fails. Files with invalid front matter are skipped (see [`crate::SyncReport::warnings`]).
+    pub fn open(
+        db: Arc<Db>,
+        opts: MemoryStoreOptions,
+        now: Timestamp,
+    ) -> Result<(MemoryStore, crate::SyncReport), MemoryError> {
+        let store = MemoryStore { db, opts };
+        let report = store.sync(now)?;
+        Ok((store, report))
+    }
+
+    /// The store's options.
+    pub fn options(&self) -> &MemoryStoreOptions {
+        &self.opts
+    }
+
+    /// The database.
+    pub fn db(&self) -> &Arc<Db> {
+        &self.db
+    }
+
+    /// The user id.
+    pub fn user_id(&self) -> i64 {
+        self.opts.user_id
+    }
+
+    pub(crate) fn archive_dir(&self) -> PathBuf {
+        self.opts.memory_dir.join("archive")
+    }
+
+    /// A path as shown in messages: relative to `$ELROY_HOME` with `/` separators, else as is.
+    pub(crate) fn display(&self, path: &Path) -> String {
+        match path.strip_prefix(&self.opts.elroy_home) {
+            Ok(rel) => rel
+                .components()
+                .map(|c| c.as_os_str().to_string_lossy())
+                .collect::<Vec<_>>()
+                .join("/"),
+            Err(_) => path.display().to_string(),
+        }
+    }
+
+    fn lock(&self) -> Result<HomeLock, MemoryError> {
+        Ok(HomeLock::acquire(&self.opts.elroy_home)?)
+    }
+
+    /// The memory with `id` (any status).
+    ///
+    /// # Errors
+    /// [`MemoryError::Db`].
+    pub fn get(&self, id: i64) -> Result<Option<Memory>, MemoryError> {
+        Ok(self.db.with_conn(|c| {
+            c.query_row(
+                &format!("SELECT {MEMORY_COLUMNS} FROM memories WHERE user_id = ?1 AND id = ?2"),
+                params![self.opts.user_id, id],
+                row_to_memory,
+            )
+            .optional()
+        })?)
+    }
+
+    /// "The active memory named `name`" (`tools.md` §3.0): exact, case-sensitive, lowest id.
+    ///
+    /// # Errors
+    /// [`MemoryError::Db`].
+    pub fn active_by_name(&self, name: &str) -> Result<Option<Memory>, MemoryError> {
+        Ok(self.db.with_conn(|c| {
+            c.query_row(
+                &format!(
+                    "SELECT {MEMORY_COLUMNS} FROM memories
+                     WHERE user_id = ?1 AND name = ?2 AND is_active = 1 ORDER BY id LIMIT 1"
+                ),
+                params![self.opts.user_id, name],
+                row_to_memory,
+            )
+            .optional()
+        })?)
+    }
+
+    /// Every memory named `name`, any status, by id.
+    ///
+    /// # Errors
+    /// [`MemoryError::Db`].
+    pub fn all_by_name(&self, name: &str) -> Result<Vec<Memory>, MemoryError> {
+        Ok(self.db.with_conn(|c| {
+            let mut st = c.prepare_cached(&format!(
+                "SELECT {MEMORY_COLUMNS} FROM memories WHERE user_id = ?1 AND name = ?2 ORDER BY id"
+            ))?;
+            st.query_map(params![self.opts.user_id, name], row_to_memory)?
+                .collect()
+        })?)
+    }
+
+    /// The names of the active memories, sorted.
+    ///
+    /// # Errors
+    /// [`MemoryError::Db`].
+    pub fn active_names(&self) -> Result<Vec<String>, MemoryError> {
+        Ok(self.db.with_conn(|c| {
+            let mut st = c.prepare_cached(
+                "SELECT DISTINCT name FROM memories WHERE user_id = ?1 AND is_active = 1 ORDER BY name",
+            )?;
+            st.query_map([self.opts.user_id], |r| r.get(0))?.collect()
+        })?)
+    }
+
+    /// The absolute path of a memory's file.
+    pub fn path_of(&self, memory: &Memory) -> PathBuf {
+        self.opts.memory_dir.join(&memory.file_name)
+    }
+
+    /// The raw body of a memory's file (`formats.md` §3.1 step 4), read from disk now; `None`
+    /// when the file is missing.
+    ///
+    /// # Errors
+    /// [`MemoryError::File`] for unreadable files and invalid front matter.
+    pub fn raw_body(&self, memory: &Memory) -> Result<Option<String>, MemoryError> {
+        let path = self.path_of(memory);
+        if !path.is_file() {
+            return Ok(None);
+        }
+        let display = self.display(&path);
+        let text = elroy_markdown::read_text(&path, &display)?;
+        Ok(Some(Document::parse(&text, &display)?.raw_body))
+    }
+
+    /// The memory's text (its raw body stripped), `""` when the file is missing.
+    ///
+    /// # Errors
+    /// As [`MemoryStore::raw_body`].
+    pub fn text(&self, memory: &Memory) -> Result<String, MemoryError> {
+        Ok(self
+            .raw_body(memory)?
+            .map(|b| b.trim().to_owned())
+            .unwrap_or_default())
+    }
+
+    /// The rendering `#{name}\n{raw body}` (`formats.md` §8.5).
+    ///
+    /// # Errors
+    /// As [`MemoryStore::raw_body`].
+    pub fn rendering(&self, memory: &Memory) -> Result<String, MemoryError> {
+        Ok(render_memory(
+            &memory.name,
+            self.raw_body(memory)?.as_deref(),
+        ))
+    }
+
+    /// Creates a memory (`tools.md` §3.1 steps 2–3): the next id (`formats.md` §6.2), the file
+    /// `{sanitize_filename(name, "memory")}[-N].md` with `---\nid: {id}\n---\n\n{text}`, the active
+    /// index row with `sources`, the search row, then (outside the lock) its embedding.
+    /// The operation tracker is the caller's business.
+    ///
+    /// # Errors
+    /// [`MemoryError`] for lock, write and database failures; nothing is indexed when the write
+    /// fails.
+    pub fn create(
+        &self,
+        name: &str,
+        text: &str,
+        sources: &[MemorySource],
+        now: Timestamp,
+    ) -> Result<Memory, MemoryError> {
+        let memory = {
+            let _lock = self.lock()?;
+            self.create_locked(name, text, sources, now)?
+        };
+        self.embed_pending(Some(memory.id));
+        Ok(memory)
+    }
+
+    fn create_locked(
+        &self,
+        name: &str,
+        text: &str,
+        sources: &[MemorySource],
+        now: Timestamp,
+    ) -> Result<Memory, MemoryError> {
+        let dir = &self.opts.memory_dir;
+        std::fs::create_dir_all(dir).map_err(|e| elroy_markdown::MarkdownError::Write {
+            file: self.display(dir),
+            message: e.to_string(),
+        })?;
+        let user = self.opts.user_id;
+        self.db.with_conn_mapped(|c| {
+            let tx = c.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
+            let id: i64 = tx.query_row(
+                "SELECT coalesce(max(id), 0) + 1 FROM memories WHERE user_id = ?1",
+                [user],
+                |r| r.get(0),
+            )?;
+            let base = elroy_markdown::sanitize_filename(name, "memory");
+            let path = elroy_markdown::unique_path(dir, &base, None, &self.display(dir))?;
+            let mut fm = Mapping::new();
+            fm.insert("id", Value::Int(id));
+            let content = Document::render_with_body(&fm, text, true);
+            elroy_markdown::write_atomic(&path, content.as_bytes(), &self.display(&path))?;
+            let file_name = path
+                .file_name()
+                .map(|f| f.to_string_lossy().into_owned())
+                .unwrap_or_default();
+            let raw_body = format!("\n{text}");
+            let rendering = render_memory(name, Some(&raw_body));
+            let (size, mtime) = file_stamp(&path).unzip();
+            let ts = format_db_time(now);
+            tx.execute(
+                "INSERT INTO memories (user_id, id, name, file_name, is_active, source_metadata,
+                   text_md5, file_size, file_mtime_ns, created_at, updated_at)
+                 VALUES (?1, ?2, ?3, ?4, 1, ?5, ?6, ?7, ?8, ?9, ?9)",
+                params![
+                    user,
+                    id,
+                    name,
+                    file_name,
+                    sources_to_json(sources),
+                    md5_hex(&rendering),
+                    size,
+                    mtime,
+                    ts
+                ],
+            )?;
+            set_fts(&tx, user, id, name, Some(&rendering))?;
+            tx.commit()?;
+            Ok(Memory {
+                id,
+                name: name.to_owned(),
+                file_name,
+                is_active: true,
+                sources: sources.to_vec(),
+            })
+        })
+    }
+
+    /// Moves a memory's file into `archive/` (unique name there), marks the row inactive and
+    /// removes it from the search index (`formats.md` §6.4). Returns the updated row.
+    ///
+    /// # Errors
+    /// [`MemoryError`] for lock, rename and database failures.
+    pub fn archive(&self, memory: &Memory, now: Timestamp) -> Result<Memory, MemoryError> {
+        let _lock = self.lock()?;
+        self.archive_locked(memory, now)
+    }
+
+    fn archive_locked(&self, memory: &Memory, now: Timestamp) -> Result<Memory, MemoryError> {
+        let from = self.path_of(memory);
+        let mut file_name = memory.file_name.clone();
+        if from.is_file() && !memory.file_name.starts_with("archive/") {
+            let archive = self.archive_dir();
+            std::fs::create_dir_all(&archive).map_err(|e| {
+                elroy_markdown::MarkdownError::Write {
+                    file: self.display(&archive),
+                    message: e.to_string(),
+                }
+            })?;
+            let stem = Path::new(&memory.file_name)
+                .file_stem()
+                .map(|s| s.to_string_lossy().into_owned())
+                .unwrap_or_else(|| "memory".to_owned());
+            let to = elroy_markdown::unique_path(&archive, &stem, None, &self.display(&archive))?;
+            elroy_markdown::rename_file(&from, &to, &self.display(&to))?;
+            file_name = format!(
+                "archive/{}",
+                to.file_name()
+                    .map(|f| f.to_string_lossy().into_owned())
+                    .unwrap_or_default()
+            );
+        }
+        let path = self.opts.memory_dir.join(&file_name);
+        let (size, mtime) = file_stamp(&path).unzip();
+        let user = self.opts.user_id;
+        self.db.with_conn_mapped(|c| -> Result<(), MemoryError> {
+            let tx = c.transaction()?;
+            tx.execute(
+                "UPDATE memories SET is_active = 0, file_name = ?3, file_size = ?4,
+                   file_mtime_ns = ?5, updated_at = ?6 WHERE user_id = ?1 AND id = ?2",
+                params![user, memory.id, file_name, size, mtime, format_db_time(now)],
+            )?;
+            set_fts(&tx, user, memory.id, &memory.name, None)?;
+            tx.commit()?;
+            Ok(())
+        })?;
+        Ok(Memory {
+            file_name,
+            is_active: false,
+            ..memory.clone()
+        })
+    }
+
+    /// `update_outdated_or_incorrect_memory` (`tools.md` §3.3, D8): the active memory named
+    /// `name` gets a new version whose text is `{old raw body}\n\nUpdate ({ts}):\n{update_text}`,
+    /// `ts` = `now` in `tz` as `YYYY-MM-DD HH:MM:SS`; the old file moves to `archive/` and its row
+    /// becomes inactive; the new memory has the same name and the source `Memory(old id)`.
+    /// Returns `(old, new)`, or `None` when no active memory has that name.
+    ///
+    /// # Errors
+    /// [`MemoryError`] (the old file is missing or unreadable, lock, write, database).
+    pub fn update(
+        &self,
+        name: &str,
+        update_text: &str,
+        now: Timestamp,
+        tz: &TimeZone,
+    ) -> Result<Option<(Memory, Memory)>, MemoryError> {
+        let new = {
+            let _lock = self.lock()?;
+            let Some(old) = self.active_by_name(name)? else {
+                return Ok(None);
+            };
+            let Some(raw) = self.raw_body(&old)? else {
+                return Err(MemoryError::MissingFile {
+                    name: old.name.clone(),
+                    file: self.display(&self.path_of(&old)),
+                });
+            };
+            let ts = now
+                .to_zoned_datetime(tz.clone())
+                .strftime("%Y-%m-%d %H:%M:%S")
+                .to_string();
+            let text = format!("{raw}\n\nUpdate ({ts}):\n{update_text}");
+            let old = self.archive_locked(&old, now)?;
+            let new = self.create_locked(name, &text, &[MemorySource::memory(old.id)], now)?;
+            (old, new)
+        };
+        self.embed_pending(Some(new.1.id));
+        Ok(Some(new))
+    }
+
+    /// Computes missing or stale embeddings (md5-gated, `formats.md` §9.6) of active memories —
+    /// only `only` when given, else at most 32 — when an embedder is configured. Failures are
+    /// ignored here (recall falls back to keywords); returns how many were stored.
+    pub fn embed_pending(&self, only: Option<i64>) -> usize {
+        let Some(embedder) = self.opts.embedder.clone() else {
+            return 0;
+        };
+        let user = self.opts.user_id;
+        let model = embedder.model().to_owned();
+        let pending: Vec<Memory> = self
+            .db
+            .with_conn(|c| {
+                let mut st = c.prepare_cached(&format!(
+                    "SELECT m.{} FROM memories m
+                     LEFT JOIN embeddings e ON e.user_id = m.user_id AND e.kind = 'memory'
+                       AND e.item_id = m.id AND e.model = ?2
+                     WHERE m.user_id = ?1 AND m.is_active = 1 AND (?3 IS NULL OR m.id = ?3)
+                       AND (e.text_md5 IS NULL OR e.text_md5 <> m.text_md5)
+                     ORDER BY m.id LIMIT 32",
+                    MEMORY_COLUMNS.replace(", ", ", m.")
+                ))?;
+                st.query_map(params![user, model, only], row_to_memory)?
+                    .collect()
+            })
+            .unwrap_or_default();
+        let mut stored = 0;
+        for memory in pending {
+            let Ok(rendering) = self.rendering(&memory) else {
+                continue;
+            };
+            let Ok(mut vector) = embedder.embed(&rendering) else {
+                continue;
+            };
+            recall::normalize(&mut vector);
+            let md5 = md5_hex(&rendering);
+            let ok = self.db.with_conn(|c| {
+                c.execute(
+                    "INSERT INTO embeddings (user_id, kind, item_id, model, dims, vector, text_md5, updated_at)
+                     VALUES (?1, 'memory', ?2, ?3, ?4, ?5, ?6, ?7)
+                     ON CONFLICT(user_id, kind, item_id, model) DO UPDATE SET dims = excluded.dims,
+                       vector = excluded.vector, text_md5 = excluded.text_md5, updated_at = excluded.updated_at",
+                    params![
+                        user,
+                        memory.id,
+                        model,
+                        vector.len() as i64,
+                        recall::vector_to_blob(&vector),
+                        md5,
+                        format_db_time(Timestamp::now())
+                    ],
+                )
+            });
+            if ok.is_ok() {
+                stored += 1;
+            }
+        }
+        stored
+    }
+}
+
+impl MemoryStore {
+    /// What a `Pin(("Memory", id))` adds (`tools.md` §0.7): the recall metadata and the rendering
+    /// of the memory, or `None` when no memory has that id. Inactive memories resolve too (a
+    /// superseded version can be pinned by `add_memory_to_current_context`).
+    ///
+    /// # Errors
+    /// [`MemoryError`] for database and file failures.
+    pub fn recall_entry(
+        &self,
+        id: i64,
+    ) -> Result<Option<(elroy_core::RecallMetadata, String)>, MemoryError> {
+        let Some(memory) = self.get(id)? else {
+            return Ok(None);
+        };
+        let rendering = self.rendering(&memory)?;
+        Ok(Some((
+            elroy_core::RecallMetadata {
+                memory_type: elroy_core::RecallKind::Memory,
+                memory_id: memory.id,
+                name: memory.name,
+            },
+            rendering,
+        )))
+    }
+}

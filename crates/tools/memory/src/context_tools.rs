@@ -1,0 +1,115 @@
+//! `print_memory` (`tools.md` §3.2), `add_memory_to_current_context` (§3.6) and
+//! `drop_memory_from_current_context` (§3.7).
+
+use elroy_core::{Effect, ToolContext, ToolError, ToolOutput, TypedTool};
+
+use crate::{err, memory_item, store};
+
+elroy_core::tool_args! {
+    /// Arguments of `print_memory`.
+    pub struct PrintMemoryArgs {
+        memory_name: String => "Name of the memory to retrieve",
+    }
+}
+
+/// `print_memory`: the rendering of the active memory with that exact name.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct PrintMemory;
+
+impl TypedTool for PrintMemory {
+    type Args = PrintMemoryArgs;
+    const NAME: &'static str = "print_memory";
+    const DESCRIPTION: &'static str = "Retrieve and return a memory by its exact name.";
+
+    fn run(&self, ctx: &ToolContext, args: PrintMemoryArgs) -> Result<ToolOutput, ToolError> {
+        let store = store(ctx)?;
+        match store.active_by_name(&args.memory_name).map_err(err)? {
+            Some(m) => Ok(ToolOutput::text(store.rendering(&m).map_err(err)?)),
+            None => Ok(ToolOutput::text(format!(
+                "Memory '{}' not found for the current user.",
+                args.memory_name
+            ))),
+        }
+    }
+}
+
+elroy_core::tool_args! {
+    /// Arguments of `add_memory_to_current_context`.
+    pub struct AddMemoryArgs {
+        memory_name: String => "The name of the memory to add to context",
+    }
+}
+
+/// `add_memory_to_current_context`: `Pin` of the active memory with that name (else the
+/// lowest-id one of any status, D8).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct AddMemoryToCurrentContext;
+
+impl TypedTool for AddMemoryToCurrentContext {
+    type Args = AddMemoryArgs;
+    const NAME: &'static str = "add_memory_to_current_context";
+    const DESCRIPTION: &'static str =
+        "Adds memory with the given name to the current conversation context.";
+
+    fn run(&self, ctx: &ToolContext, args: AddMemoryArgs) -> Result<ToolOutput, ToolError> {
+        let store = store(ctx)?;
+        let memory = match store.active_by_name(&args.memory_name).map_err(err)? {
+            Some(m) => Some(m),
+            None => store
+                .all_by_name(&args.memory_name)
+                .map_err(err)?
+                .into_iter()
+                .next(),
+        };
+        let Some(memory) = memory else {
+            return Ok(ToolOutput::text(format!(
+                "Memory '{}' not found.",
+                args.memory_name
+            )));
+        };
+        let item = memory_item(memory.id);
+        let out = ToolOutput::text(format!("Memory '{}' added to context.", args.memory_name));
+        Ok(if ctx.is_in_context(item) {
+            out
+        } else {
+            out.with_effect(Effect::Pin(item))
+        })
+    }
+}
+
+elroy_core::tool_args! {
+    /// Arguments of `drop_memory_from_current_context`.
+    pub struct DropMemoryArgs {
+        memory_name: String => "Name of the memory to remove from context",
+    }
+}
+
+/// `drop_memory_from_current_context`: `Unpin` of every memory with that name (D8).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct DropMemoryFromCurrentContext;
+
+impl TypedTool for DropMemoryFromCurrentContext {
+    type Args = DropMemoryArgs;
+    const NAME: &'static str = "drop_memory_from_current_context";
+    const DESCRIPTION: &'static str =
+        "Drops the memory with the given name from current context. Does NOT delete the memory.";
+
+    fn run(&self, ctx: &ToolContext, args: DropMemoryArgs) -> Result<ToolOutput, ToolError> {
+        let store = store(ctx)?;
+        let all = store.all_by_name(&args.memory_name).map_err(err)?;
+        if all.is_empty() {
+            return Ok(ToolOutput::text(format!(
+                "Memory '{}' not found.",
+                args.memory_name
+            )));
+        }
+        let mut out = ToolOutput::text(format!(
+            "Memory '{}' dropped from context.",
+            args.memory_name
+        ));
+        for m in all {
+            out = out.with_effect(Effect::Unpin(memory_item(m.id)));
+        }
+        Ok(out)
+    }
+}

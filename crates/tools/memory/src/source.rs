@@ -1,0 +1,174 @@
+//! `get_source_content_for_memory` (`tools.md` §3.5) and the conversation snapshot rendering.
+
+use elroy_core::{Role, ToolContext, ToolError, ToolOutput, TypedTool};
+use elroy_db::Db;
+use elroy_memory::{Memory, MemoryStore};
+use elroy_transcript::{StoredMessage, TranscriptStore};
+use jiff::tz::TimeZone;
+
+use crate::{err, store, user_id};
+
+elroy_core::tool_args! {
+    /// Arguments of `get_source_content_for_memory`.
+    pub struct GetSourceArgs {
+        memory_name: String => "Type of the source",
+        index: Option<i64> => "0-indexed index of which source to retrieve.",
+    }
+}
+
+/// `get_source_content_for_memory`: the memory's sources resolved by type and id (D8);
+/// `# Source content for memory: {name} ({index} / {n-1})\n\n{rendering}`.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct GetSourceContentForMemory;
+
+/// A resolved source, rendered.
+pub(crate) type Rendered = String;
+
+/// Resolves `memory`'s sources in order (`tools.md` §3.5 step 2) and renders each; sources that
+/// cannot be resolved are dropped. `AgendaItem` sources need the agenda store and are dropped here.
+pub(crate) fn resolve_sources(
+    ctx: &ToolContext,
+    store: &MemoryStore,
+    memory: &Memory,
+) -> Result<Vec<Rendered>, ToolError> {
+    let user = user_id(ctx)?;
+    let transcript = ctx.services.get::<TranscriptStore>();
+    let mut out = Vec::new();
+    for source in &memory.sources {
+        match source.source_type.as_str() {
+            "Memory" => {
+                if let Some(m) = store.get(source.id).map_err(err)?
+                    && let Some(body) = store.raw_body(&m).map_err(err)?
+                {
+                    out.push(elroy_memory::render_memory(&m.name, Some(&body)));
+                }
+            }
+            "ContextMessageSet" => {
+                if let Some(t) = &transcript
+                    && let Some(snapshot) = t.context_at(user, source.id).map_err(err)?
+                {
+                    let prefs = ctx
+                        .services
+                        .get::<Db>()
+                        .and_then(|db| db.preferences(user).ok())
+                        .unwrap_or_default();
+                    out.push(render_snapshot(
+                        &snapshot,
+                        &ctx.time.tz,
+                        prefs.preferred_name.as_deref(),
+                        prefs.assistant_name.as_deref(),
+                    ));
+                }
+            }
+            _ => {}
+        }
+    }
+    Ok(out)
+}
+
+fn dt(m: &StoredMessage, tz: &TimeZone) -> String {
+    m.created_at
+        .to_zoned_datetime(tz.clone())
+        .strftime("%A, %B %d, %Y %I:%M %p %Z")
+        .to_string()
+}
+
+/// Renders a conversation snapshot (`tools.md` §3.5, `ContextMessageSet`): `Conversation Summary`,
+/// one part per message (`SYSTEM (…)`, `{USER} (…)`, `{ASSISTANT} (…)`, tool-call requests,
+/// `TOOL CALL RESULT (…)`), then `Messages from {first} to {last}` over user messages (or
+/// `No messages in context`), joined by blank lines. Times are local (D7).
+pub fn render_snapshot(
+    messages: &[StoredMessage],
+    tz: &TimeZone,
+    preferred_name: Option<&str>,
+    assistant_name: Option<&str>,
+) -> String {
+    let user_label = preferred_name
+        .filter(|n| !n.is_empty())
+        .map_or_else(|| "USER".to_owned(), str::to_uppercase);
+    let assistant_label = assistant_name
+        .filter(|n| !n.is_empty())
+        .unwrap_or("ASSISTANT");
+    let mut parts = vec!["Conversation Summary".to_owned()];
+    let mut user_times = Vec::new();
+    for m in messages {
+        let Some(content) = m.message.content.as_deref() else {
+            // NULL content is skipped, but an assistant's tool calls still show.
+            if m.message.role == Role::Assistant {
+                for call in &m.message.tool_calls {
+                    parts.push(format!(
+                        "{assistant_label} TOOL CALL REQUEST ({}): function name: {}, arguments: {}",
+                        dt(m, tz),
+                        call.name,
+                        call.arguments
+                    ));
+                }
+            }
+            continue;
+        };
+        let when = dt(m, tz);
+        match m.message.role {
+            Role::System => parts.push(format!("SYSTEM ({when}): {content}")),
+            Role::User => {
+                user_times.push(when.clone());
+                parts.push(format!("{user_label} ({when}): {content}"));
+            }
+            Role::Assistant => {
+                if !content.is_empty() {
+                    parts.push(format!("{assistant_label} ({when}): {content}"));
+                }
+                for call in &m.message.tool_calls {
+                    parts.push(format!(
+                        "{assistant_label} TOOL CALL REQUEST ({when}): function name: {}, arguments: {}",
+                        call.name, call.arguments
+                    ));
+                }
+            }
+            Role::Tool => parts.push(format!("TOOL CALL RESULT ({when}): {content}")),
+        }
+    }
+    parts.push(match (user_times.first(), user_times.last()) {
+        (Some(first), Some(last)) => format!("Messages from {first} to {last}"),
+        _ => "No messages in context".to_owned(),
+    });
+    parts.join("\n\n")
+}
+
+impl TypedTool for GetSourceContentForMemory {
+    type Args = GetSourceArgs;
+    const NAME: &'static str = "get_source_content_for_memory";
+    const DESCRIPTION: &'static str = "Retrieves content of the source for a memory, by source type and name.\n\nFor a given memory, there can be multiple sources.";
+
+    fn run(&self, ctx: &ToolContext, args: GetSourceArgs) -> Result<ToolOutput, ToolError> {
+        let store = store(ctx)?;
+        let Some(memory) = store.active_by_name(&args.memory_name).map_err(err)? else {
+            return Err(ToolError::new(format!(
+                "Memory '{}' not found for the current user.",
+                args.memory_name
+            )));
+        };
+        let sources = resolve_sources(ctx, &store, &memory)?;
+        if sources.is_empty() {
+            return Ok(ToolOutput::text(format!(
+                "No sources found for memory '{}'",
+                args.memory_name
+            )));
+        }
+        let n = i64::try_from(sources.len()).unwrap_or(i64::MAX);
+        let index = args.index.unwrap_or(0);
+        if index >= n || index < -n {
+            let all: Vec<String> = (0..n).map(|i| i.to_string()).collect();
+            return Err(ToolError::new(format!(
+                "Index {index} out of range. Available indices: [{}]",
+                all.join(", ")
+            )));
+        }
+        let position = usize::try_from(if index < 0 { n + index } else { index }).unwrap_or(0);
+        Ok(ToolOutput::text(format!(
+            "# Source content for memory: {} ({index} / {})\n\n{}",
+            args.memory_name,
+            n - 1,
+            sources[position]
+        )))
+    }
+}
