@@ -17,9 +17,10 @@ pub struct Running {
 /// How a run ended.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Finished {
-    /// The exit status; `None` when the run timed out and was killed.
+    /// The exit status; `None` when the run timed out (or could not be waited for) and was
+    /// killed.
     pub status: Option<ExitStatus>,
-    /// stdout, at most the cap.
+    /// stdout, at most the cap (what was read before a timeout, too).
     pub stdout: Vec<u8>,
     /// Whether stdout was longer than the cap.
     pub stdout_truncated: bool,
@@ -63,13 +64,17 @@ pub fn spawn(mut command: Command) -> io::Result<Running> {
     })
 }
 
-/// Reads `reader` to its end, keeping the first `cap` bytes; returns them and whether more came.
-async fn read_capped<R: AsyncRead + Unpin>(reader: Option<R>, cap: usize) -> (Vec<u8>, bool) {
+/// Reads `reader` to its end into `kept`, keeping the first `cap` bytes; sets `truncated` when
+/// more came. What was read stays in `kept` even if the future is dropped (timeout).
+async fn read_capped<R: AsyncRead + Unpin>(
+    reader: Option<R>,
+    cap: usize,
+    kept: &mut Vec<u8>,
+    truncated: &mut bool,
+) {
     let Some(mut reader) = reader else {
-        return (Vec::new(), false);
+        return;
     };
-    let mut kept = Vec::new();
-    let mut truncated = false;
     let mut buf = vec![0u8; 16 * 1024];
     loop {
         match reader.read(&mut buf).await {
@@ -77,13 +82,12 @@ async fn read_capped<R: AsyncRead + Unpin>(reader: Option<R>, cap: usize) -> (Ve
             Ok(n) => {
                 let room = cap.saturating_sub(kept.len());
                 if n > room {
-                    truncated = true;
+                    *truncated = true;
                 }
                 kept.extend_from_slice(&buf[..n.min(room)]);
             }
         }
     }
-    (kept, truncated)
 }
 
 impl Running {
@@ -100,39 +104,38 @@ impl Running {
         let stdout = self.child.stdout.take();
         let stderr = self.child.stderr.take();
         let child = &mut self.child;
+        let (mut out, mut out_truncated) = (Vec::new(), false);
+        let (mut err, mut err_truncated) = (Vec::new(), false);
         let run = async {
             let write = async {
                 if let Some(mut input) = input {
-                    // A plugin that exits without reading its input is not an error.
+                    // A program that exits without reading its input is not an error.
                     let _ = input.write_all(stdin).await;
                     let _ = input.shutdown().await;
                 }
             };
-            let ((), (out, out_truncated), (err, _), status) = tokio::join!(
+            let ((), (), (), status) = tokio::join!(
                 write,
-                read_capped(stdout, limits.stdout_cap),
-                read_capped(stderr, limits.stderr_cap),
+                read_capped(stdout, limits.stdout_cap, &mut out, &mut out_truncated),
+                read_capped(stderr, limits.stderr_cap, &mut err, &mut err_truncated),
                 child.wait(),
             );
-            (out, out_truncated, err, status.ok())
+            status.ok()
         };
-        match tokio::time::timeout(limits.timeout, run).await {
-            Ok((stdout, stdout_truncated, stderr, status)) => Finished {
-                status,
-                stdout,
-                stdout_truncated,
-                stderr,
-            },
+        let outcome = tokio::time::timeout(limits.timeout, run).await;
+        let status = match outcome {
+            Ok(status) => status,
             Err(_) => {
                 kill_group(pid);
                 let _ = self.child.kill().await;
-                Finished {
-                    status: None,
-                    stdout: Vec::new(),
-                    stdout_truncated: false,
-                    stderr: Vec::new(),
-                }
+                None
             }
+        };
+        Finished {
+            status,
+            stdout: out,
+            stdout_truncated: out_truncated,
+            stderr: err,
         }
     }
 }

@@ -205,6 +205,11 @@ impl MemorySessionStore {
         Self::default()
     }
 
+    /// Every stored session of every user, in insertion order.
+    pub fn list_all(&self) -> Vec<CodexSession> {
+        self.rows().iter().map(|(_, s)| s.clone()).collect()
+    }
+
     fn rows(&self) -> std::sync::MutexGuard<'_, Vec<(Option<i64>, CodexSession)>> {
         self.rows.lock().unwrap_or_else(|e| e.into_inner())
     }
