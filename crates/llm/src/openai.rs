@@ -118,7 +118,10 @@ impl OpenAiChat {
         );
         body.insert("stream".into(), Value::Bool(stream));
         if !request.tools.is_empty() {
-            body.insert("tools".into(), Value::Array(request.tools.clone()));
+            body.insert(
+                "tools".into(),
+                Value::Array(request.tools.iter().map(wire_tool).collect()),
+            );
             if let Some(name) = &request.forced_tool {
                 body.insert(
                     "tool_choice".into(),
@@ -381,6 +384,22 @@ impl StreamState {
     }
 }
 
+/// A tool schema as sent on the wire: a function without `parameters` (tools that take no
+/// arguments, K1) gets `{"type":"object","properties":{}}`, because some OpenAI-compatible
+/// servers (llama-cpp-python) reject a function without it. The registry's schema is unchanged.
+fn wire_tool(tool: &Value) -> Value {
+    let mut tool = tool.clone();
+    if let Some(function) = tool.get_mut("function").and_then(Value::as_object_mut)
+        && !function.contains_key("parameters")
+    {
+        function.insert(
+            "parameters".into(),
+            json!({"type": "object", "properties": {}}),
+        );
+    }
+    tool
+}
+
 /// Parses a non-streamed chat completion (`choices[0].message`).
 ///
 /// # Errors
@@ -539,6 +558,16 @@ mod tests {
         assert_eq!(r.tool_calls[0].arguments, "{}");
         assert!(r.tool_calls[0].id.starts_with("call_"));
         assert!(parse_completion("{}").is_err());
+    }
+
+    #[test]
+    fn tools_without_parameters_get_an_empty_object_on_the_wire() {
+        let with = json!({"type":"function","function":{"name":"ls","description":"d","parameters":{"type":"object","properties":{"path":{"type":"string"}},"required":[]}}});
+        assert_eq!(wire_tool(&with), with);
+        assert_eq!(
+            wire_tool(&json!({"type":"function","function":{"name":"pwd","description":"d"}})),
+            json!({"type":"function","function":{"name":"pwd","description":"d","parameters":{"type":"object","properties":{}}}})
+        );
     }
 
     #[test]
