@@ -10,13 +10,17 @@
 //! - [`FeatureRequest`]: one file, read with Elroy's loader rules and rendered in its layout.
 //! - [`similarity`]: normalisation, the difflib ratio `S`, the token overlap `O` and the
 //!   best-match rule; [`difflib`]: the port of Python's `SequenceMatcher.ratio`.
+//! - [`FeatureRequestStore::record_reflection`]: self-reflection's request (`orchestrator.md`
+//!   §12.3 step 4).
 
 pub mod difflib;
 mod record;
+mod reflection;
 pub mod similarity;
 mod store;
 
 pub use record::{FeatureRequest, INACTIVE_STATUSES, infer_source, parse_body, render_body};
+pub use reflection::{ReflectionAction, ReflectionProposal};
 pub use store::{EditRequest, Entry, FEATURE_REQUESTS_DIR, FeatureRequestStore, MakeOutcome};
 
 /// A UTC instant as Python's `datetime.isoformat()` writes it for an aware UTC datetime

@@ -90,7 +90,7 @@ fn trimmed(value: Option<&str>) -> Option<String> {
 
 /// Elroy's `_merge_supporting_context`: the new block alone when there was none; unchanged when
 /// the identical block is already contained; else appended after a blank line.
-fn merge_context(existing: Option<&str>, new: &str) -> String {
+pub(crate) fn merge_context(existing: Option<&str>, new: &str) -> String {
     match existing {
         None | Some("") => new.to_owned(),
         Some(old) if old.contains(new) => old.to_owned(),
@@ -226,7 +226,50 @@ impl FeatureRequestStore {
         Ok(None)
     }
 
-    fn write(&self, request: &FeatureRequest) -> Result<()> {
+    /// `$ELROY_HOME` (whose `.lock` guards every write).
+    pub(crate) fn elroy_home(&self) -> &Path {
+        &self.elroy_home
+    }
+
+    /// Writes a new request file (`formats.md` §5.1): slug from the title, the unique path rule,
+    /// `status: open`, both stamps `now`, no aliases. Call under the home lock.
+    pub(crate) fn new_request(
+        &self,
+        title: &str,
+        summary: &str,
+        rationale: Option<String>,
+        supporting_context: String,
+        source: &str,
+        stamp: &str,
+    ) -> Result<FeatureRequest> {
+        let slug = sanitize_filename(
+            &title.to_lowercase().replace(['_', ' '], "-"),
+            "feature-request",
+        );
+        let path = unique_path(&self.dir, &slug, None, &self.dir_display)?;
+        let file_name = path
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_else(|| format!("{slug}.md"));
+        let request = FeatureRequest {
+            file_name,
+            id: slug,
+            title: title.to_owned(),
+            status: "open".to_owned(),
+            source: source.to_owned(),
+            created_at: stamp.to_owned(),
+            updated_at: stamp.to_owned(),
+            aliases: Vec::new(),
+            summary: summary.to_owned(),
+            rationale,
+            supporting_context: Some(supporting_context),
+            front_matter: Mapping::new(),
+        };
+        self.write_request(&request)?;
+        Ok(request)
+    }
+
+    pub(crate) fn write_request(&self, request: &FeatureRequest) -> Result<()> {
         write_atomic(
             &self.dir.join(&request.file_name),
             request.render().as_bytes(),
@@ -287,34 +330,18 @@ impl FeatureRequestStore {
                 request.created_at = stamp.clone();
             }
             request.updated_at = stamp;
-            self.write(&request)?;
+            self.write_request(&request)?;
             return Ok(MakeOutcome::Merged { request, reason });
         }
 
-        let slug = sanitize_filename(
-            &title.to_lowercase().replace(['_', ' '], "-"),
-            "feature-request",
-        );
-        let path = unique_path(&self.dir, &slug, None, &self.dir_display)?;
-        let file_name = path
-            .file_name()
-            .map(|n| n.to_string_lossy().into_owned())
-            .unwrap_or_else(|| format!("{slug}.md"));
-        let request = FeatureRequest {
-            file_name,
-            id: slug,
-            title,
-            status: "open".to_owned(),
-            source: "user_request".to_owned(),
-            created_at: stamp.clone(),
-            updated_at: stamp,
-            aliases: Vec::new(),
-            summary: description,
+        let request = self.new_request(
+            &title,
+            &description,
             rationale,
-            supporting_context: Some(block),
-            front_matter: Mapping::new(),
-        };
-        self.write(&request)?;
+            block,
+            "user_request",
+            &stamp,
+        )?;
         Ok(MakeOutcome::Created(request))
     }
 
@@ -357,7 +384,7 @@ impl FeatureRequestStore {
             request.created_at = stamp.clone();
         }
         request.updated_at = stamp;
-        self.write(&request)?;
+        self.write_request(&request)?;
         Ok(Some(request))
     }
 }
