@@ -254,16 +254,22 @@ pub fn keyword_leg(
     }
     let query: Vec<String> = current.iter().chain(previous).map(|t| quote(t)).collect();
     let query = query.join(" OR ");
+    // Rows of this user and kind occupy one rowid range and parity (see [`fts_rowid`]), so the
+    // filter needs no lookup of the UNINDEXED columns; within it rowid order is item-id order.
+    let lo = fts_rowid(user_id, kind, 0);
+    let hi = fts_rowid(user_id + 1, kind, 0) - 1;
+    let parity = lo & 1;
     let mut st = conn.prepare_cached(
-        "SELECT rowid, item_id FROM recall_fts
-         WHERE recall_fts MATCH ?1 AND kind = ?2 AND user_id = ?3
-         ORDER BY bm25(recall_fts), item_id LIMIT ?4",
+        "SELECT rowid FROM recall_fts
+         WHERE recall_fts MATCH ?1 AND rowid BETWEEN ?2 AND ?3 AND (rowid & 1) = ?4
+         ORDER BY rank, rowid LIMIT ?5",
     )?;
     let rows: Vec<(i64, i64)> = st
         .query_map(
-            rusqlite::params![query, kind, user_id, KEYWORD_CANDIDATES as i64],
-            |r| Ok((r.get(0)?, r.get(1)?)),
+            rusqlite::params![query, lo, hi, parity, KEYWORD_CANDIDATES as i64],
+            |r| r.get::<_, i64>(0),
         )?
+        .map(|r| r.map(|rowid| (rowid, (rowid - lo) >> 1)))
         .collect::<rusqlite::Result<_>>()?;
     if rows.is_empty() {
         return Ok(Vec::new());
@@ -334,6 +340,14 @@ pub fn fuse(rankings: &[Vec<i64>]) -> Vec<i64> {
     let mut items: Vec<(i64, f64)> = scores.into_iter().collect();
     items.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
     items.into_iter().map(|(id, _)| id).collect()
+}
+
+/// The `recall_fts` rowid of an item: `(user_id << 40) | (item_id << 1) | k`, `k` = 0 for
+/// memories and 1 for agenda items. A fixed rowid makes replacing or removing an item's row a
+/// rowid lookup (the `kind`, `user_id` and `item_id` columns are `UNINDEXED`). Ids must stay
+/// below 2^39 and user ids below 2^23.
+pub fn fts_rowid(user_id: i64, kind: &str, item_id: i64) -> i64 {
+    (user_id << 40) | (item_id << 1) | i64::from(kind != crate::store::KIND)
 }
 
 #[cfg(test)]

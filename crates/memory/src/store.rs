@@ -91,16 +91,15 @@ pub(crate) fn set_fts(
     name: &str,
     body: Option<&str>,
 ) -> rusqlite::Result<()> {
-    c.prepare_cached(
-        "DELETE FROM recall_fts WHERE rowid IN
-         (SELECT rowid FROM recall_fts WHERE kind = 'memory' AND user_id = ?1 AND item_id = ?2)",
-    )?
-    .execute(params![user_id, id])?;
+    let rowid = recall::fts_rowid(user_id, KIND, id);
+    c.prepare_cached("DELETE FROM recall_fts WHERE rowid = ?1")?
+        .execute([rowid])?;
     if let Some(body) = body {
         c.prepare_cached(
-            "INSERT INTO recall_fts (name, body, kind, user_id, item_id) VALUES (?1, ?2, 'memory', ?3, ?4)",
+            "INSERT INTO recall_fts (rowid, name, body, kind, user_id, item_id)
+             VALUES (?1, ?2, ?3, 'memory', ?4, ?5)",
         )?
-        .execute(params![name, body, user_id, id])?;
+        .execute(params![rowid, name, body, user_id, id])?;
     }
     Ok(())
 }

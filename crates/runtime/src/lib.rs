@@ -68,8 +68,15 @@ impl Runtime {
             user_home: config.paths.user_home.clone(),
         };
         let mut warnings = config.warnings.clone();
-        let services = services::open_services(&config, &time, &mut user, &mut warnings)?;
-        let registry = build_registry(&config);
+        let mut services = services::open_services(&config, &time, &mut user, &mut warnings)?;
+        let mut registry = build_registry(&config);
+        // Plugins (tools.md §9.1) come after the built-in tools; a bad plugin is a warning.
+        let plugins = elroy_plugins::load_plugins(&config, &mut registry);
+        for warning in &plugins.warnings {
+            tracing::warn!("{warning}");
+        }
+        warnings.extend(plugins.warnings);
+        services.insert(Arc::new(elroy_plugins::Panels(plugins.panels)));
         Ok(Runtime {
             config,
             time,

@@ -45,6 +45,17 @@ pub(crate) fn open_services(
     // --- elroy-transcript ---
 
     // --- web / codex / plugins ---
+    // The web tools build their HTTP client on first use, so other commands pay no TLS set-up.
+    // Codex sessions live in state.db (formats.md §9.7); rows left running by a process that died
+    // are closed here. Plugins are loaded with the registry (`Runtime::open`).
+    let (codex_sessions, codex_warning) = elroy_tools_codex::open_session_store(
+        &services,
+        _user.id,
+        _time.now(),
+        config.int("codex_timeout_seconds"),
+    );
+    _warnings.extend(codex_warning);
+    services.insert(Arc::new(codex_sessions));
 
     Ok(services)
 }

@@ -21,5 +21,7 @@ pub fn builtin_registry() -> ToolRegistry {
     elroy_tools_restart::register(&mut registry);
     elroy_tools_feature_requests::register(&mut registry);
     elroy_tools_notebook::register(&mut registry);
+    elroy_tools_web::register(&mut registry);
+    elroy_tools_codex::register(&mut registry);
     registry
 }

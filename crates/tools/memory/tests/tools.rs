@@ -1,0 +1,316 @@
+//! The memory tools' schemas, outputs and context effects (`tools.md` §3).
+
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+mod common;
+
+use common::*;
+use elroy_core::Message;
+use serde_json::Value;
+
+#[test]
+fn schemas_equal_golden() {
+    let golden: Vec<Value> = serde_json::from_str(
+        &std::fs::read_to_string(shared().join("golden/tools_schema.json")).unwrap(),
+    )
+    .unwrap();
+    let env = Env::new(TOKEN, |_| None);
+    assert_eq!(env.registry.len(), 7);
+    for name in env.registry.names() {
+        let entry = golden
+            .iter()
+            .find(|g| g["function"]["name"] == name)
+            .unwrap();
+        assert_eq!(
+            serde_json::to_string(&env.registry.get(name).unwrap().spec().to_json()).unwrap(),
+            serde_json::to_string(entry).unwrap(),
+            "{name}"
+        );
+    }
+}
+
+#[test]
+fn print_memory_on_the_fixture_home() {
+    let fixture = shared().join("fixtures/elroy-home-0.5.0");
+    let env = Env::new("DEFAULT", |home| {
+        let mem = home.join("memories");
+        std::fs::create_dir_all(&mem).unwrap();
+        for e in std::fs::read_dir(fixture.join("home/memories")).unwrap() {
+            let e = e.unwrap();
+            std::fs::copy(e.path(), mem.join(e.file_name())).unwrap();
+        }
+        let db = home.join("elroy.db");
+        std::fs::copy(fixture.join("elroy.db.sqlite"), &db).unwrap();
+        Some(db)
+    });
+    let expected: Value =
+        serde_json::from_str(&std::fs::read_to_string(fixture.join("expected.json")).unwrap())
+            .unwrap();
+    let finals = expected["final"]["print_memory"].as_object().unwrap();
+    assert_eq!(finals.len(), 2);
+    for (name, want) in finals {
+        let args = serde_json::json!({ "memory_name": name }).to_string();
+        let r = env.call("print_memory", &args, ts("2026-03-17T04:00:00Z"));
+        assert_eq!(r.content, want.as_str().unwrap());
+        assert!(!r.is_error);
+    }
+}
+
+fn seed_conversation(env: &Env) {
+    env.transcript
+        .append(
+            env.user,
+            "turn",
+            ts("2026-03-16T13:29:00Z"),
+            &[
+                Message::system("<system_instruction>You are Elroy."),
+                Message::user("My dog is called Biscuit."),
+                Message::assistant(Some("Noted!".into()), vec![]),
+            ],
+        )
+        .unwrap();
+}
+
+#[test]
+fn source_content_shows_the_conversation() {
+    let env = Env::new(TOKEN, |_| None);
+    seed_conversation(&env);
+    let now = ts("2026-03-16T13:30:00Z");
+    let r = env.call(
+        "create_memory",
+        r#"{"name":"User's dog","text":"The user's dog is Biscuit."}"#,
+        now,
+    );
+    assert_eq!(r.content, "New memory created: User's dog");
+    // The memory was pinned as its own version; its source is the version before (1).
+    assert_eq!(env.pinned(), [1]);
+    let r = env.call(
+        "get_source_content_for_memory",
+        r#"{"memory_name":"User's dog"}"#,
+        now,
+    );
+    assert_eq!(
+        r.content,
+        "# Source content for memory: User's dog (0 / 0)\n\nConversation Summary\n\n\
+         SYSTEM (Monday, March 16, 2026 06:59 PM IST): <system_instruction>You are Elroy.\n\n\
+         USER (Monday, March 16, 2026 06:59 PM IST): My dog is called Biscuit.\n\n\
+         ASSISTANT (Monday, March 16, 2026 06:59 PM IST): Noted!\n\n\
+         Messages from Monday, March 16, 2026 06:59 PM IST to Monday, March 16, 2026 06:59 PM IST"
+    );
+    // Names from the profile; negative indices count from the end.
+    env.db
+        .set_preference(
+            env.user,
+            elroy_db::PreferenceField::PreferredName,
+            Some("Priya"),
+            now,
+        )
+        .unwrap();
+    let r = env.call(
+        "get_source_content_for_memory",
+        r#"{"memory_name":"User's dog","index":-1}"#,
+        now,
+    );
+    assert!(
+        r.content
+            .starts_with("# Source content for memory: User's dog (-1 / 0)\n\n")
+    );
+    assert!(
+        r.content
+            .contains("\n\nPRIYA (Monday, March 16, 2026 06:59 PM IST): My dog")
+    );
+    let r = env.call(
+        "get_source_content_for_memory",
+        r#"{"memory_name":"User's dog","index":1}"#,
+        now,
+    );
+    assert!(r.is_error);
+    assert_eq!(
+        r.content,
+        "Error invoking tool get_source_content_for_memory: Index 1 out of range. Available indices: [0]"
+    );
+    let r = env.call(
+        "get_source_content_for_memory",
+        r#"{"memory_name":"Cat"}"#,
+        now,
+    );
+    assert_eq!(
+        r.content,
+        "Error invoking tool get_source_content_for_memory: Memory 'Cat' not found for the current user."
+    );
+    // An updated memory's source is the previous version.
+    let r = env.call(
+        "update_outdated_or_incorrect_memory",
+        r#"{"memory_name":"User's dog","update_text":"Biscuit turned 3."}"#,
+        ts("2026-03-17T02:15:00Z"),
+    );
+    assert_eq!(r.content, "Memory 'User's dog' has been updated");
+    assert_eq!(env.pinned(), [2]);
+    let r = env.call(
+        "get_source_content_for_memory",
+        r#"{"memory_name":"User's dog"}"#,
+        now,
+    );
+    assert_eq!(
+        r.content,
+        "# Source content for memory: User's dog (0 / 0)\n\n#User's dog\n\nThe user's dog is Biscuit."
+    );
+}
+
+#[test]
+fn memory_without_sources() {
+    let env = Env::new(TOKEN, |_| None);
+    let now = ts("2026-03-16T13:30:00Z");
+    env.call(
+        "create_memory",
+        r#"{"name":"Tea","text":"Likes green tea."}"#,
+        now,
+    );
+    let r = env.call(
+        "get_source_content_for_memory",
+        r#"{"memory_name":"Tea"}"#,
+        now,
+    );
+    assert!(!r.is_error);
+    assert_eq!(r.content, "No sources found for memory 'Tea'");
+}
+
+#[test]
+fn examine_memories_readable_sections() {
+    let env = Env::new(TOKEN, |_| None);
+    seed_conversation(&env);
+    let now = ts("2026-03-16T13:30:00Z");
+    env.call(
+        "create_memory",
+        r#"{"name":"User's dog","text":"The user's dog is Biscuit, a beagle.\n"}"#,
+        now,
+    );
+    env.call(
+        "create_memory",
+        r#"{"name":"Tea","text":"Likes green tea."}"#,
+        now,
+    );
+    let r = env.call(
+        "examine_memories",
+        r#"{"question":"What is the name of my dog?"}"#,
+        now,
+    );
+    assert_eq!(
+        r.content,
+        "## Memory: User's dog\n\nThe user's dog is Biscuit, a beagle.\n\n*Source content: get_source_content_for_memory(memory_name=\"User's dog\", index=0)*"
+    );
+    let r = env.call(
+        "examine_memories",
+        r#"{"question":"Which car do I drive?"}"#,
+        now,
+    );
+    assert_eq!(
+        r.content,
+        "No relevant memories found for: Which car do I drive?"
+    );
+    let r = env.call(
+        "examine_memories",
+        r#"{"question":"dog tea green beagle"}"#,
+        now,
+    );
+    assert!(r.content.starts_with("## Memory: "));
+    assert_eq!(r.content.matches("## Memory: ").count(), 2);
+}
+
+#[test]
+fn add_and_drop_round_trip_through_the_database() {
+    let env = Env::new(TOKEN, |_| None);
+    let now = ts("2026-03-16T13:30:00Z");
+    env.call(
+        "create_memory",
+        r#"{"name":"Tea","text":"Likes green tea."}"#,
+        now,
+    );
+    assert_eq!(env.pinned(), [1]);
+    let v_pinned = env.transcript.current_version(env.user).unwrap().unwrap();
+    let r = env.call(
+        "drop_memory_from_current_context",
+        r#"{"memory_name":"Tea"}"#,
+        now,
+    );
+    assert_eq!(r.content, "Memory 'Tea' dropped from context.");
+    assert!(env.pinned().is_empty());
+    assert!(env.context().is_empty());
+    // The snapshot before the drop still carries the pair.
+    let snap = env
+        .transcript
+        .context_at(env.user, v_pinned)
+        .unwrap()
+        .unwrap();
+    assert_eq!(snap.len(), 2);
+    let r = env.call(
+        "add_memory_to_current_context",
+        r#"{"memory_name":"Tea"}"#,
+        now,
+    );
+    assert_eq!(r.content, "Memory 'Tea' added to context.");
+    let ctx = env.context();
+    assert_eq!(ctx.len(), 2);
+    assert_eq!(
+        ctx[1].content.as_deref(),
+        Some(
+            r##"{"content":"#Tea\n\nLikes green tea.","recall_metadata":[{"memory_type":"Memory","memory_id":1,"name":"Tea"}]}"##
+        )
+    );
+    assert_eq!(ctx[0].tool_calls[0].name, "get_fast_recall");
+    assert_eq!(
+        ctx[0].tool_calls[0].id,
+        ctx[1].tool_call_id.clone().unwrap()
+    );
+    // Adding again changes nothing (no new version).
+    let v = env.transcript.current_version(env.user).unwrap();
+    let r = env.call(
+        "add_memory_to_current_context",
+        r#"{"memory_name":"Tea"}"#,
+        now,
+    );
+    assert_eq!(r.content, "Memory 'Tea' added to context.");
+    assert!(r.effects.is_empty());
+    assert_eq!(env.transcript.current_version(env.user).unwrap(), v);
+    // Unknown names are ordinary results.
+    for tool in [
+        "add_memory_to_current_context",
+        "drop_memory_from_current_context",
+    ] {
+        let r = env.call(tool, r#"{"memory_name":"Coffee"}"#, now);
+        assert!(!r.is_error);
+        assert_eq!(r.content, "Memory 'Coffee' not found.");
+    }
+    let r = env.call(
+        "update_outdated_or_incorrect_memory",
+        r#"{"memory_name":"Coffee","update_text":"x"}"#,
+        now,
+    );
+    assert_eq!(r.content, "Memory 'Coffee' not found");
+    let reasons: Vec<String> = env
+        .db
+        .with_conn(|c| {
+            let mut st = c.prepare("SELECT reason FROM context_versions ORDER BY version")?;
+            st.query_map([], |r| r.get(0))?.collect()
+        })
+        .unwrap();
+    assert_eq!(reasons, ["pin", "unpin", "pin"]);
+}
+
+#[test]
+fn create_memory_tracks_operations() {
+    let env = Env::new(TOKEN, |_| None);
+    env.db.add_messages_since_memory(env.user, 2).unwrap();
+    env.call(
+        "create_memory",
+        r#"{"name":"","text":"x"}"#,
+        ts("2026-03-16T13:30:00Z"),
+    );
+    let t = env.db.op_tracker(env.user).unwrap();
+    assert_eq!(
+        (t.messages_since_memory, t.memories_since_consolidation),
+        (0, 1)
+    );
+    // An empty name is allowed; the file is memory.md.
+    assert!(env.home().join("memories/memory.md").is_file());
+}
