@@ -5,13 +5,16 @@ use std::sync::Arc;
 
 use elroy_agenda::AgendaStore;
 use elroy_config::DatabaseLocation;
-use elroy_core::{Capabilities, RecallItem, RecallKind, RecallMetadata, TimeContext};
+use elroy_core::{
+    Capabilities, Message, RecallItem, RecallKind, RecallMetadata, RecallPayload, Role, TimeContext,
+};
 use elroy_db::Db;
 use elroy_llm::{ChatModel, Protocol};
+use elroy_memory::{MemoryQuery, MemoryStore, recall};
 use elroy_runtime::Runtime;
 use elroy_transcript::{PinContent, Provider, TranscriptStore};
 
-use crate::ports::{DueSource, PinResolver};
+use crate::ports::{DueSource, PinResolver, RecallQuery, RecallSource};
 use crate::{SessionError, SessionParts, Settings};
 
 /// Due items from the agenda store (`orchestrator.md` §5): the active items whose trigger time
@@ -34,17 +37,113 @@ impl DueSource for AgendaDue {
     }
 }
 
-/// Pins of agenda items resolved from the agenda store (memories need the memory store).
-#[derive(Debug, Clone)]
-pub struct AgendaPins(pub Arc<AgendaStore>);
+/// How many memories one recall pair carries (`orchestrator.md` §4.5 step 3).
+pub const RECALLED_MEMORIES: usize = 2;
 
-impl PinResolver for AgendaPins {
-    fn resolve(&self, item: RecallItem, time: &TimeContext) -> Option<PinContent> {
-        if item.memory_type != RecallKind::AgendaItem {
-            return None;
+/// Memory recall from the memory store (`orchestrator.md` §4.2–§4.6): `T_cur` from the message,
+/// `T_prev` from the previous user message, the embedding text from the last 6 messages; the
+/// fused ranking minus memories already carried by a recall message in the conversation; the top
+/// [`RECALLED_MEMORIES`]. (The agenda side of §4.5 — due and plain items by keyword — is not
+/// searched here yet; due items whose time passed arrive through [`AgendaDue`].)
+#[derive(Debug, Clone)]
+pub struct MemoryRecall(pub Arc<MemoryStore>);
+
+/// The embedding query text of §4.4 step 1: the last 6 non-system, non-tool messages with
+/// content, `{role}: {content}`, joined by `\n`.
+pub fn embedding_query_text(conversation: &[Message]) -> String {
+    let lines: Vec<String> = conversation
+        .iter()
+        .filter(|m| !matches!(m.role, Role::System | Role::Tool))
+        .filter_map(|m| {
+            let c = m.content.as_deref()?;
+            (!c.is_empty()).then(|| format!("{}: {c}", m.role.as_str()))
+        })
+        .collect();
+    lines[lines.len().saturating_sub(6)..].join("\n")
+}
+
+impl RecallSource for MemoryRecall {
+    fn recall(&self, query: &RecallQuery<'_>) -> Result<Option<RecallPayload>, String> {
+        let current = recall::recall_tokens(query.message);
+        // The conversation ends with the current user message; the previous one comes before it.
+        let previous_text = query
+            .conversation
+            .iter()
+            .rev()
+            .filter(|m| m.role == Role::User)
+            .nth(1)
+            .and_then(|m| m.content.clone())
+            .unwrap_or_default();
+        let previous = recall::previous_tokens(&previous_text, &current);
+        let in_context: std::collections::HashSet<RecallItem> = query
+            .conversation
+            .iter()
+            .filter_map(Message::recall_metadata)
+            .flatten()
+            .map(|m| m.item())
+            .collect();
+        let search = MemoryQuery {
+            current,
+            previous,
+            embedding_text: Some(embedding_query_text(query.conversation)),
+        };
+        let found = self
+            .0
+            .search(&search, RECALLED_MEMORIES + in_context.len())
+            .map_err(|e| e.to_string())?;
+        let mut metadata = Vec::new();
+        let mut renderings = Vec::new();
+        for memory in found {
+            let item = RecallItem {
+                memory_type: RecallKind::Memory,
+                memory_id: memory.id,
+            };
+            if in_context.contains(&item) {
+                continue;
+            }
+            renderings.push(self.0.rendering(&memory).map_err(|e| e.to_string())?);
+            metadata.push(RecallMetadata {
+                memory_type: RecallKind::Memory,
+                memory_id: memory.id,
+                name: memory.name.clone(),
+            });
+            if metadata.len() == RECALLED_MEMORIES {
+                break;
+            }
         }
-        let found = self.0.item_by_id(item.memory_id).ok()??;
-        let rendering = self.0.fact_by_id(item.memory_id, &time.tz).ok()??;
+        if metadata.is_empty() {
+            return Ok(None);
+        }
+        Ok(Some(RecallPayload {
+            content: renderings.join("\n"),
+            recall_metadata: metadata,
+        }))
+    }
+}
+
+/// Pins resolved from the stores: memories from the memory store, agenda items from the agenda
+/// store.
+#[derive(Debug, Clone, Default)]
+pub struct StorePins {
+    /// The agenda store, if open.
+    pub agenda: Option<Arc<AgendaStore>>,
+    /// The memory store, if open.
+    pub memory: Option<Arc<MemoryStore>>,
+}
+
+impl PinResolver for StorePins {
+    fn resolve(&self, item: RecallItem, time: &TimeContext) -> Option<PinContent> {
+        if item.memory_type == RecallKind::Memory {
+            let (metadata, rendering) =
+                self.memory.as_ref()?.recall_entry(item.memory_id).ok()??;
+            return Some(PinContent {
+                metadata,
+                rendering,
+            });
+        }
+        let agenda = self.agenda.as_ref()?;
+        let found = agenda.item_by_id(item.memory_id).ok()??;
+        let rendering = agenda.fact_by_id(item.memory_id, &time.tz).ok()??;
         Some(PinContent {
             metadata: RecallMetadata {
                 memory_type: RecallKind::AgendaItem,
@@ -87,6 +186,7 @@ pub fn session_parts(
         .get::<TranscriptStore>()
         .map_or_else(|| TranscriptStore::new(Arc::clone(&db)), |t| (*t).clone());
     let agenda = runtime.services.get::<AgendaStore>();
+    let memory = runtime.services.get::<MemoryStore>();
     let mut services = runtime.services.clone();
     if services.get::<Db>().is_none() {
         services.insert(Arc::clone(&db));
@@ -107,10 +207,12 @@ pub fn session_parts(
             Protocol::Anthropic => Provider::Anthropic,
             Protocol::OpenAi => Provider::Other,
         },
-        recall: None,
+        recall: memory
+            .clone()
+            .map(|m| Arc::new(MemoryRecall(m)) as Arc<dyn RecallSource>),
         due: agenda
             .clone()
             .map(|a| Arc::new(AgendaDue(a)) as Arc<dyn DueSource>),
-        pins: agenda.map(|a| Arc::new(AgendaPins(a)) as Arc<dyn PinResolver>),
+        pins: Some(Arc::new(StorePins { agenda, memory }) as Arc<dyn PinResolver>),
     })
 }

@@ -432,3 +432,47 @@ async fn hidden_turn_stores_no_user_message_and_offers_no_tools() {
     assert!(!f.server.chat_requests()[0].has_tools());
     assert_eq!(shape(&f.stored()), ["S", "A(I'm back.)"]);
 }
+
+#[tokio::test]
+async fn memory_recall_vector_16_6_through_the_memory_store() {
+    use elroy_memory::{MemoryStore, MemoryStoreOptions};
+    use elroy_orchestrator::wiring::MemoryRecall;
+    let mut f = Fixture::new();
+    let now = jiff::Timestamp::from_second(1_790_000_000).unwrap();
+    let user_id = f.db.ensure_user("DEFAULT", now).unwrap();
+    let (store, _) = MemoryStore::open(
+        Arc::clone(&f.db),
+        MemoryStoreOptions {
+            elroy_home: f.home.path().to_path_buf(),
+            memory_dir: f.home.path().join("memories"),
+            elroy_db_path: None,
+            user_id,
+            embedder: None,
+            cosine_threshold: 0.3,
+        },
+        now,
+    )
+    .unwrap();
+    store
+        .create("User's dog", "The user's dog is named Biscuit.", &[], now)
+        .unwrap();
+    store
+        .create("User's car", "The user drives a red bicycle.", &[], now)
+        .unwrap();
+    f.recall = Some(Arc::new(MemoryRecall(Arc::new(store))));
+    f.server.fallback(Reply::text("Biscuit."));
+    let session = f.session();
+    run(&session, "What is my dog called?").await.0.unwrap();
+    let first = &f.server.chat_requests()[0];
+    let exchanges = first.tool_exchanges();
+    assert_eq!(exchanges.len(), 1, "{exchanges:?}");
+    assert_eq!(exchanges[0].0, "get_fast_recall");
+    let payload: serde_json::Value = serde_json::from_str(&exchanges[0].1).unwrap();
+    assert_eq!(payload["recall_metadata"][0]["name"], "User's dog");
+    assert_eq!(payload["recall_metadata"].as_array().unwrap().len(), 1);
+    assert!(payload["content"].as_str().unwrap().contains("Biscuit"));
+    // The same question next turn recalls nothing new: the memory is already in context.
+    run(&session, "What is my dog called?").await.0.unwrap();
+    let second = &f.server.chat_requests()[1];
+    assert_eq!(second.tool_exchanges().len(), 1);
+}
