@@ -13,13 +13,15 @@
 //!   filter.
 //!
 //! Sessions are kept by a [`CodexSessionStore`] found in [`elroy_core::Services`] as
-//! [`CodexSessions`] (the runtime wires the `state.db` table of `formats.md` §9.7).
+//! [`CodexSessions`]: [`SqliteSessionStore`] over the `state.db` table of `formats.md` §9.7 in the
+//! runtime, [`MemorySessionStore`] in tests.
 
 mod contrib;
 mod events;
 mod git;
 mod runner;
 mod sessions;
+mod sqlite;
 mod store;
 pub mod stubs;
 
@@ -32,6 +34,7 @@ pub use sessions::{
     EditContribArgs, EditContribWithCodex, InspectElroyArgs, InspectElroyWithCodex,
     ListCodexSessions, ListCodexSessionsArgs,
 };
+pub use sqlite::{SqliteSessionStore, open_session_store};
 pub use store::{
     CodexSession, CodexSessionStore, CodexSessions, CommandRecord, MemorySessionStore,
     STALE_MESSAGE, Scope, SessionStatus, format_time,
