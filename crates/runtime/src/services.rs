@@ -20,6 +20,18 @@ pub(crate) fn open_services(
     services.insert(Arc::clone(config));
 
     // --- elroy-db (database, users): set `user.id` here ---
+    let open_err = |e: elroy_db::DbError| RuntimeError::Open(e.to_string());
+    let db = Arc::new(match &config.paths.database {
+        elroy_config::DatabaseLocation::File(path) => elroy_db::Db::open(path).map_err(open_err)?,
+        elroy_config::DatabaseLocation::Memory => {
+            elroy_db::Db::open_in_memory().map_err(open_err)?
+        }
+    });
+    let user_id = db
+        .ensure_user(&_user.token, _time.now())
+        .map_err(open_err)?;
+    _user.id = Some(user_id);
+    services.insert(Arc::clone(&db));
 
     // --- elroy-agenda ---
     services.insert(Arc::new(elroy_agenda::AgendaStore::open(
@@ -41,8 +53,52 @@ pub(crate) fn open_services(
     )));
 
     // --- elroy-memory ---
+    // Elroy's database names memories only in the DEFAULT user home (formats.md §6.3.1).
+    let elroy_db_path = (_user.token == "DEFAULT").then(|| config.paths.elroy_db_path.clone());
+    let threshold = config
+        .float("memory_relevance_cosine_threshold")
+        .unwrap_or_else(|| {
+            1.0 - config
+                .float("l2_memory_relevance_distance_threshold")
+                .unwrap_or(1.4)
+                / 2.0
+        });
+    let (memory, sync) = elroy_memory::MemoryStore::open(
+        Arc::clone(&db),
+        elroy_memory::MemoryStoreOptions {
+            elroy_home: _user.elroy_home.clone(),
+            memory_dir: config.paths.memory_dir.clone(),
+            elroy_db_path,
+            user_id,
+            // The embedding model (orchestrator.md §14.7) is wired by elroy-llm's owner.
+            embedder: None,
+            cosine_threshold: threshold as f32,
+        },
+        _time.now(),
+    )
+    .map_err(|e| RuntimeError::Open(e.to_string()))?;
+    _warnings.extend(sync.warnings);
+    services.insert(Arc::new(memory));
 
     // --- elroy-transcript ---
+    let transcript = Arc::new(elroy_transcript::TranscriptStore::new(Arc::clone(&db)));
+    // Memories whose file left memories/ leave the context (formats.md §6.3).
+    let unpins: Vec<elroy_transcript::ResolvedEffect> = sync
+        .deactivated
+        .iter()
+        .map(|id| {
+            elroy_transcript::ResolvedEffect::Unpin(elroy_core::RecallItem {
+                memory_type: elroy_core::RecallKind::Memory,
+                memory_id: *id,
+            })
+        })
+        .collect();
+    if !unpins.is_empty() {
+        transcript
+            .apply_effects(user_id, _time.now(), &unpins)
+            .map_err(|e| RuntimeError::Open(e.to_string()))?;
+    }
+    services.insert(transcript);
 
     // --- web / codex / plugins ---
     // The web tools build their HTTP client on first use, so other commands pay no TLS set-up.

@@ -23,5 +23,7 @@ pub fn builtin_registry() -> ToolRegistry {
     elroy_tools_notebook::register(&mut registry);
     elroy_tools_web::register(&mut registry);
     elroy_tools_codex::register(&mut registry);
+    elroy_tools_memory::register(&mut registry);
+    elroy_tools_user::register(&mut registry);
     registry
 }
