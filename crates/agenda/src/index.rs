@@ -33,6 +33,15 @@ pub trait AgendaIndex: Send + Sync + Debug {
     /// A message when the index cannot be read or written.
     fn sync(&self, live: &[(&str, Timestamp)]) -> Result<(), String>;
 
+    /// Picks up changes other processes made to the index since the last call, without a scan
+    /// (called when the set of files did not change).
+    ///
+    /// # Errors
+    /// A message when the index cannot be read.
+    fn refresh(&self) -> Result<(), String> {
+        Ok(())
+    }
+
     /// The entry of a live stem.
     fn get(&self, stem: &str) -> Option<IndexEntry>;
 
@@ -251,6 +260,11 @@ impl AgendaIndex for LogIndex {
             self.add(&mut state, stem, mtime)?;
         }
         Ok(())
+    }
+
+    fn refresh(&self) -> Result<(), String> {
+        let mut state = self.lock();
+        LogIndex::refresh(self, &mut state)
     }
 
     fn get(&self, stem: &str) -> Option<IndexEntry> {

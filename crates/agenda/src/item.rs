@@ -65,6 +65,8 @@ pub struct Item {
     pub trigger_context: Option<String>,
     /// Lower-cased stem, for matching.
     pub(crate) stem_lower: String,
+    /// Lower-cased name, for matching.
+    pub(crate) name_lower: String,
 }
 
 /// A checklist entry as listings see it (`formats.md` §4.3).
@@ -139,6 +141,7 @@ impl Item {
         let name_key = fm.get("name").and_then(Value::as_str).map(str::to_owned);
         Ok(Item {
             stem_lower: stem.to_lowercase(),
+            name_lower: name_key.as_deref().unwrap_or(&stem).to_lowercase(),
             stem,
             file,
             document,

@@ -1,7 +1,13 @@
-//! Scanning `agenda/` with an in-process cache keyed by each file's modification time, size and
-//! inode: the files stay the source of truth, and an edit made by hand is seen on the next scan.
+//! Scanning `agenda/` with an in-process parse cache. The files stay the source of truth:
+//!
+//! - A **full scan** lists the directory and compares each file's modification time, size and
+//!   inode with the cache; only changed files are parsed again.
+//! - On Linux the directory is also watched with inotify. While the watch is healthy, an operation
+//!   only re-reads the files named by the events since the last operation (creates, writes,
+//!   renames, deletions, attribute changes: edits by hand or by other processes included) and does
+//!   no per-file `stat`. A lost watch or an event-queue overflow falls back to a full scan.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::path::Path;
 use std::sync::Arc;
 
@@ -61,16 +67,26 @@ struct Cached {
     entry: Arc<Entry>,
 }
 
+/// A scan result: the entries sorted by file name, with each file's modification time.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Snapshot {
+    pub entries: Arc<Vec<(Arc<Entry>, Timestamp)>>,
+    /// Whether the set of file names changed since the previous scan (or this is the first).
+    pub names_changed: bool,
+}
+
 /// The parse cache of one agenda directory.
 #[derive(Debug, Default)]
 pub(crate) struct ScanCache {
     files: BTreeMap<String, Cached>,
-}
-
-/// A scan result: the entries sorted by file name, with each file's modification time.
-#[derive(Debug, Default)]
-pub(crate) struct Snapshot {
-    pub entries: Vec<(Arc<Entry>, Timestamp)>,
+    snapshot: Arc<Vec<(Arc<Entry>, Timestamp)>>,
+    scanned: bool,
+    /// Every entry name of the directory (any kind), for the unique-path rule.
+    all_names: HashSet<String>,
+    /// Lower-cased entry names with their number of entries (names are compared ignoring case).
+    all_lower: HashMap<String, u32>,
+    #[cfg(target_os = "linux")]
+    watch: Option<watch::Watch>,
 }
 
 fn signature(meta: &std::fs::Metadata) -> (Signature, Timestamp) {
@@ -109,14 +125,156 @@ pub(crate) fn load_entry(path: &Path, stem: &str, file: &str) -> Entry {
     }
 }
 
+fn is_agenda_file(name: &str) -> bool {
+    name.ends_with(".md") && !name.starts_with('.')
+}
+
+/// The metadata of a regular file (following a symlink), or `None`.
+fn file_metadata(
+    path: &Path,
+    meta: std::io::Result<std::fs::Metadata>,
+) -> Option<std::fs::Metadata> {
+    let meta = match meta {
+        Ok(m) if m.file_type().is_symlink() => std::fs::metadata(path).ok()?,
+        Ok(m) => m,
+        Err(_) => return None,
+    };
+    meta.is_file().then_some(meta)
+}
+
 impl ScanCache {
-    /// Lists `dir` (`*.md` regular files), re-parsing only files whose signature changed.
+    /// The current entries of `dir` (`*.md` regular files, sorted by name).
     pub(crate) fn scan(&mut self, dir: &Path, prefix: &str) -> Result<Snapshot, AgendaError> {
+        #[cfg(target_os = "linux")]
+        if self.scanned
+            && let Some(watch) = &mut self.watch
+        {
+            match watch.changed_names() {
+                Some(names) => return Ok(self.refresh_names(dir, prefix, names)),
+                None => self.watch = None,
+            }
+        }
+        #[cfg(target_os = "linux")]
+        if self.watch.is_none() {
+            // Watch first, then scan: nothing that happens after the scan starts is missed.
+            self.watch = watch::Watch::new(dir);
+        }
+        self.full_scan(dir, prefix)
+    }
+
+    /// Re-reads the named files only (inotify told us they changed).
+    #[cfg(target_os = "linux")]
+    fn refresh_names(&mut self, dir: &Path, prefix: &str, names: BTreeSet<String>) -> Snapshot {
+        let mut names_changed = false;
+        let mut changed = false;
+        for name in names {
+            let path = dir.join(&name);
+            let meta = std::fs::symlink_metadata(&path);
+            if meta.is_ok() {
+                self.note_present(&name);
+            } else {
+                self.note_absent(&name);
+            }
+            if !is_agenda_file(&name) {
+                continue;
+            }
+            match file_metadata(&path, meta) {
+                Some(meta) => {
+                    let (sig, mtime) = signature(&meta);
+                    let fresh = self.files.get(&name).is_some_and(|c| c.signature == sig);
+                    if !fresh {
+                        names_changed |= !self.files.contains_key(&name);
+                        self.insert(dir, prefix, name, sig, mtime);
+                        changed = true;
+                    }
+                }
+                None => {
+                    if self.files.remove(&name).is_some() {
+                        names_changed = true;
+                        changed = true;
+                    }
+                }
+            }
+        }
+        if changed {
+            self.rebuild_snapshot();
+        }
+        Snapshot {
+            entries: Arc::clone(&self.snapshot),
+            names_changed,
+        }
+    }
+
+    fn insert(
+        &mut self,
+        dir: &Path,
+        prefix: &str,
+        name: String,
+        signature: Signature,
+        mtime: Timestamp,
+    ) {
+        let stem = name.strip_suffix(".md").unwrap_or(&name);
+        let file = format!("{prefix}{name}");
+        let entry = Arc::new(load_entry(&dir.join(&name), stem, &file));
+        self.files.insert(
+            name,
+            Cached {
+                signature,
+                mtime,
+                entry,
+            },
+        );
+    }
+
+    fn note_present(&mut self, name: &str) {
+        if self.all_names.insert(name.to_owned()) {
+            *self.all_lower.entry(name.to_lowercase()).or_default() += 1;
+        }
+    }
+
+    fn note_absent(&mut self, name: &str) {
+        if self.all_names.remove(name) {
+            let lower = name.to_lowercase();
+            if let Some(count) = self.all_lower.get_mut(&lower) {
+                *count -= 1;
+                if *count == 0 {
+                    self.all_lower.remove(&lower);
+                }
+            }
+        }
+    }
+
+    /// Whether the directory has an entry called `name`, ignoring case (`formats.md` §2.3, D12),
+    /// as of the last scan. Call it inside the home lock, right after a scan.
+    pub(crate) fn is_taken(&self, name: &str) -> bool {
+        self.all_lower.contains_key(&name.to_lowercase())
+    }
+
+    fn rebuild_snapshot(&mut self) {
+        self.snapshot = Arc::new(
+            self.files
+                .values()
+                .map(|c| (Arc::clone(&c.entry), c.mtime))
+                .collect(),
+        );
+    }
+
+    /// Lists `dir` and compares every file's signature with the cache.
+    fn full_scan(&mut self, dir: &Path, prefix: &str) -> Result<Snapshot, AgendaError> {
+        let first = !self.scanned;
+        self.scanned = true;
         let read = match std::fs::read_dir(dir) {
             Ok(read) => read,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                let names_changed = first || !self.files.is_empty();
                 self.files.clear();
-                return Ok(Snapshot::default());
+                self.all_names.clear();
+                self.all_lower.clear();
+                self.rebuild_snapshot();
+                return Ok(Snapshot {
+                    entries: Arc::clone(&self.snapshot),
+                    names_changed,
+                });
             }
             Err(e) => {
                 return Err(AgendaError::new(format!(
@@ -125,54 +283,110 @@ impl ScanCache {
                 )));
             }
         };
-        let mut seen: BTreeMap<String, (Signature, Timestamp)> = BTreeMap::new();
+        let mut seen: BTreeSet<String> = BTreeSet::new();
+        let mut changed = false;
+        let mut names_changed = first;
+        self.all_names.clear();
+        self.all_lower.clear();
         for dirent in read.flatten() {
             let name = dirent.file_name();
             let Some(name) = name.to_str() else { continue };
-            if !name.ends_with(".md") || name.starts_with('.') {
+            self.note_present(name);
+            if !is_agenda_file(name) {
                 continue;
             }
-            let meta = match dirent.metadata() {
-                Ok(m) if m.file_type().is_symlink() => match std::fs::metadata(dirent.path()) {
-                    Ok(m) => m,
-                    Err(_) => continue,
-                },
-                Ok(m) => m,
-                Err(_) => continue,
+            let Some(meta) = file_metadata(&dirent.path(), dirent.metadata()) else {
+                continue;
             };
-            if !meta.is_file() {
-                continue;
-            }
-            seen.insert(name.to_owned(), signature(&meta));
-        }
-        self.files.retain(|name, _| seen.contains_key(name));
-        let mut snapshot = Snapshot {
-            entries: Vec::with_capacity(seen.len()),
-        };
-        for (name, (sig, mtime)) in seen {
-            let fresh = self
-                .files
-                .get(&name)
-                .is_some_and(|cached| cached.signature == sig);
-            if !fresh {
-                let stem = name.strip_suffix(".md").unwrap_or(&name);
-                let file = format!("{prefix}{name}");
-                let entry = Arc::new(load_entry(&dir.join(&name), stem, &file));
-                self.files.insert(
-                    name.clone(),
-                    Cached {
-                        signature: sig,
-                        mtime,
-                        entry,
-                    },
-                );
-            }
-            if let Some(cached) = self.files.get(&name) {
-                snapshot
-                    .entries
-                    .push((Arc::clone(&cached.entry), cached.mtime));
+            let (sig, mtime) = signature(&meta);
+            seen.insert(name.to_owned());
+            match self.files.get(name) {
+                Some(cached) if cached.signature == sig => {}
+                known => {
+                    names_changed |= known.is_none();
+                    changed = true;
+                    self.insert(dir, prefix, name.to_owned(), sig, mtime);
+                }
             }
         }
-        Ok(snapshot)
+        if seen.len() != self.files.len() {
+            self.files.retain(|name, _| seen.contains(name));
+            names_changed = true;
+            changed = true;
+        }
+        if changed || first {
+            self.rebuild_snapshot();
+        }
+        Ok(Snapshot {
+            entries: Arc::clone(&self.snapshot),
+            names_changed,
+        })
+    }
+}
+
+#[cfg(target_os = "linux")]
+mod watch {
+    //! An inotify watch on the agenda directory.
+
+    use std::collections::BTreeSet;
+    use std::mem::MaybeUninit;
+    use std::os::fd::OwnedFd;
+    use std::path::Path;
+
+    use rustix::fs::inotify::{self, CreateFlags, ReadFlags, WatchFlags};
+    use rustix::io::Errno;
+
+    #[derive(Debug)]
+    pub(super) struct Watch {
+        fd: OwnedFd,
+    }
+
+    impl Watch {
+        /// Watches `dir`; `None` when it does not exist or inotify is unavailable.
+        pub(super) fn new(dir: &Path) -> Option<Watch> {
+            let fd = inotify::init(CreateFlags::NONBLOCK | CreateFlags::CLOEXEC).ok()?;
+            let flags = WatchFlags::CREATE
+                | WatchFlags::DELETE
+                | WatchFlags::MODIFY
+                | WatchFlags::CLOSE_WRITE
+                | WatchFlags::MOVED_FROM
+                | WatchFlags::MOVED_TO
+                | WatchFlags::ATTRIB
+                | WatchFlags::DELETE_SELF
+                | WatchFlags::MOVE_SELF
+                | WatchFlags::ONLYDIR;
+            inotify::add_watch(&fd, dir, flags).ok()?;
+            Some(Watch { fd })
+        }
+
+        /// The file names touched since the last call; `None` when the watch can no longer be
+        /// trusted (queue overflow, directory moved or deleted, read error): scan fully.
+        pub(super) fn changed_names(&mut self) -> Option<BTreeSet<String>> {
+            let mut names = BTreeSet::new();
+            let mut buf = [MaybeUninit::<u8>::uninit(); 8192];
+            let mut reader = inotify::Reader::new(&self.fd, &mut buf);
+            loop {
+                match reader.next() {
+                    Ok(event) => {
+                        let flags = event.events();
+                        if flags.intersects(
+                            ReadFlags::QUEUE_OVERFLOW
+                                | ReadFlags::IGNORED
+                                | ReadFlags::DELETE_SELF
+                                | ReadFlags::MOVE_SELF
+                                | ReadFlags::UNMOUNT,
+                        ) {
+                            return None;
+                        }
+                        if let Some(name) = event.file_name() {
+                            names.insert(name.to_string_lossy().into_owned());
+                        }
+                    }
+                    Err(Errno::AGAIN) => return Some(names),
+                    Err(Errno::INTR) => {}
+                    Err(_) => return None,
+                }
+            }
+        }
     }
 }

@@ -5,8 +5,8 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
 use elroy_markdown::{
-    Document, HomeLock, Mapping, Value, remove_file, rename_file, sanitize_filename, unique_path,
-    write_atomic,
+    Document, HomeLock, Mapping, Value, remove_file, rename_file, sanitize_filename,
+    unique_file_name, write_atomic,
 };
 use jiff::civil::Date;
 use jiff::tz::TimeZone;
@@ -218,12 +218,16 @@ impl AgendaStore {
                 .unwrap_or_else(std::sync::PoisonError::into_inner);
             cache.scan(&self.agenda_dir, &self.prefix)?
         };
-        let live: Vec<(&str, Timestamp)> = snapshot
-            .entries
-            .iter()
-            .map(|(e, mtime)| (e.stem(), *mtime))
-            .collect();
-        self.index.sync(&live).map_err(AgendaError::new)?;
+        if snapshot.names_changed {
+            let live: Vec<(&str, Timestamp)> = snapshot
+                .entries
+                .iter()
+                .map(|(e, mtime)| (e.stem(), *mtime))
+                .collect();
+            self.index.sync(&live).map_err(AgendaError::new)?;
+        } else {
+            self.index.refresh().map_err(AgendaError::new)?;
+        }
         f(&snapshot)
     }
 
@@ -274,14 +278,29 @@ impl AgendaStore {
         )
     }
 
+    /// The unique file name for `base` (`formats.md` §2.3): the scan's view of the directory
+    /// (names compared ignoring case), `except` not counting as taken, checked once more against
+    /// the file system for the exact name. Call inside the lock, after the scan.
+    fn unique_name(&self, base: &str, except: Option<&str>) -> String {
+        let cache = self
+            .cache
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let except = except.map(str::to_lowercase);
+        unique_file_name(base, |candidate| {
+            if except.as_deref() == Some(candidate.to_lowercase().as_str()) {
+                return false;
+            }
+            cache.is_taken(candidate)
+                || std::fs::symlink_metadata(self.agenda_dir.join(candidate)).is_ok()
+        })
+    }
+
     /// Places a new file for `name` and returns its stem (under the lock).
     fn create_file(&self, name: &str, front: &Mapping, body: &str) -> Result<String, AgendaError> {
         let base = sanitize_filename(name, AGENDA_FALLBACK);
-        let path = unique_path(&self.agenda_dir, &base, None, "agenda")?;
-        let file_name = path
-            .file_name()
-            .map(|n| n.to_string_lossy().into_owned())
-            .unwrap_or_default();
+        let file_name = self.unique_name(&base, None);
+        let path = self.agenda_dir.join(&file_name);
         let stem = file_name
             .strip_suffix(".md")
             .unwrap_or(&file_name)
@@ -727,11 +746,8 @@ impl AgendaStore {
             let mut stem = item.stem.clone();
             if base != item.stem {
                 let old_file = format!("{}.md", item.stem);
-                let path = unique_path(&self.agenda_dir, &base, Some(&old_file), "agenda")?;
-                let new_file = path
-                    .file_name()
-                    .map(|n| n.to_string_lossy().into_owned())
-                    .unwrap_or_default();
+                let new_file = self.unique_name(&base, Some(&old_file));
+                let path = self.agenda_dir.join(&new_file);
                 let new_stem = new_file.strip_suffix(".md").unwrap_or(&new_file).to_owned();
                 if new_stem != item.stem {
                     rename_file(
@@ -903,22 +919,22 @@ fn find_item(snap: &Snapshot, item_name: &str) -> Result<String, AgendaError> {
         .map(|(e, _)| e)
         .filter(|e| e.item().is_none_or(Item::is_active))
         .collect();
-    let stem_lower = |e: &Entry| match e {
-        Entry::Item(i) => i.stem_lower.clone(),
-        Entry::Broken { stem, .. } => stem.to_lowercase(),
-    };
+    fn stem_lower(e: &Entry) -> std::borrow::Cow<'_, str> {
+        match e {
+            Entry::Item(i) => std::borrow::Cow::Borrowed(i.stem_lower.as_str()),
+            Entry::Broken { stem, .. } => std::borrow::Cow::Owned(stem.to_lowercase()),
+        }
+    }
     let exact: Vec<&Arc<Entry>> = candidates
         .iter()
         .copied()
-        .filter(|e| {
-            stem_lower(e) == query || e.item().is_some_and(|i| i.name().to_lowercase() == query)
-        })
+        .filter(|e| stem_lower(e) == query || e.item().is_some_and(|i| i.name_lower == query))
         .collect();
     let chosen = if exact.is_empty() {
         let subs: Vec<&Arc<Entry>> = candidates
             .iter()
             .copied()
-            .filter(|e| stem_lower(e).contains(&query))
+            .filter(|e| stem_lower(e).contains(query.as_str()))
             .collect();
         pick(subs, item_name, not_found)?
     } else {
