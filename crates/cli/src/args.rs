@@ -58,6 +58,8 @@ pub enum Command {
     Chat,
     /// Send one message and print the reply; TEXT, or standard input when omitted
     Message(crate::message::MessageArgs),
+    /// Store a memory; TEXT, or standard input when omitted (name: --name, else the first line)
+    Remember(crate::remember::RememberArgs),
     /// Call a tool directly, list the tools, or show their schemas
     Tools(ToolsArgs),
     /// Show the resolved configuration and where each value came from (secrets masked)

@@ -11,6 +11,7 @@ mod chat;
 mod config_cmd;
 mod logging;
 mod message;
+mod remember;
 mod tools_cmd;
 
 use std::process::ExitCode;
@@ -46,6 +47,7 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
         Some(Command::Tools(args)) => tools_cmd::run(load_config(&cli)?, args),
         Some(Command::Chat) => chat::run(load_config(&cli)?),
         Some(Command::Message(args)) => message::run(load_config(&cli)?, args),
+        Some(Command::Remember(args)) => remember::run(load_config(&cli)?, args),
         None => {
             use std::io::IsTerminal;
             if std::io::stdin().is_terminal() {
