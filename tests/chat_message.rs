@@ -1,5 +1,6 @@
 //! `elroy message` end to end: the real binary against elroy-testkit's scripted OpenAI-compatible
 //! server, asserting both what elroy printed and stored and what it sent to the model.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 mod common;
 
