@@ -92,51 +92,94 @@ struct Fixture {
     store: MemoryStore,
 }
 
-fn fixture() -> &'static Fixture {
-    static FIXTURE: OnceLock<Fixture> = OnceLock::new();
-    FIXTURE.get_or_init(|| {
-        let dir = tempfile::tempdir().unwrap();
-        let memories = dir.path().join("memories");
-        std::fs::create_dir_all(&memories).unwrap();
-        let mut x: u64 = 0x9E37_79B9_7F4A_7C15;
-        let mut pick = || {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            WORDS[(x % WORDS.len() as u64) as usize]
-        };
-        for i in 1..=COUNT {
-            let words: Vec<&str> = (0..12).map(|_| pick()).collect();
-            let text = format!(
-                "The user mentioned {} and {} while planning the {} with {} ({}); {} {} {} {} {} {} {}.",
-                words[0], words[1], words[2], words[3], i, words[4], words[5], words[6], words[7],
-                words[8], words[9], words[10]
-            );
-            std::fs::write(
-                memories.join(format!("memory_{i}.md")),
-                format!("---\nid: {i}\n---\n\n{text}"),
-            )
-            .unwrap();
+/// A deterministic xorshift generator.
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+}
+
+/// A pseudo-word for rank `r` of the Zipf vocabulary (`w3fk…`), distinct per rank.
+fn pseudo_word(mut r: usize) -> String {
+    const LETTERS: &[u8] = b"bcdfghjklmnpqrstvwxz";
+    const VOWELS: &[u8] = b"aeiou";
+    let mut w = String::new();
+    loop {
+        w.push(LETTERS[r % LETTERS.len()] as char);
+        r /= LETTERS.len();
+        w.push(VOWELS[r % VOWELS.len()] as char);
+        r /= VOWELS.len();
+        if r == 0 {
+            break w;
         }
-        let db = Arc::new(Db::open(&dir.path().join("state.db")).unwrap());
-        let now = "2026-03-17T04:00:00Z".parse().unwrap();
-        let user = db.ensure_user("DEFAULT", now).unwrap();
-        let (store, report) = MemoryStore::open(
-            db,
-            MemoryStoreOptions {
-                elroy_home: dir.path().to_path_buf(),
-                memory_dir: memories,
-                elroy_db_path: None,
-                user_id: user,
-                embedder: None,
-                cosine_threshold: 0.3,
-            },
-            now,
+    }
+}
+
+/// Memory texts for one corpus: `dense` uses the 74 topic words only (each in ~15% of all
+/// memories, a worst case for BM25); otherwise the topic words are mixed with a Zipf-distributed
+/// vocabulary of 20,000 words, as natural text is.
+fn text(rng: &mut Rng, i: usize, dense: bool) -> String {
+    let mut words: Vec<String> = Vec::new();
+    let n = 8 + (rng.next() % 12) as usize;
+    for _ in 0..n {
+        let x = rng.next();
+        if dense || x % 4 == 0 {
+            words.push(WORDS[(x >> 8) as usize % WORDS.len()].to_owned());
+        } else {
+            // Zipf(1) over 20,000 ranks by inverse transform of a log-uniform draw.
+            let u = ((x >> 11) as f64) / ((1u64 << 53) as f64);
+            let rank = (20_000f64.powf(u) as usize).saturating_sub(1);
+            words.push(pseudo_word(rank));
+        }
+    }
+    format!("The user mentioned {} (note {i}).", words.join(" "))
+}
+
+fn build(dense: bool) -> Fixture {
+    let dir = tempfile::tempdir().unwrap();
+    let memories = dir.path().join("memories");
+    std::fs::create_dir_all(&memories).unwrap();
+    let mut rng = Rng(0x9E37_79B9_7F4A_7C15);
+    for i in 1..=COUNT {
+        std::fs::write(
+            memories.join(format!("memory_{i}.md")),
+            format!("---\nid: {i}\n---\n\n{}", text(&mut rng, i, dense)),
         )
         .unwrap();
-        assert_eq!(report.indexed, COUNT);
-        Fixture { _dir: dir, store }
-    })
+    }
+    let db = Arc::new(Db::open(&dir.path().join("state.db")).unwrap());
+    let now = "2026-03-17T04:00:00Z".parse().unwrap();
+    let user = db.ensure_user("DEFAULT", now).unwrap();
+    let (store, report) = MemoryStore::open(
+        db,
+        MemoryStoreOptions {
+            elroy_home: dir.path().to_path_buf(),
+            memory_dir: memories,
+            elroy_db_path: None,
+            user_id: user,
+            embedder: None,
+            cosine_threshold: 0.3,
+        },
+        now,
+    )
+    .unwrap();
+    assert_eq!(report.indexed, COUNT);
+    Fixture { _dir: dir, store }
+}
+
+fn natural() -> &'static Fixture {
+    static FIXTURE: OnceLock<Fixture> = OnceLock::new();
+    FIXTURE.get_or_init(|| build(false))
+}
+
+fn dense() -> &'static Fixture {
+    static FIXTURE: OnceLock<Fixture> = OnceLock::new();
+    FIXTURE.get_or_init(|| build(true))
 }
 
 const QUESTIONS: &[&str] = &[
@@ -148,13 +191,23 @@ const QUESTIONS: &[&str] = &[
 ];
 
 fn main() {
-    fixture();
+    natural();
+    dense();
     divan::main();
 }
 
+/// The headline figure: 100,000 memories of natural-like text.
 #[divan::bench(args = QUESTIONS)]
 fn recall_keyword_100k(bencher: divan::Bencher, question: &str) {
-    let store = &fixture().store;
+    let store = &natural().store;
+    let query = MemoryQuery::from_text(question);
+    bencher.bench(|| store.search(divan::black_box(&query), 2).unwrap());
+}
+
+/// The worst case: every query word occurs in ~15% of the 100,000 memories.
+#[divan::bench(args = QUESTIONS)]
+fn recall_keyword_100k_dense(bencher: divan::Bencher, question: &str) {
+    let store = &dense().store;
     let query = MemoryQuery::from_text(question);
     bencher.bench(|| store.search(divan::black_box(&query), 2).unwrap());
 }

@@ -40,7 +40,12 @@ pub struct MemoryStoreOptions {
 pub struct MemoryStore {
     pub(crate) db: Arc<Db>,
     pub(crate) opts: MemoryStoreOptions,
+    /// Modification times of `memories/` and `archive/` at the last sync.
+    pub(crate) last_scan: Arc<std::sync::Mutex<Option<DirStamps>>>,
 }
+
+/// Modification times (ns) of the memory directory and its archive; `None` when missing.
+pub(crate) type DirStamps = (Option<i64>, Option<i64>);
 
 /// md5 (lower-case hex) of `text`.
 pub fn md5_hex(text: &str) -> String {
@@ -115,7 +120,11 @@ impl MemoryStore {
         opts: MemoryStoreOptions,
         now: Timestamp,
     ) -> Result<(MemoryStore, crate::SyncReport), MemoryError> {
-        let store = MemoryStore { db, opts };
+        let store = MemoryStore {
+            db,
+            opts,
+            last_scan: Arc::default(),
+        };
         let report = store.sync(now)?;
         Ok((store, report))
     }

@@ -131,6 +131,37 @@ impl MemoryStore {
     /// # Errors
     /// [`MemoryError`] for lock, write and database failures.
     pub fn sync(&self, now: Timestamp) -> Result<SyncReport, MemoryError> {
+        let report = self.sync_all(now)?;
+        // Taken after the scan, which may itself write ids into files.
+        let stamps = self.dir_stamps();
+        *self.last_scan.lock().unwrap_or_else(|e| e.into_inner()) = Some(stamps);
+        Ok(report)
+    }
+
+    /// The in-session sync (`formats.md` §6.3): runs [`MemoryStore::sync`] only when the
+    /// modification time of the memory directory (or its `archive/`) changed since the last
+    /// sync, so a file added, removed or renamed is seen at once; a file edited in place is seen
+    /// at the next session start. Returns `None` when nothing was scanned.
+    ///
+    /// # Errors
+    /// As [`MemoryStore::sync`].
+    pub fn sync_if_changed(&self, now: Timestamp) -> Result<Option<SyncReport>, MemoryError> {
+        let stamps = self.dir_stamps();
+        let last = *self.last_scan.lock().unwrap_or_else(|e| e.into_inner());
+        if last == Some(stamps) {
+            return Ok(None);
+        }
+        self.sync(now).map(Some)
+    }
+
+    fn dir_stamps(&self) -> crate::store::DirStamps {
+        (
+            file_stamp(&self.opts.memory_dir).map(|s| s.1),
+            file_stamp(&self.archive_dir()).map(|s| s.1),
+        )
+    }
+
+    fn sync_all(&self, now: Timestamp) -> Result<SyncReport, MemoryError> {
         let _lock = HomeLock::acquire(&self.opts.elroy_home)?;
         let user = self.opts.user_id;
         let mut report = SyncReport::default();

@@ -147,9 +147,19 @@ fn hand_edits_are_reindexed_at_next_open() {
         std::fs::read_to_string(home.memory_dir().join("Broken.md")).unwrap(),
         "---\nid: [unclosed\n---\n\nbody"
     );
-    // Deleting a file deactivates its memory.
+    // Nothing changed in the directory: the in-session sync does not scan.
+    assert!(
+        store
+            .sync_if_changed(ts("2026-03-16T14:30:00Z"))
+            .unwrap()
+            .is_none()
+    );
+    // Deleting a file deactivates its memory (the directory's mtime changed).
     std::fs::remove_file(&path).unwrap();
-    let report = store.sync(ts("2026-03-16T15:00:00Z")).unwrap();
+    let report = store
+        .sync_if_changed(ts("2026-03-16T15:00:00Z"))
+        .unwrap()
+        .unwrap();
     assert_eq!(report.deactivated, vec![1]);
     assert!(store.active_by_name("Dog").unwrap().is_none());
 }
