@@ -125,6 +125,53 @@ pub(crate) fn load_entry(path: &Path, stem: &str, file: &str) -> Entry {
     }
 }
 
+fn parse_one(
+    dir: &Path,
+    prefix: &str,
+    name: &str,
+    signature: Signature,
+    mtime: Timestamp,
+) -> Cached {
+    let stem = name.strip_suffix(".md").unwrap_or(name);
+    let file = format!("{prefix}{name}");
+    Cached {
+        signature,
+        mtime,
+        entry: Arc::new(load_entry(&dir.join(name), stem, &file)),
+    }
+}
+
+/// Parses many files, on all cores when there are enough of them (a first scan of a large home).
+fn parse_all(
+    dir: &Path,
+    prefix: &str,
+    files: Vec<(String, Signature, Timestamp)>,
+) -> Vec<(String, Cached)> {
+    let parse = |chunk: &[(String, Signature, Timestamp)]| -> Vec<(String, Cached)> {
+        chunk
+            .iter()
+            .map(|(name, sig, mtime)| (name.clone(), parse_one(dir, prefix, name, *sig, *mtime)))
+            .collect()
+    };
+    let threads = std::thread::available_parallelism().map_or(1, usize::from);
+    if files.len() < 512 || threads < 2 {
+        return parse(&files);
+    }
+    let chunk = files.len().div_ceil(threads);
+    std::thread::scope(|scope| {
+        let handles: Vec<_> = files
+            .chunks(chunk)
+            .map(|c| scope.spawn(move || parse(c)))
+            .collect();
+        let mut out = Vec::with_capacity(files.len());
+        for (handle, c) in handles.into_iter().zip(files.chunks(chunk)) {
+            // A panicking parser thread (none is expected) falls back to parsing here.
+            out.extend(handle.join().unwrap_or_else(|_| parse(c)));
+        }
+        out
+    })
+}
+
 fn is_agenda_file(name: &str) -> bool {
     name.ends_with(".md") && !name.starts_with('.')
 }
@@ -213,17 +260,8 @@ impl ScanCache {
         signature: Signature,
         mtime: Timestamp,
     ) {
-        let stem = name.strip_suffix(".md").unwrap_or(&name);
-        let file = format!("{prefix}{name}");
-        let entry = Arc::new(load_entry(&dir.join(&name), stem, &file));
-        self.files.insert(
-            name,
-            Cached {
-                signature,
-                mtime,
-                entry,
-            },
-        );
+        let cached = parse_one(dir, prefix, &name, signature, mtime);
+        self.files.insert(name, cached);
     }
 
     fn note_present(&mut self, name: &str) {
@@ -288,6 +326,7 @@ impl ScanCache {
         let mut names_changed = first;
         self.all_names.clear();
         self.all_lower.clear();
+        let mut to_parse = Vec::new();
         for dirent in read.flatten() {
             let name = dirent.file_name();
             let Some(name) = name.to_str() else { continue };
@@ -305,9 +344,12 @@ impl ScanCache {
                 known => {
                     names_changed |= known.is_none();
                     changed = true;
-                    self.insert(dir, prefix, name.to_owned(), sig, mtime);
+                    to_parse.push((name.to_owned(), sig, mtime));
                 }
             }
+        }
+        for (name, cached) in parse_all(dir, prefix, to_parse) {
+            self.files.insert(name, cached);
         }
         if seen.len() != self.files.len() {
             self.files.retain(|name, _| seen.contains(name));
