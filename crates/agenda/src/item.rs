@@ -111,15 +111,23 @@ fn non_empty_text(value: Option<&Value>) -> Option<String> {
         Value::Float(f) => f.to_string(),
         _ => return None,
     };
-    (!text.trim().is_empty()).then_some(text)
+    (!text.is_empty()).then_some(text)
 }
 
 impl Item {
-    /// Builds an item from a parsed document.
+    /// Builds an item from a parsed document (CRLF line endings in the body become LF).
     ///
     /// # Errors
     /// The strict-boolean message when `completed` is not a boolean.
-    pub fn from_document(stem: String, file: String, document: Document) -> Result<Item, String> {
+    pub fn from_document(
+        stem: String,
+        file: String,
+        mut document: Document,
+    ) -> Result<Item, String> {
+        // D5: CRLF files are accepted, and read (and rewritten) with LF line endings.
+        if document.raw_body.contains('\r') {
+            document.raw_body = document.raw_body.replace("\r\n", "\n");
+        }
         let fm = &document.front_matter;
         let completed = strict_bool(fm.get("completed"), "completed", &file)?.unwrap_or(false);
         let status = match fm.get("status").and_then(Value::as_str) {

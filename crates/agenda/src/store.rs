@@ -266,15 +266,16 @@ impl AgendaStore {
         Ok(())
     }
 
+    /// Rewrites an item's front matter; the raw body stays byte for byte (R1).
     fn write_front_matter(&self, item: &Item, front: &Mapping) -> Result<(), AgendaError> {
-        let body = item.text();
-        self.write(&item.stem, &Document::render_with_body(front, body, true))
+        self.write(&item.stem, &with_front_matter(item, front))
     }
 
     fn write_body(&self, item: &Item, body: &str) -> Result<(), AgendaError> {
+        let body = body.replace("\r\n", "\n");
         self.write(
             &item.stem,
-            &item.document.render_keeping_front_matter(body, true),
+            &item.document.render_keeping_front_matter(&body, true),
         )
     }
 
@@ -764,10 +765,7 @@ impl AgendaStore {
             let mut front = item.front_matter().clone();
             front.insert("name", new_name);
             normalize_trigger(&mut front, &item);
-            self.write(
-                &stem,
-                &Document::render_with_body(&front, item.text(), true),
-            )?;
+            self.write(&stem, &with_front_matter(&item, &front))?;
             Ok(ItemRef {
                 id: self.id_of(&stem),
                 stem,
@@ -873,6 +871,22 @@ impl AgendaStore {
     pub fn fact_by_id(&self, id: i64, tz: &TimeZone) -> Result<Option<String>, AgendaError> {
         Ok(self.item_by_id(id)?.map(|i| to_fact(&i, tz)))
     }
+}
+
+/// The file text of `item` with new front matter and its raw body unchanged.
+fn with_front_matter(item: &Item, front: &Mapping) -> String {
+    // D5: a CRLF file that elroy rewrites becomes LF.
+    let raw_body = item.document.raw_body.replace("\r\n", "\n");
+    if !item.document.has_front_matter {
+        return Document::render_with_body(front, &raw_body, true);
+    }
+    Document {
+        front_matter: front.clone(),
+        raw_body,
+        has_front_matter: true,
+        raw_yaml: String::new(),
+    }
+    .render(true)
 }
 
 fn active_items(snap: &Snapshot) -> impl Iterator<Item = &Item> {

@@ -528,3 +528,26 @@ fn other_users_have_their_own_agenda() {
         r.content
     );
 }
+
+#[test]
+fn d5_crlf_files_are_read_and_rewritten_as_lf_with_the_body_intact() {
+    let home = home_in("UTC");
+    write(
+        &home,
+        "Crlf.md",
+        "---\r\ncompleted: false\r\ndate: '2026-11-30'\r\nstatus: created\r\n---\r\n\r\nLine one\r\nLine two  \r\n",
+    );
+    let r = home.call("list_agenda_items", "");
+    assert_eq!(
+        r.content,
+        r#"{"item_date":"2026-11-30","items":[{"name":"Crlf","text":"Line one\nLine two","checklist_completed":0,"checklist_total":0}]}"#
+    );
+    home.call(
+        "add_agenda_checklist_item",
+        r#"{"item_name":"crlf","text":"Step"}"#,
+    );
+    assert_eq!(
+        home.file("Crlf.md"),
+        "---\nchecklist:\n- completed: false\n  id: 1\n  text: Step\ncompleted: false\ndate: '2026-11-30'\nstatus: created\n---\n\nLine one\nLine two  \n"
+    );
+}
