@@ -1,0 +1,29 @@
+//! The 6 due-item tools' schemas equal Elroy's golden entries by value and key order (K1).
+
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+use std::path::Path;
+
+#[test]
+fn schemas_equal_golden_entries() {
+    let path =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../../shared/golden/tools_schema.json");
+    let golden: Vec<serde_json::Value> =
+        serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+    let mut registry = elroy_core::ToolRegistry::new();
+    elroy_tools_due::register(&mut registry);
+    assert_eq!(registry.len(), 6);
+    for spec in registry.specs() {
+        let want = golden
+            .iter()
+            .find(|g| g["function"]["name"] == spec.name.as_str())
+            .unwrap_or_else(|| panic!("{} is not a golden tool", spec.name));
+        // Serialised with key order preserved, so order differences fail too.
+        assert_eq!(
+            spec.to_json().to_string(),
+            want.to_string(),
+            "{}",
+            spec.name
+        );
+    }
+}
