@@ -34,11 +34,18 @@ pub(crate) fn open_services(
     services.insert(Arc::clone(&db));
 
     // --- elroy-agenda ---
-    services.insert(Arc::new(elroy_agenda::AgendaStore::open(
+    let agenda = Arc::new(elroy_agenda::AgendaStore::open(
         &_user.elroy_home,
         &_user.user_home,
         &_user.token,
-    )));
+    ));
+    // Files whose front matter cannot be read are skipped by every tool and reported here by name
+    // (robustness R2, R7). The scan also fills the store's cache for the first tool call.
+    match agenda.broken_files() {
+        Ok(broken) => _warnings.extend(broken.into_iter().map(|(_, message)| message)),
+        Err(e) => _warnings.push(e.to_string()),
+    }
+    services.insert(agenda);
 
     // --- elroy-feature-requests ---
     services.insert(Arc::new(elroy_feature_requests::FeatureRequestStore::new(
