@@ -1,0 +1,291 @@
+//! The agenda-item operations (`tools.md` §1.1–§1.8).
+
+use elroy_markdown::{Mapping, Value, remove_file};
+use jiff::civil::Date;
+use jiff::{Timestamp, ZonedDateTime};
+
+use super::matching::{active_items, find_item};
+use super::{AgendaStore, ItemRef, ListedItem, normalize_trigger};
+use crate::item::{Item, checklist_entry, split_updates};
+use crate::scan::Entry;
+use crate::time::{format_update_stamp, parse_item_date};
+use crate::{AgendaError, Kind};
+
+impl AgendaStore {
+    /// `add_agenda_item` (`tools.md` §1.1): the name is the text's first line cut to 60
+    /// characters; the file is `agenda/{sanitized name}[-N].md`.
+    ///
+    /// # Errors
+    /// `Task name cannot be empty`, `Task '{name}' already exists`, write failures.
+    pub fn add_item(&self, text: &str, date: Date, now: Timestamp) -> Result<ItemRef, AgendaError> {
+        let first_line = text.split('\n').next().unwrap_or_default();
+        let name: String = first_line.chars().take(60).collect();
+        if name.trim().is_empty() {
+            return Err(AgendaError::new("Task name cannot be empty"));
+        }
+        self.locked(|snap| {
+            if active_items(snap).any(|i| i.name() == name) {
+                return Err(AgendaError::new(format!("Task '{name}' already exists")));
+            }
+            let mut front = Mapping::new();
+            front.insert("completed", false);
+            front.insert("date", date.to_string());
+            front.insert("name", name.as_str());
+            front.insert("status", "created");
+            let stem = self.create_file(&name, &front, text)?;
+            let entry = self.index.created(&stem, now).map_err(AgendaError::new)?;
+            Ok(ItemRef {
+                id: entry.id,
+                stem,
+                name: name.clone(),
+            })
+        })
+    }
+
+    /// `complete_agenda_item` (`tools.md` §1.2): `completed: true`, `status: completed`,
+    /// `closing_comment: null`; the file is kept.
+    ///
+    /// # Errors
+    /// The matching errors of §1.0, front-matter and write failures.
+    pub fn complete_item(&self, item_name: &str) -> Result<ItemRef, AgendaError> {
+        self.locked(|snap| {
+            let stem = find_item(snap, item_name)?;
+            let item = self.fresh(&stem)?;
+            let mut front = item.front_matter().clone();
+            front.insert("completed", true);
+            front.insert("status", "completed");
+            front.insert("closing_comment", Value::Null);
+            normalize_trigger(&mut front, &item);
+            self.write_front_matter(&item, &front)?;
+            Ok(self.item_ref(&item))
+        })
+    }
+
+    /// `delete_agenda_item` (`tools.md` §1.3): removes the file.
+    ///
+    /// # Errors
+    /// The matching errors of §1.0, front-matter and write failures.
+    pub fn delete_item(&self, item_name: &str) -> Result<ItemRef, AgendaError> {
+        self.locked(|snap| {
+            let stem = find_item(snap, item_name)?;
+            let item = self.fresh(&stem)?;
+            let found = self.item_ref(&item);
+            let file_name = format!("{stem}.md");
+            remove_file(&self.agenda_dir.join(&file_name), &self.display(&file_name))?;
+            self.index.removed(&stem).map_err(AgendaError::new)?;
+            Ok(found)
+        })
+    }
+
+    /// `add_agenda_checklist_item` (`tools.md` §1.4). Returns the item and the new entry id.
+    ///
+    /// # Errors
+    /// Matching errors, `Invalid due_date format '{due_date}'. Use YYYY-MM-DD.`, front-matter
+    /// errors (including strict booleans), write failures.
+    pub fn add_checklist_item(
+        &self,
+        item_name: &str,
+        text: &str,
+        due_date: Option<&str>,
+    ) -> Result<(ItemRef, i64), AgendaError> {
+        self.locked(|snap| {
+            let stem = find_item(snap, item_name)?;
+            let due = match due_date {
+                Some(d) => Some(parse_item_date(d).ok_or_else(|| {
+                    AgendaError::new(format!("Invalid due_date format '{d}'. Use YYYY-MM-DD."))
+                })?),
+                None => None,
+            };
+            let item = self.fresh(&stem)?;
+            let mut entries = normalized_checklist(&item)?;
+            let id = entries.iter().filter_map(entry_id).max().unwrap_or(0) + 1;
+            let mut entry = Mapping::new();
+            entry.insert("completed", false);
+            if let Some(due) = due {
+                entry.insert("due_date", due.to_string());
+            }
+            entry.insert("id", id);
+            entry.insert("text", text);
+            entries.push(entry);
+            self.save_checklist(&item, entries)?;
+            Ok((self.item_ref(&item), id))
+        })
+    }
+
+    /// `complete_agenda_checklist_item` (`tools.md` §1.5).
+    ///
+    /// # Errors
+    /// Matching errors, `Agenda item '{stem}' has no checklist item {id}.`, write failures.
+    pub fn complete_checklist_item(
+        &self,
+        item_name: &str,
+        checklist_item_id: i64,
+    ) -> Result<ItemRef, AgendaError> {
+        self.edit_checklist(item_name, checklist_item_id, |entry| {
+            entry.insert("completed", true);
+        })
+    }
+
+    /// `edit_agenda_checklist_item` (`tools.md` §1.6).
+    ///
+    /// # Errors
+    /// As [`AgendaStore::complete_checklist_item`].
+    pub fn edit_checklist_item(
+        &self,
+        item_name: &str,
+        checklist_item_id: i64,
+        new_text: &str,
+    ) -> Result<ItemRef, AgendaError> {
+        self.edit_checklist(item_name, checklist_item_id, |entry| {
+            entry.insert("text", new_text);
+        })
+    }
+
+    fn edit_checklist(
+        &self,
+        item_name: &str,
+        checklist_item_id: i64,
+        change: impl FnOnce(&mut Mapping),
+    ) -> Result<ItemRef, AgendaError> {
+        self.locked(|snap| {
+            let stem = find_item(snap, item_name)?;
+            let item = self.fresh(&stem)?;
+            let mut entries = normalized_checklist(&item)?;
+            let Some(entry) = entries
+                .iter_mut()
+                .find(|e| entry_id(e) == Some(checklist_item_id))
+            else {
+                return Err(AgendaError::new(format!(
+                    "Agenda item '{stem}' has no checklist item {checklist_item_id}."
+                )));
+            };
+            change(entry);
+            self.save_checklist(&item, entries)?;
+            Ok(self.item_ref(&item))
+        })
+    }
+
+    fn save_checklist(&self, item: &Item, entries: Vec<Mapping>) -> Result<(), AgendaError> {
+        let mut front = item.front_matter().clone();
+        if entries.is_empty() {
+            front.remove("checklist");
+        } else {
+            front.insert(
+                "checklist",
+                Value::List(entries.into_iter().map(Value::Map).collect()),
+            );
+        }
+        normalize_trigger(&mut front, item);
+        self.write_front_matter(item, &front)
+    }
+
+    /// `add_agenda_item_update` (`tools.md` §1.7): appends `- **{ts}**: {note}` under
+    /// `## Updates`; the front matter is left byte for byte as it was (D5). Returns the item and
+    /// the stamp (`YYYY-MM-DD HH:MM`, local).
+    ///
+    /// # Errors
+    /// Matching errors, front-matter and write failures.
+    pub fn add_update(
+        &self,
+        item_name: &str,
+        note: &str,
+        now: &ZonedDateTime,
+    ) -> Result<(ItemRef, String), AgendaError> {
+        self.locked(|snap| {
+            let stem = find_item(snap, item_name)?;
+            let item = self.fresh(&stem)?;
+            let (main, updates) = split_updates(item.text());
+            let stamp = format_update_stamp(now);
+            let mut body = format!("{main}\n\n## Updates\n\n");
+            if let Some(updates) = updates {
+                body.push_str(updates);
+                body.push('\n');
+            }
+            body.push_str(&format!("- **{stamp}**: {note}"));
+            self.write_body(&item, body.trim())?;
+            Ok((self.item_ref(&item), stamp))
+        })
+    }
+
+    /// `list_agenda_items` (`tools.md` §1.8): active plain items dated `date`, by file name. Files
+    /// with invalid front matter are skipped.
+    ///
+    /// # Errors
+    /// Lock or directory failures.
+    pub fn list_items(&self, date: Date) -> Result<Vec<ListedItem>, AgendaError> {
+        self.locked(|snap| {
+            Ok(snap
+                .entries
+                .iter()
+                .filter_map(|(e, _)| e.item())
+                .filter(|i| {
+                    !i.completed
+                        && i.status != crate::Status::Deleted
+                        && i.kind() == Kind::Agenda
+                        && i.date == Some(date)
+                })
+                .map(|i| {
+                    let checklist = i.checklist();
+                    ListedItem {
+                        stem: i.stem.clone(),
+                        text: i.main_text().to_owned(),
+                        checklist_completed: checklist.iter().filter(|c| c.completed).count(),
+                        checklist_total: checklist.len(),
+                    }
+                })
+                .collect())
+        })
+    }
+
+    /// Files whose front matter could not be read: `(display path, message)`, by file name.
+    ///
+    /// # Errors
+    /// Lock or directory failures.
+    pub fn broken_files(&self) -> Result<Vec<(String, String)>, AgendaError> {
+        self.locked(|snap| {
+            Ok(snap
+                .entries
+                .iter()
+                .filter_map(|(e, _)| match e.as_ref() {
+                    Entry::Broken { file, message, .. } => Some((file.clone(), message.clone())),
+                    Entry::Item(_) => None,
+                })
+                .collect())
+        })
+    }
+}
+
+fn entry_id(entry: &Mapping) -> Option<i64> {
+    match entry.get("id") {
+        Some(Value::Int(i)) => Some(*i),
+        _ => None,
+    }
+}
+
+/// The checklist rewritten by the rules of `formats.md` §4.3: entries without `id` or `text`
+/// dropped, `id` an integer, `text` a string, `completed` a strict boolean, `due_date` only when
+/// non-empty, other keys kept (D5).
+fn normalized_checklist(item: &Item) -> Result<Vec<Mapping>, AgendaError> {
+    let Some(Value::List(entries)) = item.front_matter().get("checklist") else {
+        return Ok(Vec::new());
+    };
+    let mut out = Vec::new();
+    for entry in entries {
+        let Value::Map(map) = entry else { continue };
+        let Some(parsed) = checklist_entry(map, &item.file).map_err(AgendaError::new)? else {
+            continue;
+        };
+        let mut normalized = map.clone();
+        normalized.insert("completed", parsed.completed);
+        normalized.insert("id", parsed.id);
+        normalized.insert("text", parsed.text);
+        match parsed.due_date {
+            Some(due) => normalized.insert("due_date", due),
+            None => {
+                normalized.remove("due_date");
+            }
+        }
+        out.push(normalized);
+    }
+    Ok(out)
+}

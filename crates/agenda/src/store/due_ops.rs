@@ -1,0 +1,328 @@
+//! The due-item operations (`tools.md` §2.1–§2.6), due surfacing and recall.
+
+use elroy_markdown::{Mapping, Value, remove_file, rename_file, sanitize_filename};
+use jiff::tz::TimeZone;
+use jiff::{Timestamp, ZonedDateTime};
+
+use super::matching::{active_due, active_items, find_due};
+use super::views::to_fact;
+use super::{AGENDA_FALLBACK, AgendaStore, DueItem, ItemRef, NewDueItem, RecallEntry};
+use super::{normalize_trigger, with_front_matter};
+use crate::item::Item;
+use crate::scan::Snapshot;
+use crate::time::{format_python_utc, format_stored_trigger};
+use crate::{AgendaError, Kind};
+
+impl AgendaStore {
+    /// `create_due_item` steps 2–7 (`tools.md` §2.1); the caller parsed `trigger_time` (step 1).
+    ///
+    /// # Errors
+    /// `Due item name cannot be empty`, `Either trigger_time or trigger_context must be provided
+    /// for due items`, the past-time message, `{Timed|Contextual} due item '{name}' already
+    /// exists`, write failures.
+    pub fn create_due_item(
+        &self,
+        new: &NewDueItem<'_>,
+        now: &ZonedDateTime,
+    ) -> Result<ItemRef, AgendaError> {
+        let name = new.name;
+        if name.trim().is_empty() {
+            return Err(AgendaError::new("Due item name cannot be empty"));
+        }
+        if new.trigger.is_none() && new.trigger_context.is_none() {
+            return Err(AgendaError::new(
+                "Either trigger_time or trigger_context must be provided for due items",
+            ));
+        }
+        if let Some(trigger) = new.trigger
+            && trigger < now.timestamp()
+        {
+            return Err(AgendaError::new(format!(
+                "Attempted to create a due item for {}, which is in the past. The current time is {}",
+                format_python_utc(trigger),
+                format_python_utc(now.timestamp())
+            )));
+        }
+        self.locked(|snap| {
+            if active_items(snap).any(|i| i.name() == name) {
+                let kind = if new.trigger.is_some() {
+                    "Timed"
+                } else {
+                    "Contextual"
+                };
+                return Err(AgendaError::new(format!(
+                    "{kind} due item '{name}' already exists"
+                )));
+            }
+            let mut front = Mapping::new();
+            front.insert("completed", false);
+            front.insert("date", now.date().to_string());
+            front.insert("name", name);
+            front.insert("status", "created");
+            if let Some(context) = new.trigger_context {
+                front.insert("trigger_context", context);
+            }
+            if let Some(trigger) = new.trigger {
+                front.insert(
+                    "trigger_datetime",
+                    Value::Timestamp(format_stored_trigger(trigger)),
+                );
+            }
+            let stem = self.create_file(name, &front, new.text)?;
+            let entry = self
+                .index
+                .created(&stem, now.timestamp())
+                .map_err(AgendaError::new)?;
+            Ok(ItemRef {
+                id: entry.id,
+                stem,
+                name: name.to_owned(),
+            })
+        })
+    }
+
+    fn due_not_found_active(&self, snap: &Snapshot, name: &str) -> AgendaError {
+        AgendaError::new(format!(
+            "Active due item '{name}' not found. Active due items: {}",
+            self.due_names_by_creation(snap).join(", ")
+        ))
+    }
+
+    fn due_not_found_valid(snap: &Snapshot, name: &str) -> AgendaError {
+        let mut names: Vec<&str> = active_due(snap).map(Item::name).collect();
+        names.sort_unstable();
+        AgendaError::new(format!(
+            "Due item '{name}' not found. Valid items: {}",
+            names.join(",")
+        ))
+    }
+
+    fn due_names_by_creation(&self, snap: &Snapshot) -> Vec<String> {
+        let mut items: Vec<(Timestamp, &str, &str)> = active_due(snap)
+            .map(|i| {
+                let created = self
+                    .index
+                    .get(&i.stem)
+                    .map_or(Timestamp::UNIX_EPOCH, |e| e.created_at);
+                (created, i.stem.as_str(), i.name())
+            })
+            .collect();
+        items.sort();
+        items.into_iter().map(|(_, _, n)| n.to_owned()).collect()
+    }
+
+    fn close_due(
+        &self,
+        name: &str,
+        closing_comment: Option<&str>,
+        delete: bool,
+    ) -> Result<ItemRef, AgendaError> {
+        self.locked(|snap| {
+            let Some(found) = find_due(snap, name) else {
+                return Err(self.due_not_found_active(snap, name));
+            };
+            let item = self.fresh(&found.stem)?;
+            let result = self.item_ref(&item);
+            if delete {
+                let file_name = format!("{}.md", item.stem);
+                remove_file(&self.agenda_dir.join(&file_name), &self.display(&file_name))?;
+                self.index.removed(&item.stem).map_err(AgendaError::new)?;
+            } else {
+                let mut front = item.front_matter().clone();
+                front.insert("completed", true);
+                front.insert("status", "completed");
+                front.insert(
+                    "closing_comment",
+                    closing_comment.map_or(Value::Null, Value::from),
+                );
+                normalize_trigger(&mut front, &item);
+                self.write_front_matter(&item, &front)?;
+            }
+            Ok(result)
+        })
+    }
+
+    /// `complete_due_item` (`tools.md` §2.2): marks it completed with the closing comment; the
+    /// file is kept.
+    ///
+    /// # Errors
+    /// `Active due item '{name}' not found. Active due items: {names in creation order}`, write
+    /// failures.
+    pub fn complete_due_item(
+        &self,
+        name: &str,
+        closing_comment: Option<&str>,
+    ) -> Result<ItemRef, AgendaError> {
+        self.close_due(name, closing_comment, false)
+    }
+
+    /// `delete_due_item` (`tools.md` §2.3): removes the file.
+    ///
+    /// # Errors
+    /// As [`AgendaStore::complete_due_item`].
+    pub fn delete_due_item(&self, name: &str) -> Result<ItemRef, AgendaError> {
+        self.close_due(name, None, true)
+    }
+
+    /// `rename_due_item` (`tools.md` §2.4): moves the file when the sanitized name changes, sets
+    /// `name` (D6); the id stays. `user` is how the user is named in the not-found messages (the
+    /// numeric user id).
+    ///
+    /// # Errors
+    /// The messages of §2.4 steps 1–4, write failures.
+    pub fn rename_due_item(
+        &self,
+        old_name: &str,
+        new_name: &str,
+        user: &str,
+    ) -> Result<ItemRef, AgendaError> {
+        self.locked(|snap| {
+            let Some(found) = find_due(snap, old_name) else {
+                return Err(AgendaError::new(format!(
+                    "Active due item '{old_name}' not found for user {user}. Active items: {}",
+                    self.due_names_by_creation(snap).join(", ")
+                )));
+            };
+            if new_name.trim().is_empty() {
+                return Err(AgendaError::new("Due item name cannot be empty"));
+            }
+            if find_due(snap, new_name).is_some() {
+                return Err(AgendaError::new(format!(
+                    "Active due item '{new_name}' already exists for user {user}"
+                )));
+            }
+            if active_items(snap).any(|i| i.kind() == Kind::Agenda && i.name() == new_name) {
+                return Err(AgendaError::new(format!(
+                    "Active task '{new_name}' already exists."
+                )));
+            }
+            let item = self.fresh(&found.stem)?;
+            let base = sanitize_filename(new_name, AGENDA_FALLBACK);
+            let mut stem = item.stem.clone();
+            if base != item.stem {
+                let old_file = format!("{}.md", item.stem);
+                let new_file = self.unique_name(&base, Some(&old_file));
+                let path = self.agenda_dir.join(&new_file);
+                let new_stem = new_file.strip_suffix(".md").unwrap_or(&new_file).to_owned();
+                if new_stem != item.stem {
+                    rename_file(
+                        &self.agenda_dir.join(&old_file),
+                        &path,
+                        &self.display(&new_file),
+                    )?;
+                    self.index
+                        .renamed(&item.stem, &new_stem)
+                        .map_err(AgendaError::new)?;
+                    stem = new_stem;
+                }
+            }
+            let mut front = item.front_matter().clone();
+            front.insert("name", new_name);
+            normalize_trigger(&mut front, &item);
+            self.write(&stem, &with_front_matter(&item, &front))?;
+            Ok(ItemRef {
+                id: self.id_of(&stem),
+                stem,
+                name: new_name.to_owned(),
+            })
+        })
+    }
+
+    /// `update_due_item_text` (`tools.md` §2.5): replaces the body; the front matter stays byte for
+    /// byte (D5).
+    ///
+    /// # Errors
+    /// `Due item '{name}' not found. Valid items: {sorted names}`, write failures.
+    pub fn update_due_item_text(&self, name: &str, new_text: &str) -> Result<ItemRef, AgendaError> {
+        self.locked(|snap| {
+            let Some(found) = find_due(snap, name) else {
+                return Err(Self::due_not_found_valid(snap, name));
+            };
+            let item = self.fresh(&found.stem)?;
+            self.write_body(&item, new_text)?;
+            Ok(self.item_ref(&item))
+        })
+    }
+
+    /// The active due item called `name` (`print_due_item`, `tools.md` §2.6).
+    ///
+    /// # Errors
+    /// `Due item '{name}' not found. Valid items: {sorted names}`.
+    pub fn due_item(&self, name: &str) -> Result<DueItem, AgendaError> {
+        self.locked(|snap| match find_due(snap, name) {
+            Some(item) => Ok(self.due_view(item)),
+            None => Err(Self::due_not_found_valid(snap, name)),
+        })
+    }
+
+    fn due_view(&self, item: &Item) -> DueItem {
+        DueItem {
+            id: self.id_of(&item.stem),
+            name: item.name().to_owned(),
+            stem: item.stem.clone(),
+            trigger_datetime: item.trigger_datetime,
+            trigger_context: item.trigger_context.clone(),
+            text: item.text().to_owned(),
+        }
+    }
+
+    /// Active due items whose time has come (`trigger_datetime <= now`), by trigger time then id:
+    /// what the orchestrator announces as `⏰ DUE ITEM` (`orchestrator.md` §5).
+    ///
+    /// # Errors
+    /// Lock or directory failures.
+    pub fn due_now(&self, now: Timestamp) -> Result<Vec<DueItem>, AgendaError> {
+        self.locked(|snap| {
+            let mut due: Vec<DueItem> = active_due(snap)
+                .filter(|i| i.trigger_datetime.is_some_and(|t| t <= now))
+                .map(|i| self.due_view(i))
+                .collect();
+            due.sort_by_key(|d| (d.trigger_datetime, d.id));
+            Ok(due)
+        })
+    }
+
+    /// Every active item (plain and due) with its id and rendering, by file name: the agenda side
+    /// of recall (`formats.md` §8.5–§8.6).
+    ///
+    /// # Errors
+    /// Lock or directory failures.
+    pub fn recall_entries(&self, tz: &TimeZone) -> Result<Vec<RecallEntry>, AgendaError> {
+        self.locked(|snap| {
+            Ok(active_items(snap)
+                .map(|i| RecallEntry {
+                    id: self.id_of(&i.stem),
+                    name: i.name().to_owned(),
+                    kind: i.kind(),
+                    fact: to_fact(i, tz),
+                })
+                .collect())
+        })
+    }
+
+    /// The item with id `id`, active or not, while its file exists.
+    ///
+    /// # Errors
+    /// Lock or directory failures.
+    pub fn item_by_id(&self, id: i64) -> Result<Option<Item>, AgendaError> {
+        self.locked(|snap| {
+            let Some(stem) = self.index.stem_of(id) else {
+                return Ok(None);
+            };
+            Ok(snap
+                .entries
+                .iter()
+                .filter_map(|(e, _)| e.item())
+                .find(|i| i.stem == stem)
+                .cloned())
+        })
+    }
+
+    /// The rendering of the item with id `id` (`formats.md` §8.5), while its file exists.
+    ///
+    /// # Errors
+    /// Lock or directory failures.
+    pub fn fact_by_id(&self, id: i64, tz: &TimeZone) -> Result<Option<String>, AgendaError> {
+        Ok(self.item_by_id(id)?.map(|i| to_fact(&i, tz)))
+    }
+}

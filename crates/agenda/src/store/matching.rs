@@ -1,0 +1,102 @@
+//! Finding items: by `item_name` for agenda tools (`tools.md` §1.0) and by exact name for due-item
+//! tools (§2.0), with the D6 rules (exact matches win, sorted candidate lists, stems of
+//! Elroy-written files).
+
+use std::sync::Arc;
+
+use elroy_markdown::sanitize_filename;
+
+use super::AGENDA_FALLBACK;
+use crate::item::Item;
+use crate::scan::{Entry, Snapshot};
+use crate::{AgendaError, Kind};
+
+pub(super) fn active_items(snap: &Snapshot) -> impl Iterator<Item = &Item> {
+    snap.entries
+        .iter()
+        .filter_map(|(e, _)| e.item())
+        .filter(|i| i.is_active())
+}
+
+pub(super) fn active_due(snap: &Snapshot) -> impl Iterator<Item = &Item> {
+    active_items(snap).filter(|i| i.kind() == Kind::Due)
+}
+
+/// Finds an active due item by exact name, or (no `name` key) by sanitized name = stem (D6).
+pub(super) fn find_due<'a>(snap: &'a Snapshot, name: &str) -> Option<&'a Item> {
+    let sanitized = sanitize_filename(name, AGENDA_FALLBACK);
+    let mut by_key = None;
+    let mut by_stem = None;
+    for item in active_due(snap) {
+        match &item.name_key {
+            Some(key) if key == name => {
+                by_key.get_or_insert(item);
+            }
+            None if item.stem == sanitized => {
+                by_stem.get_or_insert(item);
+            }
+            _ => {}
+        }
+    }
+    by_key.or(by_stem)
+}
+
+/// Finds an agenda item by `item_name` (`tools.md` §1.0, D6); returns its stem.
+pub(super) fn find_item(snap: &Snapshot, item_name: &str) -> Result<String, AgendaError> {
+    let not_found = || AgendaError::new(format!("No agenda item found matching '{item_name}'."));
+    if item_name.trim().is_empty() {
+        return Err(not_found());
+    }
+    let query = item_name.to_lowercase();
+    // Candidates: active parsed items, and unparsable files through their stem.
+    let candidates: Vec<&Arc<Entry>> = snap
+        .entries
+        .iter()
+        .map(|(e, _)| e)
+        .filter(|e| e.item().is_none_or(Item::is_active))
+        .collect();
+    fn stem_lower(e: &Entry) -> std::borrow::Cow<'_, str> {
+        match e {
+            Entry::Item(i) => std::borrow::Cow::Borrowed(i.stem_lower.as_str()),
+            Entry::Broken { stem, .. } => std::borrow::Cow::Owned(stem.to_lowercase()),
+        }
+    }
+    let exact: Vec<&Arc<Entry>> = candidates
+        .iter()
+        .copied()
+        .filter(|e| stem_lower(e) == query || e.item().is_some_and(|i| i.name_lower == query))
+        .collect();
+    let chosen = if exact.is_empty() {
+        let subs: Vec<&Arc<Entry>> = candidates
+            .iter()
+            .copied()
+            .filter(|e| stem_lower(e).contains(query.as_str()))
+            .collect();
+        pick(subs, item_name, not_found)?
+    } else {
+        pick(exact, item_name, not_found)?
+    };
+    match chosen.as_ref() {
+        Entry::Item(item) => Ok(item.stem.clone()),
+        Entry::Broken { message, .. } => Err(AgendaError::new(message.clone())),
+    }
+}
+
+fn pick<'a>(
+    matches: Vec<&'a Arc<Entry>>,
+    item_name: &str,
+    not_found: impl FnOnce() -> AgendaError,
+) -> Result<&'a Arc<Entry>, AgendaError> {
+    match matches.as_slice() {
+        [] => Err(not_found()),
+        [one] => Ok(one),
+        many => {
+            let mut stems: Vec<&str> = many.iter().map(|e| e.stem()).collect();
+            stems.sort_unstable();
+            Err(AgendaError::new(format!(
+                "Multiple agenda items match '{item_name}': {}. Be more specific.",
+                stems.join(", ")
+            )))
+        }
+    }
+}

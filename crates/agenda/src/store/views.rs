@@ -1,0 +1,128 @@
+//! What store operations return, and the rendering of an item (`formats.md` §8.5).
+
+use jiff::Timestamp;
+use jiff::tz::TimeZone;
+
+use crate::Kind;
+use crate::item::Item;
+use crate::time::format_local_with_offset;
+
+/// An item an operation touched: enough for messages and recall effects.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ItemRef {
+    /// Stable id (recall `memory_id`).
+    pub id: i64,
+    /// File name without `.md` (after the operation).
+    pub stem: String,
+    /// The item's name (D6).
+    pub name: String,
+}
+
+/// A plain agenda item as `list_agenda_items` shows it (`tools.md` §1.8).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ListedItem {
+    /// The stem (listed as `name`, as Elroy does).
+    pub stem: String,
+    /// The main text, stripped.
+    pub text: String,
+    /// Completed checklist entries.
+    pub checklist_completed: usize,
+    /// All checklist entries.
+    pub checklist_total: usize,
+}
+
+/// A due item as `print_due_item`, due-item surfacing and recall see it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DueItem {
+    /// Stable id.
+    pub id: i64,
+    /// The item's name (D6).
+    pub name: String,
+    /// The stem.
+    pub stem: String,
+    /// The time trigger.
+    pub trigger_datetime: Option<Timestamp>,
+    /// The context trigger.
+    pub trigger_context: Option<String>,
+    /// The body, stripped.
+    pub text: String,
+}
+
+impl DueItem {
+    /// The `print_due_item` text (`tools.md` §2.6), `{name}` being the name as asked for:
+    /// `Due item '{name}':`, `Trigger Time: {local with offset}` (D7), `Context: …`, `Text: …`.
+    pub fn print(&self, asked_name: &str, tz: &TimeZone) -> String {
+        let mut lines = vec![format!("Due item '{asked_name}':")];
+        if let Some(ts) = self.trigger_datetime {
+            lines.push(format!(
+                "Trigger Time: {}",
+                format_local_with_offset(ts, tz)
+            ));
+        }
+        if let Some(context) = &self.trigger_context {
+            lines.push(format!("Context: {context}"));
+        }
+        lines.push(format!("Text: {}", self.text));
+        lines.join("\n")
+    }
+
+    /// The `⏰ DUE ITEM` block of the due-item injection (`orchestrator.md` §5).
+    pub fn due_notice(&self, tz: &TimeZone) -> String {
+        let when = self
+            .trigger_datetime
+            .map(|ts| format_local_with_offset(ts, tz))
+            .unwrap_or_default();
+        format!(
+            "⏰ DUE ITEM: '{}' - {}\n\nThis item was scheduled for {when} and is now due. Please inform the user about it and then use the delete_due_item tool to remove it from active due items.",
+            self.name, self.text
+        )
+    }
+}
+
+/// An active item for recall: its id, name, kind and rendering (`formats.md` §8.5).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RecallEntry {
+    /// Stable id (`memory_id`, `memory_type` `AgendaItem`).
+    pub id: i64,
+    /// The name.
+    pub name: String,
+    /// Plain or due.
+    pub kind: Kind,
+    /// The rendering (`to_fact`).
+    pub fact: String,
+}
+
+/// Arguments of [`AgendaStore::create_due_item`] (after `trigger_time` was parsed).
+#[derive(Debug, Clone)]
+pub struct NewDueItem<'a> {
+    /// `name`, as given.
+    pub name: &'a str,
+    /// `text`.
+    pub text: &'a str,
+    /// The parsed `trigger_time`.
+    pub trigger: Option<Timestamp>,
+    /// `trigger_context`.
+    pub trigger_context: Option<&'a str>,
+}
+
+/// The rendering of an item (`formats.md` §8.5): `#{name} (Timed: {local time})\n{text}`,
+/// `#{name} (Context: {context})\n{text}` or `#Agenda: {name}\n{text}`.
+pub fn to_fact(item: &Item, tz: &TimeZone) -> String {
+    let text = item.text();
+    match (item.kind(), item.trigger_datetime, &item.trigger_context) {
+        (Kind::Due, Some(ts), _) => format!(
+            "#{} (Timed: {})\n{text}",
+            item.name(),
+            format_local_with_offset(ts, tz)
+        ),
+        (Kind::Due, None, Some(context)) => {
+            format!("#{} (Context: {context})\n{text}", item.name())
+        }
+        (Kind::Due, None, None) => format!(
+            "#{} (Timed: {})\n{text}",
+            item.name(),
+            item.trigger_raw.as_deref().unwrap_or_default()
+        ),
+        (Kind::Agenda, _, _) => format!("#Agenda: {}\n{text}", item.name()),
+    }
+}
