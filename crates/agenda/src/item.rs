@@ -146,7 +146,12 @@ impl Item {
         let trigger_datetime = trigger_raw.as_deref().and_then(parse_stored_trigger);
         let trigger_context = non_empty_text(fm.get("trigger_context"))
             .or_else(|| non_empty_text(fm.get("reminder_context")));
-        let name_key = fm.get("name").and_then(Value::as_str).map(str::to_owned);
+        // A hand-written scalar that YAML reads as a number or boolean (`name: 2026`) still names
+        // the item, as its text.
+        let name_key = match fm.get("name") {
+            Some(Value::Null | Value::List(_) | Value::Map(_)) | None => None,
+            Some(other) => Some(other.display_short()).filter(|n| !n.is_empty()),
+        };
         Ok(Item {
             stem_lower: stem.to_lowercase(),
             name_lower: name_key.as_deref().unwrap_or(&stem).to_lowercase(),
@@ -283,5 +288,38 @@ mod tests {
             strict_bool(Some(&Value::Int(1)), "c", "f").unwrap_err(),
             "invalid boolean for 'c' in f: 1"
         );
+    }
+}
+
+#[cfg(test)]
+mod name_tests {
+    use super::*;
+
+    fn item(yaml: &str) -> Item {
+        let doc = Document::parse(&format!("---\n{yaml}\n---\n\nbody"), "agenda/X.md").unwrap();
+        Item::from_document("X".into(), "agenda/X.md".into(), doc).unwrap()
+    }
+
+    #[test]
+    fn names_and_defaults() {
+        assert_eq!(item("name: 2026").name(), "2026");
+        assert_eq!(item("name: Pay rent").name(), "Pay rent");
+        assert_eq!(item("name: null").name(), "X");
+        assert_eq!(item("completed: false").name(), "X");
+        let done = item("completed: true");
+        assert_eq!(done.status, Status::Completed);
+        assert!(!done.is_active());
+        assert_eq!(
+            item("status: snoozed").status,
+            Status::Other("snoozed".into())
+        );
+        let legacy = item("reminder_context: at lunch");
+        assert_eq!(legacy.kind(), Kind::Due);
+        assert_eq!(legacy.trigger_context.as_deref(), Some("at lunch"));
+        assert_eq!(
+            item("date: 2026-03-20").date,
+            Some(jiff::civil::date(2026, 3, 20))
+        );
+        assert_eq!(item("date: 2026-3-20").date, None);
     }
 }
