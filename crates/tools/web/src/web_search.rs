@@ -5,6 +5,7 @@ use reqwest::Url;
 use scraper::{Html, Selector};
 
 use crate::client::MAX_BODY_BYTES;
+use crate::content::{self, Kind};
 use crate::fetch_page::{status_text, web_client};
 
 /// `web_search_url` when the configuration has none.
@@ -72,7 +73,7 @@ impl AsyncTypedTool for WebSearch {
         if code == 202 {
             return Err("search request was rate limited (HTTP 202); try again later".into());
         }
-        let html = String::from_utf8_lossy(&page.body);
+        let html = content::decode(page.content_type.as_deref(), Kind::Html, &page.body);
         let results = parse_results(&html, &base);
         let take = usize::try_from(max_results).unwrap_or(1);
         Ok(ToolOutput::text(format_results(
