@@ -35,6 +35,7 @@ case "$ELROY_TOOL_NAME" in
       *signal*) kill -9 $$ ;;
       *sleep*) sleep 30 ;;
       *empty*) exit 0 ;;
+      *braces*) printf '{}\r\n' ;;
     esac ;;
 esac
 "#;
@@ -232,6 +233,8 @@ async fn calls_pass_arguments_on_stdin_and_map_failures() {
         "Error invoking tool fail_with: plugin timed out after 1 seconds"
     );
     assert_eq!(fail("empty").await, "Success");
+    // Plugin output is opaque text (robustness R17); one trailing CRLF is removed.
+    assert_eq!(fail("braces").await, "{}");
 }
 
 #[tokio::test]
