@@ -110,8 +110,18 @@ fn args_absent_or_empty_mean_an_empty_object() {
     let work = home.root().join("work");
     std::fs::create_dir(&work).unwrap();
     std::fs::write(work.join("a.txt"), "a").unwrap();
-    let a = home.cmd().current_dir(&work).args(["tools", "call", "ls"]).output().unwrap();
-    let b = home.cmd().current_dir(&work).args(["tools", "call", "ls", "--args", ""]).output().unwrap();
+    let a = home
+        .cmd()
+        .current_dir(&work)
+        .args(["tools", "call", "ls"])
+        .output()
+        .unwrap();
+    let b = home
+        .cmd()
+        .current_dir(&work)
+        .args(["tools", "call", "ls", "--args", ""])
+        .output()
+        .unwrap();
     assert!(a.status.success() && b.status.success(), "{}", stderr(&a));
     assert_eq!(stdout(&a), stdout(&b));
     assert!(stdout(&a).starts_with(
