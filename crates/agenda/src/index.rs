@@ -10,6 +10,8 @@ use std::sync::Mutex;
 
 use jiff::Timestamp;
 
+use crate::item::Item;
+
 /// What the index knows about one live file.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct IndexEntry {
@@ -19,19 +21,34 @@ pub struct IndexEntry {
     pub created_at: Timestamp,
 }
 
+/// One file of a scan, as the index sees it.
+#[derive(Debug, Clone, Copy)]
+pub struct LiveFile<'a> {
+    /// File name without `.md`.
+    pub stem: &'a str,
+    /// Modification time.
+    pub mtime: Timestamp,
+    /// Size in bytes.
+    pub size: u64,
+    /// The parsed item; `None` for a file whose front matter cannot be read (its previous index
+    /// data is kept, `formats.md` §9.5).
+    pub item: Option<&'a Item>,
+}
+
 /// Assigns and keeps the ids of agenda files, keyed by stem (`formats.md` §9.5).
 ///
 /// The store calls every method inside the home lock, after scanning `agenda/`. Ids are never
 /// reused: a new id is one more than the largest ever assigned. An implementation backed by the
 /// `agenda_items` table of `state.db` can replace [`LogIndex`] without touching the store.
 pub trait AgendaIndex: Send + Sync + Debug {
-    /// Reconciles with the live files of a scan: each unknown stem gets a new id (in the given
-    /// order) with `created_at` = the given time (the file's mtime); known stems that are not in
-    /// `live` are forgotten (status deleted).
+    /// Reconciles with the live files of a scan (called whenever a file appeared, disappeared or
+    /// changed): each unknown stem gets a new id (in the given order) with `created_at` = the
+    /// file's mtime; known stems that are not in `live` are forgotten (status deleted); an index
+    /// that keeps item data refreshes it.
     ///
     /// # Errors
     /// A message when the index cannot be read or written.
-    fn sync(&self, live: &[(&str, Timestamp)]) -> Result<(), String>;
+    fn sync(&self, live: &[LiveFile<'_>]) -> Result<(), String>;
 
     /// Picks up changes other processes made to the index since the last call, without a scan
     /// (called when the set of files did not change).
@@ -231,20 +248,20 @@ fn io_message(path: &Path, e: &std::io::Error) -> String {
 }
 
 impl AgendaIndex for LogIndex {
-    fn sync(&self, live: &[(&str, Timestamp)]) -> Result<(), String> {
+    fn sync(&self, live: &[LiveFile<'_>]) -> Result<(), String> {
         let mut state = self.lock();
         self.refresh(&mut state)?;
         let mut known = 0usize;
         let mut new = Vec::new();
-        for (stem, mtime) in live {
-            if state.by_stem.contains_key(*stem) {
+        for file in live {
+            if state.by_stem.contains_key(file.stem) {
                 known += 1;
             } else {
-                new.push((*stem, *mtime));
+                new.push((file.stem, file.mtime));
             }
         }
         if known < state.by_stem.len() {
-            let live_set: std::collections::HashSet<&str> = live.iter().map(|(s, _)| *s).collect();
+            let live_set: std::collections::HashSet<&str> = live.iter().map(|f| f.stem).collect();
             let mut gone: Vec<i64> = state
                 .by_stem
                 .iter()
@@ -313,31 +330,43 @@ impl AgendaIndex for LogIndex {
 mod tests {
     use super::*;
 
+    fn live<'a>(stems: &[&'a str]) -> Vec<LiveFile<'a>> {
+        stems
+            .iter()
+            .map(|stem| LiveFile {
+                stem,
+                mtime: Timestamp::UNIX_EPOCH,
+                size: 0,
+                item: None,
+            })
+            .collect()
+    }
+
     #[test]
     fn ids_survive_processes_and_are_never_reused() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("cache/agenda.jsonl");
         let t0 = Timestamp::UNIX_EPOCH;
         let a = LogIndex::open(&path);
-        a.sync(&[("B", t0), ("A", t0)]).unwrap();
+        a.sync(&live(&["B", "A"])).unwrap();
         assert_eq!(a.get("B").unwrap().id, 1);
         assert_eq!(a.get("A").unwrap().id, 2);
         let c = a.created("C", t0).unwrap();
         assert_eq!(c.id, 3);
         // Another process sees the same ids and continues the numbering.
         let b = LogIndex::open(&path);
-        b.sync(&[("A", t0), ("B", t0), ("C", t0)]).unwrap();
+        b.sync(&live(&["A", "B", "C"])).unwrap();
         assert_eq!(b.get("C").unwrap().id, 3);
         b.renamed("C", "D").unwrap();
         b.removed("A").unwrap();
-        a.sync(&[("B", t0), ("D", t0), ("E", t0)]).unwrap();
+        a.sync(&live(&["B", "D", "E"])).unwrap();
         assert_eq!(a.get("D").unwrap().id, 3);
         assert_eq!(a.stem_of(3).as_deref(), Some("D"));
         assert!(a.get("A").is_none());
         assert_eq!(a.get("E").unwrap().id, 4);
         // A file that disappeared is forgotten; a new file of the same stem gets a new id.
-        a.sync(&[("D", t0), ("E", t0)]).unwrap();
-        a.sync(&[("B", t0), ("D", t0), ("E", t0)]).unwrap();
+        a.sync(&live(&["D", "E"])).unwrap();
+        a.sync(&live(&["B", "D", "E"])).unwrap();
         assert_eq!(a.get("B").unwrap().id, 5);
     }
 
@@ -347,7 +376,7 @@ mod tests {
         let path = dir.path().join("i.jsonl");
         std::fs::write(&path, "{\"op\":\"add\",\"id\":7,\"stem\":\"X\",\"created_at\":\"2026-01-01T00:00:00Z\"}\n{\"op\":\"add\",\"id\":8,").unwrap();
         let index = LogIndex::open(&path);
-        index.sync(&[("X", Timestamp::UNIX_EPOCH)]).unwrap();
+        index.sync(&live(&["X"])).unwrap();
         assert_eq!(index.get("X").unwrap().id, 7);
     }
 }

@@ -18,7 +18,7 @@ mod store;
 mod time;
 
 pub use error::AgendaError;
-pub use index::{AgendaIndex, IndexEntry, LogIndex};
+pub use index::{AgendaIndex, IndexEntry, LiveFile, LogIndex};
 pub use item::{ChecklistEntry, Item, Kind, Status, split_updates, strict_bool};
 pub use scan::Entry;
 pub use store::{

@@ -67,19 +67,27 @@ struct Cached {
     entry: Arc<Entry>,
 }
 
-/// A scan result: the entries sorted by file name, with each file's modification time.
+/// When a file was last modified, and its size.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct FileStamp {
+    pub mtime: Timestamp,
+    pub size: u64,
+}
+
+/// A scan result: the entries sorted by file name, with each file's stamp.
 #[derive(Debug, Clone, Default)]
 pub(crate) struct Snapshot {
-    pub entries: Arc<Vec<(Arc<Entry>, Timestamp)>>,
-    /// Whether the set of file names changed since the previous scan (or this is the first).
-    pub names_changed: bool,
+    pub entries: Arc<Vec<(Arc<Entry>, FileStamp)>>,
+    /// Whether any file appeared, disappeared or changed since the previous scan (or this is the
+    /// first scan).
+    pub changed: bool,
 }
 
 /// The parse cache of one agenda directory.
 #[derive(Debug, Default)]
 pub(crate) struct ScanCache {
     files: BTreeMap<String, Cached>,
-    snapshot: Arc<Vec<(Arc<Entry>, Timestamp)>>,
+    snapshot: Arc<Vec<(Arc<Entry>, FileStamp)>>,
     scanned: bool,
     /// Every entry name of the directory (any kind), for the unique-path rule.
     all_names: HashSet<String>,
@@ -212,7 +220,6 @@ impl ScanCache {
     /// Re-reads the named files only (inotify told us they changed).
     #[cfg(target_os = "linux")]
     fn refresh_names(&mut self, dir: &Path, prefix: &str, names: BTreeSet<String>) -> Snapshot {
-        let mut names_changed = false;
         let mut changed = false;
         for name in names {
             let path = dir.join(&name);
@@ -230,14 +237,12 @@ impl ScanCache {
                     let (sig, mtime) = signature(&meta);
                     let fresh = self.files.get(&name).is_some_and(|c| c.signature == sig);
                     if !fresh {
-                        names_changed |= !self.files.contains_key(&name);
                         self.insert(dir, prefix, name, sig, mtime);
                         changed = true;
                     }
                 }
                 None => {
                     if self.files.remove(&name).is_some() {
-                        names_changed = true;
                         changed = true;
                     }
                 }
@@ -248,7 +253,7 @@ impl ScanCache {
         }
         Snapshot {
             entries: Arc::clone(&self.snapshot),
-            names_changed,
+            changed,
         }
     }
 
@@ -292,7 +297,13 @@ impl ScanCache {
         self.snapshot = Arc::new(
             self.files
                 .values()
-                .map(|c| (Arc::clone(&c.entry), c.mtime))
+                .map(|c| {
+                    let stamp = FileStamp {
+                        mtime: c.mtime,
+                        size: c.signature.size,
+                    };
+                    (Arc::clone(&c.entry), stamp)
+                })
                 .collect(),
         );
     }
@@ -304,14 +315,14 @@ impl ScanCache {
         let read = match std::fs::read_dir(dir) {
             Ok(read) => read,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-                let names_changed = first || !self.files.is_empty();
+                let changed = first || !self.files.is_empty();
                 self.files.clear();
                 self.all_names.clear();
                 self.all_lower.clear();
                 self.rebuild_snapshot();
                 return Ok(Snapshot {
                     entries: Arc::clone(&self.snapshot),
-                    names_changed,
+                    changed,
                 });
             }
             Err(e) => {
@@ -323,7 +334,6 @@ impl ScanCache {
         };
         let mut seen: BTreeSet<String> = BTreeSet::new();
         let mut changed = false;
-        let mut names_changed = first;
         self.all_names.clear();
         self.all_lower.clear();
         let mut to_parse = Vec::new();
@@ -341,8 +351,7 @@ impl ScanCache {
             seen.insert(name.to_owned());
             match self.files.get(name) {
                 Some(cached) if cached.signature == sig => {}
-                known => {
-                    names_changed |= known.is_none();
+                _ => {
                     changed = true;
                     to_parse.push((name.to_owned(), sig, mtime));
                 }
@@ -353,7 +362,6 @@ impl ScanCache {
         }
         if seen.len() != self.files.len() {
             self.files.retain(|name, _| seen.contains(name));
-            names_changed = true;
             changed = true;
         }
         if changed || first {
@@ -361,7 +369,7 @@ impl ScanCache {
         }
         Ok(Snapshot {
             entries: Arc::clone(&self.snapshot),
-            names_changed,
+            changed: changed || first,
         })
     }
 }

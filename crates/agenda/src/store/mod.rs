@@ -16,10 +16,9 @@ use std::sync::Mutex;
 use elroy_markdown::{
     Document, HomeLock, Mapping, Value, sanitize_filename, unique_file_name, write_atomic,
 };
-use jiff::Timestamp;
 
 use crate::AgendaError;
-use crate::index::{AgendaIndex, LogIndex};
+use crate::index::{AgendaIndex, LiveFile, LogIndex};
 use crate::item::Item;
 use crate::scan::{Entry, ScanCache, Snapshot, load_entry};
 use crate::time::format_stored_trigger;
@@ -103,11 +102,16 @@ impl AgendaStore {
                 .unwrap_or_else(std::sync::PoisonError::into_inner);
             cache.scan(&self.agenda_dir, &self.prefix)?
         };
-        if snapshot.names_changed {
-            let live: Vec<(&str, Timestamp)> = snapshot
+        if snapshot.changed {
+            let live: Vec<LiveFile<'_>> = snapshot
                 .entries
                 .iter()
-                .map(|(e, mtime)| (e.stem(), *mtime))
+                .map(|(e, stamp)| LiveFile {
+                    stem: e.stem(),
+                    mtime: stamp.mtime,
+                    size: stamp.size,
+                    item: e.item(),
+                })
                 .collect();
             self.index.sync(&live).map_err(AgendaError::new)?;
         } else {
