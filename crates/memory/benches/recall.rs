@@ -128,7 +128,7 @@ fn text(rng: &mut Rng, i: usize, dense: bool) -> String {
     let n = 8 + (rng.next() % 12) as usize;
     for _ in 0..n {
         let x = rng.next();
-        if dense || x % 4 == 0 {
+        if dense || x.is_multiple_of(4) {
             words.push(WORDS[(x >> 8) as usize % WORDS.len()].to_owned());
         } else {
             // Zipf(1) over 20,000 ranks by inverse transform of a log-uniform draw.

@@ -5,7 +5,7 @@
 
 use std::collections::HashMap;
 
-use rusqlite::{Connection, params_from_iter};
+use rusqlite::Connection;
 
 /// The stop words of `orchestrator.md` §4.2, sorted.
 pub const STOP_WORDS: &[&str] = &[
@@ -274,27 +274,36 @@ pub fn keyword_leg(
     if rows.is_empty() {
         return Ok(Vec::new());
     }
-    // Coverage: per row, how many tokens of `current` match.
-    let mut counts: HashMap<i64, usize> = HashMap::new();
-    let placeholders = vec!["?"; rows.len()].join(",");
-    let sql = format!(
-        "SELECT rowid FROM recall_fts WHERE recall_fts MATCH ? AND rowid IN ({placeholders})"
-    );
-    let mut cover = conn.prepare(&sql)?;
-    for token in current {
-        let mut values: Vec<rusqlite::types::Value> = vec![quote(token).into()];
-        values.extend(rows.iter().map(|(rowid, _)| (*rowid).into()));
-        let hits: Vec<i64> = cover
-            .query_map(params_from_iter(values), |r| r.get(0))?
-            .collect::<rusqlite::Result<_>>()?;
-        for h in hits {
-            *counts.entry(h).or_default() += 1;
+    let need = if current.len() <= 3 { 1 } else { 2 };
+    if previous.is_empty() && need == 1 {
+        // Every row matched the query, which holds only tokens of `current`.
+        return Ok(rows.into_iter().map(|(_, id)| id).collect());
+    }
+    // Coverage as one FTS expression: "at least `need` tokens of `current`". With need 1 it is
+    // the OR of the tokens; with need 2 it is OR over i of (t_i AND (t_i+1 OR … OR t_n)), which is
+    // linear in the token count. Each candidate row is then checked with a rowid seek.
+    let quoted: Vec<String> = current.iter().map(|t| quote(t)).collect();
+    let expression = if need == 1 {
+        quoted.join(" OR ")
+    } else {
+        (0..quoted.len() - 1)
+            .map(|i| format!("({} AND ({}))", quoted[i], quoted[i + 1..].join(" OR ")))
+            .collect::<Vec<_>>()
+            .join(" OR ")
+    };
+    let mut cover = conn.prepare_cached(
+        "SELECT count(*) FROM recall_fts WHERE recall_fts MATCH ?1 AND rowid = ?2",
+    )?;
+    let mut qualifying = std::collections::HashSet::new();
+    for (rowid, _) in &rows {
+        let hit: i64 = cover.query_row(rusqlite::params![expression, rowid], |r| r.get(0))?;
+        if hit > 0 {
+            qualifying.insert(*rowid);
         }
     }
-    let need = if current.len() <= 3 { 1 } else { 2 };
     Ok(rows
         .into_iter()
-        .filter(|(rowid, _)| counts.get(rowid).copied().unwrap_or(0) >= need)
+        .filter(|(rowid, _)| qualifying.contains(rowid))
         .map(|(_, id)| id)
         .collect())
 }
