@@ -16,8 +16,9 @@
 //! - [`ToolCallAccumulator`] (§8.4, R15, R16) and [`TextProcessor`] (§8.5): pure, unit-tested
 //!   stream processing.
 //!
-//! Anthropic's native protocol is not implemented in this crate yet: an Anthropic model gives
-//! [`LlmError::Unsupported`] with a hint (use an OpenAI-compatible proxy with `openai/` prefix).
+//! Anthropic models (`claude*`, `anthropic/…`) are reached through Anthropic's OpenAI-compatible
+//! endpoint (`https://api.anthropic.com/v1`, the Anthropic key as bearer token), not its native
+//! Messages API (see [`chat_client`]).
 
 mod accumulate;
 mod embed;
@@ -127,8 +128,7 @@ pub fn install_tls() {
 /// The chat client for `role` from the configuration and the process environment.
 ///
 /// # Errors
-/// [`LlmError::NoModel`] / [`LlmError::MissingKey`] when no usable model is configured;
-/// [`LlmError::Unsupported`] for Anthropic models.
+/// [`LlmError::NoModel`] / [`LlmError::MissingKey`] when no usable model is configured.
 pub fn connect_chat(config: &Config, role: ModelRole) -> Result<Arc<dyn ChatModel>, LlmError> {
     let endpoint = select::endpoint(config, role, &select::process_env)?;
     let idle = Duration::from_secs(config.int("llm_timeout_seconds").max(1).unsigned_abs());
@@ -144,20 +144,31 @@ pub fn connect_chat(config: &Config, role: ModelRole) -> Result<Arc<dyn ChatMode
 
 /// A chat client for `endpoint`.
 ///
+/// Anthropic models are reached through Anthropic's OpenAI-compatible endpoint
+/// (`{base}/v1/chat/completions` with the Anthropic key as a bearer token), so streaming, tool
+/// calls and the §8.4 assembly rules are the same code for every provider.
+///
 /// # Errors
-/// [`LlmError::Unsupported`] for Anthropic endpoints.
+/// [`LlmError::Connect`] when the HTTP client cannot be built.
 pub fn chat_client(
     endpoint: ModelEndpoint,
     retry: RetryPolicy,
     timeouts: Timeouts,
 ) -> Result<Arc<dyn ChatModel>, LlmError> {
-    match endpoint.protocol {
-        Protocol::OpenAi => Ok(Arc::new(OpenAiChat::new(endpoint, retry, timeouts)?)),
-        Protocol::Anthropic => Err(LlmError::Unsupported(format!(
-            "Anthropic's native API is not supported yet (model {}): use an OpenAI-compatible endpoint, for example chat_model: openai/{} with chat_model_api_base pointing at a proxy",
-            endpoint.name, endpoint.model
-        ))),
+    Ok(Arc::new(OpenAiChat::new(
+        openai_compatible(endpoint),
+        retry,
+        timeouts,
+    )?))
+}
+
+/// The OpenAI-compatible form of an endpoint: Anthropic's base URL `{base}` becomes `{base}/v1`
+/// (its OpenAI SDK compatibility layer); other endpoints are unchanged.
+pub fn openai_compatible(mut endpoint: ModelEndpoint) -> ModelEndpoint {
+    if endpoint.protocol == Protocol::Anthropic && !endpoint.base_url.ends_with("/v1") {
+        endpoint.base_url = format!("{}/v1", endpoint.base_url);
     }
+    endpoint
 }
 
 /// The embedding client, when embeddings are available (§14.7); `None` otherwise.
