@@ -12,7 +12,8 @@ use common::{call, context};
 use jiff::tz::TimeZone;
 use serde_json::Value;
 
-fn replay(recording: &str) -> usize {
+/// Replays the recording's calls with `seq < until` (all when `until` is `None`).
+fn replay(recording: &str, until: Option<u64>) -> usize {
     let data: Value = serde_json::from_str(recording).unwrap();
     let env = &data["environment"];
     let tz = TimeZone::posix(env["timezone"]["posix_tz"].as_str().unwrap()).unwrap();
@@ -20,6 +21,9 @@ fn replay(recording: &str) -> usize {
     let home = tempfile::tempdir().unwrap();
     let mut n = 0;
     for c in data["calls"].as_array().unwrap() {
+        if until.is_some_and(|u| c["seq"].as_u64().unwrap() >= u) {
+            break;
+        }
         let ctx = context(
             home.path(),
             token,
@@ -45,5 +49,24 @@ fn replay(recording: &str) -> usize {
 
 #[test]
 fn seed_11() {
-    assert_eq!(replay(include_str!("data/oracle_seed11.json")), 79);
+    assert_eq!(replay(include_str!("data/oracle_seed11.json"), None), 79);
+}
+
+/// Seed 23 up to its call 57, which creates `Voice input 🎙️`.
+#[test]
+fn seed_23_before_the_emoji_title() {
+    assert_eq!(
+        replay(include_str!("data/oracle_seed23.json"), Some(57)),
+        13
+    );
+}
+
+/// The whole of seed 23. Elroy names the file of `Voice input 🎙️` `voice-input-.md`: Python's
+/// `\w` does not match U+FE0F (a mark), so it becomes `_` and is stripped. `formats.md` §2.1 counts
+/// marks as word characters, and `elroy_markdown::sanitize_filename` follows it
+/// (`voice-input-_\u{fe0f}.md`). Ignored until that difference is settled (reported to the lead).
+#[test]
+#[ignore = "sanitize_filename keeps marks (formats.md §2.1); Elroy's Python \\w does not"]
+fn seed_23_whole() {
+    assert_eq!(replay(include_str!("data/oracle_seed23.json"), None), 76);
 }
