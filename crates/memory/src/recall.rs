@@ -359,6 +359,55 @@ pub fn fts_rowid(user_id: i64, kind: &str, item_id: i64) -> i64 {
     (user_id << 40) | (item_id << 1) | i64::from(kind != crate::store::KIND)
 }
 
+/// One item for [`replace_fts_items`]: its id, name and rendering (`formats.md` §8.5).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FtsItem {
+    /// The item id (`recall_metadata.memory_id`).
+    pub id: i64,
+    /// The item name.
+    pub name: String,
+    /// The rendering (search text).
+    pub body: String,
+}
+
+/// Replaces every `recall_fts` row of `user_id` and `kind` (`agenda` for agenda and due items)
+/// with `items`, in one transaction: the search index of a store that keeps no index of its own.
+/// Pass only active items (`formats.md` §9.6).
+///
+/// # Errors
+/// `rusqlite::Error`.
+pub fn replace_fts_items(
+    conn: &mut Connection,
+    user_id: i64,
+    kind: &str,
+    items: &[FtsItem],
+) -> rusqlite::Result<()> {
+    let tx = conn.transaction()?;
+    let lo = fts_rowid(user_id, kind, 0);
+    let hi = fts_rowid(user_id + 1, kind, 0) - 1;
+    tx.execute(
+        "DELETE FROM recall_fts WHERE rowid BETWEEN ?1 AND ?2 AND (rowid & 1) = ?3",
+        rusqlite::params![lo, hi, lo & 1],
+    )?;
+    {
+        let mut insert = tx.prepare_cached(
+            "INSERT INTO recall_fts (rowid, name, body, kind, user_id, item_id)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+        )?;
+        for item in items {
+            insert.execute(rusqlite::params![
+                fts_rowid(user_id, kind, item.id),
+                item.name,
+                item.body,
+                kind,
+                user_id,
+                item.id
+            ])?;
+        }
+    }
+    tx.commit()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

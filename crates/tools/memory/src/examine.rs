@@ -1,13 +1,70 @@
 //! `examine_memories` (`tools.md` §3.4, D10): readable markdown sections.
 
 use elroy_core::{ToolContext, ToolError, ToolOutput, TypedTool};
-use elroy_memory::MemoryQuery;
+use elroy_memory::{MemoryQuery, recall};
 
 use crate::source::resolve_sources;
 use crate::{err, store};
 
 /// At most this many memories are shown.
 pub const MAX_MEMORIES: usize = 5;
+
+/// At most this many due items are shown.
+pub const MAX_DUE_ITEMS: usize = 2;
+
+/// The `## Due item:` sections for `question`: active due items of the agenda store (when it is
+/// open) ranked by the keyword leg over their renderings.
+fn due_sections(ctx: &ToolContext, question: &str) -> Result<Vec<String>, ToolError> {
+    let (Some(agenda), Some(db)) = (
+        ctx.services.get::<elroy_agenda::AgendaStore>(),
+        ctx.services.get::<elroy_db::Db>(),
+    ) else {
+        return Ok(Vec::new());
+    };
+    let user = crate::user_id(ctx)?;
+    let tz = &ctx.time.tz;
+    let entries = agenda.recall_entries(tz).map_err(err)?;
+    let items: Vec<recall::FtsItem> = entries
+        .iter()
+        .map(|e| recall::FtsItem {
+            id: e.id,
+            name: e.name.clone(),
+            body: e.fact.clone(),
+        })
+        .collect();
+    let tokens = recall::recall_tokens(question);
+    let ranked = db
+        .with_conn(|c| {
+            recall::replace_fts_items(c, user, "agenda", &items)?;
+            recall::keyword_leg(c, user, "agenda", &tokens, &[])
+        })
+        .map_err(err)?;
+    let mut sections = Vec::new();
+    for id in ranked {
+        if sections.len() == MAX_DUE_ITEMS {
+            break;
+        }
+        let is_due = entries
+            .iter()
+            .any(|e| e.id == id && e.kind == elroy_agenda::Kind::Due);
+        let Some(item) = agenda.item_by_id(id).map_err(err)?.filter(|_| is_due) else {
+            continue;
+        };
+        let mut section = format!("## Due item: {}\n\n", item.name());
+        if let Some(ts) = item.trigger_datetime {
+            section.push_str(&format!(
+                "Trigger time: {}\n",
+                elroy_agenda::format_local_with_offset(ts, tz)
+            ));
+        }
+        if let Some(context) = &item.trigger_context {
+            section.push_str(&format!("Trigger context: {context}\n"));
+        }
+        section.push_str(item.text().trim());
+        sections.push(section);
+    }
+    Ok(sections)
+}
 
 elroy_core::tool_args! {
     /// Arguments of `examine_memories`.
@@ -17,7 +74,8 @@ elroy_core::tool_args! {
 }
 
 /// `examine_memories`: recall (keywords, plus embeddings when configured) with the question as
-/// the query; items already in context are not excluded; `## Memory: {name}` sections.
+/// the query; items already in context are not excluded; `## Memory: {name}` sections, then
+/// `## Due item: {name}` sections (keyword leg only).
 #[derive(Debug, Clone, Copy, Default)]
 pub struct ExamineMemories;
 
@@ -31,7 +89,8 @@ impl TypedTool for ExamineMemories {
         let hits = store
             .search(&MemoryQuery::from_text(&args.question), MAX_MEMORIES)
             .map_err(err)?;
-        if hits.is_empty() {
+        let due = due_sections(ctx, &args.question)?;
+        if hits.is_empty() && due.is_empty() {
             return Ok(ToolOutput::text(format!(
                 "No relevant memories found for: {}",
                 args.question
@@ -55,6 +114,7 @@ impl TypedTool for ExamineMemories {
             }
             sections.push(section);
         }
+        sections.extend(due);
         Ok(ToolOutput::text(sections.join("\n\n")))
     }
 }

@@ -314,3 +314,64 @@ fn create_memory_tracks_operations() {
     // An empty name is allowed; the file is memory.md.
     assert!(env.home().join("memories/memory.md").is_file());
 }
+
+#[test]
+fn examine_memories_shows_due_items_after_memories() {
+    let mut env = Env::new(TOKEN, |_| None);
+    let agenda = std::sync::Arc::new(elroy_agenda::AgendaStore::open(
+        env.home(),
+        env.home(),
+        TOKEN,
+    ));
+    let local = ts("2026-03-16T06:30:00Z").to_zoned_datetime(ist());
+    agenda
+        .create_due_item(
+            &elroy_agenda::NewDueItem {
+                name: "Ask about café wifi password",
+                text: "Ask the barista at Blue Tokai for the wifi password.",
+                trigger: None,
+                trigger_context: Some("when user mentions the café"),
+            },
+            &local,
+        )
+        .unwrap();
+    agenda
+        .create_due_item(
+            &elroy_agenda::NewDueItem {
+                name: "Pay electricity bill",
+                text: "Pay the electricity bill online.",
+                trigger: Some(ts("2026-03-20T03:30:00Z")),
+                trigger_context: None,
+            },
+            &local,
+        )
+        .unwrap();
+    env.agenda = Some(agenda);
+    let now = ts("2026-03-16T13:30:00Z");
+    env.call(
+        "create_memory",
+        r#"{"name":"Favourite café","text":"The user's favourite café is Blue Tokai."}"#,
+        now,
+    );
+    let r = env.call(
+        "examine_memories",
+        r#"{"question":"What is the wifi password at the café?"}"#,
+        now,
+    );
+    assert_eq!(
+        r.content,
+        "## Memory: Favourite café\n\nThe user's favourite café is Blue Tokai.\n\n\
+         ## Due item: Ask about café wifi password\n\n\
+         Trigger context: when user mentions the café\n\
+         Ask the barista at Blue Tokai for the wifi password."
+    );
+    let r = env.call(
+        "examine_memories",
+        r#"{"question":"When must the electricity bill be paid?"}"#,
+        now,
+    );
+    assert_eq!(
+        r.content,
+        "## Due item: Pay electricity bill\n\nTrigger time: 2026-03-20 09:00:00+05:30\nPay the electricity bill online."
+    );
+}

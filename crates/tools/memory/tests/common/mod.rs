@@ -38,6 +38,7 @@ pub struct Env {
     pub transcript: Arc<TranscriptStore>,
     pub memory: Arc<MemoryStore>,
     pub registry: ToolRegistry,
+    pub agenda: Option<Arc<elroy_agenda::AgendaStore>>,
 }
 
 impl Env {
@@ -72,6 +73,7 @@ impl Env {
             transcript,
             memory: Arc::new(memory),
             registry,
+            agenda: None,
         }
     }
 
@@ -93,6 +95,9 @@ impl Env {
         services.insert(Arc::clone(&self.db));
         services.insert(Arc::clone(&self.transcript));
         services.insert(Arc::clone(&self.memory));
+        if let Some(agenda) = &self.agenda {
+            services.insert(Arc::clone(agenda));
+        }
         let mut ctx = ToolContext::new(UserInfo {
             id: Some(self.user),
             token: TOKEN.into(),
