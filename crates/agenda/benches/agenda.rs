@@ -3,7 +3,9 @@
 //! Run: `cargo bench -p elroy-agenda --bench agenda`. The home is built once: 10,000 files in
 //! Elroy's format (plain items over 100 dates, every fifth one a due item). "warm" benchmarks use a
 //! store that has scanned the directory before (the normal case inside one elroy process: only
-//! changed files are parsed again); `cold_first_scan` is a fresh store parsing all 10,000 files.
+//! changed files are parsed again); `db_index_*` use the id index in `state.db` (as the elroy
+//! runtime does; the others use the log-file index); `cold_first_scan` is a fresh store parsing all
+//! 10,000 files.
 
 #![allow(missing_docs, clippy::unwrap_used, clippy::expect_used)]
 
@@ -60,6 +62,16 @@ static WARM: LazyLock<AgendaStore> = LazyLock::new(|| {
     store
 });
 
+/// The same home with the id index in `state.db` (what the elroy runtime uses).
+static WARM_DB: LazyLock<AgendaStore> = LazyLock::new(|| {
+    let db = std::sync::Arc::new(elroy_db::Db::open(&HOME.path.join("state.db")).unwrap());
+    let user = db.ensure_user("DEFAULT", Timestamp::UNIX_EPOCH).unwrap();
+    let index = elroy_agenda::DbIndex::new(db, user);
+    let store = AgendaStore::new(&HOME.path, &HOME.path, Box::new(index));
+    store.list_items(date()).unwrap();
+    store
+});
+
 static COUNTER: AtomicU64 = AtomicU64::new(0);
 
 fn date() -> Date {
@@ -109,6 +121,30 @@ fn warm_print_due_item() -> usize {
 #[divan::bench]
 fn warm_due_now() -> usize {
     WARM.due_now(now().timestamp()).unwrap().len()
+}
+
+#[divan::bench]
+fn db_index_list_agenda_items() -> usize {
+    WARM_DB.list_items(divan::black_box(date())).unwrap().len()
+}
+
+#[divan::bench]
+fn db_index_add_agenda_item() {
+    let n = COUNTER.fetch_add(1, Ordering::Relaxed);
+    WARM_DB
+        .add_item(
+            &format!("Bench db added {n}"),
+            date(),
+            Timestamp::UNIX_EPOCH,
+        )
+        .unwrap();
+}
+
+#[divan::bench]
+fn db_index_complete_checklist_item() {
+    WARM_DB
+        .complete_checklist_item("Agenda_item_number_9997", 2)
+        .unwrap();
 }
 
 #[divan::bench(sample_count = 5, sample_size = 1)]

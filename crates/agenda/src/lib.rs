@@ -5,11 +5,13 @@
 //! due-item tools (`tools.md` §1–§2) minus the tool plumbing. No async, no tools, no LLM.
 //!
 //! - [`AgendaStore`]: every operation, locked and atomic (D12), with name matching (D6).
-//! - [`AgendaIndex`] / [`LogIndex`]: stable integer ids per file for recall (`formats.md` §9.5).
+//! - [`AgendaIndex`]: stable integer ids per file for recall; [`DbIndex`] keeps them in the
+//!   `agenda_items` table of `state.db` (`formats.md` §9.5), [`LogIndex`] in a log file (no database).
 //! - [`parse_trigger_time`], [`parse_item_date`] and the display helpers (D7).
 //! - [`to_fact`]: the text rendering of an item (`formats.md` §8.5); [`AgendaStore::due_now`] for
 //!   the `⏰ DUE ITEM` injection.
 
+mod db_index;
 mod error;
 mod index;
 mod item;
@@ -17,6 +19,7 @@ mod scan;
 mod store;
 mod time;
 
+pub use db_index::{DbIndex, indexed_status};
 pub use error::AgendaError;
 pub use index::{AgendaIndex, IndexEntry, LiveFile, LogIndex};
 pub use item::{ChecklistEntry, Item, Kind, Status, split_updates, strict_bool};

@@ -1,0 +1,147 @@
+//! The agenda index in `state.db` (`formats.md` §9.5): stable ids shared by processes, rows that
+//! follow the files (renames keep the id, deletions mark the row, broken files keep their row).
+
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+use std::path::Path;
+use std::sync::Arc;
+
+use elroy_agenda::{AgendaStore, DbIndex, NewDueItem, indexed_status};
+use elroy_db::Db;
+use jiff::Timestamp;
+use jiff::tz::TimeZone;
+
+fn store(home: &Path) -> (AgendaStore, Arc<Db>, i64) {
+    let db = Arc::new(Db::open(&home.join("state.db")).unwrap());
+    let user = db.ensure_user("DEFAULT", Timestamp::UNIX_EPOCH).unwrap();
+    let index = DbIndex::new(Arc::clone(&db), user);
+    (AgendaStore::new(home, home, Box::new(index)), db, user)
+}
+
+fn date() -> jiff::civil::Date {
+    jiff::civil::date(2026, 3, 20)
+}
+
+#[test]
+fn ids_live_in_the_database_and_follow_the_files() {
+    let dir = tempfile::tempdir().unwrap();
+    let home = dir.path();
+    let (a, db, user) = store(home);
+    let now = Timestamp::UNIX_EPOCH.to_zoned_datetime(TimeZone::UTC);
+    assert_eq!(
+        a.add_item("First", date(), Timestamp::UNIX_EPOCH)
+            .unwrap()
+            .id,
+        1
+    );
+    let due = a
+        .create_due_item(
+            &NewDueItem {
+                name: "Call mum",
+                text: "Sunday",
+                trigger: None,
+                trigger_context: Some("weekend"),
+            },
+            &now,
+        )
+        .unwrap();
+    assert_eq!(due.id, 2);
+    // A second process (its own connection) sees the same ids and continues the numbering.
+    let (b, _, _) = store(home);
+    assert_eq!(
+        b.fact_by_id(2, &TimeZone::UTC).unwrap().as_deref(),
+        Some("#Call mum (Context: weekend)\nSunday")
+    );
+    let renamed = b.rename_due_item("Call mum", "Call dad", "1").unwrap();
+    assert_eq!((renamed.id, renamed.stem.as_str()), (2, "Call_dad"));
+    assert_eq!(
+        indexed_status(&db, user, 2).unwrap(),
+        Some(("Call_dad".to_owned(), "created".to_owned()))
+    );
+    assert_eq!(
+        a.fact_by_id(2, &TimeZone::UTC).unwrap().as_deref(),
+        Some("#Call dad (Context: weekend)\nSunday")
+    );
+    b.complete_item("first").unwrap();
+    a.list_items(date()).unwrap();
+    assert_eq!(
+        indexed_status(&db, user, 1).unwrap(),
+        Some(("First".to_owned(), "completed".to_owned()))
+    );
+    a.delete_due_item("Call dad").unwrap();
+    assert_eq!(
+        indexed_status(&db, user, 2).unwrap(),
+        Some(("Call_dad".to_owned(), "deleted".to_owned()))
+    );
+    assert_eq!(b.fact_by_id(2, &TimeZone::UTC).unwrap(), None);
+    // Ids are never reused; a file made by hand gets the next one.
+    assert_eq!(
+        b.add_item("Call dad", date(), Timestamp::UNIX_EPOCH)
+            .unwrap()
+            .id,
+        3
+    );
+    std::fs::write(
+        home.join("agenda/Hand.md"),
+        "---\ncompleted: false\ndate: '2026-03-20'\nstatus: created\n---\n\nBy hand",
+    )
+    .unwrap();
+    a.list_items(date()).unwrap();
+    let entries = a.recall_entries(&TimeZone::UTC).unwrap();
+    let hand = entries.iter().find(|e| e.name == "Hand").unwrap();
+    assert_eq!(hand.id, 4);
+    // A file whose front matter breaks keeps its row and id.
+    std::fs::write(home.join("agenda/Hand.md"), "---\ndate: [\n---\n\nBroken").unwrap();
+    a.list_items(date()).unwrap();
+    assert_eq!(
+        indexed_status(&db, user, 4).unwrap(),
+        Some(("Hand".to_owned(), "created".to_owned()))
+    );
+    std::fs::remove_file(home.join("agenda/Hand.md")).unwrap();
+    a.list_items(date()).unwrap();
+    assert_eq!(
+        indexed_status(&db, user, 4).unwrap(),
+        Some(("Hand".to_owned(), "deleted".to_owned()))
+    );
+}
+
+#[test]
+fn concurrent_processes_get_unique_ids() {
+    let dir = tempfile::tempdir().unwrap();
+    let home = Arc::new(dir.path().to_path_buf());
+    // Create the database and the user first, as start-up does.
+    drop(store(&home));
+    let threads: Vec<_> = (0..4)
+        .map(|w| {
+            let home = Arc::clone(&home);
+            std::thread::spawn(move || {
+                let (s, _, _) = store(&home);
+                (0..25)
+                    .map(|i| {
+                        s.add_item(&format!("Task {i} of {w}"), date(), Timestamp::UNIX_EPOCH)
+                            .unwrap()
+                            .id
+                    })
+                    .collect::<Vec<_>>()
+            })
+        })
+        .collect();
+    let mut ids: Vec<i64> = threads
+        .into_iter()
+        .flat_map(|t| t.join().unwrap())
+        .collect();
+    ids.sort_unstable();
+    assert_eq!(ids, (1..=100).collect::<Vec<_>>());
+    let (s, db, user) = store(&home);
+    assert_eq!(s.list_items(date()).unwrap().len(), 100);
+    let live: i64 = db
+        .with_conn(|c| {
+            c.query_row(
+                "SELECT COUNT(*) FROM agenda_items WHERE user_id = ?1 AND status = 'created'",
+                [user],
+                |r| r.get(0),
+            )
+        })
+        .unwrap();
+    assert_eq!(live, 100);
+}
