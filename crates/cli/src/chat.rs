@@ -215,7 +215,7 @@ fn run_turn(
             None
         }
         Some(Ok(outcome)) => {
-            if let Err(e) = session.after_turn() {
+            if let Err(e) = runtime.block_on(session.after_turn()) {
                 tracing::warn!("background work after the turn failed: {e}");
             }
             outcome.restart
@@ -261,6 +261,11 @@ pub(crate) fn run(config: Config) -> Result<ExitCode, String> {
         let _ = std::fs::create_dir_all(parent);
     }
     let _ = editor.load_history(&history);
+
+    // §2.1 step 7: the session-context pair.
+    if let Err(e) = session.add_session_context() {
+        tracing::warn!("could not add the session context: {e}");
+    }
 
     // A restart hands over a hidden resume message (§13). The variable cannot be removed from
     // this process without unsafe code; a later restart overwrites it.

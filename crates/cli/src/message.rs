@@ -67,9 +67,30 @@ pub(crate) fn open_session(config: Config, capabilities: Capabilities) -> Result
     for warning in &runtime.warnings {
         tracing::warn!("{warning}");
     }
-    let parts = wiring::session_parts(&runtime, Arc::clone(&model), protocol, capabilities)
+    let mut parts = wiring::session_parts(&runtime, Arc::clone(&model), protocol, capabilities)
         .map_err(|e| e.to_string())?;
+    parts.fast_model = fast_model(&runtime.config, idle);
     Session::start(parts).map_err(|e| e.to_string())
+}
+
+/// The fast model's client when it differs from the chat model (§14.1: it defaults to the chat
+/// model and its endpoint).
+fn fast_model(config: &Config, idle: std::time::Duration) -> Option<Arc<dyn elroy_llm::ChatModel>> {
+    let env = &elroy_llm::select::process_env;
+    let chat = elroy_llm::select::endpoint(config, elroy_llm::ModelRole::Chat, env).ok()?;
+    let fast = elroy_llm::select::endpoint(config, elroy_llm::ModelRole::Fast, env).ok()?;
+    if fast == chat {
+        return None;
+    }
+    elroy_llm::chat_client(
+        fast,
+        elroy_llm::RetryPolicy::default(),
+        elroy_llm::Timeouts {
+            idle,
+            ..elroy_llm::Timeouts::default()
+        },
+    )
+    .ok()
 }
 
 pub(crate) fn run(config: Config, args: &MessageArgs) -> Result<ExitCode, String> {
@@ -120,8 +141,12 @@ pub(crate) fn run_text(
             written
                 .and_then(|()| out.flush())
                 .map_err(|e| format!("cannot write the reply: {e}"))?;
-            if let Err(e) = session.after_turn() {
-                tracing::warn!("background work after the turn failed: {e}");
+            // Background work after the reply (§11, §12.1); a one-shot command waits for it.
+            match crate::block_on(session.after_turn()) {
+                Ok(Err(e)) | Err(e) => {
+                    tracing::warn!("background work after the turn failed: {e}");
+                }
+                Ok(Ok(_)) => {}
             }
             Ok(ExitCode::SUCCESS)
         }

@@ -121,6 +121,8 @@ fn setup(with_recall: bool) -> Bench {
         db: Arc::clone(&db),
         transcript: transcript.clone(),
         model,
+        fast_model: None,
+        memory: None,
         provider: Provider::Other,
         recall: with_recall.then(|| {
             Arc::new(MemoryRecall(Arc::new(store))) as Arc<dyn elroy_orchestrator::RecallSource>

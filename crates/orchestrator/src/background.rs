@@ -1,23 +1,142 @@
-//! Work after the reply (`orchestrator.md` §11): context compression when the active context
-//! exceeds `max_tokens`.
+//! Work after the reply (`orchestrator.md` §11, §12.1): automatic memory creation every
+//! `messages_between_memory` user messages, and context compression over `max_tokens`.
 
-use elroy_core::Role;
-use elroy_transcript::{ContextItem, compress, estimate_tokens};
+use elroy_core::{Message, Role};
+use elroy_llm::ChatRequest;
+use elroy_memory::MemorySource;
+use elroy_transcript::{ContextItem, PinContent, ResolvedEffect, compress, estimate_tokens};
 
 use crate::Session;
 
+/// The system text of automatic memory creation (§12.1 step 2, ours); `{assistant}` is replaced.
+pub const MEMORY_PROMPT: &str = "You write long-term memories for {assistant}, a personal assistant. From this conversation, write one memory about the user and their world that will be useful later: facts, plans, preferences and commitments. Write dates as YYYY-MM-DD. Reply in markdown: the first line is `# ` followed by a specific title about one topic, then the memory text in at most 300 words.";
+
+/// What the background work did.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct AfterTurn {
+    /// The title of the memory created automatically, if one was.
+    pub memory_created: Option<String>,
+    /// Whether the context was compressed.
+    pub compressed: bool,
+}
+
+/// Splits a model reply into a memory title and text (§12.1 step 3): the first line starting with
+/// `#` gives the title (leading `#`s and whitespace removed), the lines after it (trimmed) the
+/// text; without such a line, the first non-empty line is the title. An empty text means the
+/// title is the text. `None` for an empty reply.
+pub fn parse_memory_reply(reply: &str) -> Option<(String, String)> {
+    let lines: Vec<&str> = reply.lines().collect();
+    let heading = lines.iter().position(|l| l.trim_start().starts_with('#'));
+    let (title_index, title) = match heading {
+        Some(i) => (i, lines[i].trim_start().trim_start_matches('#').trim()),
+        None => {
+            let i = lines.iter().position(|l| !l.trim().is_empty())?;
+            (i, lines[i].trim())
+        }
+    };
+    if title.is_empty() {
+        return None;
+    }
+    let text = lines[title_index + 1..].join("\n").trim().to_owned();
+    let text = if text.is_empty() {
+        title.to_owned()
+    } else {
+        text
+    };
+    Some((title.to_owned(), text))
+}
+
 impl Session {
-    /// Runs the post-turn background work: when the active context has a user message and more
-    /// than `max_tokens` estimated tokens, it is compressed to `max_tokens / 3` (whole tool units,
-    /// newest first, never older than `max_context_age_minutes`) and stored as one version (reason
-    /// `refresh`). Returns whether the context was compressed.
+    /// Runs the post-turn background work (call it after the reply was shown):
     ///
-    /// Not yet done here (needs the memory store): the memory of the whole context created before
-    /// compressing, and the `context_summary` pair.
+    /// 1. §12.1: when `messages_between_memory > 0` and `messages_since_memory` reached it, the fast
+    ///    model writes one memory from the active context (rendered as `tools.md` §3.5 without the
+    ///    heading and range line); it is created op-tracked with the current context version as
+    ///    its source, and pinned (one version, reason `pin`).
+    /// 2. §11: when the active context has a user message and more than `max_tokens` estimated
+    ///    tokens, it is compressed to `max_tokens / 3` and stored as one version (reason `refresh`).
+    ///
+    /// Not done here: consolidation (§12.2), self-reflection (§12.3), and the refresh's own memory
+    /// and `context_summary` pair (§11 step 3.1, 3.3).
     ///
     /// # Errors
-    /// A message when the database fails.
-    pub fn after_turn(&self) -> Result<bool, String> {
+    /// A message when the database or the model fails; the turn itself is already persisted.
+    pub async fn after_turn(&self) -> Result<AfterTurn, String> {
+        let memory_created = self.maybe_create_memory().await?;
+        let compressed = self.compress_if_needed()?;
+        Ok(AfterTurn {
+            memory_created,
+            compressed,
+        })
+    }
+
+    async fn maybe_create_memory(&self) -> Result<Option<String>, String> {
+        let p = &self.parts;
+        let every = p.settings.messages_between_memory;
+        let Some(store) = &p.memory else {
+            return Ok(None);
+        };
+        if every <= 0 {
+            return Ok(None);
+        }
+        let tracker = p.db.op_tracker(p.user_id).map_err(|e| e.to_string())?;
+        if tracker.messages_since_memory < every {
+            return Ok(None);
+        }
+        let stored = p
+            .transcript
+            .active_context(p.user_id)
+            .map_err(|e| e.to_string())?;
+        let prefs = p.db.preferences(p.user_id).map_err(|e| e.to_string())?;
+        let rendered = elroy_tools_memory::render_snapshot(
+            &stored,
+            &p.time.tz,
+            prefs.preferred_name.as_deref(),
+            prefs.assistant_name.as_deref(),
+        );
+        let body = rendered
+            .strip_prefix("Conversation Summary\n\n")
+            .unwrap_or(&rendered);
+        let body = body.rsplit_once("\n\n").map_or("", |(head, _)| head);
+        let system = MEMORY_PROMPT.replace("{assistant}", &self.assistant_name());
+        let request = ChatRequest {
+            messages: vec![Message::system(system), Message::user(body)],
+            ..ChatRequest::default()
+        };
+        let model = p.fast_model.as_ref().unwrap_or(&p.model);
+        let reply = model.chat(&request).await.map_err(|e| e.to_string())?;
+        let Some((title, text)) = parse_memory_reply(&reply.content) else {
+            return Ok(None);
+        };
+        let now = p.time.now();
+        let version = p
+            .transcript
+            .current_version(p.user_id)
+            .map_err(|e| e.to_string())?
+            .unwrap_or(0);
+        let memory = store
+            .create(&title, &text, &[MemorySource::context(version)], now)
+            .map_err(|e| e.to_string())?;
+        p.db.record_memory_created(p.user_id, p.settings.memories_between_consolidation)
+            .map_err(|e| e.to_string())?;
+        if let Some((metadata, rendering)) =
+            store.recall_entry(memory.id).map_err(|e| e.to_string())?
+        {
+            p.transcript
+                .apply_effects(
+                    p.user_id,
+                    now,
+                    &[ResolvedEffect::Pin(PinContent {
+                        metadata,
+                        rendering,
+                    })],
+                )
+                .map_err(|e| e.to_string())?;
+        }
+        Ok(Some(memory.name))
+    }
+
+    fn compress_if_needed(&self) -> Result<bool, String> {
         let p = &self.parts;
         let stored = p
             .transcript
@@ -48,5 +167,30 @@ impl Session {
             .set_context(p.user_id, "refresh", now, &target)
             .map_err(|e| e.to_string())?;
         Ok(true)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn memory_reply_parsing() {
+        assert_eq!(
+            parse_memory_reply("# User's dog Biscuit\n\nThe dog is named Biscuit.\n"),
+            Some((
+                "User's dog Biscuit".into(),
+                "The dog is named Biscuit.".into()
+            ))
+        );
+        assert_eq!(
+            parse_memory_reply("\nTrip to Lisbon\nOn 2026-12-01.\n"),
+            Some(("Trip to Lisbon".into(), "On 2026-12-01.".into()))
+        );
+        assert_eq!(
+            parse_memory_reply("## Only a title"),
+            Some(("Only a title".into(), "Only a title".into()))
+        );
+        assert_eq!(parse_memory_reply("  \n"), None);
     }
 }

@@ -27,6 +27,7 @@ mod session;
 mod turn;
 pub mod wiring;
 
+pub use background::{AfterTurn, MEMORY_PROMPT, parse_memory_reply};
 pub use events::{InjectedKind, TurnEvent, fenced};
 pub use gate::should_recall;
 pub use ports::{DueSource, PinResolver, RecallQuery, RecallSource};

@@ -31,6 +31,10 @@ pub struct Settings {
     pub max_tokens: usize,
     /// `default_assistant_name`.
     pub default_assistant_name: String,
+    /// `messages_between_memory`: automatic memory creation trigger; 0 disables it.
+    pub messages_between_memory: i64,
+    /// `memories_between_consolidation`.
+    pub memories_between_consolidation: i64,
 }
 
 impl Settings {
@@ -48,6 +52,8 @@ impl Settings {
                 .string("default_assistant_name")
                 .unwrap_or("Elroy")
                 .to_owned(),
+            messages_between_memory: config.int("messages_between_memory"),
+            memories_between_consolidation: config.int("memories_between_consolidation"),
         }
     }
 }
@@ -62,6 +68,8 @@ impl Default for Settings {
             max_context_age_minutes: 720.0,
             max_tokens: 100_000,
             default_assistant_name: "Elroy".into(),
+            messages_between_memory: 20,
+            memories_between_consolidation: 4,
         }
     }
 }
@@ -90,6 +98,10 @@ pub struct SessionParts {
     pub transcript: TranscriptStore,
     /// The chat model.
     pub model: Arc<dyn ChatModel>,
+    /// The fast model for background work (`None`: the chat model).
+    pub fast_model: Option<Arc<dyn ChatModel>>,
+    /// The memory store, for automatic memory creation (§12.1).
+    pub memory: Option<Arc<elroy_memory::MemoryStore>>,
     /// The provider family (the validator's user-first rule for Anthropic).
     pub provider: Provider,
     /// Recall, when a memory store is available.
@@ -244,5 +256,66 @@ impl Session {
     /// The parts the session runs with.
     pub fn parts(&self) -> &SessionParts {
         &self.parts
+    }
+
+    /// The assistant name: the `assistant_name` preference, else `default_assistant_name`.
+    pub fn assistant_name(&self) -> String {
+        self.parts
+            .db
+            .preferences(self.parts.user_id)
+            .ok()
+            .and_then(|p| p.assistant_name)
+            .unwrap_or_else(|| self.parts.settings.default_assistant_name.clone())
+    }
+
+    /// The session-context text (§2.6, Elroy's wording): who logged in and when, with
+    /// `first_today` the local time of the user's earliest stored message today, if any.
+    pub fn session_context_text(&self, first_today: Option<jiff::Timestamp>) -> String {
+        let p = &self.parts;
+        let name =
+            p.db.preferences(p.user_id)
+                .ok()
+                .and_then(|x| x.preferred_name)
+                .filter(|n| !n.is_empty())
+                .unwrap_or_else(|| "User".to_owned());
+        let now = p
+            .time
+            .now_local()
+            .strftime("%A, %B %d, %Y %I:%M %p %Z")
+            .to_string();
+        match first_today {
+            Some(first) => format!(
+                "Current date/time: {now}. {name} has logged in. I first started chatting with {name} today at {}.",
+                first
+                    .to_zoned_datetime(p.time.tz.clone())
+                    .strftime("%I:%M %p")
+            ),
+            None => format!(
+                "Current date/time: {now}. {name} has logged in. I haven't chatted with {name} yet today. I should offer a brief greeting (less than 50 words)."
+            ),
+        }
+    }
+
+    /// Appends the session-context pair (§2.6) for an interactive front-end, as one version
+    /// (reason `session`).
+    ///
+    /// # Errors
+    /// [`SessionError::Store`] when the database fails.
+    pub fn add_session_context(&self) -> Result<(), SessionError> {
+        let p = &self.parts;
+        let today = p.time.today();
+        let first = p
+            .transcript
+            .active_context(p.user_id)?
+            .into_iter()
+            .filter(|s| s.message.role == Role::User)
+            .map(|s| s.created_at)
+            .filter(|t| t.to_zoned_datetime(p.time.tz.clone()).date() == today)
+            .min();
+        let text = self.session_context_text(first);
+        let pair = Message::synthetic_pair(&crate::new_call_id(), "get_session_context", text);
+        p.transcript
+            .append(p.user_id, "session", p.time.now(), &pair)?;
+        Ok(())
     }
 }

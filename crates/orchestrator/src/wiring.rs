@@ -203,6 +203,8 @@ pub fn session_parts(
         db,
         transcript,
         model,
+        fast_model: None,
+        memory: memory.clone(),
         provider: match protocol {
             Protocol::Anthropic => Provider::Anthropic,
             Protocol::OpenAi => Provider::Other,

@@ -55,6 +55,7 @@ struct Fixture {
     settings: Settings,
     recall: Option<Arc<dyn RecallSource>>,
     due: Option<Arc<dyn DueSource>>,
+    memory: Option<Arc<elroy_memory::MemoryStore>>,
 }
 
 impl Fixture {
@@ -67,7 +68,27 @@ impl Fixture {
             settings: Settings::default(),
             recall: None,
             due: None,
+            memory: None,
         }
+    }
+
+    fn memory_store(&self) -> elroy_memory::MemoryStore {
+        let now = jiff::Timestamp::from_second(1_790_000_000).unwrap();
+        let user_id = self.db.ensure_user("DEFAULT", now).unwrap();
+        elroy_memory::MemoryStore::open(
+            Arc::clone(&self.db),
+            elroy_memory::MemoryStoreOptions {
+                elroy_home: self.home.path().to_path_buf(),
+                memory_dir: self.home.path().join("memories"),
+                elroy_db_path: None,
+                user_id,
+                embedder: None,
+                cosine_threshold: 0.3,
+            },
+            now,
+        )
+        .unwrap()
+        .0
     }
 
     fn session(&self) -> Session {
@@ -107,6 +128,8 @@ impl Fixture {
             db: Arc::clone(&self.db),
             transcript: TranscriptStore::new(Arc::clone(&self.db)),
             model,
+            fast_model: None,
+            memory: self.memory.clone(),
             provider: Provider::Other,
             recall: self.recall.clone(),
             due: self.due.clone(),
@@ -475,4 +498,76 @@ async fn memory_recall_vector_16_6_through_the_memory_store() {
     run(&session, "What is my dog called?").await.0.unwrap();
     let second = &f.server.chat_requests()[1];
     assert_eq!(second.tool_exchanges().len(), 1);
+}
+
+#[tokio::test]
+async fn automatic_memory_every_n_user_messages() {
+    let mut f = Fixture::new();
+    f.settings.messages_between_memory = 2;
+    f.memory = Some(Arc::new(f.memory_store()));
+    f.server
+        .when(
+            |r| {
+                r.system_prompt()
+                    .is_some_and(|p| p.starts_with("You write long-term memories for Elroy"))
+            },
+            Reply::text("# User's dog Biscuit\n\nThe user's dog is named Biscuit."),
+        )
+        .fallback(Reply::text("ok"));
+    let session = f.session();
+    run(&session, "My dog is called Biscuit.").await.0.unwrap();
+    assert_eq!(session.after_turn().await.unwrap().memory_created, None);
+    run(&session, "He is three years old.").await.0.unwrap();
+    let report = session.after_turn().await.unwrap();
+    assert_eq!(report.memory_created.as_deref(), Some("User's dog Biscuit"));
+    // The memory prompt carried the conversation.
+    let asked = f
+        .server
+        .chat_requests()
+        .into_iter()
+        .find(|r| {
+            r.system_prompt()
+                .is_some_and(|p| p.starts_with("You write"))
+        })
+        .unwrap();
+    let body = asked.last_user_text().unwrap();
+    assert!(body.contains("USER ("), "{body}");
+    assert!(body.contains("My dog is called Biscuit."));
+    assert!(!body.starts_with("Conversation Summary"));
+    // Counter reset, memory file written and pinned into the context.
+    assert_eq!(f.db.op_tracker(1).unwrap().messages_since_memory, 0);
+    let store = f.memory.as_ref().unwrap();
+    assert!(
+        store
+            .active_by_name("User's dog Biscuit")
+            .unwrap()
+            .is_some()
+    );
+    let last = f.stored().last().unwrap().clone();
+    assert!(last.content.unwrap().contains("Biscuit"));
+}
+
+#[tokio::test]
+async fn session_context_pair_for_interactive_sessions() {
+    let f = Fixture::new();
+    f.server.fallback(Reply::text("Hi!"));
+    let session = f.session();
+    session.add_session_context().unwrap();
+    let stored = f.stored();
+    let n = stored.len();
+    assert_eq!(stored[n - 2].tool_calls[0].name, "get_session_context");
+    assert_eq!(
+        stored[n - 1].content.as_deref(),
+        Some(
+            "Current date/time: Monday, September 21, 2026 02:13 PM UTC. User has logged in. I haven't chatted with User yet today. I should offer a brief greeting (less than 50 words)."
+        )
+    );
+    run(&session, "hello").await.0.unwrap();
+    session.add_session_context().unwrap();
+    assert_eq!(
+        f.stored().last().unwrap().content.as_deref(),
+        Some(
+            "Current date/time: Monday, September 21, 2026 02:13 PM UTC. User has logged in. I first started chatting with User today at 02:13 PM."
+        )
+    );
 }
