@@ -101,11 +101,14 @@ fn source_tree(config: &Config) -> Result<PathBuf, ToolError> {
     if let Some(configured) = config.string("elroy_source_path") {
         let cwd = std::env::current_dir().unwrap_or_default();
         let home = std::env::home_dir();
-        return Ok(elroy_config::resolve_path(
-            configured.trim(),
-            &cwd,
-            home.as_deref(),
-        ));
+        let path = elroy_config::resolve_path(configured.trim(), &cwd, home.as_deref());
+        if !path.is_dir() {
+            return Err(ToolError::new(format!(
+                "elroy_source_path {} is not a directory; set elroy_source_path to the directory of the Elroy source code",
+                path.display()
+            )));
+        }
+        return Ok(path);
     }
     let built = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../..");
     if built.join("Cargo.toml").is_file() {

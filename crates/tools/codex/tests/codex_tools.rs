@@ -287,4 +287,16 @@ async fn failures_timeouts_and_launch_errors() {
         "Error invoking tool edit_contrib_with_codex: Unable to launch Codex: No such file or directory (os error 2)"
     );
     assert_eq!(env.store.list_all().len(), 2);
+
+    let gone = env.home.path().join("no-such-tree");
+    let ctx = env.context(&[("ELROY_ELROY_SOURCE_PATH", gone.to_str().unwrap())]);
+    assert_eq!(
+        call(&ctx, "inspect_elroy_with_codex", j!({ "prompt": "x" }))
+            .await
+            .content,
+        format!(
+            "Error invoking tool inspect_elroy_with_codex: elroy_source_path {} is not a directory; set elroy_source_path to the directory of the Elroy source code",
+            gone.display()
+        )
+    );
 }
