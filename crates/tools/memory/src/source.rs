@@ -25,7 +25,7 @@ pub struct GetSourceContentForMemory;
 pub(crate) type Rendered = String;
 
 /// Resolves `memory`'s sources in order (`tools.md` §3.5 step 2) and renders each; sources that
-/// cannot be resolved are dropped. `AgendaItem` sources need the agenda store and are dropped here.
+/// cannot be resolved are dropped (`AgendaItem` sources also when no agenda store is open).
 pub(crate) fn resolve_sources(
     ctx: &ToolContext,
     store: &MemoryStore,
@@ -41,6 +41,13 @@ pub(crate) fn resolve_sources(
                     && let Some(body) = store.raw_body(&m).map_err(err)?
                 {
                     out.push(elroy_memory::render_memory(&m.name, Some(&body)));
+                }
+            }
+            "AgendaItem" => {
+                if let Some(agenda) = ctx.services.get::<elroy_agenda::AgendaStore>()
+                    && let Some(fact) = agenda.fact_by_id(source.id, &ctx.time.tz).map_err(err)?
+                {
+                    out.push(fact);
                 }
             }
             "ContextMessageSet" => {

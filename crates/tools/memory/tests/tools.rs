@@ -374,4 +374,34 @@ fn examine_memories_shows_due_items_after_memories() {
         r.content,
         "## Due item: Pay electricity bill\n\nTrigger time: 2026-03-20 09:00:00+05:30\nPay the electricity bill online."
     );
+    // An AgendaItem source renders as the item's rendering (formats.md §8.5).
+    let bill = env
+        .agenda
+        .as_ref()
+        .unwrap()
+        .recall_entries(&ist())
+        .unwrap()
+        .into_iter()
+        .find(|e| e.name == "Pay electricity bill")
+        .unwrap();
+    env.memory
+        .create(
+            "Bills",
+            "The user pays bills online.",
+            &[elroy_memory::MemorySource {
+                source_type: "AgendaItem".into(),
+                id: bill.id,
+            }],
+            now,
+        )
+        .unwrap();
+    let r = env.call(
+        "get_source_content_for_memory",
+        r#"{"memory_name":"Bills"}"#,
+        now,
+    );
+    assert_eq!(
+        r.content,
+        "# Source content for memory: Bills (0 / 0)\n\n#Pay electricity bill (Timed: 2026-03-20 09:00:00+05:30)\nPay the electricity bill online."
+    );
 }
