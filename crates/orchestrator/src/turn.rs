@@ -157,15 +157,16 @@ impl Session {
         };
 
         // §3 step 2: store the user message at once.
+        // A hidden message (the restart resume message) is sent but never stored.
+        let user = Message::user(input.text.clone());
         if !input.hidden {
-            let user = Message::user(input.text.clone());
             p.transcript
                 .append(uid, "turn", p.time.now(), std::slice::from_ref(&user))?;
             if !input.text.trim().is_empty() {
                 p.db.add_messages_since_memory(uid, 1)?;
             }
-            work.new.push(user);
         }
+        work.new.push(user);
 
         // §3 steps 3–5: recall and due items.
         let mut injected = Vec::new();
@@ -269,7 +270,7 @@ impl Session {
             loops += 1;
         };
 
-        self.persist(input, work.new, &work.removed_ids, work.restart.is_some())?;
+        self.persist(work.new, &work.removed_ids)?;
         Ok(TurnOutcome {
             reply: reply.trim().to_owned(),
             restart: work.restart,
@@ -391,18 +392,12 @@ impl Session {
 
     /// §10: stores the turn's messages (the user message is already stored) and applies unpins,
     /// as one version (reason `turn`).
-    fn persist(
-        &self,
-        input: &TurnInput,
-        new: Vec<Message>,
-        removed_ids: &[i64],
-        _restart: bool,
-    ) -> Result<(), TurnError> {
+    fn persist(&self, new: Vec<Message>, removed_ids: &[i64]) -> Result<(), TurnError> {
         let p = &self.parts;
-        let skip = usize::from(!input.hidden);
+        // new[0] is the user message: stored at the start of the turn, or never (hidden).
         let to_store: Vec<Message> = new
             .into_iter()
-            .skip(skip)
+            .skip(1)
             .filter(|m| {
                 m.role == Role::Tool
                     || !m.tool_calls.is_empty()

@@ -452,7 +452,12 @@ async fn hidden_turn_stores_no_user_message_and_offers_no_tools() {
         .await
         .unwrap();
     assert_eq!(outcome.reply, "I'm back.");
-    assert!(!f.server.chat_requests()[0].has_tools());
+    let sent = &f.server.chat_requests()[0];
+    assert!(!sent.has_tools());
+    assert_eq!(
+        sent.last_user_text().as_deref(),
+        Some("Elroy just restarted.")
+    );
     assert_eq!(shape(&f.stored()), ["S", "A(I'm back.)"]);
 }
 
