@@ -351,3 +351,46 @@ fn schemas_equal_golden() {
         );
     }
 }
+
+#[tokio::test]
+async fn proxies_are_used_except_for_loopback_hosts() {
+    // The "proxy" is a loopback server that answers every request itself.
+    let proxy = serve(vec![(
+        "http://example.invalid/doc",
+        Route::ok("text/plain", "via proxy"),
+    )])
+    .await;
+    let direct = serve(vec![("/doc", Route::ok("text/plain", "direct"))]).await;
+    let env = |name: &str| (name == "HTTP_PROXY").then(|| proxy.base.clone());
+    let client = elroy_tools_web::WebClient::new(5, &env).unwrap();
+    let home = tempfile::tempdir().unwrap();
+    let mut ctx = context(home.path(), &[]);
+    ctx.services.insert(std::sync::Arc::new(client));
+
+    let loopback = call(
+        &ctx,
+        "fetch_page",
+        json!({ "url": format!("{}/doc", direct.base) }),
+    )
+    .await;
+    assert!(
+        loopback.content.ends_with("\n\ndirect"),
+        "{}",
+        loopback.content
+    );
+    let remote = call(
+        &ctx,
+        "fetch_page",
+        json!({ "url": "http://example.invalid/doc" }),
+    )
+    .await;
+    assert_eq!(
+        remote.content,
+        "URL: http://example.invalid/doc\n\nvia proxy"
+    );
+    assert_eq!(
+        proxy.seen.lock().unwrap().as_slice(),
+        ["http://example.invalid/doc"]
+    );
+    assert_eq!(direct.seen.lock().unwrap().as_slice(), ["/doc"]);
+}
