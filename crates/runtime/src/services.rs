@@ -34,10 +34,11 @@ pub(crate) fn open_services(
     services.insert(Arc::clone(&db));
 
     // --- elroy-agenda ---
-    let agenda = Arc::new(elroy_agenda::AgendaStore::open(
+    // Item ids (recall `memory_id`) live in the `agenda_items` table of state.db (formats.md §9.5).
+    let agenda = Arc::new(elroy_agenda::AgendaStore::new(
         &_user.elroy_home,
         &_user.user_home,
-        &_user.token,
+        Box::new(elroy_agenda::DbIndex::new(Arc::clone(&db), user_id)),
     ));
     // Files whose front matter cannot be read are skipped by every tool and reported here by name
     // (robustness R2, R7). The scan also fills the store's cache for the first tool call.
