@@ -7,11 +7,11 @@
 //!   **version** per change ([`TranscriptStore::set_context`], [`TranscriptStore::append`]);
 //!   every version stays addressable ([`TranscriptStore::context_at`]) so a memory can name it as
 //!   its source (`ContextMessageSet`).
-//! - [`validate`]: the validator's repair rules (`orchestrator.md` §9), pure.
+//! - [`validate()`]: the validator's repair rules (`orchestrator.md` §9), pure.
 //! - [`effects`]: `Pin`/`Unpin` applied to a message list in the exact synthetic format (K5),
 //!   pure; [`TranscriptStore::apply_effects`] applies them to the stored active context as one
 //!   version (direct tool calls, §7.4).
-//! - [`compress`]: the compression helper of §11 (keep the system message, keep tool pairs whole,
+//! - [`compress()`]: the compression helper of §11 (keep the system message, keep tool pairs whole,
 //!   stay under a token target), pure.
 //!
 //! Stores never depend on tools, llm or tokio; this crate uses only elroy-core and elroy-db.

@@ -235,7 +235,7 @@ impl TranscriptStore {
 }
 
 impl TranscriptStore {
-    /// Runs the validator ([`crate::validate`]) on `stored` (the active context as loaded) and,
+    /// Runs the validator ([`crate::validate()`]) on `stored` (the active context as loaded) and,
     /// when it repaired anything, stores the repaired list as one version with reason `repair`
     /// (`orchestrator.md` §9). Returns that version (or `None`) and the validation.
     ///

@@ -5,7 +5,7 @@
 //! `add_memory_to_current_context`, `drop_memory_from_current_context`. (`get_fast_recall` is in
 //! elroy-tools-session.)
 //!
-//! Tools find their stores in `ctx.services`: [`MemoryStore`](elroy_memory::MemoryStore) (for the
+//! Tools find their stores in `ctx.services`: [`MemoryStore`] (for the
 //! session user), [`TranscriptStore`](elroy_transcript::TranscriptStore) and
 //! [`Db`](elroy_db::Db). Pins and unpins are returned as [`elroy_core::Effect`]s; whoever ran the
 //! tool applies them (D13). Strings are Elroy's (K3) except where a decision says otherwise.
