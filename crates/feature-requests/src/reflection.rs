@@ -107,7 +107,6 @@ impl FeatureRequestStore {
             request.created_at = stamp.clone();
         }
         request.updated_at = stamp;
-        self.write_request(&request)?;
-        Ok((request, action))
+        Ok((self.write_request(&request)?, action))
     }
 }

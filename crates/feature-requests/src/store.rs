@@ -265,16 +265,18 @@ impl FeatureRequestStore {
             supporting_context: Some(supporting_context),
             front_matter: Mapping::new(),
         };
-        self.write_request(&request)?;
-        Ok(request)
+        self.write_request(&request)
     }
 
-    pub(crate) fn write_request(&self, request: &FeatureRequest) -> Result<()> {
+    /// Writes `request` atomically and returns it as Elroy's loader reads the file back (Elroy
+    /// reports the reloaded record: a blank title comes back as the file stem).
+    pub(crate) fn write_request(&self, request: &FeatureRequest) -> Result<FeatureRequest> {
         write_atomic(
             &self.dir.join(&request.file_name),
             request.render().as_bytes(),
             &self.display(&request.file_name),
-        )
+        )?;
+        self.load(&request.file_name)
     }
 
     /// `make_feature_request` (`tools.md` §5.2) at `now` for `user_token`: merges into the best
@@ -330,7 +332,7 @@ impl FeatureRequestStore {
                 request.created_at = stamp.clone();
             }
             request.updated_at = stamp;
-            self.write_request(&request)?;
+            let request = self.write_request(&request)?;
             return Ok(MakeOutcome::Merged { request, reason });
         }
 
@@ -384,8 +386,7 @@ impl FeatureRequestStore {
             request.created_at = stamp.clone();
         }
         request.updated_at = stamp;
-        self.write_request(&request)?;
-        Ok(Some(request))
+        Ok(Some(self.write_request(&request)?))
     }
 }
 

@@ -296,3 +296,31 @@ fn written_request_reads_back_with_every_field() {
         )
     );
 }
+
+/// Elroy reports the request as its loader reads it back: a blank title becomes the stem
+/// (checked against Elroy 0.5.0 through the oracle).
+#[test]
+fn blank_title_is_reported_as_the_stem() {
+    let home = tempfile::tempdir().unwrap();
+    let ctx = context(
+        home.path(),
+        "DEFAULT",
+        "2026-03-16T08:31:00Z",
+        TimeZone::UTC,
+    );
+    assert_eq!(
+        ok(
+            &ctx,
+            "make_feature_request",
+            r#"{"title":"   ","description":"  blank title  "}"#
+        ),
+        "Created feature request: feature-request (feature-request.md)."
+    );
+    assert_eq!(
+        ok(&ctx, "list_feature_requests", "{}"),
+        "Feature requests (1):\n\n- feature-request [open] (feature-request.md)\n  Summary: blank title"
+    );
+    let text =
+        std::fs::read_to_string(home.path().join("feature-requests/feature-request.md")).unwrap();
+    assert!(text.contains("\ntitle: ''\n"), "{text}");
+}
