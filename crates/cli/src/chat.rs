@@ -46,6 +46,7 @@ fn color(spec: &str) -> String {
 }
 
 struct Palette {
+    reset: String,
     assistant: String,
     thought: String,
     system: String,
@@ -54,9 +55,20 @@ struct Palette {
 }
 
 impl Palette {
+    /// Colours from the config when standard output is a terminal and `NO_COLOR` is unset; no
+    /// escapes otherwise.
     fn from_config(config: &Config) -> Self {
-        let c = |key: &str, default: &str| color(config.string(key).unwrap_or(default));
+        use std::io::IsTerminal;
+        let enabled = std::io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none();
+        let c = |key: &str, default: &str| {
+            if enabled {
+                color(config.string(key).unwrap_or(default))
+            } else {
+                String::new()
+            }
+        };
         Palette {
+            reset: if enabled { RESET.into() } else { String::new() },
             assistant: c("assistant_color", "#77DFD8"),
             thought: c("internal_thought_color", "#708090"),
             system: c("system_message_color", "#9ACD32"),
@@ -102,7 +114,12 @@ impl<'a> Renderer<'a> {
     fn print(&mut self, color: &str, text: &str) {
         self.stop_spinner();
         let mut out = std::io::stdout().lock();
-        let _ = write!(out, "{color}{text}{RESET}");
+        let reset = if color.is_empty() {
+            ""
+        } else {
+            self.palette.reset.as_str()
+        };
+        let _ = write!(out, "{color}{text}{reset}");
         let _ = out.flush();
     }
 
@@ -276,7 +293,7 @@ pub(crate) fn run(config: Config) -> Result<ExitCode, String> {
         return restart(&message);
     }
 
-    let prompt = format!("{}> {RESET}", palette.user);
+    let prompt = format!("{}> {}", palette.user, palette.reset);
     loop {
         match editor.readline(&prompt) {
             Ok(line) => {
