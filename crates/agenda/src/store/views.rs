@@ -92,7 +92,7 @@ pub struct RecallEntry {
     pub fact: String,
 }
 
-/// Arguments of [`AgendaStore::create_due_item`] (after `trigger_time` was parsed).
+/// Arguments of [`AgendaStore::create_due_item`](crate::AgendaStore::create_due_item) (after `trigger_time` was parsed).
 #[derive(Debug, Clone)]
 pub struct NewDueItem<'a> {
     /// `name`, as given.
