@@ -110,3 +110,69 @@ fn restart_session_re_executes_with_a_hidden_resume_turn() {
         .collect();
     assert_eq!(users, ["please restart yourself", "anything new?"]);
 }
+
+#[test]
+fn ctrl_c_cancels_the_turn_and_keeps_the_message() {
+    let slow = MockServer::start();
+    slow.delay(std::time::Duration::from_secs(20))
+        .fallback(Reply::text("too late"));
+    let home = home_for(&slow);
+    let mut child = home
+        .cmd()
+        .arg("chat")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(b"remember the milk\n")
+        .unwrap();
+    // Wait until the model request is in flight, then press Ctrl-C.
+    let start = std::time::Instant::now();
+    while slow.chat_requests().is_empty() {
+        assert!(
+            start.elapsed() < std::time::Duration::from_secs(15),
+            "no model request"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let status = std::process::Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(stdout(&out).contains("(cancelled)"), "{}", stdout(&out));
+    assert!(start.elapsed() < std::time::Duration::from_secs(15));
+
+    // The message was stored before the model was called: the next turn sends it again.
+    let server = MockServer::start();
+    server.push(Reply::text("Milk noted."));
+    std::fs::write(
+        home.home().join("elroy.conf.yaml"),
+        format!(
+            "chat_model: testkit-model\nchat_model_api_base: {}\n",
+            server.base_url()
+        ),
+    )
+    .unwrap();
+    let out = home
+        .cmd()
+        .args(["message", "did you get that?"])
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let users: Vec<String> = server.chat_requests()[0]
+        .messages()
+        .iter()
+        .filter(|m| m["role"] == "user")
+        .map(|m| m["content"].as_str().unwrap().to_owned())
+        .collect();
+    assert_eq!(users, ["remember the milk", "did you get that?"]);
+}
