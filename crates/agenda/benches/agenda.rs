@@ -165,3 +165,11 @@ fn baseline_read_dir_and_stat() -> u64 {
         .map(|e| e.unwrap().metadata().unwrap().len())
         .sum()
 }
+
+/// One typical file: YAML parse and item building (what a first scan does 10,000 times).
+#[divan::bench]
+fn parse_one_item_file() -> usize {
+    let text = "---\nchecklist:\n- completed: true\n  id: 1\n  text: First step\n- completed: false\n  id: 2\n  text: Second step\ncompleted: false\ndate: '2026-03-20'\nname: Agenda item number 1\nstatus: created\n---\n\nAgenda item number 1\nSome details.";
+    let doc = elroy_markdown::Document::parse(divan::black_box(text), "agenda/X.md").unwrap();
+    doc.front_matter.len()
+}
