@@ -133,9 +133,64 @@ mod tests {
     use super::*;
 
     #[test]
+    fn blocking_embedder_against_the_testkit() {
+        use elroy_core::Embedder as _;
+        let server = elroy_testkit::MockServer::start();
+        let endpoint = ModelEndpoint {
+            protocol: crate::Protocol::OpenAi,
+            name: "text-embedding-3-small".into(),
+            model: "text-embedding-3-small".into(),
+            base_url: server.base_url(),
+            api_key: Some("k".into()),
+            organization: None,
+        };
+        let e = BlockingEmbedder(OpenAiEmbedder::new(endpoint, Duration::from_secs(5)).unwrap());
+        let v = e.embed("the user's dog is named Biscuit").unwrap();
+        assert_eq!(v.len(), 64);
+        let norm: f32 = v.iter().map(|x| x * x).sum();
+        assert!((norm - 1.0).abs() < 1e-4);
+        let sent = &server.requests()[0];
+        assert_eq!(sent.path, "/v1/embeddings");
+        assert_eq!(sent.body["input"][0], "the user's dog is named Biscuit");
+        assert_eq!(e.model(), "text-embedding-3-small");
+    }
+
+    #[test]
     fn normalises() {
         let v = parse_embedding(r#"{"data":[{"embedding":[3,4]}]}"#).unwrap();
         assert_eq!(v, [0.6, 0.8]);
         assert!(parse_embedding("{}").is_err());
+    }
+}
+
+/// [`OpenAiEmbedder`] behind elroy-core's synchronous [`elroy_core::Embedder`], for stores (which
+/// have no async runtime). Each call runs the request on a short-lived thread with its own
+/// single-threaded runtime, so it is safe to call from inside an async task.
+#[derive(Debug, Clone)]
+pub struct BlockingEmbedder(pub OpenAiEmbedder);
+
+impl elroy_core::Embedder for BlockingEmbedder {
+    fn model(&self) -> &str {
+        &self.0.endpoint.name
+    }
+
+    fn embed(&self, text: &str) -> Result<Vec<f32>, elroy_core::EmbedError> {
+        let client = self.0.clone();
+        let text = text.to_owned();
+        let joined = std::thread::spawn(move || {
+            let runtime = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+                .map_err(|e| LlmError::Connect {
+                    url: client.endpoint.base_url.clone(),
+                    message: e.to_string(),
+                })?;
+            runtime.block_on(Embedder::embed(&client, &text))
+        })
+        .join();
+        match joined {
+            Ok(result) => result.map_err(|e| elroy_core::EmbedError(e.to_string())),
+            Err(_) => Err(elroy_core::EmbedError("the embedding thread failed".into())),
+        }
     }
 }

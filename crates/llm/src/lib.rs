@@ -34,7 +34,7 @@ use elroy_config::Config;
 use elroy_core::{BoxFuture, Message, ToolCall};
 
 pub use accumulate::{ToolCallAccumulator, ToolCallDelta, generated_call_id};
-pub use embed::{OpenAiEmbedder, parse_embedding};
+pub use embed::{BlockingEmbedder, OpenAiEmbedder, parse_embedding};
 pub use error::LlmError;
 pub use openai::{OpenAiChat, RetryPolicy, Timeouts, parse_completion};
 pub use select::{ModelEndpoint, ModelRole, Protocol};
@@ -180,4 +180,16 @@ pub fn connect_embedder(config: &Config) -> Option<Arc<dyn Embedder>> {
     OpenAiEmbedder::new(endpoint, Duration::from_secs(60))
         .ok()
         .map(|e| Arc::new(e) as Arc<dyn Embedder>)
+}
+
+/// The embedding model as elroy-core's synchronous [`elroy_core::Embedder`] (for
+/// `MemoryStoreOptions::embedder`), when embeddings are available (§14.7); `None` otherwise.
+pub fn connect_blocking_embedder(config: &Config) -> Option<Arc<dyn elroy_core::Embedder>> {
+    let endpoint = select::endpoint(config, ModelRole::Embedding, &select::process_env).ok()?;
+    if endpoint.protocol != Protocol::OpenAi {
+        return None;
+    }
+    OpenAiEmbedder::new(endpoint, Duration::from_secs(60))
+        .ok()
+        .map(|e| Arc::new(BlockingEmbedder(e)) as Arc<dyn elroy_core::Embedder>)
 }
