@@ -171,7 +171,7 @@ pub struct BlockingEmbedder(pub OpenAiEmbedder);
 
 impl elroy_core::Embedder for BlockingEmbedder {
     fn model(&self) -> &str {
-        &self.0.endpoint.name
+        Embedder::model_name(&self.0)
     }
 
     fn embed(&self, text: &str) -> Result<Vec<f32>, elroy_core::EmbedError> {
