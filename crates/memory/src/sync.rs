@@ -132,9 +132,20 @@ impl MemoryStore {
     /// [`MemoryError`] for lock, write and database failures.
     pub fn sync(&self, now: Timestamp) -> Result<SyncReport, MemoryError> {
         let report = self.sync_all(now)?;
-        // Taken after the scan, which may itself write ids into files.
+        // Taken after the scan, which may itself write ids into files. A directory changed within
+        // the last two seconds may change again within the file system's timestamp granularity
+        // without a visible mtime change ("racy" stamps, as in git), so it is not trusted.
         let stamps = self.dir_stamps();
-        *self.last_scan.lock().unwrap_or_else(|e| e.into_inner()) = Some(stamps);
+        let now_ns = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(i64::MAX, |d| {
+                i64::try_from(d.as_nanos()).unwrap_or(i64::MAX)
+            });
+        let racy = [stamps.0, stamps.1]
+            .into_iter()
+            .flatten()
+            .any(|mtime| now_ns.saturating_sub(mtime) < 2_000_000_000);
+        *self.last_scan.lock().unwrap_or_else(|e| e.into_inner()) = (!racy).then_some(stamps);
         Ok(report)
     }
 

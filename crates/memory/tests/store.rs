@@ -147,7 +147,25 @@ fn hand_edits_are_reindexed_at_next_open() {
         std::fs::read_to_string(home.memory_dir().join("Broken.md")).unwrap(),
         "---\nid: [unclosed\n---\n\nbody"
     );
-    // Nothing changed in the directory: the in-session sync does not scan.
+    // A directory changed just now is rescanned (its stamp may be "racy")…
+    assert!(
+        store
+            .sync_if_changed(ts("2026-03-16T14:20:00Z"))
+            .unwrap()
+            .is_some()
+    );
+    // …but once its modification time is old, an unchanged directory is not scanned again.
+    let hour_ago = std::time::SystemTime::now() - std::time::Duration::from_secs(3600);
+    std::fs::File::open(home.memory_dir())
+        .unwrap()
+        .set_modified(hour_ago)
+        .unwrap();
+    assert!(
+        store
+            .sync_if_changed(ts("2026-03-16T14:25:00Z"))
+            .unwrap()
+            .is_some()
+    );
     assert!(
         store
             .sync_if_changed(ts("2026-03-16T14:30:00Z"))

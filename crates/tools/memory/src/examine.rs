@@ -1,6 +1,6 @@
 //! `examine_memories` (`tools.md` §3.4, D10): readable markdown sections.
 
-use elroy_core::{ToolContext, ToolError, ToolOutput, TypedTool};
+use elroy_core::{Effect, ToolContext, ToolError, ToolOutput, TypedTool};
 use elroy_memory::{MemoryQuery, recall};
 
 use crate::source::resolve_sources;
@@ -86,15 +86,25 @@ impl TypedTool for ExamineMemories {
 
     fn run(&self, ctx: &ToolContext, args: ExamineArgs) -> Result<ToolOutput, ToolError> {
         let store = store(ctx)?;
+        // A memory search picks up files added, removed or renamed since the last scan
+        // (formats.md §6.3); memories whose file left memories/ leave the context.
+        let unpins: Vec<Effect> = store
+            .sync_if_changed(ctx.time.now())
+            .map_err(err)?
+            .map(|r| r.deactivated)
+            .unwrap_or_default()
+            .into_iter()
+            .map(|id| Effect::Unpin(crate::memory_item(id)))
+            .collect();
         let hits = store
             .search(&MemoryQuery::from_text(&args.question), MAX_MEMORIES)
             .map_err(err)?;
         let due = due_sections(ctx, &args.question)?;
         if hits.is_empty() && due.is_empty() {
-            return Ok(ToolOutput::text(format!(
-                "No relevant memories found for: {}",
-                args.question
-            )));
+            let mut out =
+                ToolOutput::text(format!("No relevant memories found for: {}", args.question));
+            out.effects = unpins;
+            return Ok(out);
         }
         let mut sections = Vec::new();
         for m in hits {
@@ -115,6 +125,8 @@ impl TypedTool for ExamineMemories {
             sections.push(section);
         }
         sections.extend(due);
-        Ok(ToolOutput::text(sections.join("\n\n")))
+        let mut out = ToolOutput::text(sections.join("\n\n"));
+        out.effects = unpins;
+        Ok(out)
     }
 }

@@ -199,11 +199,35 @@ fn examine_memories_readable_sections() {
         r.content,
         "## Memory: User's dog\n\nThe user's dog is Biscuit, a beagle.\n\n*Source content: get_source_content_for_memory(memory_name=\"User's dog\", index=0)*"
     );
+    // A file added by hand is found by the next search.
+    std::fs::write(
+        env.home().join("memories/Car.md"),
+        "---\nid: 40\n---\n\nThe user drives a blue hatchback.",
+    )
+    .unwrap();
+    let r = env.call(
+        "examine_memories",
+        r#"{"question":"What colour is my hatchback?"}"#,
+        now,
+    );
+    assert_eq!(
+        r.content,
+        "## Memory: Car\n\nThe user drives a blue hatchback."
+    );
+    // A pinned memory whose file is deleted leaves the context at the next search.
+    env.call(
+        "add_memory_to_current_context",
+        r#"{"memory_name":"Car"}"#,
+        now,
+    );
+    assert!(env.pinned().contains(&40));
+    std::fs::remove_file(env.home().join("memories/Car.md")).unwrap();
     let r = env.call(
         "examine_memories",
         r#"{"question":"Which car do I drive?"}"#,
         now,
     );
+    assert!(!env.pinned().contains(&40));
     assert_eq!(
         r.content,
         "No relevant memories found for: Which car do I drive?"
