@@ -32,6 +32,24 @@ pub enum ToolOrigin {
     },
 }
 
+/// Told about every tool call that ran (after it returned, success or tool error), whichever
+/// front-end made it: a direct call, a model turn, MCP. The runtime installs one to record what tools
+/// changed (the versioned home, `elroy-history`); core itself does no IO.
+///
+/// Not called for unknown tools, synthetic names or arguments that failed validation (no tool ran).
+/// An observer must not fail the call: it reports its own problems (logs) and returns.
+pub trait CallObserver: Send + Sync {
+    /// `name` ran with the validated `arguments` and produced `result` (`result.is_error` for a
+    /// tool error).
+    fn tool_called(
+        &self,
+        ctx: &ToolContext,
+        name: &str,
+        arguments: &serde_json::Map<String, Value>,
+        result: &ToolResult,
+    );
+}
+
 #[derive(Clone)]
 struct Entry {
     tool: Arc<dyn Tool>,
@@ -45,6 +63,7 @@ struct Entry {
 pub struct ToolRegistry {
     builtin: BTreeMap<String, Entry>,
     plugins: BTreeMap<String, Entry>,
+    observer: Option<Arc<dyn CallObserver>>,
 }
 
 impl std::fmt::Debug for ToolRegistry {
@@ -57,6 +76,13 @@ impl ToolRegistry {
     /// An empty registry.
     pub fn new() -> Self {
         Self::default()
+    }
+
+    /// Installs the observer told about every call that runs a tool (replacing any earlier one).
+    /// Clones of the registry made afterwards share it.
+    pub fn set_call_observer(&mut self, observer: Arc<dyn CallObserver>) -> &mut Self {
+        self.observer = Some(observer);
+        self
     }
 
     /// Registers a built-in tool, replacing one of the same name.
@@ -183,7 +209,7 @@ impl ToolRegistry {
             return self.unknown(name);
         };
         match validate_arguments(tool.spec(), raw_arguments) {
-            Ok(args) => Self::run(tool.as_ref(), args, ctx).await,
+            Ok(args) => self.run(tool.as_ref(), args, ctx).await,
             Err(message) => ToolResult::error(name, &message),
         }
     }
@@ -200,7 +226,7 @@ impl ToolRegistry {
             return self.unknown(name);
         };
         match validate_value(tool.spec(), arguments) {
-            Ok(args) => Self::run(tool.as_ref(), args, ctx).await,
+            Ok(args) => self.run(tool.as_ref(), args, ctx).await,
             Err(message) => ToolResult::error(name, &message),
         }
     }
@@ -216,11 +242,21 @@ impl ToolRegistry {
         ToolResult::error(name, &self.unknown_tool_message(name))
     }
 
-    async fn run(tool: &dyn Tool, args: crate::ValidatedArgs, ctx: &ToolContext) -> ToolResult {
-        match tool.call(ctx, args).await {
+    async fn run(
+        &self,
+        tool: &dyn Tool,
+        args: crate::ValidatedArgs,
+        ctx: &ToolContext,
+    ) -> ToolResult {
+        let observed = self.observer.as_ref().map(|o| (o, args.as_map().clone()));
+        let result = match tool.call(ctx, args).await {
             Ok(output) => ToolResult::ok(output),
             Err(error) => ToolResult::error(&tool.spec().name, error.message()),
+        };
+        if let Some((observer, arguments)) = observed {
+            observer.tool_called(ctx, &tool.spec().name, &arguments, &result);
         }
+        result
     }
 }
 
@@ -317,6 +353,44 @@ mod tests {
         );
         let no_args = block_on(r.invoke("pwd", Some(r#"{"x":1}"#), &c));
         assert_eq!(no_args.content, "/");
+    }
+
+    #[test]
+    fn the_observer_sees_calls_that_ran() {
+        #[derive(Default)]
+        struct Seen(std::sync::Mutex<Vec<String>>);
+        impl CallObserver for Seen {
+            fn tool_called(
+                &self,
+                _: &ToolContext,
+                name: &str,
+                arguments: &serde_json::Map<String, Value>,
+                result: &ToolResult,
+            ) {
+                self.0.lock().unwrap().push(format!(
+                    "{name} {} {}",
+                    Value::Object(arguments.clone()),
+                    result.is_error
+                ));
+            }
+        }
+        let seen = Arc::new(Seen::default());
+        let mut r = registry();
+        r.set_call_observer(seen.clone());
+        let r = r.clone();
+        let c = ctx();
+        block_on(r.invoke("echo", Some(r#"{"text":"ab","times":"2"}"#), &c));
+        block_on(r.invoke_value("echo", serde_json::json!({"text": "fail"}), &c));
+        block_on(r.invoke("echo", Some("[1]"), &c));
+        block_on(r.invoke("nope", None, &c));
+        block_on(r.invoke("get_due_items", None, &c));
+        assert_eq!(
+            *seen.0.lock().unwrap(),
+            [
+                r#"echo {"text":"ab","times":2} false"#,
+                r#"echo {"text":"fail"} true"#
+            ]
+        );
     }
 
     #[test]
