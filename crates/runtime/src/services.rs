@@ -78,8 +78,9 @@ pub(crate) fn open_services(
             memory_dir: config.paths.memory_dir.clone(),
             elroy_db_path,
             user_id,
-            // The embedding model (orchestrator.md §14.7) is wired by elroy-llm's owner.
-            embedder: None,
+            // The embedding model when one is available (orchestrator.md §14.7); else keyword
+            // recall only (D9).
+            embedder: elroy_llm::connect_blocking_embedder(config),
             cosine_threshold: threshold as f32,
         },
         _time.now(),
