@@ -122,12 +122,13 @@ impl OpenAiChat {
                 "tools".into(),
                 Value::Array(request.tools.iter().map(wire_tool).collect()),
             );
-            if let Some(name) = &request.forced_tool {
-                body.insert(
-                    "tool_choice".into(),
-                    json!({"type": "function", "function": {"name": name}}),
-                );
-            }
+            // `auto` is OpenAI's default; sent explicitly because some servers (llama-cpp-python's
+            // chatml-function-calling) ignore the tools entirely without a `tool_choice`.
+            let choice = match &request.forced_tool {
+                Some(name) => json!({"type": "function", "function": {"name": name}}),
+                None => json!("auto"),
+            };
+            body.insert("tool_choice".into(), choice);
         }
         if let Some(schema) = &request.json_schema {
             body.insert(

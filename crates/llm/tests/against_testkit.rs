@@ -58,6 +58,7 @@ async fn streams_text_and_records_the_request() {
     assert_eq!(sent.body["model"], "testkit-model");
     assert_eq!(sent.body["stream"], true);
     assert!(sent.body.get("tools").is_none());
+    assert!(sent.body.get("tool_choice").is_none());
     assert_eq!(sent.system_prompt().as_deref(), Some("S"));
 }
 
