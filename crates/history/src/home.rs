@@ -1,0 +1,246 @@
+//! [`VersionedHome`]: the repository in `$ELROY_HOME` and committing what changed.
+
+use std::path::{Path, PathBuf};
+
+use git2::{
+    ErrorCode, Oid, Repository, RepositoryInitOptions, Signature, Status, StatusOptions, Time,
+};
+use jiff::Timestamp;
+
+use elroy_markdown::HomeLock;
+
+use crate::HistoryError;
+use crate::paths::{GITIGNORE, PATHSPECS, is_store_path};
+
+/// The committer and author name of every commit elroy makes.
+pub const COMMITTER_NAME: &str = "elroy";
+/// The committer and author e-mail of every commit elroy makes.
+pub const COMMITTER_EMAIL: &str = "elroy@localhost";
+/// The message of the first commit of a home's repository (the stores as they were found).
+pub const INITIAL_IMPORT: &str = "initial import";
+/// The summary of a commit of changes made outside elroy, found when elroy starts; the files
+/// follow in the message body, one a line.
+pub const EXTERNAL_EDIT: &str = "external edit";
+
+/// How many paths a tool commit's summary names before `and N more`.
+const PATHS_IN_SUMMARY: usize = 3;
+
+/// The versioned home: a git repository whose work tree is `$ELROY_HOME`.
+#[derive(Debug, Clone)]
+pub struct VersionedHome {
+    root: PathBuf,
+}
+
+impl VersionedHome {
+    /// The repository of the home `elroy_home`, which must exist (`elroy history`, `elroy undo`).
+    ///
+    /// # Errors
+    /// [`HistoryError::NoRepository`] when the home has none.
+    pub fn open(elroy_home: &Path) -> Result<Self, HistoryError> {
+        if !elroy_home.join(".git").exists() {
+            return Err(HistoryError::NoRepository);
+        }
+        Ok(VersionedHome {
+            root: elroy_home.to_path_buf(),
+        })
+    }
+
+    /// Opens the repository of `elroy_home` as a session start does, creating it when missing:
+    /// a new repository (or one without commits) gets an [`INITIAL_IMPORT`] commit of the stores as
+    /// they are; otherwise changes made since the last commit are committed as [`EXTERNAL_EDIT`].
+    /// Cheap when nothing changed: one status walk of the store paths, no lock.
+    ///
+    /// # Errors
+    /// [`HistoryError`] when the repository cannot be created or the commit fails.
+    pub fn start(elroy_home: &Path, now: Timestamp) -> Result<Self, HistoryError> {
+        let home = VersionedHome {
+            root: elroy_home.to_path_buf(),
+        };
+        if !elroy_home.join(".git").exists() {
+            let _lock = HomeLock::acquire(elroy_home)?;
+            if !elroy_home.join(".git").exists() {
+                init(elroy_home)?;
+            }
+        }
+        home.commit_changes(now, &|paths| {
+            let mut message = EXTERNAL_EDIT.to_owned();
+            message.push_str("\n\n");
+            message.push_str(&paths.join("\n"));
+            message
+        })?;
+        Ok(home)
+    }
+
+    /// `$ELROY_HOME`, the repository's work tree.
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+
+    pub(crate) fn repo(&self) -> Result<Repository, HistoryError> {
+        Ok(Repository::open(&self.root)?)
+    }
+
+    /// Commits every changed store file (new, modified, deleted) with the message `message_for`
+    /// makes from the changed paths (sorted, relative to the home); [`INITIAL_IMPORT`] when the
+    /// repository has no commit yet. Checks without the lock first, then stages and commits under
+    /// the home lock, so concurrent processes neither lose nor duplicate a change.
+    ///
+    /// Returns the new commit, or `None` when nothing changed.
+    ///
+    /// # Errors
+    /// [`HistoryError`] when the lock, the index or the commit fails.
+    pub fn commit_changes(
+        &self,
+        now: Timestamp,
+        message_for: &dyn Fn(&[String]) -> String,
+    ) -> Result<Option<Oid>, HistoryError> {
+        {
+            let repo = self.repo()?;
+            if head_born(&repo)? && store_statuses(&repo)?.is_empty() {
+                return Ok(None);
+            }
+        }
+        let _lock = HomeLock::acquire(&self.root)?;
+        // A fresh handle: another process may have committed while we waited for the lock.
+        let repo = self.repo()?;
+        let born = head_born(&repo)?;
+        let mut index = repo.index()?;
+        if !born {
+            let gitignore = self.root.join(".gitignore");
+            if !gitignore.exists() {
+                elroy_markdown::write_atomic(&gitignore, GITIGNORE.as_bytes(), ".gitignore")?;
+            }
+            index.add_path(Path::new(".gitignore"))?;
+        }
+        for (path, deleted) in store_statuses(&repo)? {
+            if deleted {
+                index.remove_path(Path::new(&path))?;
+            } else {
+                index.add_path(Path::new(&path))?;
+            }
+        }
+        index.write()?;
+        let tree_id = index.write_tree()?;
+        let parent = if born {
+            Some(repo.head()?.peel_to_commit()?)
+        } else {
+            None
+        };
+        let tree = repo.find_tree(tree_id)?;
+        let message = match &parent {
+            Some(parent) => {
+                let paths = changed_paths(&repo, Some(&parent.tree()?), &tree)?;
+                if paths.is_empty() {
+                    return Ok(None);
+                }
+                message_for(&paths)
+            }
+            None => INITIAL_IMPORT.to_owned(),
+        };
+        let parents: Vec<&git2::Commit<'_>> = parent.iter().collect();
+        let sig = signature(now)?;
+        Ok(Some(repo.commit(
+            Some("HEAD"),
+            &sig,
+            &sig,
+            &message,
+            &tree,
+            &parents,
+        )?))
+    }
+}
+
+/// The message of a tool's commit: `{tool}: {path}, {path}, {path} and N more`.
+pub(crate) fn tool_message(tool: &str, paths: &[String]) -> String {
+    let shown = paths.len().min(PATHS_IN_SUMMARY);
+    let mut message = format!("{tool}: {}", paths[..shown].join(", "));
+    if paths.len() > shown {
+        message.push_str(&format!(" and {} more", paths.len() - shown));
+    }
+    if paths.len() > 1 {
+        message.push_str("\n\n");
+        message.push_str(&paths.join("\n"));
+    }
+    message
+}
+
+fn init(root: &Path) -> Result<(), HistoryError> {
+    let mut options = RepositoryInitOptions::new();
+    options.initial_head("main").no_reinit(true);
+    let repo = Repository::init_opts(root, &options)?;
+    // Byte-for-byte history whatever the user's global git configuration says: no line-ending or
+    // filter conversion on staging.
+    let mut config = repo.config()?;
+    config.set_bool("core.autocrlf", false)?;
+    config.set_str("core.safecrlf", "false")?;
+    let info = repo.path().join("info");
+    let write_err = |e: std::io::Error| HistoryError::Read {
+        path: ".git/info/attributes".into(),
+        message: e.to_string(),
+    };
+    std::fs::create_dir_all(&info).map_err(write_err)?;
+    std::fs::write(info.join("attributes"), "* -text -filter -ident\n").map_err(write_err)?;
+    Ok(())
+}
+
+pub(crate) fn head_born(repo: &Repository) -> Result<bool, HistoryError> {
+    match repo.head() {
+        Ok(_) => Ok(true),
+        Err(e) if matches!(e.code(), ErrorCode::UnbornBranch | ErrorCode::NotFound) => Ok(false),
+        Err(e) => Err(e.into()),
+    }
+}
+
+/// Store files that differ from the index or the last commit: `(path, deleted from the work tree)`.
+fn store_statuses(repo: &Repository) -> Result<Vec<(String, bool)>, HistoryError> {
+    let mut options = StatusOptions::new();
+    options
+        .include_untracked(true)
+        .recurse_untracked_dirs(true)
+        .include_ignored(false)
+        .exclude_submodules(true)
+        .renames_head_to_index(false)
+        .renames_index_to_workdir(false);
+    for spec in PATHSPECS {
+        options.pathspec(spec);
+    }
+    let statuses = repo.statuses(Some(&mut options))?;
+    Ok(statuses
+        .iter()
+        .filter(|entry| entry.status() != Status::CURRENT)
+        .filter_map(|entry| {
+            let path = entry.path().ok()?.to_owned();
+            is_store_path(&path).then(|| (path, entry.status().contains(Status::WT_DELETED)))
+        })
+        .collect())
+}
+
+/// Paths whose content differs between `old` (none: the empty tree) and `new`, sorted.
+pub(crate) fn changed_paths(
+    repo: &Repository,
+    old: Option<&git2::Tree<'_>>,
+    new: &git2::Tree<'_>,
+) -> Result<Vec<String>, HistoryError> {
+    let diff = repo.diff_tree_to_tree(old, Some(new), None)?;
+    let mut paths: Vec<String> = diff
+        .deltas()
+        .filter_map(|delta| {
+            delta
+                .new_file()
+                .path()
+                .or_else(|| delta.old_file().path())
+                .map(|p| p.to_string_lossy().replace('\\', "/"))
+        })
+        .collect();
+    paths.sort();
+    paths.dedup();
+    Ok(paths)
+}
+
+pub(crate) fn signature(now: Timestamp) -> Result<Signature<'static>, HistoryError> {
+    Ok(Signature::new(
+        COMMITTER_NAME,
+        COMMITTER_EMAIL,
+        &Time::new(now.as_second(), 0),
+    )?)
+}

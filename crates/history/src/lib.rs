@@ -1,0 +1,34 @@
+//! # elroy-history
+//!
+//! The versioned home: every change elroy makes to the markdown stores (agenda, feature requests,
+//! memories, `MEMORY.md`/`USER.md`, for every user token) is a commit of a git repository in
+//! `$ELROY_HOME` (libgit2 through `git2`, no `git` program needed).
+//!
+//! - [`VersionedHome::start`] opens (or creates) the repository when a home is opened: a new repository
+//!   gets an `initial import` commit of the stores as they are, and hand edits made since the last
+//!   commit become an `external edit` commit.
+//! - [`Recorder`] is the [`elroy_core::CallObserver`] the runtime installs on the tool registry: after
+//!   every tool call it commits what changed as `{tool}: {paths}`, e.g.
+//!   `delete_agenda_item: agenda/Water_the_plants.md`. A failed commit is logged, never a tool error.
+//! - [`VersionedHome::history`] lists the changes, newest first (`elroy history [PATH]`);
+//!   [`VersionedHome::undo`] reverts the last change elroy made, refusing when a file of it was edited
+//!   by hand since (`elroy undo`).
+//!
+//! Only the markdown stores are versioned ([`is_store_path`]); `state.db`, logs, the cache and the
+//! lock never are (the repository's `.gitignore` lists what is). Commits are made under the home
+//! lock ([`elroy_markdown::HomeLock`]), so concurrent elroy processes do not race, and with the
+//! identity `elroy <elroy@localhost>` whatever the user's git configuration says.
+
+mod error;
+mod home;
+mod log;
+mod paths;
+mod recorder;
+mod undo;
+
+pub use error::HistoryError;
+pub use home::{COMMITTER_EMAIL, COMMITTER_NAME, EXTERNAL_EDIT, INITIAL_IMPORT, VersionedHome};
+pub use log::Change;
+pub use paths::{GITIGNORE, is_store_path};
+pub use recorder::Recorder;
+pub use undo::{UNDO_PREFIX, Undone};

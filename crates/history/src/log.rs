@@ -1,0 +1,101 @@
+//! [`VersionedHome::history`]: the changes, newest first.
+
+use git2::{Commit, Oid, Repository, Sort};
+use jiff::Timestamp;
+
+use crate::home::{changed_paths, head_born};
+use crate::{HistoryError, VersionedHome};
+
+/// Characters of a short commit id.
+pub(crate) const SHORT_ID: usize = 7;
+
+/// One commit of the versioned home.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Change {
+    /// The full commit id (40 hex digits).
+    pub id: String,
+    /// Its first seven hex digits.
+    pub short_id: String,
+    /// When elroy made it (the clock of that session: `ELROY_NOW` fixes it).
+    pub time: Timestamp,
+    /// The first line of the message, e.g. `add_agenda_item: agenda/Water_the_plants.md`.
+    pub summary: String,
+    /// The whole message.
+    pub message: String,
+    /// Files the commit changed, relative to the home, sorted.
+    pub paths: Vec<String>,
+}
+
+impl Change {
+    pub(crate) fn of(repo: &Repository, commit: &Commit<'_>) -> Result<Self, HistoryError> {
+        let parent_tree = match commit.parents().next() {
+            Some(parent) => Some(parent.tree()?),
+            None => None,
+        };
+        let paths = changed_paths(repo, parent_tree.as_ref(), &commit.tree()?)?;
+        let id = commit.id().to_string();
+        let message = String::from_utf8_lossy(commit.message_bytes()).into_owned();
+        Ok(Change {
+            short_id: id[..SHORT_ID.min(id.len())].to_owned(),
+            id,
+            time: Timestamp::from_second(commit.time().seconds()).unwrap_or(Timestamp::UNIX_EPOCH),
+            summary: message.lines().next().unwrap_or_default().to_owned(),
+            message,
+            paths,
+        })
+    }
+}
+
+/// Whether `path` is `filter` or inside it (both relative, `/`-separated).
+fn matches(path: &str, filter: &str) -> bool {
+    filter.is_empty()
+        || path == filter
+        || path
+            .strip_prefix(filter)
+            .is_some_and(|rest| rest.starts_with('/'))
+}
+
+impl VersionedHome {
+    /// The commits of the home, newest first; with `path` (relative to the home, a file or a
+    /// directory) only those that changed it.
+    ///
+    /// # Errors
+    /// [`HistoryError::Git`] when the repository cannot be read.
+    pub fn history(&self, path: Option<&str>) -> Result<Vec<Change>, HistoryError> {
+        let repo = self.repo()?;
+        if !head_born(&repo)? {
+            return Ok(Vec::new());
+        }
+        let filter = path.map(|p| p.trim_end_matches('/').trim_start_matches("./"));
+        let mut changes = Vec::new();
+        for id in first_parent_walk(&repo)? {
+            let change = Change::of(&repo, &repo.find_commit(id?)?)?;
+            if filter.is_none_or(|f| change.paths.iter().any(|p| matches(p, f))) {
+                changes.push(change);
+            }
+        }
+        Ok(changes)
+    }
+}
+
+/// Commit ids from HEAD back along first parents.
+pub(crate) fn first_parent_walk(
+    repo: &Repository,
+) -> Result<impl Iterator<Item = Result<Oid, git2::Error>> + '_, HistoryError> {
+    let mut walk = repo.revwalk()?;
+    walk.set_sorting(Sort::TOPOLOGICAL)?;
+    walk.simplify_first_parent()?;
+    walk.push_head()?;
+    Ok(walk)
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn path_filter() {
+        assert!(super::matches("agenda/a.md", "agenda"));
+        assert!(super::matches("agenda/a.md", "agenda/a.md"));
+        assert!(!super::matches("agenda2/a.md", "agenda"));
+        assert!(!super::matches("agenda/a.md.bak", "agenda/a.md"));
+    }
+}

@@ -1,0 +1,146 @@
+//! [`VersionedHome::undo`]: revert the last change elroy made.
+
+use std::path::Path;
+
+use git2::{ObjectType, Oid, Repository, Tree};
+use jiff::Timestamp;
+
+use elroy_markdown::HomeLock;
+
+use crate::home::{EXTERNAL_EDIT, INITIAL_IMPORT, head_born, signature};
+use crate::log::{Change, first_parent_walk};
+use crate::{HistoryError, VersionedHome};
+
+/// The summary prefix of an undo commit: `undo: {original summary}`.
+pub const UNDO_PREFIX: &str = "undo: ";
+/// The body line of an undo commit naming the commit it reverts: `Reverts {full id}`.
+const REVERTS: &str = "Reverts ";
+
+/// What [`VersionedHome::undo`] did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Undone {
+    /// The change that was reverted.
+    pub original: Change,
+    /// The new `undo: …` commit.
+    pub commit: Change,
+}
+
+impl VersionedHome {
+    /// Reverts the last change elroy made: every file of that commit gets its content from before
+    /// it, byte for byte (deleted files come back, created files are removed), committed as
+    /// `undo: {original summary}`. Commits that are not elroy's (`external edit`) are passed over,
+    /// as are changes already undone, so a second `undo` reverts the change before. Runs under the
+    /// home lock.
+    ///
+    /// # Errors
+    /// [`HistoryError::EditedSince`] (nothing is changed) when a file of that change is no longer as
+    /// the change left it: edited by hand, or changed by something not yet committed;
+    /// [`HistoryError::NothingToUndo`] when only the initial import and outside edits are left.
+    pub fn undo(&self, now: Timestamp) -> Result<Undone, HistoryError> {
+        let _lock = HomeLock::acquire(self.root())?;
+        let repo = self.repo()?;
+        if !head_born(&repo)? {
+            return Err(HistoryError::NothingToUndo);
+        }
+        let target = find_target(&repo)?;
+        let target_commit = repo.find_commit(target)?;
+        let Some(parent) = target_commit.parents().next() else {
+            return Err(HistoryError::NothingToUndo);
+        };
+        let original = Change::of(&repo, &target_commit)?;
+        let after = target_commit.tree()?;
+        let before = parent.tree()?;
+        // Refuse before touching anything.
+        for path in &original.paths {
+            if work_tree_blob(self.root(), path)? != blob_at(&after, path)? {
+                return Err(HistoryError::EditedSince {
+                    message: original.summary.clone(),
+                    id: original.short_id.clone(),
+                    path: path.clone(),
+                });
+            }
+        }
+        let mut index = repo.index()?;
+        for path in &original.paths {
+            let file = self.root().join(path);
+            match blob_at(&before, path)? {
+                Some(id) => {
+                    let blob = repo.find_blob(id)?;
+                    elroy_markdown::write_atomic(&file, blob.content(), path)?;
+                    index.add_path(Path::new(path))?;
+                }
+                None => {
+                    if file.exists() {
+                        elroy_markdown::remove_file(&file, path)?;
+                    }
+                    if index.get_path(Path::new(path), 0).is_some() {
+                        index.remove_path(Path::new(path))?;
+                    }
+                }
+            }
+        }
+        index.write()?;
+        let tree = repo.find_tree(index.write_tree()?)?;
+        let head = repo.head()?.peel_to_commit()?;
+        let sig = signature(now)?;
+        let message = format!(
+            "{UNDO_PREFIX}{}\n\n{REVERTS}{}\n",
+            original.summary, original.id
+        );
+        let id = repo.commit(Some("HEAD"), &sig, &sig, &message, &tree, &[&head])?;
+        let commit = Change::of(&repo, &repo.find_commit(id)?)?;
+        Ok(Undone { original, commit })
+    }
+}
+
+/// The newest commit elroy made that is not undone yet.
+fn find_target(repo: &Repository) -> Result<Oid, HistoryError> {
+    let mut undone: Vec<Oid> = Vec::new();
+    for id in first_parent_walk(repo)? {
+        let id = id?;
+        let commit = repo.find_commit(id)?;
+        let message = String::from_utf8_lossy(commit.message_bytes()).into_owned();
+        let summary = message.lines().next().unwrap_or_default();
+        if commit.parent_count() == 0 || summary == INITIAL_IMPORT {
+            break;
+        }
+        if summary.starts_with(UNDO_PREFIX) {
+            if let Some(reverted) = message
+                .lines()
+                .find_map(|l| l.strip_prefix(REVERTS))
+                .and_then(|hex| Oid::from_str(hex.trim()).ok())
+            {
+                undone.push(reverted);
+            }
+            continue;
+        }
+        if summary == EXTERNAL_EDIT || undone.contains(&id) {
+            continue;
+        }
+        return Ok(id);
+    }
+    Err(HistoryError::NothingToUndo)
+}
+
+/// The blob at `path` in `tree`, if any.
+fn blob_at(tree: &Tree<'_>, path: &str) -> Result<Option<Oid>, HistoryError> {
+    match tree.get_path(Path::new(path)) {
+        Ok(entry) if entry.kind() == Some(ObjectType::Blob) => Ok(Some(entry.id())),
+        Ok(_) => Ok(None),
+        Err(e) if e.code() == git2::ErrorCode::NotFound => Ok(None),
+        Err(e) => Err(e.into()),
+    }
+}
+
+/// The blob id of the work-tree file at `path` (as `git hash-object` computes it, raw bytes), or
+/// `None` when it does not exist.
+fn work_tree_blob(root: &Path, path: &str) -> Result<Option<Oid>, HistoryError> {
+    match std::fs::read(root.join(path)) {
+        Ok(bytes) => Ok(Some(Oid::hash_object(ObjectType::Blob, &bytes)?)),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(HistoryError::Read {
+            path: path.to_owned(),
+            message: e.to_string(),
+        }),
+    }
+}
