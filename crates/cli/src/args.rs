@@ -64,6 +64,8 @@ pub enum Command {
     Tools(ToolsArgs),
     /// Show the resolved configuration and where each value came from (secrets masked)
     Config(ConfigArgs),
+    /// Serve every tool over the Model Context Protocol on stdin/stdout (for MCP clients such as Claude Desktop or Claude Code)
+    Mcp,
     /// Print the version
     Version,
     /// Print a shell completion script, e.g. `elroy completions bash > ~/.local/share/bash-completion/completions/elroy`

@@ -10,6 +10,7 @@ mod args;
 mod chat;
 mod config_cmd;
 mod logging;
+mod mcp_cmd;
 mod message;
 mod remember;
 mod tools_cmd;
@@ -48,6 +49,7 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
         Some(Command::Chat) => chat::run(load_config(&cli)?),
         Some(Command::Message(args)) => message::run(load_config(&cli)?, args),
         Some(Command::Remember(args)) => remember::run(load_config(&cli)?, args),
+        Some(Command::Mcp) => mcp_cmd::run(load_config(&cli)?),
         None => {
             use std::io::IsTerminal;
             if std::io::stdin().is_terminal() {

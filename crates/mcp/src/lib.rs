@@ -1,0 +1,82 @@
+//! # elroy-mcp
+//!
+//! `elroy mcp`: a [Model Context Protocol](https://modelcontextprotocol.io) server over stdio,
+//! built on the official Rust SDK ([`rmcp`]). It exposes every tool registered in an opened
+//! [`Runtime`] (built-in tools and plugins) and runs each call the way a direct call runs
+//! (`Runtime::call_tool`): registry lookup (unknown tools, D2), argument validation and coercion
+//! (D3), the error contract (D1) and the result's effects applied to the active context window,
+//! against the same home as every other front-end.
+//!
+//! - **`tools/list`**: one MCP tool per registered tool, in registry order; name and description
+//!   verbatim, `inputSchema` = the tool's OpenAI `function.parameters` ([`input_schema`]).
+//! - **`tools/call`**: the content of the tool result as one text block; a failed call
+//!   (`Error invoking tool NAME: …`) comes back with `isError: true`, never as a JSON-RPC error.
+//! - **Tool-list changes**: the server declares `tools.listChanged`. While it runs it checks the
+//!   plugin locations (the home `contrib/` directory, `contrib_tools_path`, `custom_tools_path`)
+//!   every [`PLUGIN_POLL_INTERVAL`]; when the set of plugin executables or their size or
+//!   modification time changed, it probes them again, swaps the registry, and sends
+//!   `notifications/tools/list_changed` if the tool list (names, descriptions or schemas)
+//!   differs. Built-in tools never change while the server runs.
+//! - **Logging**: stdout carries the protocol only. Logs go to the log file the CLI set up;
+//!   warnings (for example a plugin that could not be loaded) go to stderr.
+
+mod plugins_watch;
+mod server;
+
+pub use plugins_watch::PLUGIN_POLL_INTERVAL;
+pub use server::{ElroyMcpServer, input_schema, mcp_tool};
+
+use elroy_runtime::Runtime;
+
+/// Why the server stopped with an error.
+#[derive(Debug)]
+pub struct McpError(pub String);
+
+impl std::fmt::Display for McpError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for McpError {}
+
+/// Serves `runtime`'s tools over stdin/stdout until the client closes the connection.
+///
+/// Must run inside a Tokio runtime with IO and time enabled (the CLI's `block_on` is one).
+///
+/// # Errors
+/// [`McpError`] when the MCP handshake fails or the connection breaks; a client that simply
+/// closes standard input ends the server with `Ok(())`.
+pub async fn serve_stdio(runtime: Runtime) -> Result<(), McpError> {
+    let (stdin, stdout) = rmcp::transport::stdio();
+    serve(runtime, (stdin, stdout)).await
+}
+
+/// Serves `runtime`'s tools over any rmcp transport (stdio in production, an in-memory duplex in
+/// tests) until the peer disconnects.
+///
+/// # Errors
+/// As [`serve_stdio`].
+pub async fn serve<T, E, A>(runtime: Runtime, transport: T) -> Result<(), McpError>
+where
+    T: rmcp::transport::IntoTransport<rmcp::RoleServer, E, A>,
+    E: std::error::Error + Send + Sync + 'static,
+{
+    use rmcp::ServiceExt;
+
+    let server = ElroyMcpServer::new(runtime);
+    let shared = server.shared();
+    let running = server
+        .serve(transport)
+        .await
+        .map_err(|e| McpError(format!("MCP initialization failed: {e}")))?;
+    tracing::info!("mcp: client connected");
+    let watcher = tokio::spawn(plugins_watch::watch(shared, running.peer().clone()));
+    let outcome = running.waiting().await;
+    watcher.abort();
+    tracing::info!("mcp: connection closed");
+    match outcome {
+        Ok(_) => Ok(()),
+        Err(e) => Err(McpError(format!("MCP connection failed: {e}"))),
+    }
+}

@@ -1,0 +1,230 @@
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+//! `elroy mcp` driven by a real MCP client (rmcp's client over a child process's stdio): the
+//! tool list equals the golden schemas, calls write the files of the home, failures come back as
+//! `isError: true`, and a plugin added while the server runs is announced with
+//! `notifications/tools/list_changed`.
+
+mod common;
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use common::{TestHome, shared_dir};
+use rmcp::model::{CallToolRequestParams, CallToolResult, JsonObject};
+use rmcp::service::{NotificationContext, RunningService};
+use rmcp::transport::TokioChildProcess;
+use rmcp::{ClientHandler, RoleClient, ServiceExt};
+use serde_json::{Value, json};
+use tokio::sync::Notify;
+
+/// A client that counts `notifications/tools/list_changed`.
+#[derive(Clone, Default)]
+struct Client {
+    list_changed: Arc<Notify>,
+}
+
+impl ClientHandler for Client {
+    async fn on_tool_list_changed(&self, _context: NotificationContext<RoleClient>) {
+        self.list_changed.notify_one();
+    }
+}
+
+/// Starts `elroy mcp` in `home` (`ELROY_NOW` fixed) and connects a client to it.
+async fn connect(home: &TestHome, client: Client) -> RunningService<RoleClient, Client> {
+    let mut cmd = home.cmd();
+    cmd.arg("mcp").env("ELROY_NOW", "2026-03-16T08:30:00Z");
+    let transport = TokioChildProcess::builder(tokio::process::Command::from(cmd))
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("spawn elroy mcp")
+        .0;
+    client.serve(transport).await.expect("MCP handshake")
+}
+
+fn object(value: Value) -> JsonObject {
+    match value {
+        Value::Object(map) => map,
+        other => panic!("not an object: {other}"),
+    }
+}
+
+fn text(result: &CallToolResult) -> String {
+    result
+        .content
+        .iter()
+        .filter_map(|c| c.as_text().map(|t| t.text.clone()))
+        .collect::<Vec<_>>()
+        .join("")
+}
+
+async fn call(
+    client: &RunningService<RoleClient, Client>,
+    name: &str,
+    args: Value,
+) -> CallToolResult {
+    client
+        .call_tool(CallToolRequestParams::new(name.to_owned()).with_arguments(object(args)))
+        .await
+        .expect("tools/call answered")
+}
+
+#[tokio::test]
+async fn tools_match_the_golden_schemas_and_calls_write_the_home() {
+    let home = TestHome::new();
+    let client = connect(&home, Client::default()).await;
+
+    let info = client.peer_info().expect("server info");
+    let tools_capability = info.capabilities.tools.clone().expect("tools capability");
+    assert_eq!(tools_capability.list_changed, Some(true));
+
+    // Every golden tool is listed with its exact name, description and schema.
+    let tools = client.list_all_tools().await.expect("tools/list");
+    let golden: Vec<Value> = serde_json::from_str(
+        &std::fs::read_to_string(shared_dir().join("golden/tools_schema.json")).unwrap(),
+    )
+    .unwrap();
+    assert_eq!(golden.len(), 40);
+    let empty = json!({"type": "object", "properties": {}});
+    for entry in &golden {
+        let function = &entry["function"];
+        let name = function["name"].as_str().unwrap();
+        let tool = tools
+            .iter()
+            .find(|t| t.name == name)
+            .unwrap_or_else(|| panic!("{name} is not listed"));
+        assert_eq!(
+            tool.description.as_deref(),
+            function["description"].as_str(),
+            "{name}"
+        );
+        let expected = function.get("parameters").unwrap_or(&empty);
+        let listed = Value::Object((*tool.input_schema).clone());
+        assert_eq!(&listed, expected, "{name}");
+        // Key order too: the schema is the one a model sees.
+        assert_eq!(
+            serde_json::to_string(&listed).unwrap(),
+            serde_json::to_string(expected).unwrap(),
+            "{name}"
+        );
+    }
+
+    // Calls run against the home of the server.
+    let added = call(
+        &client,
+        "add_agenda_item",
+        json!({"text": "Water the plants", "item_date": "2026-03-18"}),
+    )
+    .await;
+    assert_eq!(added.is_error, Some(false));
+    assert_eq!(
+        text(&added),
+        "Agenda item added for 2026-03-18: Water the plants"
+    );
+    let agenda_file = home.home().join("agenda/Water_the_plants.md");
+    let agenda = std::fs::read_to_string(&agenda_file).expect("agenda file written");
+    assert!(agenda.contains("date: '2026-03-18'"), "{agenda}");
+    assert!(agenda.ends_with("Water the plants"), "{agenda}");
+
+    let created = call(
+        &client,
+        "create_memory",
+        json!({"name": "Priya's coffee preference", "text": "Priya prefers a flat white."}),
+    )
+    .await;
+    assert_eq!(created.is_error, Some(false));
+    assert_eq!(
+        text(&created),
+        "New memory created: Priya's coffee preference"
+    );
+    let memory = std::fs::read_to_string(home.home().join("memories/Priya_s_coffee_preference.md"))
+        .expect("memory file written");
+    assert_eq!(memory, "---\nid: 1\n---\n\nPriya prefers a flat white.");
+
+    // The same home answers reads through the protocol.
+    let listed = call(
+        &client,
+        "list_agenda_items",
+        json!({"item_date": "2026-03-18"}),
+    )
+    .await;
+    assert!(
+        text(&listed).contains("\"name\":\"Water_the_plants\""),
+        "{}",
+        text(&listed)
+    );
+
+    // Failures are tool results with isError, in the error contract's words.
+    let duplicate = call(
+        &client,
+        "add_agenda_item",
+        json!({"text": "Water the plants", "item_date": "2026-03-18"}),
+    )
+    .await;
+    assert_eq!(duplicate.is_error, Some(true));
+    assert_eq!(
+        text(&duplicate),
+        "Error invoking tool add_agenda_item: Task 'Water the plants' already exists"
+    );
+    let invalid = call(&client, "create_memory", json!({"name": "only a name"})).await;
+    assert_eq!(invalid.is_error, Some(true));
+    assert!(
+        text(&invalid).starts_with("Error invoking tool create_memory: "),
+        "{}",
+        text(&invalid)
+    );
+    let unknown = call(&client, "no_such_tool", json!({})).await;
+    assert_eq!(unknown.is_error, Some(true));
+    assert!(
+        text(&unknown)
+            .starts_with("Error invoking tool no_such_tool: Unknown tool 'no_such_tool'."),
+        "{}",
+        text(&unknown)
+    );
+
+    client.cancel().await.expect("close the connection");
+}
+
+#[cfg(unix)]
+#[tokio::test]
+async fn a_plugin_added_while_serving_is_announced() {
+    use std::os::unix::fs::PermissionsExt;
+
+    let home = TestHome::new();
+    let listener = Client::default();
+    let notified = Arc::clone(&listener.list_changed);
+    let client = connect(&home, listener).await;
+    let before = client.list_all_tools().await.unwrap();
+    assert!(!before.iter().any(|t| t.name == "say_hello"));
+
+    let contrib = home.home().join("contrib");
+    std::fs::create_dir_all(&contrib).unwrap();
+    let plugin = contrib.join("say_hello");
+    let script = r#"#!/bin/sh
+if [ "$1" = "--schema" ]; then
+  echo '{"type":"function","function":{"name":"say_hello","description":"Greets someone.","parameters":{"type":"object","properties":{"who":{"type":"string","description":"Whom to greet."}},"required":["who"]}}}'
+  exit 0
+fi
+read args
+echo "hello from the plugin: $args"
+"#;
+    let staging = home.root().join("say_hello.tmp");
+    std::fs::write(&staging, script).unwrap();
+    std::fs::set_permissions(&staging, std::fs::Permissions::from_mode(0o755)).unwrap();
+    std::fs::rename(&staging, &plugin).unwrap();
+
+    tokio::time::timeout(Duration::from_secs(30), notified.notified())
+        .await
+        .expect("notifications/tools/list_changed within 30 s");
+    let after = client.list_all_tools().await.unwrap();
+    let tool = after
+        .iter()
+        .find(|t| t.name == "say_hello")
+        .expect("plugin listed");
+    assert_eq!(tool.description.as_deref(), Some("Greets someone."));
+    assert_eq!(after.len(), before.len() + 1);
+    let greeted = call(&client, "say_hello", json!({"who": "Priya"})).await;
+    assert_eq!(greeted.is_error, Some(false), "{}", text(&greeted));
+    assert!(text(&greeted).contains("Priya"), "{}", text(&greeted));
+
+    client.cancel().await.expect("close the connection");
+}
