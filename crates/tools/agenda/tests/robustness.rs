@@ -551,3 +551,38 @@ fn d5_crlf_files_are_read_and_rewritten_as_lf_with_the_body_intact() {
         "---\nchecklist:\n- completed: false\n  id: 1\n  text: Step\ncompleted: false\ndate: '2026-11-30'\nstatus: created\n---\n\nLine one\nLine two  \n"
     );
 }
+
+/// `tools.md` §2.4 step 5: a new name with the same sanitized base keeps the file (Elroy 0.5.0
+/// moves it to `-2`, found by an oracle run); D12: file names are unique ignoring case.
+#[test]
+fn rename_to_the_same_base_keeps_the_file_and_names_ignore_case() {
+    let home = home_in("UTC");
+    home.call(
+        "create_due_item",
+        r#"{"name":"Überweisung an Vermieter","text":"x","trigger_context":"rent"}"#,
+    );
+    let r = home.call(
+        "rename_due_item",
+        r#"{"old_name":"Überweisung an Vermieter","new_name":"Überweisung an Vermieter :"}"#,
+    );
+    assert_eq!(
+        r.content,
+        "Due item 'Überweisung an Vermieter' has been renamed to 'Überweisung an Vermieter :'."
+    );
+    assert_eq!(home.files(), vec!["Überweisung_an_Vermieter.md"]);
+    assert!(
+        home.file("Überweisung_an_Vermieter.md")
+            .contains("\nname: 'Überweisung an Vermieter :'\n")
+    );
+    home.call(
+        "create_due_item",
+        r#"{"name":"üBERWEISUNG AN vERMIETER :","text":"y","trigger_context":"rent"}"#,
+    );
+    assert_eq!(
+        home.files(),
+        vec![
+            "Überweisung_an_Vermieter.md",
+            "üBERWEISUNG_AN_vERMIETER-2.md"
+        ]
+    );
+}
