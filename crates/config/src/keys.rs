@@ -493,6 +493,13 @@ pub const KEYS: &[KeyDef] = &[
         "ELROY_ELROY_DB_PATH",
         "Elroy's database, read-only, for memory names (default $ELROY_HOME/elroy.db)",
     ),
+    key(
+        "versioned_home",
+        B,
+        Some("true"),
+        "ELROY_VERSIONED_HOME",
+        "commit every change elroy makes to the markdown stores to a git repository in the home (elroy history, elroy undo)",
+    ),
 ];
 
 /// Keys that still work but warn (`orchestrator.md` §15.2): the first five only in the file.
