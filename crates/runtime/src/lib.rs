@@ -77,6 +77,22 @@ impl Runtime {
         }
         warnings.extend(plugins.warnings);
         services.insert(Arc::new(elroy_plugins::Panels(plugins.panels)));
+        // --- elroy-history (versioned home) ---
+        // Commits hand edits since the last run (or the initial import), then records every tool
+        // call that changes a markdown store, whoever makes it (direct, model turn, MCP). A failure
+        // here is a warning: the home works unversioned.
+        if config.bool("versioned_home") {
+            match elroy_history::VersionedHome::start(&config.paths.elroy_home, time.now()) {
+                Ok(home) => {
+                    registry.set_call_observer(Arc::new(elroy_history::Recorder::new(home)));
+                }
+                Err(e) => {
+                    let message = format!("versioned home: {e}");
+                    tracing::warn!("{message}");
+                    warnings.push(message);
+                }
+            }
+        }
         Ok(Runtime {
             config,
             time,
