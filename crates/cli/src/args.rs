@@ -66,6 +66,10 @@ pub enum Command {
     Config(ConfigArgs),
     /// Serve every tool over the Model Context Protocol on stdin/stdout (for MCP clients such as Claude Desktop or Claude Code)
     Mcp,
+    /// List the changes elroy and you made to the agenda, feature requests, memories and notes, newest first (the versioned home)
+    History(crate::history_cmd::HistoryArgs),
+    /// Revert the last change elroy made to the markdown stores (refused when a file of it was edited by hand since)
+    Undo,
     /// Print the version
     Version,
     /// Print a shell completion script, e.g. `elroy completions bash > ~/.local/share/bash-completion/completions/elroy`

@@ -9,6 +9,7 @@
 mod args;
 mod chat;
 mod config_cmd;
+mod history_cmd;
 mod logging;
 mod mcp_cmd;
 mod message;
@@ -48,6 +49,8 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
         Some(Command::Tools(args)) => tools_cmd::run(load_config(&cli)?, args),
         Some(Command::Chat) => chat::run(load_config(&cli)?),
         Some(Command::Message(args)) => message::run(load_config(&cli)?, args),
+        Some(Command::History(args)) => history_cmd::history(&load_config(&cli)?, args),
+        Some(Command::Undo) => history_cmd::undo(&load_config(&cli)?),
         Some(Command::Remember(args)) => remember::run(load_config(&cli)?, args),
         Some(Command::Mcp) => mcp_cmd::run(load_config(&cli)?),
         None => {
