@@ -43,8 +43,7 @@ pub const RECALLED_MEMORIES: usize = 2;
 /// Memory recall from the memory store (`orchestrator.md` §4.2–§4.6): `T_cur` from the message,
 /// `T_prev` from the previous user message, the embedding text from the last 6 messages; the
 /// fused ranking minus memories already carried by a recall message in the conversation; the top
-/// [`RECALLED_MEMORIES`]. (The agenda side of §4.5 — due and plain items by keyword — is not
-/// searched here yet; due items whose time passed arrive through [`AgendaDue`].)
+/// [`RECALLED_MEMORIES`]. [`StoreRecall`] adds the agenda side.
 #[derive(Debug, Clone)]
 pub struct MemoryRecall(pub Arc<MemoryStore>);
 
@@ -62,62 +61,193 @@ pub fn embedding_query_text(conversation: &[Message]) -> String {
     lines[lines.len().saturating_sub(6)..].join("\n")
 }
 
-impl RecallSource for MemoryRecall {
-    fn recall(&self, query: &RecallQuery<'_>) -> Result<Option<RecallPayload>, String> {
-        let current = recall::recall_tokens(query.message);
-        // The conversation ends with the current user message; the previous one comes before it.
-        let previous_text = query
-            .conversation
-            .iter()
-            .rev()
-            .filter(|m| m.role == Role::User)
-            .nth(1)
-            .and_then(|m| m.content.clone())
-            .unwrap_or_default();
-        let previous = recall::previous_tokens(&previous_text, &current);
-        let in_context: std::collections::HashSet<RecallItem> = query
-            .conversation
-            .iter()
-            .filter_map(Message::recall_metadata)
-            .flatten()
-            .map(|m| m.item())
-            .collect();
+/// The query tokens and in-context items of a recall query (§4.2, §4.5 step 2).
+struct Prepared {
+    current: Vec<String>,
+    previous: Vec<String>,
+    in_context: std::collections::HashSet<RecallItem>,
+}
+
+fn prepare(query: &RecallQuery<'_>) -> Prepared {
+    let current = recall::recall_tokens(query.message);
+    // The conversation ends with the current user message; the previous one comes before it.
+    let previous_text = query
+        .conversation
+        .iter()
+        .rev()
+        .filter(|m| m.role == Role::User)
+        .nth(1)
+        .and_then(|m| m.content.clone())
+        .unwrap_or_default();
+    let previous = recall::previous_tokens(&previous_text, &current);
+    let in_context = query
+        .conversation
+        .iter()
+        .filter_map(Message::recall_metadata)
+        .flatten()
+        .map(|m| m.item())
+        .collect();
+    Prepared {
+        current,
+        previous,
+        in_context,
+    }
+}
+
+impl MemoryRecall {
+    fn select(
+        &self,
+        query: &RecallQuery<'_>,
+        prepared: &Prepared,
+    ) -> Result<Vec<(RecallMetadata, String)>, String> {
         let search = MemoryQuery {
-            current,
-            previous,
+            current: prepared.current.clone(),
+            previous: prepared.previous.clone(),
             embedding_text: Some(embedding_query_text(query.conversation)),
         };
         let found = self
             .0
-            .search(&search, RECALLED_MEMORIES + in_context.len())
+            .search(&search, RECALLED_MEMORIES + prepared.in_context.len())
             .map_err(|e| e.to_string())?;
-        let mut metadata = Vec::new();
-        let mut renderings = Vec::new();
+        let mut out = Vec::new();
         for memory in found {
             let item = RecallItem {
                 memory_type: RecallKind::Memory,
                 memory_id: memory.id,
             };
-            if in_context.contains(&item) {
+            if prepared.in_context.contains(&item) {
                 continue;
             }
-            renderings.push(self.0.rendering(&memory).map_err(|e| e.to_string())?);
-            metadata.push(RecallMetadata {
-                memory_type: RecallKind::Memory,
-                memory_id: memory.id,
-                name: memory.name.clone(),
-            });
-            if metadata.len() == RECALLED_MEMORIES {
+            let rendering = self.0.rendering(&memory).map_err(|e| e.to_string())?;
+            out.push((
+                RecallMetadata {
+                    memory_type: RecallKind::Memory,
+                    memory_id: memory.id,
+                    name: memory.name.clone(),
+                },
+                rendering,
+            ));
+            if out.len() == RECALLED_MEMORIES {
                 break;
             }
         }
-        if metadata.is_empty() {
-            return Ok(None);
+        Ok(out)
+    }
+}
+
+fn payload(selected: Vec<(RecallMetadata, String)>) -> Option<RecallPayload> {
+    if selected.is_empty() {
+        return None;
+    }
+    let (recall_metadata, renderings): (Vec<_>, Vec<_>) = selected.into_iter().unzip();
+    Some(RecallPayload {
+        content: renderings.join("\n"),
+        recall_metadata,
+    })
+}
+
+impl RecallSource for MemoryRecall {
+    fn recall(&self, query: &RecallQuery<'_>) -> Result<Option<RecallPayload>, String> {
+        let prepared = prepare(query);
+        Ok(payload(self.select(query, &prepared)?))
+    }
+}
+
+/// How many due items and how many plain agenda items one recall pair carries (§4.5 step 3).
+pub const RECALLED_AGENDA_ITEMS: usize = 2;
+
+/// Recall over every store (`orchestrator.md` §4): memories (keyword and embedding legs, through
+/// [`MemoryRecall`]) and agenda items by keyword. Each turn the agenda's active items are
+/// re-indexed into `recall_fts` (kind `agenda`), the keyword leg ranks them, and the ranking is
+/// split into due items and plain items. The payload carries at most 2 memories, 2 due items and
+/// 2 plain items, in that order, leaving out items already in context.
+#[derive(Debug, Clone)]
+pub struct StoreRecall {
+    /// The memory store, if open.
+    pub memory: Option<Arc<MemoryStore>>,
+    /// The agenda store, if open.
+    pub agenda: Option<Arc<AgendaStore>>,
+    /// The database holding `recall_fts`.
+    pub db: Arc<Db>,
+    /// `users.id`.
+    pub user_id: i64,
+}
+
+impl StoreRecall {
+    fn agenda_items(
+        &self,
+        agenda: &AgendaStore,
+        query: &RecallQuery<'_>,
+        prepared: &Prepared,
+    ) -> Result<Vec<(RecallMetadata, String)>, String> {
+        let entries = agenda
+            .recall_entries(&query.time.tz)
+            .map_err(|e| e.to_string())?;
+        let items: Vec<recall::FtsItem> = entries
+            .iter()
+            .map(|e| recall::FtsItem {
+                id: e.id,
+                name: e.name.clone(),
+                body: e.fact.clone(),
+            })
+            .collect();
+        let ranking = self
+            .db
+            .with_conn(|c| {
+                recall::replace_fts_items(c, self.user_id, "agenda", &items)?;
+                recall::keyword_leg(
+                    c,
+                    self.user_id,
+                    "agenda",
+                    &prepared.current,
+                    &prepared.previous,
+                )
+            })
+            .map_err(|e| e.to_string())?;
+        let mut due = Vec::new();
+        let mut plain = Vec::new();
+        for id in ranking {
+            let item = RecallItem {
+                memory_type: RecallKind::AgendaItem,
+                memory_id: id,
+            };
+            if prepared.in_context.contains(&item) {
+                continue;
+            }
+            let Some(entry) = entries.iter().find(|e| e.id == id) else {
+                continue;
+            };
+            let bucket = match entry.kind {
+                elroy_agenda::Kind::Due => &mut due,
+                elroy_agenda::Kind::Agenda => &mut plain,
+            };
+            if bucket.len() < RECALLED_AGENDA_ITEMS {
+                bucket.push((
+                    RecallMetadata {
+                        memory_type: RecallKind::AgendaItem,
+                        memory_id: id,
+                        name: entry.name.clone(),
+                    },
+                    entry.fact.clone(),
+                ));
+            }
         }
-        Ok(Some(RecallPayload {
-            content: renderings.join("\n"),
-            recall_metadata: metadata,
-        }))
+        due.extend(plain);
+        Ok(due)
+    }
+}
+
+impl RecallSource for StoreRecall {
+    fn recall(&self, query: &RecallQuery<'_>) -> Result<Option<RecallPayload>, String> {
+        let prepared = prepare(query);
+        let mut selected = Vec::new();
+        if let Some(memory) = &self.memory {
+            selected.extend(MemoryRecall(Arc::clone(memory)).select(query, &prepared)?);
+        }
+        if let Some(agenda) = &self.agenda {
+            selected.extend(self.agenda_items(agenda, query, &prepared)?);
+        }
+        Ok(payload(selected))
     }
 }
 
@@ -191,6 +321,12 @@ pub fn session_parts(
     if services.get::<Db>().is_none() {
         services.insert(Arc::clone(&db));
     }
+    let recall: Arc<dyn RecallSource> = Arc::new(StoreRecall {
+        memory: memory.clone(),
+        agenda: agenda.clone(),
+        db: Arc::clone(&db),
+        user_id,
+    });
     Ok(SessionParts {
         settings: Settings::from_config(&runtime.config),
         time: runtime.time.clone(),
@@ -209,9 +345,7 @@ pub fn session_parts(
             Protocol::Anthropic => Provider::Anthropic,
             Protocol::OpenAi => Provider::Other,
         },
-        recall: memory
-            .clone()
-            .map(|m| Arc::new(MemoryRecall(m)) as Arc<dyn RecallSource>),
+        recall: Some(recall),
         due: agenda
             .clone()
             .map(|a| Arc::new(AgendaDue(a)) as Arc<dyn DueSource>),

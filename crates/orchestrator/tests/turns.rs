@@ -576,3 +576,41 @@ async fn session_context_pair_for_interactive_sessions() {
         )
     );
 }
+
+#[tokio::test]
+async fn agenda_items_are_recalled_by_keyword_and_split_into_due_and_plain() {
+    use elroy_orchestrator::wiring::StoreRecall;
+    let mut f = Fixture::new();
+    let now = jiff::Timestamp::from_second(1_790_000_000).unwrap();
+    let user_id = f.db.ensure_user("DEFAULT", now).unwrap();
+    let agenda = elroy_agenda::AgendaStore::open(f.home.path(), f.home.path(), "DEFAULT");
+    let today = now.to_zoned_datetime(jiff::tz::TimeZone::UTC).date();
+    agenda
+        .add_item("Water the plants on the balcony", today, now)
+        .unwrap();
+    agenda.add_item("Buy stamps", today, now).unwrap();
+    f.recall = Some(Arc::new(StoreRecall {
+        memory: None,
+        agenda: Some(Arc::new(agenda)),
+        db: Arc::clone(&f.db),
+        user_id,
+    }));
+    f.server.fallback(Reply::text("Yes, the plants."));
+    let session = f.session();
+    run(&session, "Did I plan to water the plants?")
+        .await
+        .0
+        .unwrap();
+    let exchanges = f.server.chat_requests()[0].tool_exchanges();
+    assert_eq!(exchanges.len(), 1, "{exchanges:?}");
+    assert_eq!(exchanges[0].0, "get_fast_recall");
+    let payload: serde_json::Value = serde_json::from_str(&exchanges[0].1).unwrap();
+    let names: Vec<&str> = payload["recall_metadata"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["Water the plants on the balcony"]);
+    assert_eq!(payload["recall_metadata"][0]["memory_type"], "AgendaItem");
+}
