@@ -8,9 +8,14 @@ use regex::Regex;
 
 use crate::MarkdownError;
 
+// Python's `\w` and `\s` on `str` (what Elroy's `re.sub(r"[^\w\s-]", "_", name)` uses): word
+// characters are those `str.isalnum()` accepts, letters and numbers (not combining marks or other
+// connector punctuation), plus `_`; whitespace includes the separators U+001C..U+001F, which
+// Unicode's White_Space property (Rust's `\s`) leaves out.
 static NOT_WORD_SPACE_DASH: LazyLock<Option<Regex>> =
-    LazyLock::new(|| Regex::new(r"[^\w\s-]").ok());
-static WHITESPACE_RUN: LazyLock<Option<Regex>> = LazyLock::new(|| Regex::new(r"\s+").ok());
+    LazyLock::new(|| Regex::new(r"[^\p{L}\p{N}_\s\x1C-\x1F-]").ok());
+static WHITESPACE_RUN: LazyLock<Option<Regex>> =
+    LazyLock::new(|| Regex::new(r"[\s\x1C-\x1F]+").ok());
 
 /// Whether `name` is a Windows device name (`CON`, `PRN`, `AUX`, `NUL`, `COM1`…`COM9`,
 /// `LPT1`…`LPT9`), ignoring ASCII case (`formats.md` §2.2).
@@ -156,6 +161,26 @@ mod tests {
         // Truncation after stripping may leave a trailing underscore (as Elroy).
         let s = format!("{}!{}", "a".repeat(79), "b");
         assert_eq!(sanitize_filename(&s, "f"), format!("{}_", "a".repeat(79)));
+    }
+
+    #[test]
+    fn word_and_space_classes_are_pythons() {
+        // Expected values computed with CPython 3.11's `re` (Elroy's rule): combining marks,
+        // variation selectors and connector punctuation other than `_` are not word characters;
+        // U+001C..U+001F are whitespace.
+        for (input, expected) in [
+            ("Voice input \u{1F399}\u{FE0F}", "Voice_input"),
+            ("cafe\u{301} au lait", "cafe__au_lait"),
+            ("a\u{203F}b", "a_b"),
+            ("\u{216B} chapters", "\u{216B}_chapters"),
+            ("x\u{1C}y", "x_y"),
+            ("tab\there", "tab_here"),
+            ("nb\u{A0}sp", "nb_sp"),
+            ("emoji \u{1F44D}\u{1F3FD} ok", "emoji____ok"),
+            ("a\u{200B}b", "a_b"),
+        ] {
+            assert_eq!(sanitize_filename(input, "x"), expected, "{input:?}");
+        }
     }
 
     #[test]
