@@ -66,6 +66,8 @@ pub enum Command {
     Config(ConfigArgs),
     /// Serve every tool over the Model Context Protocol on stdin/stdout (for MCP clients such as Claude Desktop or Claude Code)
     Mcp,
+    /// Import an Elroy (Python) home: agenda, due items, feature requests, memories, and names from its database
+    ImportElroy(crate::import_cmd::ImportElroyArgs),
     /// List the changes elroy and you made to the agenda, feature requests, memories and notes, newest first (the versioned home)
     History(crate::history_cmd::HistoryArgs),
     /// Revert the last change elroy made to the markdown stores (refused when a file of it was edited by hand since)

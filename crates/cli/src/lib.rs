@@ -10,6 +10,7 @@ mod args;
 mod chat;
 mod config_cmd;
 mod history_cmd;
+mod import_cmd;
 mod logging;
 mod mcp_cmd;
 mod message;
@@ -53,6 +54,7 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
         Some(Command::Undo) => history_cmd::undo(&load_config(&cli)?),
         Some(Command::Remember(args)) => remember::run(load_config(&cli)?, args),
         Some(Command::Mcp) => mcp_cmd::run(load_config(&cli)?),
+        Some(Command::ImportElroy(args)) => import_cmd::run(load_config(&cli)?, args),
         None => {
             use std::io::IsTerminal;
             if std::io::stdin().is_terminal() {
