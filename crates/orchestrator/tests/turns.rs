@@ -614,3 +614,35 @@ async fn agenda_items_are_recalled_by_keyword_and_split_into_due_and_plain() {
     assert_eq!(names, ["Water the plants on the balcony"]);
     assert_eq!(payload["recall_metadata"][0]["memory_type"], "AgendaItem");
 }
+
+#[tokio::test]
+async fn inline_tool_calls_mode() {
+    let mut f = Fixture::new();
+    f.settings.inline_tool_calls = true;
+    f.server
+        .push(Reply::text(
+            "<internal_thought>I need pwd</internal_thought><tool_call>{\"name\": \"pwd\", \"arguments\": {}}</tool_call>",
+        ).chunked(2))
+        .push(Reply::text("You are in /work/here."));
+    let session = f.session();
+    assert!(
+        session
+            .system_prompt()
+            .contains("<tool_call_schemas>\n[\n  {\n    \"type\": \"function\"")
+    );
+    let (r, events) = run(&session, "where am I?").await;
+    assert_eq!(r.unwrap().reply, "You are in /work/here.");
+    let sent = f.server.chat_requests();
+    assert!(!sent[0].has_tools());
+    assert_eq!(sent[1].tool_results()[0].1, "/work/here");
+    assert!(
+        events
+            .iter()
+            .any(|e| matches!(e, TurnEvent::ToolCall { name, .. } if name == "pwd"))
+    );
+    // The stored assistant message keeps the raw text and carries the parsed call.
+    let stored = f.stored();
+    let call = stored.iter().find(|m| !m.tool_calls.is_empty()).unwrap();
+    assert!(call.content.as_deref().unwrap().contains("<tool_call>"));
+    assert_eq!(call.tool_calls[0].id.len(), 32);
+}
