@@ -234,6 +234,16 @@ fn imported_home_answers_as_elroy_and_a_second_import_changes_nothing() {
     assert_eq!(snapshot(&setup.source), source_before);
     assert_eq!(std::fs::read(&setup.db).unwrap(), db_before);
 
+    // The import is one change of the versioned home.
+    let history = setup.cmd().arg("history").output().unwrap();
+    assert!(history.status.success(), "{}", stderr(&history));
+    let history = stdout(&history);
+    let imports: Vec<&str> = history
+        .lines()
+        .filter(|l| l.contains(" import-elroy: 16 files from "))
+        .collect();
+    assert_eq!(imports.len(), 1, "{history}");
+
     // A second import reports nothing new and changes no file.
     let files_before = snapshot(&user_home);
     let second = setup.import();
@@ -247,6 +257,8 @@ fn imported_home_answers_as_elroy_and_a_second_import_changes_nothing() {
     );
     assert!(!second.contains("Skipped"), "{second}");
     assert_eq!(snapshot(&user_home), files_before);
+    let history_after = setup.cmd().arg("history").output().unwrap();
+    assert_eq!(stdout(&history_after), history, "no new commit");
     for (name, answer) in memories {
         let ours = setup.call("print_memory", &serde_json::json!({ "memory_name": name }));
         assert_eq!(

@@ -41,6 +41,13 @@ async fn connect(home: &TestHome, client: Client) -> RunningService<RoleClient, 
     client.serve(transport).await.expect("MCP handshake")
 }
 
+/// `elroy history` of `home`.
+fn history(home: &TestHome) -> String {
+    let out = home.cmd().arg("history").output().unwrap();
+    assert!(out.status.success(), "{}", common::stderr(&out));
+    common::stdout(&out)
+}
+
 fn object(value: Value) -> JsonObject {
     match value {
         Value::Object(map) => map,
@@ -181,6 +188,13 @@ async fn tools_match_the_golden_schemas_and_calls_write_the_home() {
         text(&unknown)
     );
 
+    // The versioned home records calls made through MCP like any other.
+    assert!(
+        history(&home).contains(" add_agenda_item: agenda/Water_the_plants.md\n"),
+        "{}",
+        history(&home)
+    );
+
     client.cancel().await.expect("close the connection");
 }
 
@@ -225,6 +239,19 @@ echo "hello from the plugin: $args"
     let greeted = call(&client, "say_hello", json!({"who": "Priya"})).await;
     assert_eq!(greeted.is_error, Some(false), "{}", text(&greeted));
     assert!(text(&greeted).contains("Priya"), "{}", text(&greeted));
+    // The rebuilt registry still reports calls to the versioned home.
+    let added = call(
+        &client,
+        "add_agenda_item",
+        json!({"text": "After the reload"}),
+    )
+    .await;
+    assert_eq!(added.is_error, Some(false), "{}", text(&added));
+    assert!(
+        history(&home).contains(" add_agenda_item: agenda/After_the_reload.md\n"),
+        "{}",
+        history(&home)
+    );
 
     client.cancel().await.expect("close the connection");
 }

@@ -85,6 +85,12 @@ impl ToolRegistry {
         self
     }
 
+    /// The installed call observer, if any (a front-end that rebuilds its registry, such as the
+    /// MCP server when plugins change, carries it over).
+    pub fn call_observer(&self) -> Option<&Arc<dyn CallObserver>> {
+        self.observer.as_ref()
+    }
+
     /// Registers a built-in tool, replacing one of the same name.
     pub fn register(&mut self, tool: Arc<dyn Tool>) -> &mut Self {
         let name = tool.spec().name.clone();

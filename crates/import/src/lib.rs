@@ -22,7 +22,9 @@
 //!   used in the elroy home, a user name already set to something else, files that are not
 //!   markdown or whose front matter cannot be read are skipped with the reason.
 //!
-//! Writes are atomic and made under the home lock (D12).
+//! Writes are atomic and made under the home lock (D12). With `versioned_home` on, the files an
+//! import wrote are one commit of the home's repository (`import-elroy: {n} files from {DIR}`),
+//! which `elroy history` lists and `elroy undo` reverts.
 
 mod name_key;
 mod report;
@@ -39,6 +41,10 @@ use jiff::Timestamp;
 
 pub use report::{ImportReport, Skipped, Taken};
 use source_db::SourceDb;
+
+/// The summary prefix of the versioned-home commit of an import:
+/// `import-elroy: {n} files from {DIR}`, the changed paths in the body.
+pub const IMPORT_COMMIT_PREFIX: &str = "import-elroy: ";
 
 /// What to import.
 #[derive(Debug, Clone)]
@@ -120,6 +126,21 @@ pub fn import(
     });
     let token = config.user_token();
     let user_id = db.ensure_user(token, now).map_err(err)?;
+    // The versioned home (elroy-history): earlier hand edits are committed as a session start
+    // commits them, so the import is one change of its own that `elroy undo` can revert.
+    let versioned = if config.bool("versioned_home") {
+        match elroy_history::VersionedHome::start(&paths.elroy_home, now) {
+            Ok(home) => Some(home),
+            Err(e) => {
+                report
+                    .notes
+                    .push(format!("versioned home: {e}; the import is not committed"));
+                None
+            }
+        }
+    } else {
+        None
+    };
     let memory_options = |elroy_db_path: Option<PathBuf>| MemoryStoreOptions {
         elroy_home: paths.elroy_home.clone(),
         memory_dir: paths.memory_dir.clone(),
@@ -201,6 +222,21 @@ pub fn import(
 
     if let Some((_, sdb)) = &source_db {
         import_user_names(sdb, &db, user_id, token, now, &mut report)?;
+    }
+    if let Some(home) = versioned {
+        let from = source.display().to_string();
+        let message = |paths: &[String]| {
+            format!(
+                "{IMPORT_COMMIT_PREFIX}{} files from {from}\n\n{}",
+                paths.len(),
+                paths.join("\n")
+            )
+        };
+        if let Err(e) = home.commit_changes(now, &message) {
+            report
+                .notes
+                .push(format!("versioned home: {e}; the import is not committed"));
+        }
     }
     Ok(report)
 }

@@ -80,6 +80,11 @@ pub(crate) async fn watch(runtime: Arc<RwLock<Runtime>>, peer: Peer<RoleServer>)
         let changed = {
             let mut runtime = runtime.write().await;
             let before = specs(&runtime);
+            let mut registry = registry;
+            // The versioned home's recorder (and any other observer) keeps seeing every call.
+            if let Some(observer) = runtime.registry.call_observer() {
+                registry.set_call_observer(Arc::clone(observer));
+            }
             runtime.registry = registry;
             specs(&runtime) != before
         };
