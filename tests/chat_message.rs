@@ -532,3 +532,37 @@ fn relevant_memory_is_injected_as_a_fast_recall_pair() {
     );
     assert!(payload["content"].as_str().unwrap().contains("Biscuit"));
 }
+
+#[test]
+fn a_correction_is_recorded_by_self_reflection() {
+    let server = MockServer::start();
+    server.fallback(Reply::text("Sorry, I will fix that."));
+    let home = home_for(&server, "messages_between_self_reflection: 2\n");
+    let first = message(&home, &["Add milk to my list"]);
+    assert!(first.status.success(), "{}", stderr(&first));
+    assert!(!home.home().join("feature-requests").exists());
+    let out = message(&home, &["No, that's wrong: you forgot the milk."]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let dir = home.home().join("feature-requests");
+    let files: Vec<String> = std::fs::read_dir(&dir)
+        .unwrap()
+        .filter_map(Result::ok)
+        .map(|e| std::fs::read_to_string(e.path()).unwrap())
+        .collect();
+    assert_eq!(files.len(), 1);
+    assert!(
+        files[0].contains("Improve response handling after direct user corrections"),
+        "{}",
+        files[0]
+    );
+    assert!(
+        files[0].contains("- Trigger phrase: you forgot"),
+        "{}",
+        files[0]
+    );
+    assert!(
+        files[0].contains("- Recent user feedback: No, that's wrong: you forgot the milk."),
+        "{}",
+        files[0]
+    );
+}

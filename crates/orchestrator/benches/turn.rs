@@ -123,6 +123,7 @@ fn setup(with_recall: bool) -> Bench {
         model,
         fast_model: None,
         memory: None,
+        feature_requests: None,
         provider: Provider::Other,
         recall: with_recall.then(|| {
             Arc::new(MemoryRecall(Arc::new(store))) as Arc<dyn elroy_orchestrator::RecallSource>

@@ -11,6 +11,18 @@ use crate::Session;
 /// The system text of automatic memory creation (§12.1 step 2, ours); `{assistant}` is replaced.
 pub const MEMORY_PROMPT: &str = "You write long-term memories for {assistant}, a personal assistant. From this conversation, write one memory about the user and their world that will be useful later: facts, plans, preferences and commitments. Write dates as YYYY-MM-DD. Reply in markdown: the first line is `# ` followed by a specific title about one topic, then the memory text in at most 300 words.";
 
+/// The correction phrases self-reflection looks for (§12.3 step 1), in order.
+pub const REFLECTION_PHRASES: [&str; 5] = [
+    "you forgot",
+    "that's wrong",
+    "not quite",
+    "reflect on that",
+    "you should improve",
+];
+
+/// The title of self-reflection's feature request (§12.3 step 3).
+pub const REFLECTION_TITLE: &str = "Improve response handling after direct user corrections";
+
 /// What the background work did.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct AfterTurn {
@@ -18,6 +30,27 @@ pub struct AfterTurn {
     pub memory_created: Option<String>,
     /// Whether the context was compressed.
     pub compressed: bool,
+    /// The trigger phrase when self-reflection recorded a feature request.
+    pub reflected: Option<String>,
+}
+
+/// Self-reflection's trigger (§12.3 steps 1–2): the newest of `user_messages` (oldest first)
+/// containing, ignoring case, one of [`REFLECTION_PHRASES`] (the first phrase of the list that
+/// it contains), and its excerpt: whitespace runs collapsed, trimmed, and when longer than 240
+/// characters its first 237 characters right-trimmed plus `...`.
+pub fn reflection_trigger(user_messages: &[&str]) -> Option<(String, String)> {
+    user_messages.iter().rev().find_map(|m| {
+        let lower = m.to_lowercase();
+        let phrase = REFLECTION_PHRASES.iter().find(|p| lower.contains(*p))?;
+        let collapsed = m.split_whitespace().collect::<Vec<_>>().join(" ");
+        let excerpt = if collapsed.chars().count() > 240 {
+            let cut: String = collapsed.chars().take(237).collect();
+            format!("{}...", cut.trim_end())
+        } else {
+            collapsed
+        };
+        Some(((*phrase).to_owned(), excerpt))
+    })
 }
 
 /// Splits a model reply into a memory title and text (§12.1 step 3): the first line starting with
@@ -63,11 +96,55 @@ impl Session {
     /// A message when the database or the model fails; the turn itself is already persisted.
     pub async fn after_turn(&self) -> Result<AfterTurn, String> {
         let memory_created = self.maybe_create_memory().await?;
+        let reflected = self.maybe_reflect()?;
         let compressed = self.compress_if_needed()?;
         Ok(AfterTurn {
             memory_created,
             compressed,
+            reflected,
         })
+    }
+
+    /// §12.3: when the number of user messages with content in the active context is a positive
+    /// multiple of `messages_between_self_reflection`, a correction phrase in the newest such
+    /// message is recorded as the self-reflection feature request.
+    fn maybe_reflect(&self) -> Result<Option<String>, String> {
+        let p = &self.parts;
+        let every = p.settings.messages_between_self_reflection;
+        let Some(store) = &p.feature_requests else {
+            return Ok(None);
+        };
+        if every <= 0 {
+            return Ok(None);
+        }
+        let stored = p
+            .transcript
+            .active_context(p.user_id)
+            .map_err(|e| e.to_string())?;
+        let users: Vec<&str> = stored
+            .iter()
+            .filter(|s| s.message.role == Role::User)
+            .filter_map(|s| s.message.content.as_deref())
+            .filter(|c| !c.is_empty())
+            .collect();
+        let count = i64::try_from(users.len()).unwrap_or(0);
+        if count < every || count % every != 0 {
+            return Ok(None);
+        }
+        let Some((phrase, excerpt)) = reflection_trigger(&users) else {
+            return Ok(None);
+        };
+        let proposal = elroy_feature_requests::ReflectionProposal {
+            title: REFLECTION_TITLE.to_owned(),
+            summary: "When the user corrects the assistant explicitly, treat it as a sign to re-check the answer and recover within the same turn.".to_owned(),
+            rationale: format!("Recent feedback contained the phrase '{phrase}', which suggests an incomplete or wrong answer."),
+            phrase: phrase.clone(),
+            excerpt,
+        };
+        store
+            .record_reflection(p.time.now(), &proposal)
+            .map_err(|e| e.to_string())?;
+        Ok(Some(phrase))
     }
 
     async fn maybe_create_memory(&self) -> Result<Option<String>, String> {
@@ -173,6 +250,25 @@ impl Session {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn reflection_trigger_finds_the_newest_correction() {
+        assert_eq!(reflection_trigger(&["hello", "thanks"]), None);
+        assert_eq!(
+            reflection_trigger(&["You forgot my   dentist\nappointment", "ok"]),
+            Some((
+                "you forgot".into(),
+                "You forgot my dentist appointment".into()
+            ))
+        );
+        let long = format!("Not quite. {}", "word ".repeat(100));
+        let (phrase, excerpt) = reflection_trigger(&[long.as_str()]).unwrap();
+        assert_eq!(phrase, "not quite");
+        assert!(excerpt.ends_with("..."));
+        // 237 characters ("... word w") plus "...".
+        assert_eq!(excerpt.chars().count(), 240);
+        assert!(excerpt.ends_with(" w..."));
+    }
 
     #[test]
     fn memory_reply_parsing() {

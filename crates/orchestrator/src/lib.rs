@@ -27,7 +27,10 @@ mod session;
 mod turn;
 pub mod wiring;
 
-pub use background::{AfterTurn, MEMORY_PROMPT, parse_memory_reply};
+pub use background::{
+    AfterTurn, MEMORY_PROMPT, REFLECTION_PHRASES, REFLECTION_TITLE, parse_memory_reply,
+    reflection_trigger,
+};
 pub use events::{InjectedKind, TurnEvent, fenced};
 pub use gate::should_recall;
 pub use ports::{DueSource, PinResolver, RecallQuery, RecallSource};

@@ -35,6 +35,8 @@ pub struct Settings {
     pub messages_between_memory: i64,
     /// `memories_between_consolidation`.
     pub memories_between_consolidation: i64,
+    /// `messages_between_self_reflection`: self-reflection trigger; 0 disables it.
+    pub messages_between_self_reflection: i64,
 }
 
 impl Settings {
@@ -54,6 +56,7 @@ impl Settings {
                 .to_owned(),
             messages_between_memory: config.int("messages_between_memory"),
             memories_between_consolidation: config.int("memories_between_consolidation"),
+            messages_between_self_reflection: config.int("messages_between_self_reflection"),
         }
     }
 }
@@ -70,6 +73,7 @@ impl Default for Settings {
             default_assistant_name: "Elroy".into(),
             messages_between_memory: 20,
             memories_between_consolidation: 4,
+            messages_between_self_reflection: 10,
         }
     }
 }
@@ -102,6 +106,8 @@ pub struct SessionParts {
     pub fast_model: Option<Arc<dyn ChatModel>>,
     /// The memory store, for automatic memory creation (§12.1).
     pub memory: Option<Arc<elroy_memory::MemoryStore>>,
+    /// The feature-request store, for self-reflection (§12.3).
+    pub feature_requests: Option<Arc<elroy_feature_requests::FeatureRequestStore>>,
     /// The provider family (the validator's user-first rule for Anthropic).
     pub provider: Provider,
     /// Recall, when a memory store is available.

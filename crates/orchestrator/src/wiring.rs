@@ -341,6 +341,9 @@ pub fn session_parts(
         model,
         fast_model: None,
         memory: memory.clone(),
+        feature_requests: runtime
+            .services
+            .get::<elroy_feature_requests::FeatureRequestStore>(),
         provider: match protocol {
             Protocol::Anthropic => Provider::Anthropic,
             Protocol::OpenAi => Provider::Other,

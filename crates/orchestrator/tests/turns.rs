@@ -130,6 +130,7 @@ impl Fixture {
             model,
             fast_model: None,
             memory: self.memory.clone(),
+            feature_requests: None,
             provider: Provider::Other,
             recall: self.recall.clone(),
             due: self.due.clone(),
