@@ -23,6 +23,9 @@ pub const REFLECTION_PHRASES: [&str; 5] = [
 /// The title of self-reflection's feature request (§12.3 step 3).
 pub const REFLECTION_TITLE: &str = "Improve response handling after direct user corrections";
 
+/// The system text of the refresh summary (§11 step 3.3, ours); `{assistant}` is replaced.
+pub const SUMMARY_PROMPT: &str = "Summarise this conversation from the point of view of {assistant}, in the first person, in at most 300 words. Keep names, dates (YYYY-MM-DD), decisions and open tasks.";
+
 /// What the background work did.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct AfterTurn {
@@ -86,18 +89,18 @@ impl Session {
     ///    model writes one memory from the active context (rendered as `tools.md` §3.5 without the
     ///    heading and range line); it is created op-tracked with the current context version as
     ///    its source, and pinned (one version, reason `pin`).
-    /// 2. §11: when the active context has a user message and more than `max_tokens` estimated
-    ///    tokens, it is compressed to `max_tokens / 3` and stored as one version (reason `refresh`).
+    /// 2. §11: the context refresh over `max_tokens` ([`Session::after_turn`] runs it last).
     ///
-    /// Not done here: consolidation (§12.2), self-reflection (§12.3), and the refresh's own memory
-    /// and `context_summary` pair (§11 step 3.1, 3.3).
+    /// 3. §12.3: self-reflection.
+    ///
+    /// Not done here: consolidation (§12.2).
     ///
     /// # Errors
     /// A message when the database or the model fails; the turn itself is already persisted.
     pub async fn after_turn(&self) -> Result<AfterTurn, String> {
         let memory_created = self.maybe_create_memory().await?;
         let reflected = self.maybe_reflect()?;
-        let compressed = self.compress_if_needed()?;
+        let compressed = self.refresh_if_needed().await?;
         Ok(AfterTurn {
             memory_created,
             compressed,
@@ -150,16 +153,19 @@ impl Session {
     async fn maybe_create_memory(&self) -> Result<Option<String>, String> {
         let p = &self.parts;
         let every = p.settings.messages_between_memory;
-        let Some(store) = &p.memory else {
-            return Ok(None);
-        };
-        if every <= 0 {
+        if p.memory.is_none() || every <= 0 {
             return Ok(None);
         }
         let tracker = p.db.op_tracker(p.user_id).map_err(|e| e.to_string())?;
         if tracker.messages_since_memory < every {
             return Ok(None);
         }
+        self.memory_from_context().await
+    }
+
+    /// The active context rendered as `tools.md` §3.5 without the heading and the range line.
+    fn conversation_text(&self) -> Result<String, String> {
+        let p = &self.parts;
         let stored = p
             .transcript
             .active_context(p.user_id)
@@ -174,15 +180,36 @@ impl Session {
         let body = rendered
             .strip_prefix("Conversation Summary\n\n")
             .unwrap_or(&rendered);
-        let body = body.rsplit_once("\n\n").map_or("", |(head, _)| head);
-        let system = MEMORY_PROMPT.replace("{assistant}", &self.assistant_name());
+        Ok(body
+            .rsplit_once("\n\n")
+            .map_or("", |(head, _)| head)
+            .to_owned())
+    }
+
+    /// Asks the fast model with `system` about `text`; its reply text.
+    async fn ask_fast_model(&self, system: String, text: String) -> Result<String, String> {
+        let p = &self.parts;
         let request = ChatRequest {
-            messages: vec![Message::system(system), Message::user(body)],
+            messages: vec![Message::system(system), Message::user(text)],
             ..ChatRequest::default()
         };
         let model = p.fast_model.as_ref().unwrap_or(&p.model);
         let reply = model.chat(&request).await.map_err(|e| e.to_string())?;
-        let Some((title, text)) = parse_memory_reply(&reply.content) else {
+        Ok(reply.content)
+    }
+
+    /// §12.1 formation: one memory from the whole active context, op-tracked, sourced from the
+    /// current context version, pinned (one version, reason `pin`). Its name, or `None` when the
+    /// model's reply is empty or there is no memory store.
+    async fn memory_from_context(&self) -> Result<Option<String>, String> {
+        let p = &self.parts;
+        let Some(store) = &p.memory else {
+            return Ok(None);
+        };
+        let body = self.conversation_text()?;
+        let system = MEMORY_PROMPT.replace("{assistant}", &self.assistant_name());
+        let reply = self.ask_fast_model(system, body).await?;
+        let Some((title, text)) = parse_memory_reply(&reply) else {
             return Ok(None);
         };
         let now = p.time.now();
@@ -213,7 +240,11 @@ impl Session {
         Ok(Some(memory.name))
     }
 
-    fn compress_if_needed(&self) -> Result<bool, String> {
+    /// §11: when the active context has a user message and more than `max_tokens` estimated
+    /// tokens: a memory of the whole context (pinned), then compression to `max_tokens / 3` plus a
+    /// `context_summary` pair (`Recent conversation summary: …`) at the end, stored as one version
+    /// (reason `refresh`). A failed summary call leaves the summary out.
+    async fn refresh_if_needed(&self) -> Result<bool, String> {
         let p = &self.parts;
         let stored = p
             .transcript
@@ -224,6 +255,24 @@ impl Session {
         if !has_user || tokens <= p.settings.max_tokens {
             return Ok(false);
         }
+        if let Err(e) = self.memory_from_context().await {
+            tracing::warn!("refresh: the memory of the context could not be created: {e}");
+        }
+        let summary = {
+            let system = SUMMARY_PROMPT.replace("{assistant}", &self.assistant_name());
+            match self.ask_fast_model(system, self.conversation_text()?).await {
+                Ok(text) if !text.trim().is_empty() => Some(text.trim().to_owned()),
+                Ok(_) => None,
+                Err(e) => {
+                    tracing::warn!("refresh: no summary: {e}");
+                    None
+                }
+            }
+        };
+        let stored = p
+            .transcript
+            .active_context(p.user_id)
+            .map_err(|e| e.to_string())?;
         let messages: Vec<_> = stored.iter().map(|s| s.message.clone()).collect();
         let created: Vec<_> = stored.iter().map(|s| s.created_at).collect();
         let max_age =
@@ -236,10 +285,21 @@ impl Session {
             Some(max_age),
             now,
         );
-        let target: Vec<ContextItem> = keep
+        let mut target: Vec<ContextItem> = keep
             .iter()
             .filter_map(|&i| stored.get(i).map(|s| ContextItem::Stored(s.id)))
             .collect();
+        if let Some(summary) = summary {
+            target.extend(
+                Message::synthetic_pair(
+                    &crate::new_call_id(),
+                    "context_summary",
+                    format!("Recent conversation summary: {summary}"),
+                )
+                .into_iter()
+                .map(ContextItem::New),
+            );
+        }
         p.transcript
             .set_context(p.user_id, "refresh", now, &target)
             .map_err(|e| e.to_string())?;

@@ -28,8 +28,8 @@ mod turn;
 pub mod wiring;
 
 pub use background::{
-    AfterTurn, MEMORY_PROMPT, REFLECTION_PHRASES, REFLECTION_TITLE, parse_memory_reply,
-    reflection_trigger,
+    AfterTurn, MEMORY_PROMPT, REFLECTION_PHRASES, REFLECTION_TITLE, SUMMARY_PROMPT,
+    parse_memory_reply, reflection_trigger,
 };
 pub use events::{InjectedKind, TurnEvent, fenced};
 pub use gate::should_recall;

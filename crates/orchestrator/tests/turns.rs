@@ -647,3 +647,63 @@ async fn inline_tool_calls_mode() {
     assert!(call.content.as_deref().unwrap().contains("<tool_call>"));
     assert_eq!(call.tool_calls[0].id.len(), 32);
 }
+
+#[tokio::test]
+async fn refresh_over_max_tokens_compresses_and_appends_a_summary() {
+    let mut f = Fixture::new();
+    f.settings.max_tokens = 2000;
+    f.settings.messages_between_memory = 0;
+    f.memory = Some(Arc::new(f.memory_store()));
+    f.server
+        .when(
+            |r| {
+                r.system_prompt()
+                    .is_some_and(|p| p.starts_with("You write long-term memories"))
+            },
+            Reply::text("# Garden plans\n\nThe user plans a vegetable garden."),
+        )
+        .when(
+            |r| {
+                r.system_prompt().is_some_and(|p| {
+                    p.starts_with("Summarise this conversation from the point of view of Elroy")
+                })
+            },
+            Reply::text("We planned the garden."),
+        )
+        .fallback(Reply::text(&"Sure. ".repeat(300)));
+    let session = f.session();
+    for i in 0..3 {
+        run(
+            &session,
+            &format!("Tell me about the garden, part {i}. {}", "x".repeat(1000)),
+        )
+        .await
+        .0
+        .unwrap();
+    }
+    let report = session.after_turn().await.unwrap();
+    assert!(report.compressed);
+    let stored = f.stored();
+    assert_eq!(stored[0].role, Role::System);
+    let tokens: usize = stored
+        .iter()
+        .skip(1)
+        .map(elroy_transcript::estimate_tokens)
+        .sum();
+    // Kept messages fit a third of max_tokens; the summary pair comes after them.
+    let n = stored.len();
+    assert_eq!(stored[n - 2].tool_calls[0].name, "context_summary");
+    assert_eq!(
+        stored[n - 1].content.as_deref(),
+        Some("Recent conversation summary: We planned the garden.")
+    );
+    assert!(tokens < 2000, "{tokens}");
+    assert!(
+        f.memory
+            .as_ref()
+            .unwrap()
+            .active_by_name("Garden plans")
+            .unwrap()
+            .is_some()
+    );
+}
