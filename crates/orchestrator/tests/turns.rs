@@ -670,7 +670,7 @@ async fn refresh_over_max_tokens_compresses_and_appends_a_summary() {
             },
             Reply::text("We planned the garden."),
         )
-        .fallback(Reply::text(&"Sure. ".repeat(300)));
+        .fallback(Reply::text("Sure. ".repeat(300)));
     let session = f.session();
     for i in 0..3 {
         run(
