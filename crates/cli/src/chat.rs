@@ -1,6 +1,6 @@
 //! `elroy chat` (and `elroy` on a terminal): the interactive chat. A line editor with history in
-//! `$ELROY_HOME/cache/history`, a spinner while waiting, the reply streamed as it arrives (thoughts
-//! dimmed, code blocks set apart), Ctrl-C cancelling the running turn (the user message is stored
+//! `$ELROY_HOME/cache/history`, a spinner while waiting, the reply streamed as it arrives as
+//! markdown rendered line by line (thoughts dimmed, code blocks set apart), Ctrl-C cancelling the running turn (the user message is stored
 //! before the model is called, so it is kept), `exit` or Ctrl-D to leave, and `restart_session`
 //! re-executing elroy with `ELROY_RESTART_RESUME_MESSAGE` (`orchestrator.md` §13).
 
@@ -16,6 +16,7 @@ use rustyline::DefaultEditor;
 use rustyline::error::ReadlineError;
 
 use crate::message::open_session;
+use crate::render::MarkdownStream;
 
 /// The variable carrying the hidden resume message across a restart (§13).
 pub const RESUME_VARIABLE: &str = "ELROY_RESTART_RESUME_MESSAGE";
@@ -81,6 +82,7 @@ impl Palette {
 /// Renders a turn's events on the terminal.
 struct Renderer<'a> {
     palette: &'a Palette,
+    markdown: MarkdownStream,
     spinner: Option<ProgressBar>,
     show_thoughts: bool,
     in_thought: bool,
@@ -98,6 +100,7 @@ impl<'a> Renderer<'a> {
         spinner.enable_steady_tick(Duration::from_millis(100));
         Renderer {
             palette,
+            markdown: MarkdownStream::new(!palette.reset.is_empty()),
             spinner: Some(spinner),
             show_thoughts,
             in_thought: false,
@@ -121,6 +124,15 @@ impl<'a> Renderer<'a> {
         };
         let _ = write!(out, "{color}{text}{reset}");
         let _ = out.flush();
+    }
+
+    /// Prints the rest of a markdown line held back while streaming.
+    fn flush_markdown(&mut self) {
+        let rest = self.markdown.finish();
+        if !rest.is_empty() {
+            let color = self.palette.assistant.clone();
+            self.print(&color, &rest);
+        }
     }
 
     fn end_thought(&mut self) {
@@ -158,10 +170,16 @@ impl<'a> Renderer<'a> {
             TurnEvent::TextDelta(text) => {
                 self.end_thought();
                 self.wrote_text = true;
-                let color = self.palette.assistant.clone();
-                self.print(&color, &text);
+                let rendered = self.markdown.push(&text);
+                if !rendered.is_empty() {
+                    let color = self.palette.assistant.clone();
+                    self.print(&color, &rendered);
+                } else {
+                    self.stop_spinner();
+                }
             }
             TurnEvent::CodeBlock { language, content } => {
+                self.flush_markdown();
                 self.end_thought();
                 self.wrote_text = true;
                 let color = self.palette.system.clone();
@@ -170,6 +188,7 @@ impl<'a> Renderer<'a> {
             TurnEvent::ToolCall {
                 name, arguments, ..
             } => {
+                self.flush_markdown();
                 self.end_thought();
                 if self.wrote_text {
                     self.print("", "\n");
@@ -195,14 +214,17 @@ impl<'a> Renderer<'a> {
                 self.print(&color, &format!("  → {short}{more}\n"));
             }
             TurnEvent::Error(message) => {
+                self.flush_markdown();
                 let color = self.palette.warning.clone();
                 self.print(&color, &format!("\nerror: {message}\n"));
             }
             TurnEvent::Cancelled => {
+                self.flush_markdown();
                 let color = self.palette.warning.clone();
                 self.print(&color, "\n(cancelled)\n");
             }
             TurnEvent::Done => {
+                self.flush_markdown();
                 self.end_thought();
                 self.print("", "\n");
             }

@@ -15,6 +15,7 @@ mod logging;
 mod mcp_cmd;
 mod message;
 mod remember;
+mod render;
 mod tools_cmd;
 
 use std::process::ExitCode;
