@@ -32,22 +32,29 @@ pub enum ToolOrigin {
     },
 }
 
-/// Told about every tool call that ran (after it returned, success or tool error), whichever
-/// front-end made it: a direct call, a model turn, MCP. The runtime installs one to record what tools
-/// changed (the versioned home, `elroy-history`); core itself does no IO.
+/// Told about every tool call that runs, whichever front-end makes it: a direct call, a model turn,
+/// MCP. The runtime installs one to record what tools changed (the versioned home,
+/// `elroy-history`); core itself does no IO.
 ///
-/// Not called for unknown tools, synthetic names or arguments that failed validation (no tool ran).
-/// An observer must not fail the call: it reports its own problems (logs) and returns.
+/// [`CallObserver::call_starting`] is called just before the tool runs and returns an
+/// [`ObservedCall`], which is told how the call ended (success or tool error), so an observer can
+/// compare before and after. Neither is called for unknown tools, synthetic names or arguments that
+/// failed validation (no tool ran). An observer must not fail the call: it reports its own
+/// problems (logs) and returns.
 pub trait CallObserver: Send + Sync {
-    /// `name` ran with the validated `arguments` and produced `result` (`result.is_error` for a
-    /// tool error).
-    fn tool_called(
+    /// `name` is about to run with the validated `arguments`.
+    fn call_starting(
         &self,
         ctx: &ToolContext,
         name: &str,
         arguments: &serde_json::Map<String, Value>,
-        result: &ToolResult,
-    );
+    ) -> Box<dyn ObservedCall>;
+}
+
+/// One call a [`CallObserver`] watches, from just before the tool ran until it returned.
+pub trait ObservedCall: Send {
+    /// The tool returned `result` (`result.is_error` for a tool error).
+    fn finished(self: Box<Self>, ctx: &ToolContext, result: &ToolResult);
 }
 
 #[derive(Clone)]
@@ -254,13 +261,16 @@ impl ToolRegistry {
         args: crate::ValidatedArgs,
         ctx: &ToolContext,
     ) -> ToolResult {
-        let observed = self.observer.as_ref().map(|o| (o, args.as_map().clone()));
+        let observed = self
+            .observer
+            .as_ref()
+            .map(|o| o.call_starting(ctx, &tool.spec().name, args.as_map()));
         let result = match tool.call(ctx, args).await {
             Ok(output) => ToolResult::ok(output),
             Err(error) => ToolResult::error(&tool.spec().name, error.message()),
         };
-        if let Some((observer, arguments)) = observed {
-            observer.tool_called(ctx, &tool.spec().name, &arguments, &result);
+        if let Some(call) = observed {
+            call.finished(ctx, &result);
         }
         result
     }
@@ -364,20 +374,26 @@ mod tests {
     #[test]
     fn the_observer_sees_calls_that_ran() {
         #[derive(Default)]
-        struct Seen(std::sync::Mutex<Vec<String>>);
+        struct Seen(Arc<std::sync::Mutex<Vec<String>>>);
+        struct Call(Arc<std::sync::Mutex<Vec<String>>>, String);
         impl CallObserver for Seen {
-            fn tool_called(
+            fn call_starting(
                 &self,
                 _: &ToolContext,
                 name: &str,
                 arguments: &serde_json::Map<String, Value>,
-                result: &ToolResult,
-            ) {
-                self.0.lock().unwrap().push(format!(
-                    "{name} {} {}",
-                    Value::Object(arguments.clone()),
-                    result.is_error
-                ));
+            ) -> Box<dyn ObservedCall> {
+                let call = format!("{name} {}", Value::Object(arguments.clone()));
+                self.0.lock().unwrap().push(format!("start {call}"));
+                Box::new(Call(Arc::clone(&self.0), call))
+            }
+        }
+        impl ObservedCall for Call {
+            fn finished(self: Box<Self>, _: &ToolContext, result: &ToolResult) {
+                self.0
+                    .lock()
+                    .unwrap()
+                    .push(format!("end {} {}", self.1, result.is_error));
             }
         }
         let seen = Arc::new(Seen::default());
@@ -393,8 +409,10 @@ mod tests {
         assert_eq!(
             *seen.0.lock().unwrap(),
             [
-                r#"echo {"text":"ab","times":2} false"#,
-                r#"echo {"text":"fail"} true"#
+                r#"start echo {"text":"ab","times":2}"#,
+                r#"end echo {"text":"ab","times":2} false"#,
+                r#"start echo {"text":"fail"}"#,
+                r#"end echo {"text":"fail"} true"#
             ]
         );
     }

@@ -62,12 +62,24 @@ impl VersionedHome {
                 init(elroy_home)?;
             }
         }
-        home.commit_changes(now, &|paths| {
-            let mut message = EXTERNAL_EDIT.to_owned();
-            message.push_str("\n\n");
-            message.push_str(&paths.join("\n"));
-            message
-        })?;
+        {
+            let repo = home.repo()?;
+            if head_born(&repo)? && store_statuses(&repo)?.is_empty() {
+                return Ok(home);
+            }
+        }
+        let _lock = HomeLock::acquire(elroy_home)?;
+        // A tool call of another elroy process may have written a file and not committed it yet
+        // (it holds the calls lock shared until it has): those changes are its to commit, so the
+        // outside edits wait for a start when no call is under way.
+        let calls = CallsLock::open(elroy_home)?;
+        if head_born(&home.repo()?)? && !calls.try_exclusive() {
+            tracing::debug!(
+                "versioned home: a tool call is under way; outside edits left for later"
+            );
+            return Ok(home);
+        }
+        home.commit_locked(now, &external_edit_message)?;
         Ok(home)
     }
 
@@ -101,6 +113,15 @@ impl VersionedHome {
             }
         }
         let _lock = HomeLock::acquire(&self.root)?;
+        self.commit_locked(now, message_for)
+    }
+
+    /// [`VersionedHome::commit_changes`] with the home lock held.
+    fn commit_locked(
+        &self,
+        now: Timestamp,
+        message_for: &dyn Fn(&[String]) -> String,
+    ) -> Result<Option<Oid>, HistoryError> {
         // A fresh handle: another process may have committed while we waited for the lock.
         let repo = self.repo()?;
         let born = head_born(&repo)?;
@@ -150,6 +171,52 @@ impl VersionedHome {
     }
 }
 
+/// `external edit`, then the files, one a line.
+pub(crate) fn external_edit_message(paths: &[String]) -> String {
+    let mut message = EXTERNAL_EDIT.to_owned();
+    message.push_str("\n\n");
+    message.push_str(&paths.join("\n"));
+    message
+}
+
+/// `.git/elroy-calls.lock`: held shared by every tool call from just before it runs until its
+/// changes are committed, and tried exclusively by [`VersionedHome::start`] before it commits outside
+/// edits, so a change another process is about to commit is never taken for a hand edit.
+pub(crate) struct CallsLock {
+    file: std::fs::File,
+}
+
+impl CallsLock {
+    pub(crate) fn open(root: &Path) -> Result<Self, HistoryError> {
+        let path = root.join(".git").join("elroy-calls.lock");
+        std::fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(false)
+            .open(&path)
+            .map(|file| CallsLock { file })
+            .map_err(|e| HistoryError::Read {
+                path: ".git/elroy-calls.lock".into(),
+                message: e.to_string(),
+            })
+    }
+
+    /// Holds the lock shared (waits only while a start holds it exclusively, which is brief).
+    pub(crate) fn shared(self) -> Result<Self, HistoryError> {
+        self.file.lock_shared().map_err(|e| HistoryError::Read {
+            path: ".git/elroy-calls.lock".into(),
+            message: e.to_string(),
+        })?;
+        Ok(self)
+    }
+
+    /// Whether no tool call holds the lock (it is then held exclusively until dropped).
+    pub(crate) fn try_exclusive(&self) -> bool {
+        self.file.try_lock().is_ok()
+    }
+}
+
 /// The message of a tool's commit: `{tool}: {path}, {path}, {path} and N more`.
 pub(crate) fn tool_message(tool: &str, paths: &[String]) -> String {
     let shown = paths.len().min(PATHS_IN_SUMMARY);
@@ -192,7 +259,7 @@ pub(crate) fn head_born(repo: &Repository) -> Result<bool, HistoryError> {
 }
 
 /// Store files that differ from the index or the last commit: `(path, deleted from the work tree)`.
-fn store_statuses(repo: &Repository) -> Result<Vec<(String, bool)>, HistoryError> {
+pub(crate) fn store_statuses(repo: &Repository) -> Result<Vec<(String, bool)>, HistoryError> {
     let mut options = StatusOptions::new();
     options
         .include_untracked(true)

@@ -1,17 +1,35 @@
 //! [`Recorder`]: the call observer that commits what each tool call changed.
 
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use git2::{Index, IndexEntry, IndexTime, ObjectType, Oid, Repository};
+use jiff::Timestamp;
 use serde_json::{Map, Value};
 
-use elroy_core::{CallObserver, ToolContext, ToolResult};
+use elroy_core::{CallObserver, ObservedCall, ToolContext, ToolResult};
+use elroy_markdown::HomeLock;
 
-use crate::VersionedHome;
-use crate::home::tool_message;
+use crate::home::{
+    CallsLock, changed_paths, external_edit_message, head_born, signature, store_statuses,
+    tool_message,
+};
+use crate::{HistoryError, VersionedHome};
+
+/// The work-tree state of a store file: its blob id, or `None` when it is deleted.
+type FileState = Option<Oid>;
 
 /// Commits the store files a tool call changed as `{tool}: {paths}` (e.g.
 /// `delete_agenda_item: agenda/Water_the_plants.md`). Installed on the registry by the runtime
 /// ([`elroy_core::ToolRegistry::set_call_observer`]), so direct calls, model turns and MCP calls are
-/// all recorded. A call that changed nothing costs one status walk and makes no commit; a commit
-/// that fails is logged (`tracing::warn!`) and never fails the call.
+/// all recorded.
+///
+/// Before the tool runs it notes the store files that already differ from the last commit (hand
+/// edits not yet committed, or another process's change about to be committed) and keeps their
+/// content; after, it commits only what the call changed. A file that was edited by hand and then
+/// changed by the tool gets two commits: the hand edit as `external edit`, then the tool's change,
+/// so undoing the tool never reverts the hand edit. A call that changed nothing makes no commit; a
+/// commit that fails is logged (`tracing::warn!`) and never fails the call.
 #[derive(Debug, Clone)]
 pub struct Recorder {
     home: VersionedHome,
@@ -24,21 +42,196 @@ impl Recorder {
     }
 }
 
+struct RecordedCall {
+    home: VersionedHome,
+    name: String,
+    before: BTreeMap<String, FileState>,
+    // Held (shared) until the call's changes are committed; see `CallsLock`.
+    _calls: Option<CallsLock>,
+}
+
 impl CallObserver for Recorder {
-    fn tool_called(
+    fn call_starting(
         &self,
-        ctx: &ToolContext,
+        _ctx: &ToolContext,
         name: &str,
         _arguments: &Map<String, Value>,
-        _result: &ToolResult,
-    ) {
+    ) -> Box<dyn ObservedCall> {
+        let calls = CallsLock::open(self.home.root()).and_then(CallsLock::shared);
+        let before = self.home.snapshot();
+        if let Err(e) = calls.as_ref().and(before.as_ref()) {
+            tracing::warn!(tool = name, "versioned home: {e}");
+        }
+        Box::new(RecordedCall {
+            home: self.home.clone(),
+            name: name.to_owned(),
+            before: before.unwrap_or_default(),
+            _calls: calls.ok(),
+        })
+    }
+}
+
+impl ObservedCall for RecordedCall {
+    fn finished(self: Box<Self>, ctx: &ToolContext, _result: &ToolResult) {
         match self
             .home
-            .commit_changes(ctx.time.now(), &|paths| tool_message(name, paths))
+            .commit_call(ctx.time.now(), &self.name, &self.before)
         {
-            Ok(Some(id)) => tracing::debug!(tool = name, commit = %id, "versioned home: committed"),
+            Ok(Some(id)) => {
+                tracing::debug!(tool = %self.name, commit = %id, "versioned home: committed");
+            }
             Ok(None) => {}
-            Err(e) => tracing::warn!(tool = name, "versioned home: could not commit: {e}"),
+            Err(e) => tracing::warn!(tool = %self.name, "versioned home: could not commit: {e}"),
         }
+    }
+}
+
+impl VersionedHome {
+    /// The store files that differ from the last commit, with their content written to the object
+    /// database (so a hand edit can be committed as it was even after a tool overwrites it).
+    fn snapshot(&self) -> Result<BTreeMap<String, FileState>, HistoryError> {
+        let repo = self.repo()?;
+        let mut before = BTreeMap::new();
+        for (path, deleted) in store_statuses(&repo)? {
+            let state = if deleted {
+                None
+            } else {
+                match std::fs::read(self.root().join(&path)) {
+                    Ok(bytes) => Some(repo.blob(&bytes)?),
+                    Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
+                    Err(e) => return Err(read_err(&path, &e)),
+                }
+            };
+            before.insert(path, state);
+        }
+        Ok(before)
+    }
+
+    /// Commits what a call of `tool` changed, given the [`VersionedHome::snapshot`] taken before
+    /// it: files unchanged since then are left alone; files that were dirty before and changed
+    /// since get their earlier state committed first as `external edit`.
+    pub(crate) fn commit_call(
+        &self,
+        now: Timestamp,
+        tool: &str,
+        before: &BTreeMap<String, FileState>,
+    ) -> Result<Option<Oid>, HistoryError> {
+        {
+            let repo = self.repo()?;
+            if head_born(&repo)? && store_statuses(&repo)?.is_empty() {
+                return Ok(None);
+            }
+        }
+        let _lock = HomeLock::acquire(self.root())?;
+        let repo = self.repo()?;
+        if !head_born(&repo)? {
+            drop(_lock);
+            return self.commit_changes(now, &|paths| tool_message(tool, paths));
+        }
+        let mut ours: Vec<(String, bool)> = Vec::new();
+        let mut earlier: Vec<(String, FileState)> = Vec::new();
+        for (path, deleted) in store_statuses(&repo)? {
+            let state = if deleted {
+                None
+            } else {
+                hash_file(self.root(), &path)?
+            };
+            match before.get(&path) {
+                Some(old) if *old == state => {}
+                Some(old) => {
+                    earlier.push((path.clone(), *old));
+                    ours.push((path, deleted));
+                }
+                None => ours.push((path, deleted)),
+            }
+        }
+        if ours.is_empty() {
+            return Ok(None);
+        }
+        let mut index = repo.index()?;
+        if !earlier.is_empty() {
+            for (path, state) in &earlier {
+                match state {
+                    Some(id) => index.add(&entry(path, *id))?,
+                    None => remove(&mut index, path)?,
+                }
+            }
+            commit_index(&repo, &mut index, now, &external_edit_message)?;
+        }
+        for (path, deleted) in &ours {
+            if *deleted {
+                remove(&mut index, path)?;
+            } else {
+                index.add_path(Path::new(path))?;
+            }
+        }
+        commit_index(&repo, &mut index, now, &|paths| tool_message(tool, paths))
+    }
+}
+
+/// Writes `index` and commits its tree on HEAD with `message_for(changed paths)`; `None` when the
+/// tree equals HEAD's.
+fn commit_index(
+    repo: &Repository,
+    index: &mut Index,
+    now: Timestamp,
+    message_for: &dyn Fn(&[String]) -> String,
+) -> Result<Option<Oid>, HistoryError> {
+    index.write()?;
+    let tree = repo.find_tree(index.write_tree()?)?;
+    let head = repo.head()?.peel_to_commit()?;
+    let paths = changed_paths(repo, Some(&head.tree()?), &tree)?;
+    if paths.is_empty() {
+        return Ok(None);
+    }
+    let sig = signature(now)?;
+    Ok(Some(repo.commit(
+        Some("HEAD"),
+        &sig,
+        &sig,
+        &message_for(&paths),
+        &tree,
+        &[&head],
+    )?))
+}
+
+fn remove(index: &mut Index, path: &str) -> Result<(), HistoryError> {
+    if index.get_path(Path::new(path), 0).is_some() {
+        index.remove_path(Path::new(path))?;
+    }
+    Ok(())
+}
+
+/// An index entry for a regular file with blob `id` (no stat data: the next status re-reads the
+/// file).
+fn entry(path: &str, id: Oid) -> IndexEntry {
+    IndexEntry {
+        ctime: IndexTime::new(0, 0),
+        mtime: IndexTime::new(0, 0),
+        dev: 0,
+        ino: 0,
+        mode: 0o100_644,
+        uid: 0,
+        gid: 0,
+        file_size: 0,
+        id,
+        flags: u16::try_from(path.len()).unwrap_or(0xfff).min(0xfff),
+        flags_extended: 0,
+        path: path.as_bytes().to_vec(),
+    }
+}
+
+fn hash_file(root: &Path, path: &str) -> Result<FileState, HistoryError> {
+    match std::fs::read(root.join(path)) {
+        Ok(bytes) => Ok(Some(Oid::hash_object(ObjectType::Blob, &bytes)?)),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(read_err(path, &e)),
+    }
+}
+
+fn read_err(path: &str, e: &std::io::Error) -> HistoryError {
+    HistoryError::Read {
+        path: path.to_owned(),
+        message: e.to_string(),
     }
 }
