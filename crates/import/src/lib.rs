@@ -16,6 +16,8 @@
 //!   sync reads them, `formats.md` §6.3.1), and the user names (`userpreference`: preferred name,
 //!   full name, persona, assistant name), which go to the user profile in `state.db` (§9.2).
 //!   Without a database, agenda names are the stems and memory names the stems with `_` → space.
+//! - **In place.** `DIR` may be the elroy home itself (Elroy and elroy share `~/.elroy` by
+//!   default): files stay where they are and agenda files gain their name line.
 //! - **Idempotent.** A file already in the elroy home exactly as an import writes it, or a user
 //!   name already stored with the same value, counts as "already here"; running the import twice
 //!   changes nothing the second time. A different file under the same name, a memory id already
@@ -290,17 +292,21 @@ enum Placed {
     Different,
 }
 
-/// Writes `bytes` at `dest` unless a file is there: the same bytes (or `also_same`) count as
-/// already imported, anything else is left alone.
+/// Writes `bytes` at `dest` when no file is there, or when the file there is `upgradable` (the
+/// same Elroy file without what the import adds, as when an Elroy home is imported in place: its
+/// agenda files gain their name line). The same bytes count as already imported; anything else is
+/// left alone.
 fn place(
     dest: &Path,
     bytes: &[u8],
-    also_same: Option<&[u8]>,
+    upgradable: Option<&[u8]>,
     display: &str,
 ) -> Result<Placed, ImportError> {
     match std::fs::read(dest) {
-        Ok(existing) if existing == bytes || also_same == Some(existing.as_slice()) => {
-            Ok(Placed::AlreadyHere)
+        Ok(existing) if existing == bytes => Ok(Placed::AlreadyHere),
+        Ok(existing) if upgradable == Some(existing.as_slice()) => {
+            elroy_markdown::write_atomic(dest, bytes, display).map_err(err)?;
+            Ok(Placed::Written)
         }
         Ok(_) => Ok(Placed::Different),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {

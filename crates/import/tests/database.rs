@@ -210,3 +210,44 @@ fn an_explicit_database_that_is_not_elroys_is_an_error() {
     );
     assert!(!root.join("home/state.db").exists());
 }
+
+#[test]
+fn an_elroy_home_imported_in_place_gains_its_agenda_names() {
+    let root = tempfile::tempdir().unwrap();
+    let root = root.path();
+    let home = root.join("home");
+    std::fs::create_dir_all(home.join("agenda")).unwrap();
+    let original = "---\ncompleted: false\ndate: '2026-03-16'\nstatus: created\ntrigger_datetime: 2026-04-02 04:00:00+00:00\n---\n\nRenew the passport.";
+    std::fs::write(home.join("agenda/Renew_passport.md"), original).unwrap();
+    let db = home.join("elroy.db");
+    rusqlite::Connection::open(&db)
+        .unwrap()
+        .execute_batch(
+            "CREATE TABLE memory (id INTEGER PRIMARY KEY, name VARCHAR NOT NULL, is_active BOOLEAN,
+               source_metadata TEXT);
+             CREATE TABLE agendaitem (id INTEGER PRIMARY KEY, name VARCHAR NOT NULL,
+               file_path VARCHAR NOT NULL);
+             INSERT INTO agendaitem VALUES (8, 'Renew passport', '/home/user/.elroy/agenda/Renew_passport.md');",
+        )
+        .unwrap();
+    let options = ImportOptions {
+        source_dir: home.clone(),
+        database: None,
+    };
+    let report = import(&config(root, "DEFAULT"), &options, now()).unwrap();
+    assert_eq!(report.database, Some(db));
+    assert_eq!(
+        report.to_string().lines().nth(1),
+        Some("  agenda/Renew_passport.md  name 'Renew passport'")
+    );
+    assert_eq!(
+        std::fs::read_to_string(home.join("agenda/Renew_passport.md")).unwrap(),
+        original.replace(
+            "status: created\n",
+            "name: Renew passport\nstatus: created\n"
+        )
+    );
+    let again = import(&config(root, "DEFAULT"), &options, now()).unwrap();
+    assert!(again.nothing_new(), "{again}");
+    assert_eq!(again.unchanged, 1);
+}
