@@ -122,6 +122,7 @@ impl VersionedHome {
         now: Timestamp,
         message_for: &dyn Fn(&[String]) -> String,
     ) -> Result<Option<Oid>, HistoryError> {
+        clear_stale_git_locks(&self.root);
         // A fresh handle: another process may have committed while we waited for the lock.
         let repo = self.repo()?;
         let born = head_born(&repo)?;
@@ -168,6 +169,39 @@ impl VersionedHome {
             &tree,
             &parents,
         )?))
+    }
+}
+
+/// How old a git lock file must be before elroy, holding the home lock, takes it for one left by a
+/// process that was killed (elroy makes every git write under the home lock; the margin is for a
+/// `git` command the user runs at the same moment).
+const STALE_GIT_LOCK: std::time::Duration = std::time::Duration::from_secs(2);
+
+/// Removes the git lock files (`index.lock`, `HEAD.lock`, `refs/heads/*.lock`) a killed elroy process
+/// left behind, so one `SIGKILL` does not stop every later commit. Call with the home lock held.
+pub(crate) fn clear_stale_git_locks(root: &Path) {
+    let git = root.join(".git");
+    let mut candidates = vec![git.join("index.lock"), git.join("HEAD.lock")];
+    if let Ok(entries) = std::fs::read_dir(git.join("refs").join("heads")) {
+        candidates.extend(
+            entries
+                .filter_map(Result::ok)
+                .map(|e| e.path())
+                .filter(|p| p.extension().is_some_and(|x| x == "lock")),
+        );
+    }
+    for lock in candidates {
+        let stale = std::fs::metadata(&lock)
+            .and_then(|m| m.modified())
+            .ok()
+            .and_then(|t| t.elapsed().ok())
+            .is_some_and(|age| age >= STALE_GIT_LOCK);
+        if stale {
+            match std::fs::remove_file(&lock) {
+                Ok(()) => tracing::warn!("versioned home: removed the stale {}", lock.display()),
+                Err(e) => tracing::warn!("versioned home: cannot remove {}: {e}", lock.display()),
+            }
+        }
     }
 }
 

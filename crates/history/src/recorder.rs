@@ -11,8 +11,8 @@ use elroy_core::{CallObserver, ObservedCall, ToolContext, ToolResult};
 use elroy_markdown::HomeLock;
 
 use crate::home::{
-    CallsLock, changed_paths, external_edit_message, head_born, signature, store_statuses,
-    tool_message,
+    CallsLock, changed_paths, clear_stale_git_locks, external_edit_message, head_born, signature,
+    store_statuses, tool_message,
 };
 use crate::{HistoryError, VersionedHome};
 
@@ -123,6 +123,7 @@ impl VersionedHome {
             }
         }
         let _lock = HomeLock::acquire(self.root())?;
+        clear_stale_git_locks(self.root());
         let repo = self.repo()?;
         if !head_born(&repo)? {
             drop(_lock);

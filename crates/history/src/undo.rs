@@ -38,6 +38,7 @@ impl VersionedHome {
     /// [`HistoryError::NothingToUndo`] when only the initial import and outside edits are left.
     pub fn undo(&self, now: Timestamp) -> Result<Undone, HistoryError> {
         let _lock = HomeLock::acquire(self.root())?;
+        crate::home::clear_stale_git_locks(self.root());
         let repo = self.repo()?;
         if !head_born(&repo)? {
             return Err(HistoryError::NothingToUndo);

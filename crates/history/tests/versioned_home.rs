@@ -287,3 +287,27 @@ fn concurrent_writers_lose_no_change() {
     let dirty = repo.statuses(None).unwrap().iter().count();
     assert_eq!(dirty, 0);
 }
+
+#[test]
+fn a_git_lock_left_by_a_killed_process_does_not_stop_commits() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    let home = VersionedHome::start(root, now()).unwrap();
+    let old = std::time::SystemTime::now() - std::time::Duration::from_secs(60);
+    for lock in [".git/index.lock", ".git/refs/heads/main.lock"] {
+        let file = std::fs::File::create(root.join(lock)).unwrap();
+        file.set_modified(old).unwrap();
+    }
+    write(root, "agenda/a.md", b"a\n");
+    tool(&home, "add_agenda_item").unwrap();
+    assert_eq!(
+        summaries(&home, None),
+        ["add_agenda_item: agenda/a.md", "initial import"]
+    );
+    assert!(!root.join(".git/index.lock").exists());
+    // A fresh lock (a git command running now) is left alone: the commit fails, nothing is lost.
+    std::fs::File::create(root.join(".git/index.lock")).unwrap();
+    write(root, "agenda/b.md", b"b\n");
+    assert!(home.commit_changes(now(), &|_| "x".into()).is_err());
+    assert!(root.join(".git/index.lock").exists());
+}
