@@ -87,6 +87,25 @@ impl ObservedCall for RecordedCall {
 }
 
 impl VersionedHome {
+    /// Runs `work` (a change to the stores that is not a tool call, e.g. background memory work)
+    /// and commits what it changed as `{label}: {paths}`, exactly as [`Recorder`] does for a tool
+    /// call: hand edits made before are left out, a failed commit is logged. Returns what `work`
+    /// returned.
+    pub fn record<R>(&self, now: Timestamp, label: &str, work: impl FnOnce() -> R) -> R {
+        let calls = CallsLock::open(self.root()).and_then(CallsLock::shared);
+        let before = self.snapshot();
+        if let Err(e) = calls.as_ref().and(before.as_ref()) {
+            tracing::warn!(label, "versioned home: {e}");
+        }
+        let result = work();
+        match self.commit_call(now, label, &before.unwrap_or_default()) {
+            Ok(_) => {}
+            Err(e) => tracing::warn!(label, "versioned home: could not commit: {e}"),
+        }
+        drop(calls);
+        result
+    }
+
     /// The store files that differ from the last commit, with their content written to the object
     /// database (so a hand edit can be committed as it was even after a tool overwrites it).
     fn snapshot(&self) -> Result<BTreeMap<String, FileState>, HistoryError> {

@@ -191,3 +191,20 @@ fn a_tool_error_still_commits_what_the_tool_wrote() {
     assert!(result.is_error);
     assert_eq!(s.summaries(), ["put_files: agenda/a.md", "initial import"]);
 }
+
+#[test]
+fn work_outside_a_tool_call_is_recorded_under_its_label() {
+    let s = Setup::new();
+    std::fs::write(s.root().join("USER.md"), "by hand\n").unwrap();
+    let now = "2026-03-16T09:00:00Z".parse().unwrap();
+    let answer = s.home.record(now, "automatic memory", || {
+        std::fs::create_dir_all(s.root().join("memories")).unwrap();
+        std::fs::write(s.root().join("memories/Fact.md"), "fact\n").unwrap();
+        42
+    });
+    assert_eq!(answer, 42);
+    assert_eq!(
+        s.summaries(),
+        ["automatic memory: memories/Fact.md", "initial import"]
+    );
+}

@@ -80,10 +80,12 @@ impl Runtime {
         // --- elroy-history (versioned home) ---
         // Commits hand edits since the last run (or the initial import), then records every tool
         // call that changes a markdown store, whoever makes it (direct, model turn, MCP). A failure
-        // here is a warning: the home works unversioned.
+        // here is a warning: the home works unversioned. Store changes that are not tool calls
+        // (background memory work) find the home in `Services` and use `VersionedHome::record`.
         if config.bool("versioned_home") {
             match elroy_history::VersionedHome::start(&config.paths.elroy_home, time.now()) {
                 Ok(home) => {
+                    services.insert(Arc::new(home.clone()));
                     registry.set_call_observer(Arc::new(elroy_history::Recorder::new(home)));
                 }
                 Err(e) => {
