@@ -26,6 +26,13 @@ static IMPLICIT_NON_STRING: LazyLock<Option<Regex>> = LazyLock::new(|| {
     .ok()
 });
 
+/// Strings that elroy's own reader (serde-saphyr, YAML 1.2 core schema) resolves to integers
+/// although a YAML 1.1 reader keeps them as strings: `0o` octal and upper-case `0X`/`0B` prefixes.
+/// They are quoted too, so that what elroy writes it reads back (found by `fuzz/`,
+/// `front_matter::written_front_matter_reads_back`); PyYAML reads the quoted form identically.
+static READER_NON_STRING: LazyLock<Option<Regex>> =
+    LazyLock::new(|| Regex::new(r"^[-+]?0(?:[oO][0-7_]+|X[0-9a-fA-F_]+|B[01_]+)$").ok());
+
 static DATE_PREFIX: LazyLock<Option<Regex>> =
     LazyLock::new(|| Regex::new(r"^[0-9]{4}-[0-9]{1,2}-[0-9]{1,2}").ok());
 
@@ -58,7 +65,9 @@ fn is_plain_safe(s: &str) -> bool {
     if s.contains(": ") || s.contains(" #") || s.ends_with(':') {
         return false;
     }
-    !(matches(&IMPLICIT_NON_STRING, s) || matches(&DATE_PREFIX, s))
+    !(matches(&IMPLICIT_NON_STRING, s)
+        || matches(&READER_NON_STRING, s)
+        || matches(&DATE_PREFIX, s))
 }
 
 /// Writes one string scalar by the rule of `formats.md` §3.3: plain when safe, else single-quoted
