@@ -135,12 +135,8 @@ impl VersionedHome {
         tool: &str,
         before: &BTreeMap<String, FileState>,
     ) -> Result<Option<Oid>, HistoryError> {
-        {
-            let repo = self.repo()?;
-            if head_born(&repo)? && store_statuses(&repo)?.is_empty() {
-                return Ok(None);
-            }
-        }
+        // Straight to the lock (45 µs uncontended): a status walk outside it would only be repeated
+        // inside it.
         let _lock = HomeLock::acquire(self.root())?;
         clear_stale_git_locks(self.root());
         let repo = self.repo()?;
