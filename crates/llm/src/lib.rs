@@ -16,14 +16,24 @@
 //! - [`ToolCallAccumulator`] (§8.4, R15, R16) and [`TextProcessor`] (§8.5): pure, unit-tested
 //!   stream processing.
 //!
-//! Anthropic models (`claude*`, `anthropic/…`) are reached through Anthropic's OpenAI-compatible
-//! endpoint (`https://api.anthropic.com/v1`, the Anthropic key as bearer token), not its native
-//! Messages API (see [`chat_client`]).
+//! - [`GenaiAnthropicChat`]: Anthropic models (`claude*`, `anthropic/…`) through Anthropic's
+//!   native Messages API (`POST {base}/v1/messages`), on **genai** 0.7.2: `tool_result` blocks with
+//!   `is_error`, `cache_control` on the system prompt and the last tool with `enable_caching`, the
+//!   same retries and idle timeout. genai carries the HTTP request and Anthropic's SSE events;
+//!   elroy keeps the §14.5 message conversion and the §8.4 tool-call assembly at the boundary
+//!   (see the module docs of `genai_chat.rs` for what genai 0.7.2 gets wrong and how it is
+//!   avoided). genai is not used for OpenAI-compatible servers: its stream capture fails the §8.4
+//!   vectors (§16.2 B and G), which §8.4 does not allow.
+//!
+//! Gemini (`gemini/…`) stays on Google's OpenAI-compatible endpoint.
 
 mod accumulate;
+mod anthropic_messages;
 mod embed;
 mod error;
+mod genai_chat;
 mod openai;
+mod retry;
 pub mod select;
 mod text;
 
@@ -34,9 +44,12 @@ use elroy_config::Config;
 use elroy_core::{BoxFuture, Message, ToolCall};
 
 pub use accumulate::{ToolCallAccumulator, ToolCallDelta, generated_call_id};
+pub use anthropic_messages::{LATER_SYSTEM_PREFIX, PLACEHOLDER_DESCRIPTION, PLACEHOLDER_TOOL};
 pub use embed::{BlockingEmbedder, OpenAiEmbedder, parse_embedding};
 pub use error::LlmError;
-pub use openai::{OpenAiChat, RetryPolicy, Timeouts, parse_completion};
+pub use genai_chat::{ANTHROPIC_MAX_TOKENS, GenaiAnthropicChat};
+pub use openai::{OpenAiChat, parse_completion};
+pub use retry::{RetryPolicy, Timeouts};
 pub use select::{ModelEndpoint, ModelRole, Protocol};
 pub use text::{TextEvent, TextProcessor, parse_inline_call};
 
@@ -125,28 +138,27 @@ pub fn install_tls() {
     });
 }
 
-/// The chat client for `role` from the configuration and the process environment.
+/// The chat client for `role` from the configuration and the process environment
+/// (`llm_timeout_seconds`, `enable_caching`).
 ///
 /// # Errors
 /// [`LlmError::NoModel`] / [`LlmError::MissingKey`] when no usable model is configured.
 pub fn connect_chat(config: &Config, role: ModelRole) -> Result<Arc<dyn ChatModel>, LlmError> {
     let endpoint = select::endpoint(config, role, &select::process_env)?;
     let idle = Duration::from_secs(config.int("llm_timeout_seconds").max(1).unsigned_abs());
-    chat_client(
+    chat_client_with_caching(
         endpoint,
         RetryPolicy::default(),
         Timeouts {
             idle,
             ..Timeouts::default()
         },
+        config.bool("enable_caching"),
     )
 }
 
-/// A chat client for `endpoint`.
-///
-/// Anthropic models are reached through Anthropic's OpenAI-compatible endpoint
-/// (`{base}/v1/chat/completions` with the Anthropic key as a bearer token), so streaming, tool
-/// calls and the §8.4 assembly rules are the same code for every provider.
+/// A chat client for `endpoint`, with `enable_caching` at its default (`true`); see
+/// [`chat_client_with_caching`].
 ///
 /// # Errors
 /// [`LlmError::Connect`] when the HTTP client cannot be built.
@@ -155,20 +167,27 @@ pub fn chat_client(
     retry: RetryPolicy,
     timeouts: Timeouts,
 ) -> Result<Arc<dyn ChatModel>, LlmError> {
-    Ok(Arc::new(OpenAiChat::new(
-        openai_compatible(endpoint),
-        retry,
-        timeouts,
-    )?))
+    chat_client_with_caching(endpoint, retry, timeouts, true)
 }
 
-/// The OpenAI-compatible form of an endpoint: Anthropic's base URL `{base}` becomes `{base}/v1`
-/// (its OpenAI SDK compatibility layer); other endpoints are unchanged.
-pub fn openai_compatible(mut endpoint: ModelEndpoint) -> ModelEndpoint {
-    if endpoint.protocol == Protocol::Anthropic && !endpoint.base_url.ends_with("/v1") {
-        endpoint.base_url = format!("{}/v1", endpoint.base_url);
-    }
-    endpoint
+/// A chat client for `endpoint` by its protocol: [`Protocol::Anthropic`] →
+/// [`GenaiAnthropicChat`] (native Messages API; `caching` is `enable_caching`), [`Protocol::OpenAi`]
+/// → [`OpenAiChat`] (`caching` has no effect there).
+///
+/// # Errors
+/// [`LlmError::Connect`] when the HTTP client cannot be built.
+pub fn chat_client_with_caching(
+    endpoint: ModelEndpoint,
+    retry: RetryPolicy,
+    timeouts: Timeouts,
+    caching: bool,
+) -> Result<Arc<dyn ChatModel>, LlmError> {
+    Ok(match endpoint.protocol {
+        Protocol::Anthropic => {
+            Arc::new(GenaiAnthropicChat::new(endpoint, caching, retry, timeouts)?)
+        }
+        Protocol::OpenAi => Arc::new(OpenAiChat::new(endpoint, retry, timeouts)?),
+    })
 }
 
 /// The embedding client, when embeddings are available (§14.7); `None` otherwise.

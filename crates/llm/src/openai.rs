@@ -12,44 +12,8 @@ use futures_util::StreamExt;
 use serde_json::{Map, Value, json};
 
 use crate::accumulate::{ToolCallAccumulator, ToolCallDelta, generated_call_id};
+use crate::retry::{RetryPolicy, Timeouts, error_chain, error_message, retry_after};
 use crate::{ChatModel, ChatRequest, ChatResponse, LlmError, ModelEndpoint, StreamDelta};
-
-/// When and how often a failed request is retried (`orchestrator.md` §14.4).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct RetryPolicy {
-    /// The waits before each retry; its length is the number of retries. Default: 1 s, then 4 s.
-    pub delays: Vec<Duration>,
-    /// A `Retry-After` header up to this long is honoured instead of the delay. Default 30 s.
-    pub max_retry_after: Duration,
-}
-
-impl Default for RetryPolicy {
-    fn default() -> Self {
-        RetryPolicy {
-            delays: vec![Duration::from_secs(1), Duration::from_secs(4)],
-            max_retry_after: Duration::from_secs(30),
-        }
-    }
-}
-
-/// Timeouts of a client.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Timeouts {
-    /// Connecting. Default 30 s.
-    pub connect: Duration,
-    /// A stream (or a non-streamed response) that delivers no data this long fails the request.
-    /// Default 120 s (`llm_timeout_seconds`).
-    pub idle: Duration,
-}
-
-impl Default for Timeouts {
-    fn default() -> Self {
-        Timeouts {
-            connect: Duration::from_secs(30),
-            idle: Duration::from_secs(120),
-        }
-    }
-}
 
 /// Base URLs that answered an empty stream while tools were offered; later requests to them go
 /// non-streaming at once (`orchestrator.md` §14.4, "Servers that cannot stream with tools").
@@ -170,15 +134,9 @@ impl OpenAiChat {
                     None,
                 ),
             };
-            let Some(delay) = self.retry.delays.get(attempt) else {
+            let Some(wait) = self.retry.wait_before_retry(attempt, &error, retry_after) else {
                 return Err(error);
             };
-            if !error.is_retryable() {
-                return Err(error);
-            }
-            let wait = retry_after
-                .filter(|d| *d <= self.retry.max_retry_after)
-                .unwrap_or(*delay);
             tracing::warn!(%error, wait_ms = wait.as_millis() as u64, "retrying model request");
             tokio::time::sleep(wait).await;
             attempt += 1;
@@ -191,12 +149,7 @@ impl OpenAiChat {
         response: reqwest::Response,
     ) -> (LlmError, Option<Duration>) {
         let status = response.status().as_u16();
-        let retry_after = response
-            .headers()
-            .get(reqwest::header::RETRY_AFTER)
-            .and_then(|v| v.to_str().ok())
-            .and_then(|v| v.trim().parse::<u64>().ok())
-            .map(Duration::from_secs);
+        let retry_after = retry_after(response.headers());
         let body = response.text().await.unwrap_or_default();
         let message = error_message(&body);
         let error = if status == 401 || status == 403 {
@@ -467,38 +420,6 @@ pub fn parse_completion(body: &str) -> Result<ChatResponse, LlmError> {
     })
 }
 
-/// The `error.message` of an OpenAI-style error body, else the body (cut to 300 characters).
-fn error_message(body: &str) -> String {
-    let parsed: Option<Value> = serde_json::from_str(body).ok();
-    let from_json = parsed.as_ref().and_then(|v| {
-        v.get("error")
-            .and_then(|e| e.get("message").or(Some(e)))
-            .or_else(|| v.get("message"))
-            .map(|m| m.as_str().map_or_else(|| m.to_string(), str::to_owned))
-    });
-    let text = from_json.unwrap_or_else(|| body.trim().to_owned());
-    let text = text.replace('\n', " ");
-    if text.chars().count() > 300 {
-        text.chars().take(300).collect::<String>() + "…"
-    } else if text.is_empty() {
-        "(empty response body)".into()
-    } else {
-        text
-    }
-}
-
-/// An error and its sources on one line.
-fn error_chain(error: &dyn std::error::Error) -> String {
-    let mut text = error.to_string();
-    let mut source = error.source();
-    while let Some(s) = source {
-        text.push_str(": ");
-        text.push_str(&s.to_string());
-        source = s.source();
-    }
-    text
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -569,15 +490,5 @@ mod tests {
             wire_tool(&json!({"type":"function","function":{"name":"pwd","description":"d"}})),
             json!({"type":"function","function":{"name":"pwd","description":"d","parameters":{"type":"object","properties":{}}}})
         );
-    }
-
-    #[test]
-    fn error_messages_are_one_line() {
-        assert_eq!(
-            error_message(r#"{"error":{"message":"Incorrect API key","type":"x"}}"#),
-            "Incorrect API key"
-        );
-        assert_eq!(error_message("bad\ngateway"), "bad gateway");
-        assert_eq!(error_message(""), "(empty response body)");
     }
 }

@@ -32,7 +32,8 @@ pub enum Protocol {
     /// OpenAI chat completions (`POST {base}/chat/completions`, `POST {base}/embeddings`); also
     /// Gemini's OpenAI-compatible endpoint, Ollama, vLLM, llama.cpp, LM Studio.
     OpenAi,
-    /// Anthropic Messages (`POST {base}/v1/messages`).
+    /// Anthropic Messages (`POST {base}/v1/messages`, `x-api-key`), served by
+    /// [`GenaiAnthropicChat`](crate::GenaiAnthropicChat).
     Anthropic,
 }
 

@@ -205,26 +205,3 @@ async fn unreachable_server_is_a_clear_error() {
         "{err}"
     );
 }
-
-#[tokio::test]
-async fn anthropic_models_use_the_openai_compatible_endpoint() {
-    let server = MockServer::start();
-    server.push(Reply::text("Hello from Claude."));
-    // A configured Anthropic base URL `{base}` is reached at `{base}/v1/chat/completions`.
-    let base = server.base_url().trim_end_matches("/v1").to_owned();
-    let endpoint = ModelEndpoint {
-        protocol: Protocol::Anthropic,
-        name: "claude-sonnet-4-5-20250929".into(),
-        model: "claude-sonnet-4-5-20250929".into(),
-        base_url: base,
-        api_key: Some("sk-ant".into()),
-        organization: None,
-    };
-    let c = elroy_llm::chat_client(endpoint, RetryPolicy::default(), Timeouts::default()).unwrap();
-    let r = c.chat_stream(&request(true), &mut |_| {}).await.unwrap();
-    assert_eq!(r.content, "Hello from Claude.");
-    let sent = &server.requests()[0];
-    assert_eq!(sent.path, "/v1/chat/completions");
-    assert_eq!(sent.header("authorization"), Some("Bearer sk-ant"));
-    assert_eq!(sent.body["model"], "claude-sonnet-4-5-20250929");
-}

@@ -8,6 +8,10 @@
 //!   turn ([`MockServer::push`]) or by a predicate on the request ([`MockServer::when`]), and records
 //!   every request ([`MockServer::requests`]) so a test can assert what elroy sent: system prompt,
 //!   tools, recall pairs, tool results.
+//! - The same server speaks Anthropic's Messages API on `POST /v1/messages` (configure
+//!   [`MockServer::root_url`] as the base URL of a `claude…` model): the same [`Reply`]s are sent as
+//!   Anthropic SSE events or a non-streamed message, errors with Anthropic's error body, and
+//!   [`Reply::AnthropicEvents`] sends raw events. [`RecordedRequest`]'s helpers read both forms.
 //! - [`TempHome`]: a temporary `$ELROY_HOME` with a config pointing at the server and an isolated
 //!   environment for child processes.
 //!
@@ -20,6 +24,7 @@
 //! assert_eq!(server.chat_requests()[1].tool_results().len(), 1);
 //! ```
 
+mod anthropic;
 mod home;
 mod reply;
 mod server;

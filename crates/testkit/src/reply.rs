@@ -51,6 +51,10 @@ pub enum Reply {
     },
     /// An embeddings response with this vector.
     Embedding(Vec<f32>),
+    /// Raw Anthropic SSE events for a streamed `/v1/messages` request: each value is sent as
+    /// `event: {its "type"}` and `data: {the value}` (to test a stream split any way, an `error`
+    /// event, or a stream that ends without `message_stop`). Other requests get HTTP 400.
+    AnthropicEvents(Vec<Value>),
 }
 
 impl Reply {
@@ -134,7 +138,7 @@ impl Reply {
     }
 }
 
-fn pieces(text: &str, size: usize) -> Vec<String> {
+pub(crate) fn pieces(text: &str, size: usize) -> Vec<String> {
     let chars: Vec<char> = text.chars().collect();
     chars
         .chunks(size.max(1))

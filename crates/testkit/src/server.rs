@@ -13,6 +13,7 @@ use axum::http::{HeaderMap, Method, StatusCode, Uri, header};
 use axum::response::{IntoResponse, Response};
 use serde_json::{Value, json};
 
+use crate::anthropic;
 use crate::reply::{Reply, answer_chunks, answer_completion};
 
 /// One request the server received.
@@ -29,9 +30,14 @@ pub struct RecordedRequest {
 }
 
 impl RecordedRequest {
-    /// Whether this is a chat-completions request.
+    /// Whether this is a chat request: OpenAI chat completions or Anthropic messages.
     pub fn is_chat(&self) -> bool {
-        self.path.ends_with("/chat/completions")
+        self.path.ends_with("/chat/completions") || self.is_anthropic()
+    }
+
+    /// Whether this is an Anthropic Messages request (`POST /v1/messages`).
+    pub fn is_anthropic(&self) -> bool {
+        self.path.ends_with("/v1/messages")
     }
 
     /// Whether this is an embeddings request.
@@ -53,8 +59,12 @@ impl RecordedRequest {
             .unwrap_or_default()
     }
 
-    /// The content of the first message when it is a system message.
+    /// The system prompt: the content of the first message when it is a system message, or
+    /// Anthropic's top-level `system` (a string, or text blocks joined).
     pub fn system_prompt(&self) -> Option<String> {
+        if let Some(system) = self.body.get("system") {
+            return Some(text_of(system));
+        }
         let messages = self.messages();
         let first = messages.first()?;
         (first.get("role")? == "system")
@@ -70,7 +80,12 @@ impl RecordedRequest {
             .map(|tools| {
                 tools
                     .iter()
-                    .filter_map(|t| t.pointer("/function/name")?.as_str().map(str::to_owned))
+                    .filter_map(|t| {
+                        t.pointer("/function/name")
+                            .or_else(|| t.get("name"))?
+                            .as_str()
+                            .map(str::to_owned)
+                    })
                     .collect()
             })
             .unwrap_or_default()
@@ -86,12 +101,50 @@ impl RecordedRequest {
         self.messages()
             .iter()
             .rev()
-            .find(|m| m.get("role").and_then(Value::as_str) == Some("user"))
-            .and_then(|m| m.get("content")?.as_str().map(str::to_owned))
+            .find(|m| {
+                m.get("role").and_then(Value::as_str) == Some("user")
+                    // Anthropic user messages that only carry tool results are skipped.
+                    && (!self.is_anthropic()
+                        || m.get("content").is_some_and(|c| !text_of(c).is_empty()))
+            })
+            .and_then(|m| match m.get("content")? {
+                Value::String(s) => Some(s.clone()),
+                blocks if self.is_anthropic() => Some(text_of(blocks)),
+                _ => None,
+            })
     }
 
-    /// `(tool_call_id, content)` of every `tool` message, in order.
+    /// Anthropic `tool_result` blocks in the messages, in order: `(tool_use_id, content,
+    /// is_error)` (`is_error` false when absent).
+    pub fn anthropic_tool_results(&self) -> Vec<(String, String, bool)> {
+        self.messages()
+            .iter()
+            .filter_map(|m| m.get("content")?.as_array().cloned())
+            .flatten()
+            .filter(|b| b.get("type").and_then(Value::as_str) == Some("tool_result"))
+            .map(|b| {
+                (
+                    b.get("tool_use_id")
+                        .and_then(Value::as_str)
+                        .unwrap_or_default()
+                        .to_owned(),
+                    b.get("content").map(text_of).unwrap_or_default(),
+                    b.get("is_error").and_then(Value::as_bool) == Some(true),
+                )
+            })
+            .collect()
+    }
+
+    /// `(tool_call_id, content)` of every `tool` message (for an Anthropic request, of every
+    /// `tool_result` block), in order.
     pub fn tool_results(&self) -> Vec<(String, String)> {
+        if self.is_anthropic() {
+            return self
+                .anthropic_tool_results()
+                .into_iter()
+                .map(|(id, content, _)| (id, content))
+                .collect();
+        }
         self.messages()
             .iter()
             .filter(|m| m.get("role").and_then(Value::as_str) == Some("tool"))
@@ -137,6 +190,20 @@ impl RecordedRequest {
             .iter()
             .find(|(k, _)| k == name)
             .map(|(_, v)| v.as_str())
+    }
+}
+
+/// A string, or the texts of an array of text blocks joined with `\n`.
+fn text_of(value: &Value) -> String {
+    match value {
+        Value::String(s) => s.clone(),
+        Value::Array(blocks) => blocks
+            .iter()
+            .filter(|b| b.get("type").and_then(Value::as_str) == Some("text"))
+            .filter_map(|b| b.get("text")?.as_str())
+            .collect::<Vec<_>>()
+            .join("\n"),
+        _ => String::new(),
     }
 }
 
@@ -230,6 +297,12 @@ impl MockServer {
     /// The base URL to configure as `chat_model_api_base`: `http://127.0.0.1:{port}/v1`.
     pub fn base_url(&self) -> String {
         format!("http://{}/v1", self.addr)
+    }
+
+    /// The server's root URL, `http://127.0.0.1:{port}`: the base URL of an Anthropic model
+    /// (requests go to `{root}/v1/messages`).
+    pub fn root_url(&self) -> String {
+        format!("http://{}", self.addr)
     }
 
     /// Queues a reply for the next request no rule matches.
@@ -358,6 +431,9 @@ async fn handle(
 }
 
 fn respond(request: &RecordedRequest, reply: Reply) -> Response {
+    if request.is_anthropic() {
+        return respond_anthropic(request, reply);
+    }
     match reply {
         Reply::Answer {
             content,
@@ -403,7 +479,80 @@ fn respond(request: &RecordedRequest, reply: Reply) -> Response {
             "data": [{"object": "embedding", "index": 0, "embedding": vector}],
             "model": "testkit",
         })),
+        Reply::AnthropicEvents(_) => error_response(
+            400,
+            "testkit: Anthropic events need a /v1/messages request",
+            None,
+        ),
     }
+}
+
+/// The answer to an Anthropic Messages request.
+fn respond_anthropic(request: &RecordedRequest, reply: Reply) -> Response {
+    let refuse = |message: &str| {
+        raw_response(
+            400,
+            "application/json",
+            anthropic::error_body(400, message).to_string(),
+            None,
+        )
+    };
+    match reply {
+        Reply::Answer {
+            content,
+            calls,
+            chunk_chars,
+            finish_reason,
+        } => {
+            let stop = anthropic::stop_reason(finish_reason.as_deref(), !calls.is_empty());
+            if request.is_stream() {
+                let events = anthropic::answer_events(&content, &calls, chunk_chars, &stop);
+                raw_response(200, "text/event-stream", anthropic::sse_body(&events), None)
+            } else {
+                json_response(&anthropic::answer_message(&content, &calls, &stop))
+            }
+        }
+        Reply::AnthropicEvents(events) if request.is_stream() => {
+            raw_response(200, "text/event-stream", anthropic::sse_body(&events), None)
+        }
+        Reply::EmptyStreamUnlessNonStreaming(text) => {
+            if request.is_stream() {
+                let events = anthropic::answer_events("", &[], 1, "end_turn");
+                raw_response(200, "text/event-stream", anthropic::sse_body(&events), None)
+            } else {
+                json_response(&anthropic::answer_message(&text, &[], "end_turn"))
+            }
+        }
+        Reply::Status {
+            status,
+            message,
+            retry_after,
+        } => raw_response(
+            status,
+            "application/json",
+            anthropic::error_body(status, &message).to_string(),
+            retry_after,
+        ),
+        Reply::AnthropicEvents(_) => refuse("testkit: raw events need a streaming request"),
+        Reply::Chunks { .. } => refuse("testkit: OpenAI chunks cannot answer /v1/messages"),
+        Reply::Embedding(_) => refuse("testkit: an embedding cannot answer /v1/messages"),
+    }
+}
+
+fn raw_response(
+    status: u16,
+    content_type: &'static str,
+    body: String,
+    retry_after: Option<u64>,
+) -> Response {
+    let code = StatusCode::from_u16(status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
+    let mut response = (code, [(header::CONTENT_TYPE, content_type)], body).into_response();
+    if let Some(seconds) = retry_after
+        && let Ok(value) = header::HeaderValue::from_str(&seconds.to_string())
+    {
+        response.headers_mut().insert(header::RETRY_AFTER, value);
+    }
+    response
 }
 
 fn sse(chunks: &[Value], done: bool) -> Response {
