@@ -10,13 +10,18 @@
 //! - Recall (D9): SQLite FTS5 `bm25()` always ([`recall::keyword_leg`]), cosine similarity with
 //!   an explicit threshold when an [`elroy_core::Embedder`] is configured, fused by reciprocal
 //!   rank fusion ([`recall::fuse`], [`MemoryStore::search`]).
+//! - [`consolidate`]: the pure part of consolidation (`orchestrator.md` §12.2: TF-IDF, DBSCAN,
+//!   trimming, ordering); [`MemoryStore::record_op_tracked`] and
+//!   [`MemoryStore::take_consolidation_due`] carry its trigger to the orchestrator.
 //! - [`HashEmbedder`]: the deterministic embedder of the Elroy fixture, for tests.
 //!
 //! The store does no async work and depends on no tool or LLM crate.
 
+pub mod consolidate;
 mod error;
 mod hash_embedder;
 mod model;
+mod op_tracked;
 pub mod recall;
 mod search;
 mod store;

@@ -42,6 +42,9 @@ pub struct MemoryStore {
     pub(crate) opts: MemoryStoreOptions,
     /// Modification times of `memories/` and `archive/` at the last sync.
     pub(crate) last_scan: Arc<std::sync::Mutex<Option<DirStamps>>>,
+    /// Set when an op-tracked creation made consolidation due (`orchestrator.md` §12.2 trigger),
+    /// shared by every clone of the store; the orchestrator takes it after the turn.
+    pub(crate) consolidation_due: Arc<std::sync::atomic::AtomicBool>,
 }
 
 /// Modification times (ns) of the memory directory and its archive; `None` when missing.
@@ -124,6 +127,7 @@ impl MemoryStore {
             db,
             opts,
             last_scan: Arc::default(),
+            consolidation_due: Arc::default(),
         };
         let report = store.sync(now)?;
         Ok((store, report))

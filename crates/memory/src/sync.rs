@@ -112,6 +112,15 @@ fn elroy_lookup(conn: &rusqlite::Connection, id: i64) -> Option<ElroyMemory> {
     .flatten()
 }
 
+/// Whether an inactive row's file, now found in `memories/` (not `archive/`), came back there
+/// (`formats.md` §6.3): the row pointed into `archive/` (the file was moved back, by hand or by
+/// `elroy undo`), or its file had left `memories/` (the last scan saw no file: no scan state) and
+/// is here again. Such a memory is active again. An inactive row whose file stayed in place (an
+/// Elroy memory imported as inactive, §6.3.1) stays inactive: elroy's row is authoritative.
+fn came_back(row: &Row) -> bool {
+    row.file_name.starts_with("archive/") || row.size.is_none() || row.mtime.is_none()
+}
+
 fn front_matter_id(doc: &Document) -> Option<i64> {
     match doc.front_matter.get("id")? {
         Value::Int(i) => Some(*i),
@@ -267,7 +276,7 @@ impl MemoryStore {
                 let ts = format_db_time(now);
                 report.indexed += 1;
                 if let Some(row) = by_id.get(&id) {
-                    let active = row.is_active && !f.in_archive;
+                    let active = !f.in_archive && (row.is_active || came_back(row));
                     let rendering = render_memory(&row.name, Some(&doc.raw_body));
                     let md5 = md5_hex(&rendering);
                     tx.execute(
@@ -324,8 +333,11 @@ impl MemoryStore {
             // Rows whose file is gone.
             for row in &rows {
                 if !seen.contains(&row.id) && row.is_active {
+                    // The scan state is cleared: no file was seen, and a file that comes back
+                    // with this id is recognised as returning (`came_back`).
                     tx.execute(
-                        "UPDATE memories SET is_active = 0, updated_at = ?3 WHERE user_id = ?1 AND id = ?2",
+                        "UPDATE memories SET is_active = 0, file_size = NULL, file_mtime_ns = NULL,
+                           updated_at = ?3 WHERE user_id = ?1 AND id = ?2",
                         params![user, row.id, format_db_time(now)],
                     )?;
                     set_fts(&tx, user, row.id, &row.name, None)?;

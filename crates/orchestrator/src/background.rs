@@ -1,5 +1,6 @@
-//! Work after the reply (`orchestrator.md` §11, §12.1): automatic memory creation every
-//! `messages_between_memory` user messages, and context compression over `max_tokens`.
+//! Work after the reply (`orchestrator.md` §11, §12.1, §12.3): automatic memory creation every
+//! `messages_between_memory` user messages, self-reflection, and context compression over
+//! `max_tokens`; consolidation (§12.2) is in `consolidation.rs`.
 
 use elroy_core::{Message, Role};
 use elroy_llm::ChatRequest;
@@ -35,6 +36,8 @@ pub struct AfterTurn {
     pub compressed: bool,
     /// The trigger phrase when self-reflection recorded a feature request.
     pub reflected: Option<String>,
+    /// What consolidation did, when it was due (§12.2).
+    pub consolidated: Option<crate::Consolidation>,
 }
 
 /// Self-reflection's trigger (§12.3 steps 1–2): the newest of `user_messages` (oldest first)
@@ -92,8 +95,9 @@ impl Session {
     /// 2. §11: the context refresh over `max_tokens` ([`Session::after_turn`] runs it last).
     ///
     /// 3. §12.3: self-reflection.
-    ///
-    /// Not done here: consolidation (§12.2).
+    /// 4. §12.2: consolidation, when an op-tracked creation (`create_memory` during the turn, step
+    ///    1 or the refresh) made it due ([`Session::consolidate`]); runs last so it sees every
+    ///    memory created before it.
     ///
     /// # Errors
     /// A message when the database or the model fails; the turn itself is already persisted.
@@ -101,10 +105,12 @@ impl Session {
         let memory_created = self.maybe_create_memory().await?;
         let reflected = self.maybe_reflect()?;
         let compressed = self.refresh_if_needed().await?;
+        let consolidated = self.maybe_consolidate().await?;
         Ok(AfterTurn {
             memory_created,
             compressed,
             reflected,
+            consolidated,
         })
     }
 
@@ -221,7 +227,8 @@ impl Session {
         let memory = store
             .create(&title, &text, &[MemorySource::context(version)], now)
             .map_err(|e| e.to_string())?;
-        p.db.record_memory_created(p.user_id, p.settings.memories_between_consolidation)
+        store
+            .record_op_tracked(p.settings.memories_between_consolidation)
             .map_err(|e| e.to_string())?;
         if let Some((metadata, rendering)) =
             store.recall_entry(memory.id).map_err(|e| e.to_string())?

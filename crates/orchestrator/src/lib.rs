@@ -12,13 +12,15 @@
 //!   max_assistant_loops`, then one round without tools); feed every tool error back to the model
 //!   (D1–D3); stop a tool after `max_tool_failures_per_turn` failures (R3); apply effects (§7.4);
 //!   persist the turn as one version (§10). Events ([`TurnEvent`]) stream to the front-end.
-//! - [`Session::after_turn`]: background work after the reply (context compression over
-//!   `max_tokens`).
+//! - [`Session::after_turn`]: background work after the reply (automatic memory creation,
+//!   self-reflection, context compression over `max_tokens`, consolidation when an op-tracked
+//!   creation made it due, [`Session::consolidate`]).
 //!
 //! Stores built by other crates reach the turn through small traits in [`ports`]
 //! ([`RecallSource`], [`DueSource`], [`PinResolver`]); a session runs without any of them.
 
 mod background;
+mod consolidation;
 mod events;
 mod gate;
 pub mod ports;
@@ -30,6 +32,10 @@ pub mod wiring;
 pub use background::{
     AfterTurn, MEMORY_PROMPT, REFLECTION_PHRASES, REFLECTION_TITLE, SUMMARY_PROMPT,
     parse_memory_reply, reflection_trigger,
+};
+pub use consolidation::{
+    CLUSTERS_KEPT, CONSOLIDATION_PROMPT, Consolidation, cluster_prompt, consolidation_schema,
+    consolidation_system_text, parse_consolidation,
 };
 pub use events::{InjectedKind, TurnEvent, fenced};
 pub use gate::should_recall;

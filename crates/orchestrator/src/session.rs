@@ -37,6 +37,12 @@ pub struct Settings {
     pub memories_between_consolidation: i64,
     /// `messages_between_self_reflection`: self-reflection trigger; 0 disables it.
     pub messages_between_self_reflection: i64,
+    /// `memory_cluster_similarity_threshold`: consolidation's neighbour distance (§12.2).
+    pub memory_cluster_similarity_threshold: f64,
+    /// `min_memory_cluster_size`: neighbours a core point needs (§12.2).
+    pub min_memory_cluster_size: usize,
+    /// `max_memory_cluster_size`: members kept per cluster (§12.2).
+    pub max_memory_cluster_size: usize,
 }
 
 impl Settings {
@@ -57,6 +63,11 @@ impl Settings {
             messages_between_memory: config.int("messages_between_memory"),
             memories_between_consolidation: config.int("memories_between_consolidation"),
             messages_between_self_reflection: config.int("messages_between_self_reflection"),
+            memory_cluster_similarity_threshold: config
+                .float("memory_cluster_similarity_threshold")
+                .unwrap_or(0.21125),
+            min_memory_cluster_size: uint("min_memory_cluster_size"),
+            max_memory_cluster_size: uint("max_memory_cluster_size"),
         }
     }
 }
@@ -74,6 +85,9 @@ impl Default for Settings {
             messages_between_memory: 20,
             memories_between_consolidation: 4,
             messages_between_self_reflection: 10,
+            memory_cluster_similarity_threshold: 0.21125,
+            min_memory_cluster_size: 3,
+            max_memory_cluster_size: 5,
         }
     }
 }

@@ -44,11 +44,9 @@ impl TypedTool for CreateMemory {
             .services
             .get::<elroy_config::Config>()
             .map_or(4, |c| c.int("memories_between_consolidation"));
-        // The consolidation itself is the orchestrator's background work (orchestrator.md §12.2).
-        store
-            .db()
-            .record_memory_created(user, between)
-            .map_err(err)?;
+        // The consolidation itself is the orchestrator's background work (orchestrator.md §12.2);
+        // the store's flag tells it consolidation became due.
+        store.record_op_tracked(between).map_err(err)?;
         Ok(
             ToolOutput::text(format!("New memory created: {}", args.name))
                 .with_effect(Effect::Pin(memory_item(memory.id))),
