@@ -3,6 +3,7 @@
 use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex};
 
+use elroy_core::{Clock, SystemClock};
 use elroy_db::rusqlite::{self, OptionalExtension, params};
 use elroy_db::{Db, format_db_time, parse_db_time};
 use jiff::Timestamp;
@@ -56,6 +57,8 @@ pub struct DbIndex {
     db: Arc<Db>,
     user_id: i64,
     mirror: Mutex<Mirror>,
+    /// The clock of `updated_at` for deletes and renames (`ELROY_NOW` through `TimeContext`).
+    clock: Arc<dyn Clock>,
 }
 
 fn sql(e: impl std::fmt::Display) -> String {
@@ -113,13 +116,23 @@ fn details(stem: &str, item: Option<&Item>) -> Details {
 }
 
 impl DbIndex {
-    /// The index of `user_id` (a `users` row) in `db`.
+    /// The index of `user_id` (a `users` row) in `db`, stamping `updated_at` with the system
+    /// clock; use [`DbIndex::with_clock`] to give it the session's clock.
     pub fn new(db: Arc<Db>, user_id: i64) -> Self {
         DbIndex {
             db,
             user_id,
             mirror: Mutex::new(Mirror::default()),
+            clock: Arc::new(SystemClock),
         }
+    }
+
+    /// The same index stamping `updated_at` of deletes and renames with `clock` (the runtime's
+    /// `TimeContext::clock`, so `ELROY_NOW` fixes it).
+    #[must_use]
+    pub fn with_clock(mut self, clock: Arc<dyn Clock>) -> Self {
+        self.clock = clock;
+        self
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, Mirror> {
@@ -219,7 +232,7 @@ impl DbIndex {
             return Ok(());
         };
         let user = self.user_id;
-        let now = format_db_time(Timestamp::now());
+        let now = format_db_time(self.clock.now());
         self.db
             .with_conn(|c| {
                 c.execute(
@@ -270,7 +283,7 @@ impl AgendaIndex for DbIndex {
             .filter_map(|s| mirror.by_stem.get(s).map(|r| r.id))
             .collect();
         let user = self.user_id;
-        let now = format_db_time(Timestamp::now());
+        let now = format_db_time(self.clock.now());
         self.db
             .with_conn(|c| {
                 let tx = c.transaction()?;
@@ -396,7 +409,7 @@ impl AgendaIndex for DbIndex {
             return Ok(());
         };
         let user = self.user_id;
-        let now = format_db_time(Timestamp::now());
+        let now = format_db_time(self.clock.now());
         self.db
             .with_conn(|c| {
                 c.execute(
@@ -438,4 +451,48 @@ pub fn indexed_status(db: &Db, user_id: i64, id: i64) -> Result<Option<(String, 
         .optional()
     })
     .map_err(sql)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use elroy_core::FixedClock;
+
+    fn updated_at(db: &Db, user: i64, id: i64) -> String {
+        db.with_conn(|c| {
+            c.query_row(
+                "SELECT updated_at FROM agenda_items WHERE user_id = ?1 AND id = ?2",
+                params![user, id],
+                |r| r.get(0),
+            )
+        })
+        .unwrap()
+    }
+
+    #[test]
+    fn deletes_and_renames_are_stamped_with_the_injected_clock() {
+        let db = Arc::new(Db::open_in_memory().unwrap());
+        let t0: Timestamp = "2026-11-30T10:00:00Z".parse().unwrap();
+        let user = db.ensure_user("DEFAULT", t0).unwrap();
+        let fixed: Timestamp = "2001-02-03T04:05:06Z".parse().unwrap();
+        let index = DbIndex::new(Arc::clone(&db), user).with_clock(Arc::new(FixedClock(fixed)));
+        let a = index.created("A", t0).unwrap();
+        let b = index.created("B", t0).unwrap();
+        let c = index.created("C", t0).unwrap();
+        index.renamed("A", "A2").unwrap();
+        assert_eq!(updated_at(&db, user, a.id), format_db_time(fixed));
+        index.removed("B").unwrap();
+        assert_eq!(updated_at(&db, user, b.id), format_db_time(fixed));
+        assert_eq!(
+            indexed_status(&db, user, b.id).unwrap(),
+            Some(("B".to_owned(), "deleted".to_owned()))
+        );
+        // A file gone at a scan is marked deleted at the clock's time too.
+        index.sync(&[]).unwrap();
+        assert_eq!(updated_at(&db, user, c.id), format_db_time(fixed));
+        assert_eq!(
+            indexed_status(&db, user, c.id).unwrap().map(|s| s.1),
+            Some("deleted".to_owned())
+        );
+    }
 }

@@ -38,7 +38,10 @@ pub(crate) fn open_services(
     let agenda = Arc::new(elroy_agenda::AgendaStore::new(
         &_user.elroy_home,
         &_user.user_home,
-        Box::new(elroy_agenda::DbIndex::new(Arc::clone(&db), user_id)),
+        Box::new(
+            elroy_agenda::DbIndex::new(Arc::clone(&db), user_id)
+                .with_clock(Arc::clone(&_time.clock)),
+        ),
     ));
     // Files whose front matter cannot be read are skipped by every tool and reported here by name
     // (robustness R2, R7). The scan also fills the store's cache for the first tool call.
