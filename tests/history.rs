@@ -297,3 +297,39 @@ fn concurrent_processes_leave_a_consistent_repository() {
     };
     assert_eq!(added, expected);
 }
+
+#[test]
+fn a_model_turns_tool_call_is_committed_like_a_direct_one() {
+    let server = elroy_testkit::MockServer::start();
+    server
+        .push(elroy_testkit::Reply::tool_call(
+            "add_agenda_item",
+            r#"{"text":"Water the plants"}"#,
+        ))
+        .push(elroy_testkit::Reply::text("Added."));
+    let home = TestHome::new();
+    std::fs::create_dir_all(home.home()).unwrap();
+    std::fs::write(
+        home.home().join("elroy.conf.yaml"),
+        format!(
+            "chat_model: testkit-model\nchat_model_api_base: {}\n",
+            server.base_url()
+        ),
+    )
+    .unwrap();
+    let out = home
+        .cmd()
+        .env("ELROY_NOW", NOW)
+        .args(["message", "Add an agenda item: water the plants"])
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(
+        history(&home, None),
+        [
+            "2026-03-16 08:30:00 add_agenda_item: agenda/Water_the_plants.md",
+            "2026-03-16 08:30:00 initial import",
+        ]
+    );
+}
