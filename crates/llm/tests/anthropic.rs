@@ -483,3 +483,54 @@ async fn openai_protocol_endpoints_still_use_chat_completions() {
     c.chat_stream(&simple(false), &mut |_| {}).await.unwrap();
     assert_eq!(server.requests()[0].path, "/v1/chat/completions");
 }
+
+/// `thinking_delta` is provider reasoning (never text); a stream whose body ends without
+/// `message_stop` ends there with what arrived.
+#[tokio::test]
+async fn thinking_deltas_are_reasoning_and_a_stream_may_end_without_message_stop() {
+    let server = MockServer::start();
+    server.push(Reply::AnthropicEvents(vec![
+        json!({"type":"message_start","message":{"id":"m","type":"message","role":"assistant",
+            "model":MODEL,"content":[],"usage":{"input_tokens":1,"output_tokens":0}}}),
+        json!({"type":"content_block_start","index":0,"content_block":{"type":"thinking","thinking":""}}),
+        json!({"type":"content_block_delta","index":0,"delta":{"type":"thinking_delta","thinking":"Hmm, "}}),
+        json!({"type":"content_block_delta","index":0,"delta":{"type":"thinking_delta","thinking":"easy."}}),
+        json!({"type":"content_block_stop","index":0}),
+        json!({"type":"content_block_start","index":1,"content_block":{"type":"text","text":""}}),
+        json!({"type":"content_block_delta","index":1,"delta":{"type":"text_delta","text":"Four."}}),
+    ]));
+    let mut deltas = Vec::new();
+    let r = client(&server, false)
+        .chat_stream(&simple(false), &mut |d| deltas.push(d))
+        .await
+        .unwrap();
+    assert_eq!(r.reasoning, "Hmm, easy.");
+    assert_eq!(r.content, "Four.");
+    assert_eq!(r.finish_reason, None);
+    assert_eq!(
+        deltas,
+        [
+            StreamDelta::Reasoning("Hmm, ".into()),
+            StreamDelta::Reasoning("easy.".into()),
+            StreamDelta::Text("Four.".into()),
+        ]
+    );
+}
+
+/// §14.6: for Anthropic the JSON schema is described in the system text (no `response_format`).
+#[tokio::test]
+async fn a_json_schema_is_described_in_the_system_text() {
+    let server = MockServer::start();
+    server.push(Reply::text(r#"{"ok":true}"#));
+    let request = ChatRequest {
+        json_schema: Some(json!({"type":"object","properties":{"ok":{"type":"boolean"}}})),
+        ..simple(false)
+    };
+    let r = client(&server, false).chat(&request).await.unwrap();
+    assert_eq!(r.content, r#"{"ok":true}"#);
+    let sent = &server.requests()[0];
+    let system = sent.system_prompt().unwrap();
+    assert!(system.starts_with("You are elroy.\n\nAnswer with one JSON object that matches this JSON schema, and nothing else:\n{\"type\":\"object\""), "{system}");
+    assert!(sent.body.get("response_format").is_none());
+    assert!(sent.body.get("output_config").is_none());
+}
