@@ -40,7 +40,17 @@ pub const ANTHROPIC_MAX_TOKENS: u32 = 8192;
 /// genai requires one (§14.3 allows a placeholder).
 const PLACEHOLDER_KEY: &str = "elroy-no-key";
 
-/// A chat client for one Anthropic Messages endpoint, through genai.
+/// A chat client for one Anthropic Messages endpoint (`POST {base}/v1/messages`), through genai
+/// 0.7.2.
+///
+/// Requests carry `x-api-key`, `anthropic-version: 2023-06-01`, `max_tokens` = [`ANTHROPIC_MAX_TOKENS`],
+/// the first system message as `system`, tools as `{name, description, input_schema}` and tool
+/// results as `tool_result` blocks with `is_error` (§14.4, §14.5); with `enable_caching` the system
+/// prompt and the last tool carry `cache_control: {"type":"ephemeral"}`. Streamed `tool_use`
+/// blocks are assembled by [`ToolCallAccumulator`] (arguments = the `input_json_delta` fragments
+/// concatenated as received); `thinking_delta` is [`StreamDelta::Reasoning`]; an `error` event fails
+/// the request ([`LlmError::Stream`]). Failures before any answer data (HTTP 429, 5xx, connection
+/// errors) are retried by [`RetryPolicy`]; [`Timeouts::idle`] bounds every wait for data.
 #[derive(Debug, Clone)]
 pub struct GenaiAnthropicChat {
     client: genai::Client,
