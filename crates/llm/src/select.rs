@@ -325,6 +325,35 @@ mod tests {
     }
 
     #[test]
+    fn anthropic_prefix_base_override_and_key_order() {
+        let (_d, c) = config(
+            "chat_model: anthropic/claude-3-5-haiku-20241022\nchat_model_api_base: http://127.0.0.1:9/\n",
+        );
+        let e = endpoint(&c, ModelRole::Chat, &env_of(&[("ANTHROPIC_API_KEY", "a")])).unwrap();
+        assert_eq!(e.protocol, Protocol::Anthropic);
+        assert_eq!(e.name, "anthropic/claude-3-5-haiku-20241022");
+        assert_eq!(e.model, "claude-3-5-haiku-20241022");
+        assert_eq!(e.base_url, "http://127.0.0.1:9");
+        assert_eq!(e.api_key.as_deref(), Some("a"));
+        // A base URL without any key is allowed (a local proxy).
+        assert_eq!(
+            endpoint(&c, ModelRole::Chat, &env_of(&[])).unwrap().api_key,
+            None
+        );
+        // `{role}_api_key` comes first.
+        let (_d, c) = config("chat_model: claude-x\nchat_model_api_key: own\n");
+        let e = endpoint(&c, ModelRole::Chat, &env_of(&[("ANTHROPIC_API_KEY", "a")])).unwrap();
+        assert_eq!(
+            (e.protocol, e.base_url.as_str(), e.api_key.as_deref()),
+            (
+                Protocol::Anthropic,
+                "https://api.anthropic.com",
+                Some("own")
+            )
+        );
+    }
+
+    #[test]
     fn embeddings_follow_their_own_keys() {
         let (_d, c) = config("{}");
         assert!(!embeddings_available(&c, &env_of(&[])));
