@@ -258,11 +258,55 @@ fn similar_memories_are_merged_after_the_turn() {
         )
     );
 
+    // The files are one versioned-home commit, after the turn's create_memory commit.
+    let out = home
+        .cmd()
+        .env("ELROY_NOW", NOW)
+        .arg("history")
+        .output()
+        .unwrap();
+    let history = stdout(&out);
+    let newest: Vec<&str> = history.lines().take(2).collect();
+    assert!(
+        newest[0].ends_with(
+            " 2026-11-30 10:00:00 consolidation: memories/Biscuit_the_dog.md, \
+             memories/User_s_beagle_Biscuit.md, memories/User_s_dog_Biscuit.md and 4 more"
+        ),
+        "{history}"
+    );
+    assert!(
+        newest[1].ends_with("create_memory: memories/User_s_beagle_Biscuit.md"),
+        "{history}"
+    );
+
     // The members were unpinned (the last version, reason `unpin`); the merged memory is not
     // pinned; the bicycle's pin from its create_memory call stays.
     let (pinned, reason) = pinned_and_last_reason(&home);
     assert_eq!(reason, "unpin");
     assert_eq!(pinned, vec![1]);
+
+    // `elroy undo` reverts the consolidation: the members are back and active, the merge gone.
+    let out = home
+        .cmd()
+        .env("ELROY_NOW", NOW)
+        .arg("undo")
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let out = call(
+        &home,
+        "print_memory",
+        &json!({"memory_name": "Biscuit the dog"}),
+    );
+    assert_eq!(
+        stdout(&out).trim_end(),
+        "#Biscuit the dog\n\nThe user's dog Biscuit is a beagle."
+    );
+    let out = call(&home, "print_memory", &json!({"memory_name": MERGED_NAME}));
+    assert_eq!(
+        stdout(&out).trim_end(),
+        format!("Memory '{MERGED_NAME}' not found for the current user.")
+    );
 }
 
 #[test]

@@ -15,6 +15,9 @@ use crate::Session;
 /// The system text of a merge call (§12.2 step 6, ours); the current times follow it.
 pub const CONSOLIDATION_PROMPT: &str = "These memories overlap. Rewrite them as one memory, or as a few memories if they cover clearly different topics. Keep every fact that is still true, prefer the newest information when they disagree, write dates as YYYY-MM-DD, give each memory a specific single-topic title, and keep each under 300 words.";
 
+/// The versioned-home commit label of the files one merged cluster wrote.
+pub const CONSOLIDATION_LABEL: &str = "consolidation";
+
 /// How many clusters one consolidation merges (§12.2 step 5).
 pub const CLUSTERS_KEPT: usize = 3;
 
@@ -189,21 +192,34 @@ impl Session {
         let now = p.time.now();
         let sources: Vec<MemorySource> =
             members.iter().map(|m| MemorySource::memory(m.id)).collect();
-        let mut created = Vec::new();
-        for (name, text) in merged {
-            let memory = store
-                .create(&name, &text, &sources, now)
-                .map_err(|e| e.to_string())?;
-            created.push(memory.id);
-        }
-        let mut unpins = Vec::new();
-        for member in members {
-            store.archive(member, now).map_err(|e| e.to_string())?;
-            unpins.push(ResolvedEffect::Unpin(RecallItem {
-                memory_type: RecallKind::Memory,
-                memory_id: member.id,
-            }));
-        }
+        let write = || -> Result<Vec<i64>, String> {
+            let mut created = Vec::new();
+            for (name, text) in &merged {
+                let memory = store
+                    .create(name, text, &sources, now)
+                    .map_err(|e| e.to_string())?;
+                created.push(memory.id);
+            }
+            for member in members {
+                store.archive(member, now).map_err(|e| e.to_string())?;
+            }
+            Ok(created)
+        };
+        // With a versioned home the files one cluster wrote are one commit,
+        // `consolidation: {paths}` (undoable like a tool call).
+        let created = match p.services.get::<elroy_history::VersionedHome>() {
+            Some(home) => home.record(now, CONSOLIDATION_LABEL, write)?,
+            None => write()?,
+        };
+        let unpins: Vec<ResolvedEffect> = members
+            .iter()
+            .map(|member| {
+                ResolvedEffect::Unpin(RecallItem {
+                    memory_type: RecallKind::Memory,
+                    memory_id: member.id,
+                })
+            })
+            .collect();
         p.transcript
             .apply_effects(p.user_id, now, &unpins)
             .map_err(|e| e.to_string())?;

@@ -34,8 +34,8 @@ pub use background::{
     parse_memory_reply, reflection_trigger,
 };
 pub use consolidation::{
-    CLUSTERS_KEPT, CONSOLIDATION_PROMPT, Consolidation, cluster_prompt, consolidation_schema,
-    consolidation_system_text, parse_consolidation,
+    CLUSTERS_KEPT, CONSOLIDATION_LABEL, CONSOLIDATION_PROMPT, Consolidation, cluster_prompt,
+    consolidation_schema, consolidation_system_text, parse_consolidation,
 };
 pub use events::{InjectedKind, TurnEvent, fenced};
 pub use gate::should_recall;
