@@ -345,3 +345,84 @@ fn a_failed_merge_call_leaves_the_cluster_untouched() {
     assert_ne!(reason, "unpin");
     assert_eq!(pinned, vec![1, 2, 3, 4]);
 }
+
+/// The embedding request's first input.
+fn embedding_input(r: &RecordedRequest) -> String {
+    match r.body.get("input") {
+        Some(Value::Array(items)) => items
+            .first()
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_owned(),
+        Some(Value::String(s)) => s.clone(),
+        _ => String::new(),
+    }
+}
+
+#[test]
+fn with_an_embedding_model_the_stored_embeddings_decide_the_clusters() {
+    let server = MockServer::start();
+    // Texts without a word in common (TF-IDF would find no cluster), embedded as unit vectors:
+    // the three "cat" memories within 10 degrees of each other, the fourth far away.
+    let texts = [
+        ("Tea", "Prefers oolong.", 90.0_f64),
+        ("Cat one", "Whiskers adores sardines.", 0.0),
+        ("Cat two", "Feline enjoys tuna daily.", 5.0),
+        ("Cat three", "Kitty naps constantly.", 10.0),
+    ];
+    for (name, _, degrees) in texts {
+        let marker = format!("#{name}\n");
+        let r = degrees.to_radians();
+        server.when(
+            move |req| req.is_embeddings() && embedding_input(req).starts_with(&marker),
+            Reply::Embedding(vec![r.cos() as f32, r.sin() as f32]),
+        );
+    }
+    server.when(
+        is_structured,
+        Reply::text(
+            json!({"reasoning": "one cat", "memories": [{"name": "The cat", "text": "A cat."}]})
+                .to_string(),
+        ),
+    );
+    let home = home_for(&server);
+    let config = home.home().join("elroy.conf.yaml");
+    let mut yaml = std::fs::read_to_string(&config).unwrap();
+    yaml.push_str(&format!(
+        "embedding_model: testkit-embed\nembedding_model_api_base: {}\n",
+        server.base_url()
+    ));
+    std::fs::write(&config, yaml).unwrap();
+    for (name, text, _) in &texts[..3] {
+        let out = call(&home, "create_memory", &json!({"name": name, "text": text}));
+        assert!(out.status.success(), "{}", stderr(&out));
+    }
+    let (name, text, _) = texts[3];
+    server
+        .push(Reply::tool_call(
+            "create_memory",
+            json!({"name": name, "text": text}).to_string(),
+        ))
+        .push(Reply::text("Noted."));
+    let out = home
+        .cmd()
+        .env("ELROY_NOW", NOW)
+        .args(["message", "Kitty naps constantly."])
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let structured: Vec<RecordedRequest> = server
+        .chat_requests()
+        .into_iter()
+        .filter(is_structured)
+        .collect();
+    assert_eq!(structured.len(), 1);
+    assert_eq!(
+        structured[0].last_user_text().unwrap(),
+        "#Memory Cluster:\n## Memory Title:\nCat one\nWhiskers adores sardines.\n\
+         ## Memory Title:\nCat two\nFeline enjoys tuna daily.\n\
+         ## Memory Title:\nCat three\nKitty naps constantly."
+    );
+    assert_eq!(memory_files(&home, "memories"), ["Tea.md", "The_cat.md"]);
+}
