@@ -3,7 +3,12 @@
 //! - `cargo xtask schema` regenerates `docs/tools_schema.md` from the registered built-in tools.
 //! - `cargo xtask schema --check` exits 1 and prints a diff when the file is out of date.
 //! - `cargo xtask docs [--check]` does the same for the other generated docs
-//!   (`docs/configuration.md`).
+//!   (`docs/configuration.md`, `docs/tools.md`).
+//! - `cargo xtask bench` builds the release binary and prints the headline performance figures
+//!   (`bench.rs`, `docs/performance.md`).
+
+mod bench;
+mod tools_doc;
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -15,8 +20,9 @@ const USAGE: &str = "usage: cargo xtask schema [--check] | docs [--check]
 
   schema           regenerate docs/tools_schema.md from the registered built-in tools
   schema --check   exit 1, showing the difference, when docs/tools_schema.md is out of date
-  docs             regenerate docs/configuration.md from the configuration key table
-  docs --check     exit 1, showing the difference, when it is out of date";
+  docs             regenerate docs/configuration.md (configuration keys) and docs/tools.md (tool guide)
+  docs --check     exit 1, showing the difference, when it is out of date
+  bench            build release and print the performance figures (cargo xtask bench --help)";
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -32,8 +38,9 @@ fn main() -> ExitCode {
             &tools_schema_markdown(&builtin_registry()),
             true,
         ),
-        ["docs"] => generated(CONFIGURATION_DOC_PATH, &configuration_markdown(), false),
-        ["docs", "--check"] => generated(CONFIGURATION_DOC_PATH, &configuration_markdown(), true),
+        ["docs"] => docs(false),
+        ["docs", "--check"] => docs(true),
+        ["bench", rest @ ..] => bench::run(&workspace_root(), rest),
         ["-h" | "--help" | "help"] => {
             println!("{USAGE}");
             ExitCode::SUCCESS
@@ -42,6 +49,21 @@ fn main() -> ExitCode {
             eprintln!("{USAGE}");
             ExitCode::from(2)
         }
+    }
+}
+
+/// `cargo xtask docs [--check]`: `docs/configuration.md` and `docs/tools.md`.
+fn docs(check: bool) -> ExitCode {
+    let configuration = generated(CONFIGURATION_DOC_PATH, &configuration_markdown(), check);
+    let tools = generated(
+        tools_doc::TOOLS_DOC_PATH,
+        &tools_doc::tools_markdown(&builtin_registry()),
+        check,
+    );
+    if configuration == ExitCode::SUCCESS && tools == ExitCode::SUCCESS {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::FAILURE
     }
 }
 

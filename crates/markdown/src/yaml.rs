@@ -26,12 +26,20 @@ static IMPLICIT_NON_STRING: LazyLock<Option<Regex>> = LazyLock::new(|| {
     .ok()
 });
 
-/// Strings that elroy's own reader (serde-saphyr, YAML 1.2 core schema) resolves to integers
-/// although a YAML 1.1 reader keeps them as strings: `0o` octal and upper-case `0X`/`0B` prefixes.
-/// They are quoted too, so that what elroy writes it reads back (found by `fuzz/`,
-/// `front_matter::written_front_matter_reads_back`); PyYAML reads the quoted form identically.
-static READER_NON_STRING: LazyLock<Option<Regex>> =
-    LazyLock::new(|| Regex::new(r"^[-+]?0(?:[oO][0-7_]+|X[0-9a-fA-F_]+|B[01_]+)$").ok());
+/// Strings that elroy's own reader (serde-saphyr) resolves to non-strings although a YAML 1.1
+/// reader keeps them as strings: `0o` octal and upper-case `0X`/`0B` integer prefixes, decimal
+/// digits after a leading zero (`08` is read as the number 8), and the
+/// YAML 1.1 booleans in any letter case (`nO`, `tRUE`). They are quoted too, so that what elroy
+/// writes it reads back (found by `fuzz/`, `front_matter::written_front_matter_reads_back`);
+/// PyYAML reads the quoted form identically.
+static READER_NON_STRING: LazyLock<Option<Regex>> = LazyLock::new(|| {
+    Regex::new(concat!(
+        r"^(?:[-+]?0(?:[oO][0-7_]+|X[0-9a-fA-F_]+|B[01_]+|[0-9_]+)",
+        // Case-insensitive by classes: the regex build has no `unicode-case` for `(?i)`.
+        r"|[yY]|[yY][eE][sS]|[nN]|[nN][oO]|[tT][rR][uU][eE]|[fF][aA][lL][sS][eE]|[oO][nN]|[oO][fF][fF])$"
+    ))
+    .ok()
+});
 
 static DATE_PREFIX: LazyLock<Option<Regex>> =
     LazyLock::new(|| Regex::new(r"^[0-9]{4}-[0-9]{1,2}-[0-9]{1,2}").ok());

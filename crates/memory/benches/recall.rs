@@ -191,9 +191,50 @@ const QUESTIONS: &[&str] = &[
 ];
 
 fn main() {
+    if std::env::var_os("ELROY_RECALL_PERCENTILES").is_some() {
+        percentiles();
+        return;
+    }
     natural();
     dense();
     divan::main();
+}
+
+/// `ELROY_RECALL_PERCENTILES=1 cargo bench -p elroy-memory --bench recall` (used by
+/// `cargo xtask bench`): p50 and p95 of single recalls over the natural 100,000-memory corpus,
+/// each question timed 200 times after one warm-up round, instead of divan's table.
+fn percentiles() {
+    let started = std::time::Instant::now();
+    let store = &natural().store;
+    println!(
+        "recall fixture: {COUNT} memories indexed in {:.1} s",
+        started.elapsed().as_secs_f64()
+    );
+    let queries: Vec<MemoryQuery> = QUESTIONS
+        .iter()
+        .map(|q| MemoryQuery::from_text(q))
+        .collect();
+    for query in &queries {
+        store.search(query, 2).unwrap();
+    }
+    let mut micros: Vec<f64> = Vec::new();
+    for _ in 0..200 {
+        for query in &queries {
+            let t = std::time::Instant::now();
+            divan::black_box(store.search(divan::black_box(query), 2).unwrap());
+            micros.push(t.elapsed().as_secs_f64() * 1e6);
+        }
+    }
+    micros.sort_by(f64::total_cmp);
+    let at = |p: f64| micros[((micros.len() - 1) as f64 * p).round() as usize];
+    println!(
+        "recall over {COUNT} memories ({} recalls of {} questions): p50 {:.0} us, p95 {:.0} us, max {:.0} us",
+        micros.len(),
+        QUESTIONS.len(),
+        at(0.50),
+        at(0.95),
+        at(1.0)
+    );
 }
 
 /// The headline figure: 100,000 memories of natural-like text.

@@ -1,0 +1,362 @@
+//! `cargo xtask bench`: builds the release binary and prints elroy's headline figures, each with
+//! its method (the numbers of `docs/performance.md`).
+//!
+//! 1. start-up of `elroy version` and `elroy tools list`: wall time from spawn to exit of the
+//!    release binary, median of `--runs` runs after 3 warm-up runs (page cache warm), in a fresh
+//!    temporary home; peak RSS from `/usr/bin/time -f %M`;
+//! 2. the same for Elroy 0.5.0 (`elroy version` of the Python package, `ELROY_ORACLE_BIN` or
+//!    `~/.cache/elroy-oracle/venv/bin/elroy`), and the ratio of the medians;
+//! 3. the agenda store on a 10,000-file home (`cargo bench -p elroy-agenda --bench agenda`);
+//! 4. recall p50/p95 over 100,000 memories (`cargo bench -p elroy-memory --bench recall` with
+//!    `ELROY_RECALL_PERCENTILES=1`);
+//! 5. elroy's own time per chat turn against the testkit's zero-latency loopback model server
+//!    (`cargo bench -p elroy-orchestrator --bench turn`).
+//!
+//! The measuring code of 3–5 lives in those crates' benches; this job only runs them.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, ExitCode, Stdio};
+use std::time::{Duration, Instant};
+
+/// Options of `cargo xtask bench`.
+struct Options {
+    runs: usize,
+    python_runs: usize,
+    skip_benches: bool,
+}
+
+const BENCH_USAGE: &str =
+    "usage: cargo xtask bench [--runs N] [--python-runs N] [--no-cargo-benches]
+
+  --runs N             start-up runs of elroy per command (default 50)
+  --python-runs N      runs of Elroy 0.5.0's `elroy version` (default 3; 0 skips it)
+  --no-cargo-benches   only the start-up figures (skips the agenda, recall and turn benches)";
+
+fn parse_options(args: &[&str]) -> Result<Options, String> {
+    let mut options = Options {
+        runs: 50,
+        python_runs: 3,
+        skip_benches: false,
+    };
+    let mut it = args.iter();
+    while let Some(arg) = it.next() {
+        let mut number = |name: &str| -> Result<usize, String> {
+            it.next()
+                .and_then(|v| v.parse().ok())
+                .ok_or_else(|| format!("{name} needs a number"))
+        };
+        match *arg {
+            "--runs" => options.runs = number("--runs")?.max(1),
+            "--python-runs" => options.python_runs = number("--python-runs")?,
+            "--no-cargo-benches" => options.skip_benches = true,
+            other => return Err(format!("unknown option {other}")),
+        }
+    }
+    Ok(options)
+}
+
+/// Runs the bench job; `args` are the words after `bench`.
+pub fn run(root: &Path, args: &[&str]) -> ExitCode {
+    if args.iter().any(|a| matches!(*a, "-h" | "--help")) {
+        println!("{BENCH_USAGE}");
+        return ExitCode::SUCCESS;
+    }
+    let options = match parse_options(args) {
+        Ok(o) => o,
+        Err(e) => {
+            eprintln!("{e}\n\n{BENCH_USAGE}");
+            return ExitCode::from(2);
+        }
+    };
+    match run_all(root, &options) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("cargo xtask bench: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn cargo() -> Command {
+    let mut cmd = Command::new(std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into()));
+    cmd.env_remove("RUSTFLAGS");
+    cmd
+}
+
+fn run_all(root: &Path, options: &Options) -> Result<(), String> {
+    let total = Instant::now();
+    println!("== machine");
+    print_machine();
+
+    println!("\n== cargo build --release -p elroy");
+    let started = Instant::now();
+    let status = cargo()
+        .current_dir(root)
+        .args(["build", "--release", "-p", "elroy"])
+        .status()
+        .map_err(|e| format!("cannot run cargo: {e}"))?;
+    if !status.success() {
+        return Err("cargo build --release -p elroy failed".into());
+    }
+    println!("built in {:.1} s", started.elapsed().as_secs_f64());
+    let binary = target_dir(root)?.join("release").join("elroy");
+
+    let home = TempHome::new()?;
+    println!(
+        "\n== start-up (release binary, temporary home, median of {} runs after 3 warm-up runs)",
+        options.runs
+    );
+    let version = measure(&binary, &["version"], &home.path, options.runs)?;
+    let tools = measure(&binary, &["tools", "list"], &home.path, options.runs)?;
+    print_figure("elroy version", &version);
+    print_figure("elroy tools list", &tools);
+
+    if options.python_runs > 0 {
+        println!(
+            "\n== Elroy 0.5.0 (Python), `elroy version`, temporary HOME, median of {} runs after 1 warm-up run",
+            options.python_runs
+        );
+        match oracle_binary() {
+            Some(python) => {
+                let theirs =
+                    measure_with_warmup(&python, &["version"], &home.path, options.python_runs, 1)?;
+                print_figure("Elroy 0.5.0 version", &theirs);
+                let ratio = theirs.median.as_secs_f64() / version.median.as_secs_f64();
+                println!(
+                    "ratio: elroy's `elroy version` starts {ratio:.0}x faster than Elroy 0.5.0's (requirement: at least 500x) — {}",
+                    if ratio >= 500.0 { "met" } else { "NOT MET" }
+                );
+            }
+            None => println!(
+                "Elroy 0.5.0 not found (set ELROY_ORACLE_BIN or install it at ~/.cache/elroy-oracle/venv): skipped"
+            ),
+        }
+    }
+
+    if !options.skip_benches {
+        println!(
+            "\n== agenda store on a 10,000-file home (divan; db_index_* is what the runtime uses)"
+        );
+        println!("   cargo bench -p elroy-agenda --bench agenda -- db_index_ cold_first_scan");
+        cargo_bench(
+            root,
+            &[
+                "-p",
+                "elroy-agenda",
+                "--bench",
+                "agenda",
+                "--",
+                "db_index_",
+                "cold_first_scan",
+            ],
+            &[],
+        )?;
+
+        println!(
+            "\n== recall over 100,000 memories (keyword leg, no embeddings; single recalls timed)"
+        );
+        println!("   ELROY_RECALL_PERCENTILES=1 cargo bench -p elroy-memory --bench recall");
+        cargo_bench(
+            root,
+            &["-p", "elroy-memory", "--bench", "recall"],
+            &[("ELROY_RECALL_PERCENTILES", "1")],
+        )?;
+
+        println!(
+            "\n== one chat turn against the testkit's zero-latency loopback server (1,000 memories, 200 context messages, one tool round; divan)"
+        );
+        println!("   cargo bench -p elroy-orchestrator --bench turn");
+        cargo_bench(root, &["-p", "elroy-orchestrator", "--bench", "turn"], &[])?;
+    }
+    println!(
+        "\n== done in {:.0} s (including builds)",
+        total.elapsed().as_secs_f64()
+    );
+    Ok(())
+}
+
+/// A temporary `$HOME` with `.elroy` inside, removed on drop.
+struct TempHome {
+    path: PathBuf,
+}
+
+impl TempHome {
+    fn new() -> Result<Self, String> {
+        let path = std::env::temp_dir().join(format!("elroy-bench-{}", std::process::id()));
+        std::fs::create_dir_all(&path).map_err(|e| format!("{}: {e}", path.display()))?;
+        Ok(TempHome { path })
+    }
+}
+
+impl Drop for TempHome {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.path);
+    }
+}
+
+struct Figure {
+    median: Duration,
+    min: Duration,
+    max: Duration,
+    peak_rss_kib: Option<u64>,
+}
+
+fn print_figure(label: &str, f: &Figure) {
+    let ms = |d: Duration| d.as_secs_f64() * 1e3;
+    let rss = f.peak_rss_kib.map_or_else(
+        || "n/a".to_owned(),
+        |k| format!("{:.1} MiB", k as f64 / 1024.0),
+    );
+    println!(
+        "{label:<22} median {:>9.2} ms   min {:>9.2} ms   max {:>9.2} ms   peak RSS {rss}",
+        ms(f.median),
+        ms(f.min),
+        ms(f.max)
+    );
+}
+
+/// A command for `program args` with a scrubbed environment and `home` as `$HOME`.
+fn command(program: &Path, args: &[&str], home: &Path) -> Command {
+    let mut cmd = Command::new(program);
+    for (name, _) in std::env::vars_os() {
+        let name = name.to_string_lossy().into_owned();
+        if name.starts_with("ELROY_") || name.ends_with("_API_KEY") {
+            cmd.env_remove(&name);
+        }
+    }
+    cmd.args(args)
+        .env("HOME", home)
+        .env("ELROY_HOME", home.join(".elroy"))
+        .current_dir(home)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null());
+    cmd
+}
+
+fn measure(program: &Path, args: &[&str], home: &Path, runs: usize) -> Result<Figure, String> {
+    measure_with_warmup(program, args, home, runs, 3)
+}
+
+fn measure_with_warmup(
+    program: &Path,
+    args: &[&str],
+    home: &Path,
+    runs: usize,
+    warmup: usize,
+) -> Result<Figure, String> {
+    let what = format!("{} {}", program.display(), args.join(" "));
+    let run_once = || -> Result<Duration, String> {
+        let started = Instant::now();
+        let status = command(program, args, home)
+            .status()
+            .map_err(|e| format!("{what}: {e}"))?;
+        let elapsed = started.elapsed();
+        if !status.success() {
+            return Err(format!("{what} failed: {status}"));
+        }
+        Ok(elapsed)
+    };
+    for _ in 0..warmup {
+        run_once()?;
+    }
+    let mut times = Vec::with_capacity(runs);
+    for _ in 0..runs {
+        times.push(run_once()?);
+    }
+    times.sort();
+    Ok(Figure {
+        median: times[times.len() / 2],
+        min: times[0],
+        max: times[times.len() - 1],
+        peak_rss_kib: peak_rss(program, args, home),
+    })
+}
+
+/// Peak resident set size in KiB of one run, from `/usr/bin/time -f %M`.
+fn peak_rss(program: &Path, args: &[&str], home: &Path) -> Option<u64> {
+    let time = Path::new("/usr/bin/time");
+    if !time.exists() {
+        return None;
+    }
+    let mut cmd = command(time, &["-f", "%M"], home);
+    cmd.arg(program).args(args).stderr(Stdio::piped());
+    let out = cmd.output().ok()?;
+    String::from_utf8_lossy(&out.stderr)
+        .lines()
+        .last()?
+        .trim()
+        .parse()
+        .ok()
+}
+
+fn oracle_binary() -> Option<PathBuf> {
+    let path = std::env::var_os("ELROY_ORACLE_BIN")
+        .map(PathBuf::from)
+        .or_else(|| {
+            std::env::var_os("HOME")
+                .map(|h| PathBuf::from(h).join(".cache/elroy-oracle/venv/bin/elroy"))
+        })?;
+    path.exists().then_some(path)
+}
+
+/// The cargo target directory (`cargo metadata`).
+fn target_dir(root: &Path) -> Result<PathBuf, String> {
+    let out = cargo()
+        .current_dir(root)
+        .args(["metadata", "--format-version", "1", "--no-deps"])
+        .output()
+        .map_err(|e| format!("cargo metadata: {e}"))?;
+    let meta: serde_json::Value =
+        serde_json::from_slice(&out.stdout).map_err(|e| format!("cargo metadata output: {e}"))?;
+    meta["target_directory"]
+        .as_str()
+        .map(PathBuf::from)
+        .ok_or_else(|| "cargo metadata has no target_directory".to_owned())
+}
+
+/// `cargo bench ARGS` with its output passed through.
+fn cargo_bench(root: &Path, args: &[&str], env: &[(&str, &str)]) -> Result<(), String> {
+    let started = Instant::now();
+    let mut cmd = cargo();
+    cmd.current_dir(root).arg("bench").arg("-q").args(args);
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    let status = cmd
+        .status()
+        .map_err(|e| format!("cargo bench {}: {e}", args.join(" ")))?;
+    if !status.success() {
+        return Err(format!("cargo bench {} failed", args.join(" ")));
+    }
+    println!(
+        "   ({:.0} s including the build)",
+        started.elapsed().as_secs_f64()
+    );
+    Ok(())
+}
+
+fn print_machine() {
+    let cores = std::thread::available_parallelism().map_or(0, std::num::NonZero::get);
+    let cpuinfo = std::fs::read_to_string("/proc/cpuinfo").unwrap_or_default();
+    let model = cpuinfo
+        .lines()
+        .find_map(|l| l.strip_prefix("model name"))
+        .map(|l| l.trim_start_matches([' ', '\t', ':']).to_owned())
+        .unwrap_or_else(|| "unknown".to_owned());
+    let meminfo = std::fs::read_to_string("/proc/meminfo").unwrap_or_default();
+    let memory = meminfo
+        .lines()
+        .find_map(|l| l.strip_prefix("MemTotal:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
+        .map_or_else(
+            || "unknown".to_owned(),
+            |kib| format!("{:.1} GiB", kib as f64 / 1024.0 / 1024.0),
+        );
+    let rustc = Command::new("rustc")
+        .arg("--version")
+        .output()
+        .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_owned())
+        .unwrap_or_default();
+    println!("cpus: {cores} ({model}), memory: {memory}, {rustc}");
+}
