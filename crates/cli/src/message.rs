@@ -54,15 +54,7 @@ pub(crate) fn open_session(config: Config, capabilities: Capabilities) -> Result
     let protocol = endpoint.protocol;
     let idle =
         std::time::Duration::from_secs(config.int("llm_timeout_seconds").max(1).unsigned_abs());
-    let model = elroy_llm::chat_client(
-        endpoint,
-        elroy_llm::RetryPolicy::default(),
-        elroy_llm::Timeouts {
-            idle,
-            ..elroy_llm::Timeouts::default()
-        },
-    )
-    .map_err(|e| e.to_string())?;
+    let model = client(&config, endpoint, idle).map_err(|e| e.to_string())?;
     let runtime = Runtime::open(config).map_err(|e| e.to_string())?;
     for warning in &runtime.warnings {
         tracing::warn!("{warning}");
@@ -82,15 +74,25 @@ fn fast_model(config: &Config, idle: std::time::Duration) -> Option<Arc<dyn elro
     if fast == chat {
         return None;
     }
-    elroy_llm::chat_client(
-        fast,
+    client(config, fast, idle).ok()
+}
+
+/// A chat client for `endpoint` with the default retries, `llm_timeout_seconds` as the idle
+/// timeout and `enable_caching` (Anthropic prompt-cache markers).
+fn client(
+    config: &Config,
+    endpoint: elroy_llm::ModelEndpoint,
+    idle: std::time::Duration,
+) -> Result<Arc<dyn elroy_llm::ChatModel>, elroy_llm::LlmError> {
+    elroy_llm::chat_client_with_caching(
+        endpoint,
         elroy_llm::RetryPolicy::default(),
         elroy_llm::Timeouts {
             idle,
             ..elroy_llm::Timeouts::default()
         },
+        config.bool("enable_caching"),
     )
-    .ok()
 }
 
 pub(crate) fn run(config: Config, args: &MessageArgs) -> Result<ExitCode, String> {

@@ -24,6 +24,9 @@ pub const REFLECTION_PHRASES: [&str; 5] = [
 /// The title of self-reflection's feature request (§12.3 step 3).
 pub const REFLECTION_TITLE: &str = "Improve response handling after direct user corrections";
 
+/// The versioned-home label of a memory made from the context (§12.1, §11 step 3.2).
+const AUTOMATIC_MEMORY_LABEL: &str = "automatic memory";
+
 /// The system text of the refresh summary (§11 step 3.3, ours); `{assistant}` is replaced.
 pub const SUMMARY_PROMPT: &str = "Summarise this conversation from the point of view of {assistant}, in the first person, in at most 300 words. Keep names, dates (YYYY-MM-DD), decisions and open tasks.";
 
@@ -150,9 +153,16 @@ impl Session {
             phrase: phrase.clone(),
             excerpt,
         };
-        store
-            .record_reflection(p.time.now(), &proposal)
-            .map_err(|e| e.to_string())?;
+        let now = p.time.now();
+        let write = || {
+            store
+                .record_reflection(now, &proposal)
+                .map_err(|e| e.to_string())
+        };
+        match p.services.get::<elroy_history::VersionedHome>() {
+            Some(home) => home.record(now, "self-reflection", write)?,
+            None => write()?,
+        };
         Ok(Some(phrase))
     }
 
@@ -224,9 +234,17 @@ impl Session {
             .current_version(p.user_id)
             .map_err(|e| e.to_string())?
             .unwrap_or(0);
-        let memory = store
-            .create(&title, &text, &[MemorySource::context(version)], now)
-            .map_err(|e| e.to_string())?;
+        let write = || {
+            store
+                .create(&title, &text, &[MemorySource::context(version)], now)
+                .map_err(|e| e.to_string())
+        };
+        // With a versioned home the new file is its own commit, `automatic memory: {path}`
+        // (undoable like a tool call), not an `external edit` at the next start.
+        let memory = match p.services.get::<elroy_history::VersionedHome>() {
+            Some(home) => home.record(now, AUTOMATIC_MEMORY_LABEL, write)?,
+            None => write()?,
+        };
         store
             .record_op_tracked(p.settings.memories_between_consolidation)
             .map_err(|e| e.to_string())?;
