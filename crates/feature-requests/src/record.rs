@@ -34,6 +34,11 @@ pub struct FeatureRequest {
     pub supporting_context: Option<String>,
     /// The file's front matter as read (key order and unknown keys kept).
     pub front_matter: Mapping,
+    /// When the `Summary` section was missing or empty (so `summary` is the whole body): that
+    /// summary, and the body without its `Summary`, `Why It Matters` and `Supporting Context`
+    /// sections, which a rewrite writes as the summary instead. Writing the whole body would copy
+    /// those sections into the summary, doubling the file at every rewrite.
+    pub body_fallback: Option<(String, String)>,
 }
 
 impl FeatureRequest {
@@ -62,6 +67,8 @@ impl FeatureRequest {
             }
         };
         let (summary, rationale, supporting_context) = parse_body(&doc.raw_body);
+        let body_fallback =
+            summary_is_fallback(&doc.raw_body).then(|| (summary.clone(), body_rest(&doc.raw_body)));
         let aliases = match fm.get("aliases") {
             Some(Value::List(items)) => items
                 .iter()
@@ -86,6 +93,7 @@ impl FeatureRequest {
             rationale,
             supporting_context,
             front_matter: fm.clone(),
+            body_fallback,
         }
     }
 
@@ -112,7 +120,10 @@ impl FeatureRequest {
         Document::render_with_body(
             &fm,
             &render_body(
-                &self.summary,
+                match &self.body_fallback {
+                    Some((shown, rest)) if *shown == self.summary => rest,
+                    _ => &self.summary,
+                },
                 self.rationale.as_deref(),
                 self.supporting_context.as_deref(),
             ),
@@ -183,6 +194,40 @@ pub fn parse_body(body: &str) -> (String, Option<String>, Option<String>) {
         clean("Why It Matters"),
         clean("Supporting Context"),
     )
+}
+
+/// Whether [`parse_body`] falls back to the whole body for the summary (no non-empty `Summary`).
+fn summary_is_fallback(body: &str) -> bool {
+    let mut in_summary = false;
+    for line in py_splitlines(body) {
+        if let Some(name) = line.strip_prefix("## ") {
+            in_summary = py_strip(name) == "Summary";
+        } else if in_summary && !py_strip(line).is_empty() {
+            return false;
+        }
+    }
+    true
+}
+
+/// The body without its `Summary` header and its `Why It Matters` and `Supporting Context`
+/// sections (headers and text), stripped: what a rewrite keeps as the summary of a file whose
+/// `Summary` section was missing or empty.
+fn body_rest(body: &str) -> String {
+    let mut kept = Vec::new();
+    let mut skipping = false;
+    for line in py_splitlines(body) {
+        if let Some(name) = line.strip_prefix("## ") {
+            let name = py_strip(name);
+            skipping = matches!(name, "Summary" | "Why It Matters" | "Supporting Context");
+            if skipping {
+                continue;
+            }
+        }
+        if !skipping {
+            kept.push(line);
+        }
+    }
+    py_strip(&kept.join("\n")).to_owned()
 }
 
 /// Elroy's `infer_feature_request_source`: the stored value stripped and lower-cased when
@@ -300,6 +345,36 @@ mod tests {
         assert_eq!(c.as_deref(), Some("- a\n\n- b"));
         let (s, _, _) = parse_body("\n  just text  \n");
         assert_eq!(s, "just text");
+    }
+
+    #[test]
+    fn empty_summary_rewrite_does_not_grow() {
+        // An empty description wrote an empty `Summary`; the loader's fallback summary is then the
+        // whole body, and writing that back used to double the file at every merge.
+        let mut text = "---\nid: t\n---\n\n## Summary\n\n\n## Supporting Context\n- a\n".to_owned();
+        for body in [
+            text.clone(),
+            "---\nid: t\n---\n## Summary\n## Plan\n\n## Supporting Context\n- a\n".to_owned(),
+        ] {
+            text = body;
+            let mut sizes = Vec::new();
+            for round in 0..4 {
+                let doc = Document::parse(&text, "t.md").unwrap();
+                let mut r = FeatureRequest::from_document("t.md", &doc);
+                r.supporting_context = Some(format!(
+                    "{}\n\n- round {round}",
+                    r.supporting_context.unwrap_or_default()
+                ));
+                text = r.render();
+                sizes.push(text.matches("## ").count());
+            }
+            assert!(sizes.windows(2).all(|w| w[0] == w[1]), "{sizes:?}\n{text}");
+            assert_eq!(text.matches("- round").count(), 4);
+        }
+        // Plain text without sections stays the summary.
+        let doc = Document::parse("---\nid: t\n---\njust text\n", "t.md").unwrap();
+        let r = FeatureRequest::from_document("t.md", &doc);
+        assert!(r.render().ends_with("## Summary\njust text\n"));
     }
 
     #[test]

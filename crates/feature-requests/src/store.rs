@@ -264,6 +264,7 @@ impl FeatureRequestStore {
             rationale,
             supporting_context: Some(supporting_context),
             front_matter: Mapping::new(),
+            body_fallback: None,
         };
         self.write_request(&request)
     }
