@@ -46,6 +46,11 @@ impl TypedTool for ReadFile {
                 "Path is a directory, not a file: {given}"
             )));
         }
+        // Only regular files: a device (`/dev/zero`) or a FIFO would be read forever or block
+        // the turn.
+        if !canonical.is_file() {
+            return Err(ToolError::new(format!("Unable to read file: {given}")));
+        }
         let bytes = std::fs::read(&canonical)
             .map_err(|_| ToolError::new(format!("Unable to read file: {given}")))?;
         let text = String::from_utf8(bytes)

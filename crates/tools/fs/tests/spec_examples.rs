@@ -118,6 +118,19 @@ fn read_file_is_opaque_text() {
     );
 }
 
+#[cfg(unix)]
+#[test]
+fn read_file_refuses_devices() {
+    // A device or FIFO is never read (`/dev/zero` would be read until memory runs out).
+    let dir = tempfile::tempdir().unwrap();
+    for path in ["/dev/null", "/dev/zero"] {
+        assert_eq!(
+            call(dir.path(), "read_file", &format!(r#"{{"path":"{path}"}}"#)).content,
+            format!("Error invoking tool read_file: Unable to read file: {path}")
+        );
+    }
+}
+
 #[test]
 fn read_file_bounded_pieces() {
     let dir = tempfile::tempdir().unwrap();
