@@ -165,6 +165,13 @@ impl Document {
 /// [`MarkdownError::Read`] (`Unable to read {file}: {os error}`) or [`MarkdownError::NotUtf8`]
 /// (`{file} is not valid UTF-8`). `file` is the display path.
 pub fn read_text(path: &Path, file: &str) -> Result<String, MarkdownError> {
+    // A FIFO or device in a store folder would block or be read forever.
+    if std::fs::metadata(path).is_ok_and(|m| !m.is_file() && !m.is_dir()) {
+        return Err(MarkdownError::Read {
+            file: file.to_owned(),
+            message: "not a regular file".to_owned(),
+        });
+    }
     let bytes = std::fs::read(path).map_err(|e| MarkdownError::Read {
         file: file.to_owned(),
         message: e.to_string(),
@@ -181,6 +188,13 @@ pub fn read_text(path: &Path, file: &str) -> Result<String, MarkdownError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[cfg(unix)]
+    #[test]
+    fn read_text_refuses_devices() {
+        let err = read_text(Path::new("/dev/zero"), "agenda/x.md").unwrap_err();
+        assert!(err.to_string().contains("not a regular file"), "{err}");
+    }
 
     #[test]
     fn parses_elroy_files_with_folding_and_escapes() {
