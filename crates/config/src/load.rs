@@ -207,7 +207,7 @@ fn read_file_layer(
     }
     let parsed: Value = serde_saphyr::from_str(&text).map_err(|e| ConfigError::Unparsable {
         path: path.to_owned(),
-        message: e.to_string(),
+        message: one_line(&e.to_string()),
     })?;
     let map = match parsed {
         Value::Object(map) => map,
@@ -251,6 +251,13 @@ fn read_file_layer(
         }
     }
     Ok(true)
+}
+
+/// The first line of a parser message (serde-saphyr adds a source snippet below it), without a
+/// leading `error: `: start-up errors are one line.
+fn one_line(message: &str) -> String {
+    let first = message.lines().next().unwrap_or_default().trim();
+    first.strip_prefix("error: ").unwrap_or(first).to_owned()
 }
 
 fn parse_database_url(url: &str, cwd: &Path) -> Result<DatabaseLocation, ConfigError> {

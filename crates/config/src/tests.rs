@@ -141,6 +141,7 @@ fn constraints_and_file_errors() {
     std::fs::write(dir.path().join("elroy.conf.yaml"), "max_tokens: [\n").unwrap();
     let e = Config::load(&opts(dir.path(), &[])).unwrap_err();
     assert!(e.to_string().starts_with("cannot parse config file"), "{e}");
+    assert_eq!(e.to_string().lines().count(), 1, "one line: {e}");
     let mut o = opts(dir.path(), &[]);
     o.config_file = Some(dir.path().join("missing.yaml"));
     assert!(
