@@ -67,18 +67,16 @@ impl OpenAiChat {
     }
 
     /// The JSON body of a request (`orchestrator.md` §14.4).
+    ///
+    /// Messages whose content is absent (synthetic assistant messages that only call a tool) go out
+    /// with `"content": ""`: OpenAI accepts both, and llama-cpp-python's server rejects `null` with
+    /// HTTP 500.
     pub fn request_body(&self, request: &ChatRequest, stream: bool) -> Value {
         let mut body = Map::new();
         body.insert("model".into(), Value::String(self.endpoint.model.clone()));
         body.insert(
             "messages".into(),
-            Value::Array(
-                request
-                    .messages
-                    .iter()
-                    .map(|m| m.to_openai_json())
-                    .collect(),
-            ),
+            Value::Array(request.messages.iter().map(wire_message).collect()),
         );
         body.insert("stream".into(), Value::Bool(stream));
         if !request.tools.is_empty() {
@@ -420,9 +418,28 @@ pub fn parse_completion(body: &str) -> Result<ChatResponse, LlmError> {
     })
 }
 
+/// One message in OpenAI form, with an absent content sent as `""` (see
+/// [`OpenAiChat::request_body`]).
+fn wire_message(message: &elroy_core::Message) -> Value {
+    let mut value = message.to_openai_json();
+    if let Some(content) = value.get_mut("content").filter(|c| c.is_null()) {
+        *content = Value::String(String::new());
+    }
+    value
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn absent_content_goes_out_as_an_empty_string() {
+        // llama-cpp-python answers HTTP 500 to `"content": null` (a synthetic recall call).
+        let [call, result] = elroy_core::Message::synthetic_pair("id-1", "get_fast_recall", "{}");
+        assert_eq!(wire_message(&call)["content"], json!(""));
+        assert_eq!(wire_message(&call)["tool_calls"][0]["id"], json!("id-1"));
+        assert_eq!(wire_message(&result)["content"], json!("{}"));
+    }
 
     #[test]
     fn stream_state_assembles_text_reasoning_and_calls() {
