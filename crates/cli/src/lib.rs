@@ -100,3 +100,18 @@ pub(crate) fn block_on<F: std::future::Future>(future: F) -> Result<F::Output, S
         .map_err(|e| format!("cannot start the async runtime: {e}"))?;
     Ok(runtime.block_on(future))
 }
+
+/// `text`, else all of standard input, with trailing line breaks removed (`elroy message`,
+/// `elroy remember`). `what` names the input in the read error ("the message").
+pub(crate) fn text_or_stdin(text: Option<&str>, what: &str) -> Result<String, String> {
+    let text = match text {
+        Some(text) => text.to_owned(),
+        None => {
+            let mut text = String::new();
+            std::io::Read::read_to_string(&mut std::io::stdin(), &mut text)
+                .map_err(|e| format!("cannot read {what} from standard input: {e}"))?;
+            text
+        }
+    };
+    Ok(text.trim_end_matches(['\n', '\r']).to_owned())
+}

@@ -1,7 +1,7 @@
 //! `elroy message [TEXT]`: one turn. TEXT, or standard input when TEXT is absent; prints the reply
 //! (or NDJSON events with `--json`); exits 1 with one clear line on stderr when the turn fails.
 
-use std::io::{Read, Write};
+use std::io::Write;
 use std::process::ExitCode;
 use std::sync::Arc;
 
@@ -26,17 +26,7 @@ pub struct MessageArgs {
 
 /// Reads the message: TEXT, else all of standard input (a trailing newline removed).
 fn message_text(args: &MessageArgs) -> Result<String, String> {
-    let text = match &args.text {
-        Some(text) => text.clone(),
-        None => {
-            let mut text = String::new();
-            std::io::stdin()
-                .read_to_string(&mut text)
-                .map_err(|e| format!("cannot read the message from standard input: {e}"))?;
-            text
-        }
-    };
-    let text = text.trim_end_matches(['\n', '\r']).to_owned();
+    let text = crate::text_or_stdin(args.text.as_deref(), "the message")?;
     if text.trim().is_empty() {
         return Err("no message: pass TEXT or pipe it on standard input".into());
     }

@@ -4,7 +4,6 @@
 //! op-tracked, sourced from the current context version and pinned exactly as when the model
 //! creates one (`tools.md` §3.1).
 
-use std::io::Read;
 use std::process::ExitCode;
 
 use clap::Args;
@@ -39,17 +38,7 @@ pub fn default_name(text: &str) -> String {
 }
 
 pub(crate) fn run(config: Config, args: &RememberArgs) -> Result<ExitCode, String> {
-    let text = match &args.text {
-        Some(text) => text.clone(),
-        None => {
-            let mut text = String::new();
-            std::io::stdin()
-                .read_to_string(&mut text)
-                .map_err(|e| format!("cannot read the memory from standard input: {e}"))?;
-            text
-        }
-    };
-    let text = text.trim_end_matches(['\n', '\r']).to_owned();
+    let text = crate::text_or_stdin(args.text.as_deref(), "the memory")?;
     if text.trim().is_empty() {
         return Err("nothing to remember: the text is empty".to_owned());
     }
