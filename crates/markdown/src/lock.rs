@@ -2,7 +2,7 @@
 
 use std::fs::{File, OpenOptions, TryLockError};
 use std::path::Path;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use crate::MarkdownError;
 
@@ -13,7 +13,7 @@ pub const LOCK_FILE_NAME: &str = ".lock";
 pub const LOCK_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// An exclusive, advisory lock on `$ELROY_HOME/.lock` (`flock`/`LockFileEx` through
-/// [`File::try_lock`]), held until dropped.
+/// [`File::try_lock`] and [`File::lock`]), held until dropped.
 ///
 /// Every read-modify-write of home files runs inside one: acquire, re-read the file from disk,
 /// write atomically, release. The lock is per open file, so two threads of one process exclude
@@ -54,20 +54,34 @@ impl HomeLock {
             .truncate(false)
             .open(elroy_home.join(LOCK_FILE_NAME))
             .map_err(lock_err)?;
-        let start = Instant::now();
-        let mut pause = Duration::from_millis(1);
-        loop {
-            match file.try_lock() {
-                Ok(()) => return Ok(HomeLock { _file: file }),
-                Err(TryLockError::WouldBlock) => {
-                    if start.elapsed() >= timeout {
-                        return Err(MarkdownError::LockTimeout);
-                    }
-                    std::thread::sleep(pause);
-                    pause = (pause * 2).min(Duration::from_millis(20));
-                }
-                Err(TryLockError::Error(e)) => return Err(lock_err(e)),
-            }
+        // Uncontended: take it at once.
+        match file.try_lock() {
+            Ok(()) => return Ok(HomeLock { _file: file }),
+            Err(TryLockError::WouldBlock) => {}
+            Err(TryLockError::Error(e)) => return Err(lock_err(e)),
+        }
+        // Contended: wait in the kernel (a blocking `flock` on a helper thread), so this process
+        // is woken when the holder releases and competes on equal terms with every other waiter.
+        // Polling with sleeps lost the lock to newcomers again and again under load, and a writer
+        // among eight then waited past the timeout. On timeout the helper thread stays blocked;
+        // when it gets the lock later it finds nobody listening and drops the file, which
+        // releases the lock at once.
+        let (sender, receiver) = std::sync::mpsc::sync_channel(1);
+        std::thread::Builder::new()
+            .name("elroy-home-lock".into())
+            .spawn(move || {
+                let result = file.lock().map(|()| file);
+                // A closed channel means the caller gave up: dropping the file unlocks it.
+                let _ = sender.send(result);
+            })
+            .map_err(lock_err)?;
+        match receiver.recv_timeout(timeout) {
+            Ok(Ok(file)) => Ok(HomeLock { _file: file }),
+            Ok(Err(e)) => Err(lock_err(e)),
+            Err(std::sync::mpsc::RecvTimeoutError::Timeout) => Err(MarkdownError::LockTimeout),
+            Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => Err(lock_err(
+                std::io::Error::other("the lock thread ended without an answer"),
+            )),
         }
     }
 }
@@ -89,5 +103,32 @@ mod tests {
         drop(held);
         assert!(HomeLock::acquire_with_timeout(dir.path(), Duration::from_millis(50)).is_ok());
         assert!(dir.path().join(".lock").exists());
+    }
+
+    #[test]
+    fn a_waiter_gets_the_lock_when_the_holder_releases() {
+        let dir = tempfile::tempdir().unwrap();
+        let held = HomeLock::acquire(dir.path()).unwrap();
+        let root = dir.path().to_path_buf();
+        let waiter = std::thread::spawn(move || {
+            HomeLock::acquire_with_timeout(&root, Duration::from_secs(30)).map(|_| ())
+        });
+        std::thread::sleep(Duration::from_millis(100));
+        assert!(
+            !waiter.is_finished(),
+            "the waiter must wait while the lock is held"
+        );
+        drop(held);
+        assert!(waiter.join().unwrap().is_ok());
+    }
+
+    #[test]
+    fn a_timed_out_waiter_does_not_keep_the_lock() {
+        let dir = tempfile::tempdir().unwrap();
+        let held = HomeLock::acquire(dir.path()).unwrap();
+        assert!(HomeLock::acquire_with_timeout(dir.path(), Duration::from_millis(20)).is_err());
+        drop(held);
+        // The abandoned helper thread may take the lock for a moment; it must let it go.
+        assert!(HomeLock::acquire_with_timeout(dir.path(), Duration::from_secs(5)).is_ok());
     }
 }
