@@ -20,23 +20,35 @@ use std::time::{Duration, Instant};
 
 /// Options of `cargo xtask bench`.
 struct Options {
-    runs: usize,
+    runs: Option<usize>,
     python_runs: usize,
     skip_benches: bool,
+    scale: bool,
+    scale_home: Option<PathBuf>,
+    binary: Option<PathBuf>,
 }
 
 const BENCH_USAGE: &str =
     "usage: cargo xtask bench [--runs N] [--python-runs N] [--no-cargo-benches]
+       cargo xtask bench --scale [--runs N] [--scale-home DIR] [--binary PATH]
 
-  --runs N             start-up runs of elroy per command (default 50)
+  --runs N             runs per command (default 50; 11 with --scale)
   --python-runs N      runs of Elroy 0.5.0's `elroy version` (default 3; 0 skips it)
-  --no-cargo-benches   only the start-up figures (skips the agenda, recall and turn benches)";
+  --no-cargo-benches   only the start-up figures (skips the agenda, recall and turn benches)
+  --scale              everyday commands on an empty home and on a home after years of use
+                       (10,000 agenda items, 100,000 memories, 10,000 commits), side by side
+  --scale-home DIR     with --scale: use this home (from `cargo xtask scale-home DIR`) instead
+                       of writing one (a reused home keeps what the benchmark adds)
+  --binary PATH        measure this elroy binary instead of building the release one";
 
 fn parse_options(args: &[&str]) -> Result<Options, String> {
     let mut options = Options {
-        runs: 50,
+        runs: None,
         python_runs: 3,
         skip_benches: false,
+        scale: false,
+        scale_home: None,
+        binary: None,
     };
     let mut it = args.iter();
     while let Some(arg) = it.next() {
@@ -46,7 +58,19 @@ fn parse_options(args: &[&str]) -> Result<Options, String> {
                 .ok_or_else(|| format!("{name} needs a number"))
         };
         match *arg {
-            "--runs" => options.runs = number("--runs")?.max(1),
+            "--runs" => options.runs = Some(number("--runs")?.max(1)),
+            "--scale" => options.scale = true,
+            "--scale-home" | "--binary" => {
+                let path = it
+                    .next()
+                    .map(PathBuf::from)
+                    .ok_or_else(|| format!("{arg} needs a path"))?;
+                if *arg == "--binary" {
+                    options.binary = Some(path);
+                } else {
+                    options.scale_home = Some(path);
+                }
+            }
             "--python-runs" => options.python_runs = number("--python-runs")?,
             "--no-cargo-benches" => options.skip_benches = true,
             other => return Err(format!("unknown option {other}")),
@@ -88,26 +112,35 @@ fn run_all(root: &Path, options: &Options) -> Result<(), String> {
     println!("== machine");
     print_machine();
 
-    println!("\n== cargo build --release -p elroy");
-    let started = Instant::now();
-    let status = cargo()
-        .current_dir(root)
-        .args(["build", "--release", "-p", "elroy"])
-        .status()
-        .map_err(|e| format!("cannot run cargo: {e}"))?;
-    if !status.success() {
-        return Err("cargo build --release -p elroy failed".into());
+    let binary = match &options.binary {
+        Some(binary) => binary.clone(),
+        None => build_release(root)?,
+    };
+    if options.scale {
+        println!(
+            "\n== everyday commands, empty home vs. large home (median of {} runs after 2 warm-up runs)",
+            options.runs.unwrap_or(11)
+        );
+        crate::scale_bench::run(
+            &binary,
+            options.runs.unwrap_or(11),
+            options.scale_home.as_deref(),
+        )?;
+        println!(
+            "\n== done in {:.0} s (including builds)",
+            total.elapsed().as_secs_f64()
+        );
+        return Ok(());
     }
-    println!("built in {:.1} s", started.elapsed().as_secs_f64());
-    let binary = target_dir(root)?.join("release").join("elroy");
+    let runs = options.runs.unwrap_or(50);
 
     let home = TempHome::new()?;
     println!(
         "\n== start-up (release binary, temporary home, median of {} runs after 3 warm-up runs)",
-        options.runs
+        runs
     );
-    let version = measure(&binary, &["version"], &home.path, options.runs)?;
-    let tools = measure(&binary, &["tools", "list"], &home.path, options.runs)?;
+    let version = measure(&binary, &["version"], &home.path, runs)?;
+    let tools = measure(&binary, &["tools", "list"], &home.path, runs)?;
     print_figure("elroy version", &version);
     print_figure("elroy tools list", &tools);
 
@@ -173,6 +206,22 @@ fn run_all(root: &Path, options: &Options) -> Result<(), String> {
         total.elapsed().as_secs_f64()
     );
     Ok(())
+}
+
+/// `cargo build --release -p elroy`; the path of the binary.
+fn build_release(root: &Path) -> Result<PathBuf, String> {
+    println!("\n== cargo build --release -p elroy");
+    let started = Instant::now();
+    let status = cargo()
+        .current_dir(root)
+        .args(["build", "--release", "-p", "elroy"])
+        .status()
+        .map_err(|e| format!("cannot run cargo: {e}"))?;
+    if !status.success() {
+        return Err("cargo build --release -p elroy failed".into());
+    }
+    println!("built in {:.1} s", started.elapsed().as_secs_f64());
+    Ok(target_dir(root)?.join("release").join("elroy"))
 }
 
 /// A temporary `$HOME` with `.elroy` inside, removed on drop.

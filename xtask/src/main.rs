@@ -6,8 +6,12 @@
 //!   (`docs/configuration.md`, `docs/tools.md`).
 //! - `cargo xtask bench` builds the release binary and prints the headline performance figures
 //!   (`bench.rs`, `docs/performance.md`).
+//! - `cargo xtask scale-home DIR` writes a large synthetic home: 10,000 agenda items, 100,000
+//!   memories, 10,000 commits of history (`scale_home.rs`).
 
 mod bench;
+mod scale_bench;
+mod scale_home;
 mod tools_doc;
 
 use std::path::{Path, PathBuf};
@@ -22,7 +26,8 @@ const USAGE: &str = "usage: cargo xtask schema [--check] | docs [--check]
   schema --check   exit 1, showing the difference, when docs/tools_schema.md is out of date
   docs             regenerate docs/configuration.md (configuration keys) and docs/tools.md (tool guide)
   docs --check     exit 1, showing the difference, when it is out of date
-  bench            build release and print the performance figures (cargo xtask bench --help)";
+  bench            build release and print the performance figures (cargo xtask bench --help)
+  scale-home DIR   write a large synthetic home (cargo xtask scale-home --help)";
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -41,6 +46,7 @@ fn main() -> ExitCode {
         ["docs"] => docs(false),
         ["docs", "--check"] => docs(true),
         ["bench", rest @ ..] => bench::run(&workspace_root(), rest),
+        ["scale-home", rest @ ..] => scale_home::run(rest),
         ["-h" | "--help" | "help"] => {
             println!("{USAGE}");
             ExitCode::SUCCESS

@@ -7,137 +7,13 @@ use std::sync::{Arc, OnceLock};
 
 use elroy_db::Db;
 use elroy_memory::{MemoryQuery, MemoryStore, MemoryStoreOptions};
+use elroy_testkit::corpus::{Rng, memory_text};
 
 const COUNT: usize = 100_000;
-
-const WORDS: &[&str] = &[
-    "bicycle",
-    "garden",
-    "tomato",
-    "invoice",
-    "spreadsheet",
-    "guitar",
-    "piano",
-    "marathon",
-    "library",
-    "recipe",
-    "lasagna",
-    "mortgage",
-    "insurance",
-    "printer",
-    "laptop",
-    "keyboard",
-    "umbrella",
-    "sunscreen",
-    "passport",
-    "violin",
-    "chess",
-    "tennis",
-    "yoga",
-    "painting",
-    "sculpture",
-    "novel",
-    "podcast",
-    "newsletter",
-    "vaccine",
-    "pharmacy",
-    "plumber",
-    "roof",
-    "window",
-    "carpet",
-    "sofa",
-    "lamp",
-    "battery",
-    "charger",
-    "backpack",
-    "tent",
-    "kayak",
-    "mountain",
-    "river",
-    "forest",
-    "museum",
-    "concert",
-    "theatre",
-    "ballet",
-    "opera",
-    "jazz",
-    "salsa",
-    "knitting",
-    "pottery",
-    "origami",
-    "telescope",
-    "microscope",
-    "chemistry",
-    "algebra",
-    "history",
-    "geography",
-    "spanish",
-    "french",
-    "german",
-    "portuguese",
-    "swimming",
-    "cycling",
-    "dentist",
-    "coffee",
-    "kyoto",
-    "birthday",
-    "anniversary",
-    "budget",
-    "meeting",
-    "deadline",
-];
 
 struct Fixture {
     _dir: tempfile::TempDir,
     store: MemoryStore,
-}
-
-/// A deterministic xorshift generator.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
-    }
-}
-
-/// A pseudo-word for rank `r` of the Zipf vocabulary (`w3fk…`), distinct per rank.
-fn pseudo_word(mut r: usize) -> String {
-    const LETTERS: &[u8] = b"bcdfghjklmnpqrstvwxz";
-    const VOWELS: &[u8] = b"aeiou";
-    let mut w = String::new();
-    loop {
-        w.push(LETTERS[r % LETTERS.len()] as char);
-        r /= LETTERS.len();
-        w.push(VOWELS[r % VOWELS.len()] as char);
-        r /= VOWELS.len();
-        if r == 0 {
-            break w;
-        }
-    }
-}
-
-/// Memory texts for one corpus: `dense` uses the 74 topic words only (each in ~15% of all
-/// memories, a worst case for BM25); otherwise the topic words are mixed with a Zipf-distributed
-/// vocabulary of 20,000 words, as natural text is.
-fn text(rng: &mut Rng, i: usize, dense: bool) -> String {
-    let mut words: Vec<String> = Vec::new();
-    let n = 8 + (rng.next() % 12) as usize;
-    for _ in 0..n {
-        let x = rng.next();
-        if dense || x.is_multiple_of(4) {
-            words.push(WORDS[(x >> 8) as usize % WORDS.len()].to_owned());
-        } else {
-            // Zipf(1) over 20,000 ranks by inverse transform of a log-uniform draw.
-            let u = ((x >> 11) as f64) / ((1u64 << 53) as f64);
-            let rank = (20_000f64.powf(u) as usize).saturating_sub(1);
-            words.push(pseudo_word(rank));
-        }
-    }
-    format!("The user mentioned {} (note {i}).", words.join(" "))
 }
 
 fn build(dense: bool) -> Fixture {
@@ -148,7 +24,7 @@ fn build(dense: bool) -> Fixture {
     for i in 1..=COUNT {
         std::fs::write(
             memories.join(format!("memory_{i}.md")),
-            format!("---\nid: {i}\n---\n\n{}", text(&mut rng, i, dense)),
+            format!("---\nid: {i}\n---\n\n{}", memory_text(&mut rng, i, dense)),
         )
         .unwrap();
     }

@@ -12,6 +12,7 @@
 //!   [`MockServer::root_url`] as the base URL of a `claude…` model): the same [`Reply`]s are sent as
 //!   Anthropic SSE events or a non-streamed message, errors with Anthropic's error body, and
 //!   [`Reply::AnthropicEvents`] sends raw events. [`RecordedRequest`]'s helpers read both forms.
+//! - [`corpus`]: deterministic synthetic memory texts (benchmarks, large homes).
 //! - [`TempHome`]: a temporary `$ELROY_HOME` with a config pointing at the server and an isolated
 //!   environment for child processes.
 //!
@@ -25,6 +26,7 @@
 //! ```
 
 mod anthropic;
+pub mod corpus;
 mod home;
 mod reply;
 mod server;
