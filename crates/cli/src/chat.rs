@@ -61,20 +61,17 @@ impl Palette {
     fn from_config(config: &Config) -> Self {
         use std::io::IsTerminal;
         let enabled = std::io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none();
-        let c = |key: &str, default: &str| {
-            if enabled {
-                color(config.string(key).unwrap_or(default))
-            } else {
-                String::new()
-            }
+        let c = |value: &str| {
+            if enabled { color(value) } else { String::new() }
         };
+        let keys = &config.settings;
         Palette {
             reset: if enabled { RESET.into() } else { String::new() },
-            assistant: c("assistant_color", "#77DFD8"),
-            thought: c("internal_thought_color", "#708090"),
-            system: c("system_message_color", "#9ACD32"),
-            warning: c("warning_color", "yellow"),
-            user: c("user_input_color", "#FFE377"),
+            assistant: c(&keys.assistant_color),
+            thought: c(&keys.internal_thought_color),
+            system: c(&keys.system_message_color),
+            warning: c(&keys.warning_color),
+            user: c(&keys.user_input_color),
         }
     }
 }

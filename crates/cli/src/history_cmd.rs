@@ -18,7 +18,7 @@ pub struct HistoryArgs {
 }
 
 fn open(config: &Config) -> Result<VersionedHome, String> {
-    if !config.bool("versioned_home") {
+    if !config.settings.versioned_home {
         return Err(
             "the versioned home is off (versioned_home: false), so there is no history".into(),
         );

@@ -74,7 +74,7 @@ pub(crate) fn init(config: &Config, verbose: bool) {
     let Ok(file) = RotatingFile::open(&dir.join("elroy.log")) else {
         return;
     };
-    let default = if verbose || config.bool("debug") {
+    let default = if verbose || config.settings.debug {
         "debug"
     } else {
         "info"

@@ -42,8 +42,7 @@ pub(crate) fn open_session(config: Config, capabilities: Capabilities) -> Result
     )
     .map_err(|e| e.to_string())?;
     let protocol = endpoint.protocol;
-    let idle =
-        std::time::Duration::from_secs(config.int("llm_timeout_seconds").max(1).unsigned_abs());
+    let idle = std::time::Duration::from_secs(config.settings.llm_timeout_seconds.max(1));
     let model = client(&config, endpoint, idle).map_err(|e| e.to_string())?;
     let runtime = Runtime::open(config).map_err(|e| e.to_string())?;
     for warning in &runtime.warnings {
@@ -81,7 +80,7 @@ fn client(
             idle,
             ..elroy_llm::Timeouts::default()
         },
-        config.bool("enable_caching"),
+        config.settings.enable_caching,
     )
 }
 

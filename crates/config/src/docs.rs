@@ -1,6 +1,6 @@
 //! `docs/configuration.md`, generated from the key table so it cannot fall behind.
 
-use crate::keys::{DEPRECATED_IN_FILE, KEYS, KeyType};
+use crate::keys::{KEYS, KeyType};
 
 /// Where the configuration reference lives, relative to the workspace root.
 pub const CONFIGURATION_DOC_PATH: &str = "docs/configuration.md";
@@ -23,8 +23,9 @@ pub fn configuration_markdown() -> String {
     let mut out = String::from(
         "# Configuration
 
-This file is generated from elroy's key table (`crates/config/src/keys.rs`) by `cargo xtask docs`; do not
-edit it by hand.
+This file is generated from elroy's key declarations (`declare_keys!` in `crates/config/src/keys.rs`) by
+`cargo xtask docs`; do not edit it by hand. The same declarations give the typed `Settings` the code reads
+(`config.settings.max_tokens`), `elroy config` and the validation messages.
 
 ## Sources
 
@@ -41,7 +42,9 @@ bad value stops it with a message naming the key, the value and where it came fr
 `invalid value for max_tokens (environment variable ELROY_MAX_TOKENS): expected an integer, got \"abc\"`.
 Booleans accept `true/false/yes/no/on/off/1/0` (any case); lists accept a YAML list, or from the environment a
 JSON array or a comma-separated string (path lists: `:`-separated). `elroy config` prints every resolved value
-and its source, with keys masked.
+and its source, with keys masked. A few of Elroy's keys are not implemented by elroy (marked below): they are
+accepted at their default, and setting one to anything else stops elroy with
+`<key> is not implemented by elroy: remove it (<source> sets it to <value>)`.
 
 Read directly, not configuration keys: `ELROY_HOME` (the home, default `~/.elroy`; `--home`),
 `ELROY_CONFIG_PATH`, `ELROY_LOG_LEVEL` (log filter, default `info`; `-v` means `debug`), `ELROY_NOW` (an RFC 3339
@@ -49,8 +52,8 @@ instant that fixes the clock), `ELROY_RESTART_RESUME_MESSAGE`, and `TZ` (the zon
 
 ## Keys
 
-| key | type | default | environment | effect |
-|---|---|---|---|---|
+| key | type | default | environment | effect | from |
+|---|---|---|---|---|---|
 ",
     );
     for key in KEYS {
@@ -59,19 +62,25 @@ instant that fixes the clock), `ELROY_RESTART_RESUME_MESSAGE`, and `TZ` (the zon
             |d| format!("`{}`", d.trim_matches('\'')),
         );
         let mut effect = key.doc.to_owned();
-        if DEPRECATED_IN_FILE.contains(&key.name) {
+        if !key.implemented {
+            effect.push_str(
+                "; not implemented by elroy: setting it to anything but its default is an error",
+            );
+        }
+        if key.deprecated {
             effect.push_str(" (deprecated in the file)");
         }
         if key.secret {
             effect.push_str("; masked by `elroy config`");
         }
         out.push_str(&format!(
-            "| `{}` | {} | {} | `{}` | {} |\n",
+            "| `{}` | {} | {} | `{}` | {} | {} |\n",
             key.name,
             type_name(key.ty),
             default,
             key.env,
-            effect
+            effect,
+            key.spec
         ));
     }
     out

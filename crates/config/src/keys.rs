@@ -1,5 +1,12 @@
-//! The configuration keys (`orchestrator.md` §15.3, decision K7): name, type, default and
-//! environment variable of each.
+//! The configuration keys (`orchestrator.md` §15.3, decision K7), each declared once in
+//! [`declare_keys!`]: name, Rust type, key type, default, environment variable, documentation,
+//! where it comes from, and flags. From that one declaration come the typed [`Settings`] struct the
+//! code reads, the [`KEYS`] metadata (`elroy config`, `docs/configuration.md`, validation
+//! messages), and [`Settings`]' rustdoc.
+
+use std::path::PathBuf;
+
+use crate::value::ConfigValue;
 
 /// The type of a configuration value (`orchestrator.md` §15.2).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -22,10 +29,24 @@ pub enum KeyType {
     PathList,
 }
 
-/// One configuration key.
+impl KeyType {
+    /// The family of this type, for the compile-time check that a key's Rust type matches it.
+    const fn family(self) -> u8 {
+        match self {
+            KeyType::Bool => 0,
+            KeyType::Int { .. } => 1,
+            KeyType::Float => 2,
+            KeyType::Str => 3,
+            KeyType::List => 4,
+            KeyType::PathList => 5,
+        }
+    }
+}
+
+/// One configuration key's metadata, generated from its declaration.
 #[derive(Debug, Clone, Copy)]
 pub struct KeyDef {
-    /// The key as written in `elroy.conf.yaml`.
+    /// The key as written in `elroy.conf.yaml` (and the field name in [`Settings`]).
     pub name: &'static str,
     /// Its type.
     pub ty: KeyType,
@@ -35,36 +56,278 @@ pub struct KeyDef {
     pub env: &'static str,
     /// Whether `elroy config` masks it (API keys).
     pub secret: bool,
+    /// Whether setting it in the file warns that it is deprecated (`orchestrator.md` §15.2).
+    pub deprecated: bool,
+    /// `false` for keys Elroy has that elroy does not implement: setting one to anything but its
+    /// default stops start-up with `<key> is not implemented by elroy …`.
+    pub implemented: bool,
     /// One line on what it does (for `docs/configuration.md` and `elroy config --help`).
     pub doc: &'static str,
+    /// Where the key comes from: a section of the spec, a decision (`D16`, `K7`) or an issue.
+    pub spec: &'static str,
 }
 
-const fn key(
-    name: &'static str,
-    ty: KeyType,
-    default: Option<&'static str>,
-    env: &'static str,
-    doc: &'static str,
-) -> KeyDef {
-    KeyDef {
-        name,
-        ty,
-        default,
-        env,
-        secret: false,
-        doc,
+/// A Rust type a key can have in [`Settings`], and how it is taken from a parsed value.
+pub(crate) trait FieldType: Sized + Default {
+    /// The [`KeyType`] family this Rust type holds (checked against the declaration at compile time).
+    const FAMILY: u8;
+    /// Whether the key needs a default (a plain `String`, `bool`, … cannot be null).
+    const NEEDS_DEFAULT: bool;
+    /// The typed value, `None` when `value` does not fit (a broken declaration; tested).
+    fn extract(value: &ConfigValue) -> Option<Self>;
+}
+
+impl FieldType for bool {
+    const FAMILY: u8 = KeyType::Bool.family();
+    const NEEDS_DEFAULT: bool = true;
+    fn extract(value: &ConfigValue) -> Option<Self> {
+        match value {
+            ConfigValue::Bool(b) => Some(*b),
+            _ => None,
+        }
     }
 }
 
-const fn secret(name: &'static str, env: &'static str, doc: &'static str) -> KeyDef {
-    KeyDef {
-        name,
-        ty: KeyType::Str,
-        default: None,
-        env,
-        secret: true,
-        doc,
+impl FieldType for u64 {
+    const FAMILY: u8 = KeyType::Int { min: 0 }.family();
+    const NEEDS_DEFAULT: bool = true;
+    fn extract(value: &ConfigValue) -> Option<Self> {
+        match value {
+            ConfigValue::Int(i) => u64::try_from(*i).ok(),
+            _ => None,
+        }
     }
+}
+
+impl FieldType for f64 {
+    const FAMILY: u8 = KeyType::Float.family();
+    const NEEDS_DEFAULT: bool = true;
+    fn extract(value: &ConfigValue) -> Option<Self> {
+        match value {
+            ConfigValue::Float(f) => Some(*f),
+            _ => None,
+        }
+    }
+}
+
+impl FieldType for Option<f64> {
+    const FAMILY: u8 = KeyType::Float.family();
+    const NEEDS_DEFAULT: bool = false;
+    fn extract(value: &ConfigValue) -> Option<Self> {
+        match value {
+            ConfigValue::Null => Some(None),
+            other => f64::extract(other).map(Some),
+        }
+    }
+}
+
+impl FieldType for String {
+    const FAMILY: u8 = KeyType::Str.family();
+    const NEEDS_DEFAULT: bool = true;
+    fn extract(value: &ConfigValue) -> Option<Self> {
+        match value {
+            ConfigValue::Str(s) if !s.trim().is_empty() => Some(s.clone()),
+            _ => None,
+        }
+    }
+}
+
+impl FieldType for Option<String> {
+    const FAMILY: u8 = KeyType::Str.family();
+    const NEEDS_DEFAULT: bool = false;
+    fn extract(value: &ConfigValue) -> Option<Self> {
+        match value {
+            // Null and blank never reach here from a layer; both mean "unset".
+            ConfigValue::Null => Some(None),
+            ConfigValue::Str(s) => Some(Some(s.clone()).filter(|s| !s.trim().is_empty())),
+            _ => None,
+        }
+    }
+}
+
+impl FieldType for Vec<String> {
+    const FAMILY: u8 = KeyType::List.family();
+    const NEEDS_DEFAULT: bool = false;
+    fn extract(value: &ConfigValue) -> Option<Self> {
+        match value {
+            ConfigValue::Null => Some(Vec::new()),
+            ConfigValue::List(items) => Some(items.clone()),
+            _ => None,
+        }
+    }
+}
+
+impl FieldType for Vec<PathBuf> {
+    const FAMILY: u8 = KeyType::PathList.family();
+    const NEEDS_DEFAULT: bool = false;
+    fn extract(value: &ConfigValue) -> Option<Self> {
+        match value {
+            ConfigValue::Null => Some(Vec::new()),
+            ConfigValue::List(items) => Some(items.iter().map(PathBuf::from).collect()),
+            _ => None,
+        }
+    }
+}
+
+/// `Some("text")` for a declared default, `None` for `null`.
+macro_rules! key_default {
+    (null) => {
+        None
+    };
+    ($text:literal) => {
+        Some($text)
+    };
+}
+
+/// The default as shown in [`Settings`]' rustdoc.
+macro_rules! key_default_doc {
+    (null) => {
+        "null"
+    };
+    ($text:literal) => {
+        concat!("`", $text, "`")
+    };
+}
+
+/// Sets one flag of a [`KeyDef`] under construction; an unknown flag does not compile.
+macro_rules! key_flag {
+    ($def:ident, secret) => {
+        $def.secret = true
+    };
+    ($def:ident, deprecated) => {
+        $def.deprecated = true
+    };
+    ($def:ident, unimplemented) => {
+        $def.implemented = false
+    };
+}
+
+/// Declares every key once. Each entry is
+///
+/// ```text
+/// /// one-line effect (docs/configuration.md, elroy config --help)
+/// /// more rustdoc lines (optional)
+/// name: RustType = KeyType, default "yaml text" | null, env "ELROY_NAME", spec "§…" [, flag …];
+/// ```
+///
+/// with flags `secret`, `deprecated`, `unimplemented`. It generates [`Settings`] (one field per
+/// key), its construction from the resolved values, and [`KEYS`]; at compile time it checks that
+/// the Rust type matches the key type and that non-optional types have a default.
+macro_rules! declare_keys {
+    ($(
+        #[doc = $doc:literal]
+        $(#[doc = $more:literal])*
+        $name:ident : $rust:ty = $ty:expr,
+            default $default:tt,
+            env $env:literal,
+            spec $spec:literal
+            $(, $flag:ident)* ;
+    )*) => {
+        /// Every configuration key with its resolved, typed value (`orchestrator.md` §15.3): read
+        /// `config.settings.max_tokens`, never a key by its name, so a misspelt key does not
+        /// compile. Integers are `u64` (every integer key is `>= 0`, some `>= 1` as noted),
+        /// optional strings are `None` when unset or blank, lists are empty when unset, path
+        /// lists are the paths as written (resolve them with [`crate::resolve_path`]).
+        #[derive(Debug, Clone, PartialEq)]
+        pub struct Settings {
+            $(
+                #[doc = $doc]
+                $(#[doc = $more])*
+                #[doc = ""]
+                #[doc = concat!(
+                    "Key `", stringify!($name), "`, environment variable `", $env,
+                    "`, default ", key_default_doc!($default), "; from ", $spec, "."
+                )]
+                pub $name: $rust,
+            )*
+        }
+
+        $(
+            const _: () = {
+                assert!(
+                    <$rust as FieldType>::FAMILY == KeyType::family($ty),
+                    concat!("key ", stringify!($name), ": its Rust type does not hold its key type")
+                );
+                let default: Option<&str> = key_default!($default);
+                assert!(
+                    !<$rust as FieldType>::NEEDS_DEFAULT || default.is_some(),
+                    concat!("key ", stringify!($name), ": a non-optional type needs a default")
+                );
+            };
+        )*
+
+        /// Every key at its declared default (what [`crate::Config::load`] gives with no file,
+        /// environment or flags).
+        impl Default for Settings {
+            fn default() -> Self {
+                Settings {
+                    $(
+                        $name: <$rust as FieldType>::extract(&crate::value::default_value(
+                            $ty,
+                            key_default!($default),
+                        ))
+                        .unwrap_or_default(),
+                    )*
+                }
+            }
+        }
+
+        impl Settings {
+            /// The typed values of `resolved` (in [`KEYS`] order, as the loader builds it).
+            ///
+            /// # Errors
+            /// [`crate::ConfigError::InvalidValue`] naming the key when a value does not fit its
+            /// Rust type (only a broken declaration can cause it; the defaults test covers each).
+            pub(crate) fn from_resolved(
+                resolved: &[crate::Resolved],
+            ) -> Result<Settings, crate::ConfigError> {
+                let mut entries = resolved.iter();
+                Ok(Settings {
+                    $(
+                        $name: {
+                            let entry = entries
+                                .next()
+                                .filter(|e| e.def.name == stringify!($name))
+                                .ok_or_else(|| crate::ConfigError::InvalidValue {
+                                    key: stringify!($name).into(),
+                                    origin: crate::Source::Default,
+                                    expected: "the declared key order".into(),
+                                    got: "a different order".into(),
+                                })?;
+                            <$rust as FieldType>::extract(&entry.value).ok_or_else(|| {
+                                crate::ConfigError::InvalidValue {
+                                    key: stringify!($name).into(),
+                                    origin: entry.source.clone(),
+                                    expected: stringify!($rust).into(),
+                                    got: entry.value.display(),
+                                }
+                            })?
+                        },
+                    )*
+                })
+            }
+        }
+
+        /// Every key, in the order of the spec's tables (Elroy's keys first, then ours).
+        pub const KEYS: &[KeyDef] = &[
+            $({
+                #[allow(unused_mut)]
+                let mut def = KeyDef {
+                    name: stringify!($name),
+                    ty: $ty,
+                    default: key_default!($default),
+                    env: $env,
+                    secret: false,
+                    deprecated: false,
+                    implemented: true,
+                    doc: $doc.trim_ascii(),
+                    spec: $spec,
+                };
+                $(key_flag!(def, $flag);)*
+                def
+            },)*
+        ];
+    };
 }
 
 const B: KeyType = KeyType::Bool;
@@ -72,452 +335,204 @@ const I: KeyType = KeyType::Int { min: 0 };
 const I1: KeyType = KeyType::Int { min: 1 };
 const F: KeyType = KeyType::Float;
 const S: KeyType = KeyType::Str;
+const L: KeyType = KeyType::List;
+const P: KeyType = KeyType::PathList;
 
-/// Every key, in the order of the spec's tables (Elroy's keys first, then ours).
-pub const KEYS: &[KeyDef] = &[
-    key(
-        "user_token",
-        S,
-        Some("DEFAULT"),
-        "ELROY_USER_TOKEN",
-        "selects the user and the user home",
-    ),
-    key(
-        "database_url",
-        S,
-        None,
-        "ELROY_DATABASE_URL",
-        "database location (default sqlite:///$ELROY_HOME/state.db)",
-    ),
-    key(
-        "chroma_path",
-        S,
-        None,
-        "ELROY_CHROMA_PATH",
-        "accepted, ignored (vectors live in state.db)",
-    ),
-    key(
-        "debug",
-        B,
-        Some("false"),
-        "ELROY_DEBUG",
-        "log level DEBUG unless ELROY_LOG_LEVEL is set",
-    ),
-    key(
-        "default_assistant_name",
-        S,
-        Some("Elroy"),
-        "ELROY_DEFAULT_ASSISTANT_NAME",
-        "assistant name when the user set none",
-    ),
-    key(
-        "include_base_tools",
-        B,
-        Some("true"),
-        "ELROY_INCLUDE_BASE_TOOLS",
-        "register the 41 built-in tools",
-    ),
-    key(
-        "custom_tools_path",
-        KeyType::PathList,
-        None,
-        "ELROY_CUSTOM_TOOLS_PATH",
-        "plugin paths",
-    ),
-    key(
-        "inline_tool_calls",
-        B,
-        Some("false"),
-        "ELROY_INLINE_TOOL_CALLS",
-        "tools in the system prompt, calls parsed from text",
-    ),
-    key(
-        "max_ingested_doc_lines",
-        I,
-        Some("1000"),
-        "ELROY_MAX_INGESTED_DOC_LINES",
-        "accepted, unused",
-    ),
-    key(
-        "reflect",
-        B,
-        Some("false"),
-        "ELROY_REFLECT",
-        "reflective recall",
-    ),
-    key(
-        "chat_model",
-        S,
-        None,
-        "ELROY_CHAT_MODEL",
-        "main model (inferred from API keys when unset)",
-    ),
-    key(
-        "chat_model_api_base",
-        S,
-        None,
-        "ELROY_CHAT_MODEL_API_BASE",
-        "OpenAI-compatible (or Anthropic) base URL",
-    ),
-    secret(
-        "chat_model_api_key",
-        "ELROY_CHAT_MODEL_API_KEY",
-        "key for the chat model",
-    ),
-    key(
-        "fast_model",
-        S,
-        None,
-        "ELROY_FAST_MODEL",
-        "background model (default: the chat model)",
-    ),
-    key(
-        "fast_model_api_base",
-        S,
-        None,
-        "ELROY_FAST_MODEL_API_BASE",
-        "base URL for the fast model",
-    ),
-    secret(
-        "fast_model_api_key",
-        "ELROY_FAST_MODEL_API_KEY",
-        "key for the fast model",
-    ),
-    key(
-        "embedding_model",
-        S,
-        Some("text-embedding-3-small"),
-        "ELROY_EMBEDDING_MODEL",
-        "embedding model; empty disables embeddings",
-    ),
-    key(
-        "embedding_model_size",
-        I,
-        Some("1536"),
-        "ELROY_EMBEDDING_MODEL_SIZE",
-        "informational",
-    ),
-    key(
-        "embedding_model_api_base",
-        S,
-        None,
-        "ELROY_EMBEDDING_MODEL_API_BASE",
-        "base URL for embeddings",
-    ),
-    secret(
-        "embedding_model_api_key",
-        "ELROY_EMBEDDING_MODEL_API_KEY",
-        "key for embeddings",
-    ),
-    key(
-        "enable_caching",
-        B,
-        Some("true"),
-        "ELROY_ENABLE_CACHING",
-        "Anthropic prompt-cache markers",
-    ),
-    secret(
-        "openai_api_key",
-        "OPENAI_API_KEY",
-        "deprecated fallback key",
-    ),
-    key(
-        "openai_api_base",
-        S,
-        None,
-        "OPENAI_API_BASE",
-        "deprecated fallback base URL",
-    ),
-    key(
-        "openai_embedding_api_base",
-        S,
-        None,
-        "ELROY_OPENAI_EMBEDDING_API_BASE",
-        "deprecated fallback for embeddings",
-    ),
-    key(
-        "openai_organization",
-        S,
-        None,
-        "ELROY_OPENAI_ORGANIZATION",
-        "deprecated",
-    ),
-    secret(
-        "anthropic_api_key",
-        "ELROY_ANTHROPIC_API_KEY",
-        "deprecated fallback key",
-    ),
-    key(
-        "max_assistant_loops",
-        I,
-        Some("4"),
-        "ELROY_MAX_ASSISTANT_LOOPS",
-        "tool rounds allowed: 0..=this",
-    ),
-    key(
-        "max_tokens",
-        I1,
-        Some("100000"),
-        "ELROY_MAX_TOKENS",
-        "context size that triggers a refresh; target is a third",
-    ),
-    key(
-        "max_context_age_minutes",
-        F,
-        Some("720.0"),
-        "ELROY_MAX_CONTEXT_AGE_MINUTES",
-        "age-out and compression cut-off",
-    ),
-    key(
-        "min_convo_age_for_greeting_minutes",
-        F,
-        Some("120.0"),
-        "ELROY_MIN_CONVO_AGE_FOR_GREETING_MINUTES",
-        "accepted, unused",
-    ),
-    key(
-        "memory_cluster_similarity_threshold",
-        F,
-        Some("0.21125"),
-        "ELROY_MEMORY_CLUSTER_SIMILARITY_THRESHOLD",
-        "clustering distance",
-    ),
-    key(
-        "memories_between_consolidation",
-        I,
-        Some("4"),
-        "ELROY_MEMORIES_BETWEEN_CONSOLIDATION",
-        "consolidation trigger",
-    ),
-    key(
-        "messages_between_memory",
-        I,
-        Some("20"),
-        "ELROY_MESSAGES_BETWEEN_MEMORY",
-        "automatic memory trigger; 0 disables",
-    ),
-    key(
-        "messages_between_self_reflection",
-        I,
-        Some("10"),
-        "ELROY_MESSAGES_BETWEEN_SELF_REFLECTION",
-        "self-reflection trigger; 0 disables",
-    ),
-    key(
-        "l2_memory_relevance_distance_threshold",
-        F,
-        Some("1.4"),
-        "ELROY_L2_MEMORY_RELEVANCE_DISTANCE_THRESHOLD",
-        "sets the default cosine threshold",
-    ),
-    key(
-        "max_memory_cluster_size",
-        I,
-        Some("5"),
-        "ELROY_MAX_MEMORY_CLUSTER_SIZE",
-        "largest consolidation cluster",
-    ),
-    key(
-        "min_memory_cluster_size",
-        I,
-        Some("3"),
-        "ELROY_MIN_MEMORY_CLUSTER_SIZE",
-        "smallest consolidation cluster",
-    ),
-    key(
-        "memory_recall_classifier_enabled",
-        B,
-        Some("false"),
-        "ELROY_MEMORY_RECALL_CLASSIFIER_ENABLED",
-        "LLM recall gate",
-    ),
-    key(
-        "memory_recall_classifier_window",
-        I,
-        Some("3"),
-        "ELROY_MEMORY_RECALL_CLASSIFIER_WINDOW",
-        "messages the recall gate reads",
-    ),
-    key(
-        "show_internal_thought",
-        B,
-        Some("true"),
-        "ELROY_SHOW_INTERNAL_THOUGHT",
-        "show thoughts and injected context",
-    ),
-    key(
-        "system_message_color",
-        S,
-        Some("'#9ACD32'"),
-        "ELROY_SYSTEM_MESSAGE_COLOR",
-        "UI colour",
-    ),
-    key(
-        "user_input_color",
-        S,
-        Some("'#FFE377'"),
-        "ELROY_USER_INPUT_COLOR",
-        "UI colour",
-    ),
-    key(
-        "assistant_color",
-        S,
-        Some("'#77DFD8'"),
-        "ELROY_ASSISTANT_COLOR",
-        "UI colour",
-    ),
-    key(
-        "warning_color",
-        S,
-        Some("yellow"),
-        "ELROY_WARNING_COLOR",
-        "UI colour",
-    ),
-    key(
-        "internal_thought_color",
-        S,
-        Some("'#708090'"),
-        "ELROY_INTERNAL_THOUGHT_COLOR",
-        "UI colour",
-    ),
-    key(
-        "shell_commands",
-        B,
-        Some("false"),
-        "ELROY_SHELL_COMMANDS",
-        "accepted, unused (no shell tool)",
-    ),
-    key(
-        "allowed_shell_command_prefixes",
-        KeyType::List,
-        Some("['.*']"),
-        "ELROY_ALLOWED_SHELL_COMMAND_PREFIXES",
-        "accepted, unused",
-    ),
-    key(
-        "memory_dir",
-        S,
-        None,
-        "ELROY_MEMORY_DIR",
-        "memory directory (default <user home>/memories)",
-    ),
-    key(
-        "exclude_tools",
-        KeyType::List,
-        Some("[]"),
-        "ELROY_EXCLUDE_TOOLS",
-        "tools not registered",
-    ),
+declare_keys! {
+    /// selects the user and the user home
+    user_token: String = S, default "DEFAULT", env "ELROY_USER_TOKEN",
+        spec "orchestrator.md §15.3, formats.md §1.2";
+    /// database location (default sqlite:///$ELROY_HOME/state.db)
+    database_url: Option<String> = S, default null, env "ELROY_DATABASE_URL",
+        spec "orchestrator.md §15.3, formats.md §9.1, D11";
+    /// Elroy's Chroma vector store; elroy keeps vectors in state.db
+    chroma_path: Option<String> = S, default null, env "ELROY_CHROMA_PATH",
+        spec "orchestrator.md §15.3, D9", unimplemented;
+    /// log level DEBUG unless ELROY_LOG_LEVEL is set
+    debug: bool = B, default "false", env "ELROY_DEBUG", spec "orchestrator.md §15.3";
+    /// assistant name when the user set none
+    default_assistant_name: String = S, default "Elroy", env "ELROY_DEFAULT_ASSISTANT_NAME",
+        spec "orchestrator.md §15.3";
+    /// register the 41 built-in tools
+    include_base_tools: bool = B, default "true", env "ELROY_INCLUDE_BASE_TOOLS",
+        spec "orchestrator.md §15.3";
+    /// plugin paths
+    custom_tools_path: Vec<PathBuf> = P, default null, env "ELROY_CUSTOM_TOOLS_PATH",
+        spec "orchestrator.md §15.3, tools.md §9.1";
+    /// tools in the system prompt, calls parsed from text
+    inline_tool_calls: bool = B, default "false", env "ELROY_INLINE_TOOL_CALLS",
+        spec "orchestrator.md §15.3";
+    /// Elroy's document-ingestion limit; elroy has no document ingestion
+    max_ingested_doc_lines: u64 = I, default "1000", env "ELROY_MAX_INGESTED_DOC_LINES",
+        spec "orchestrator.md §15.3", unimplemented;
+    /// reflective recall
+    reflect: bool = B, default "false", env "ELROY_REFLECT", spec "orchestrator.md §15.3, §4.6";
+    /// main model (inferred from API keys when unset)
+    chat_model: Option<String> = S, default null, env "ELROY_CHAT_MODEL",
+        spec "orchestrator.md §15.3, §14.1";
+    /// OpenAI-compatible (or Anthropic) base URL
+    chat_model_api_base: Option<String> = S, default null, env "ELROY_CHAT_MODEL_API_BASE",
+        spec "orchestrator.md §15.3, §14.3";
+    /// key for the chat model
+    chat_model_api_key: Option<String> = S, default null, env "ELROY_CHAT_MODEL_API_KEY",
+        spec "orchestrator.md §15.3, §14.3", secret;
+    /// background model (default: the chat model)
+    fast_model: Option<String> = S, default null, env "ELROY_FAST_MODEL",
+        spec "orchestrator.md §15.3, §14.1";
+    /// base URL for the fast model
+    fast_model_api_base: Option<String> = S, default null, env "ELROY_FAST_MODEL_API_BASE",
+        spec "orchestrator.md §15.3, §14.3";
+    /// key for the fast model
+    fast_model_api_key: Option<String> = S, default null, env "ELROY_FAST_MODEL_API_KEY",
+        spec "orchestrator.md §15.3, §14.3", secret;
+    /// embedding model; empty disables embeddings
+    embedding_model: Option<String> = S, default "text-embedding-3-small",
+        env "ELROY_EMBEDDING_MODEL", spec "orchestrator.md §15.3, §14.7";
+    /// Elroy's embedding vector size; elroy stores what the embedding model returns
+    embedding_model_size: u64 = I, default "1536", env "ELROY_EMBEDDING_MODEL_SIZE",
+        spec "orchestrator.md §15.3", unimplemented;
+    /// base URL for embeddings
+    embedding_model_api_base: Option<String> = S, default null,
+        env "ELROY_EMBEDDING_MODEL_API_BASE", spec "orchestrator.md §15.3, §14.7";
+    /// key for embeddings
+    embedding_model_api_key: Option<String> = S, default null,
+        env "ELROY_EMBEDDING_MODEL_API_KEY", spec "orchestrator.md §15.3, §14.7", secret;
+    /// Anthropic prompt-cache markers
+    enable_caching: bool = B, default "true", env "ELROY_ENABLE_CACHING",
+        spec "orchestrator.md §15.3, §14.4";
+    /// deprecated fallback key
+    openai_api_key: Option<String> = S, default null, env "OPENAI_API_KEY",
+        spec "orchestrator.md §15.3, §14.3", secret, deprecated;
+    /// deprecated fallback base URL
+    openai_api_base: Option<String> = S, default null, env "OPENAI_API_BASE",
+        spec "orchestrator.md §15.3, §14.3", deprecated;
+    /// deprecated fallback for embeddings
+    openai_embedding_api_base: Option<String> = S, default null,
+        env "ELROY_OPENAI_EMBEDDING_API_BASE", spec "orchestrator.md §15.3, §14.3", deprecated;
+    /// deprecated
+    openai_organization: Option<String> = S, default null, env "ELROY_OPENAI_ORGANIZATION",
+        spec "orchestrator.md §15.3, §14.3", deprecated;
+    /// deprecated fallback key
+    anthropic_api_key: Option<String> = S, default null, env "ELROY_ANTHROPIC_API_KEY",
+        spec "orchestrator.md §15.3, §14.3", secret, deprecated;
+    /// tool rounds allowed: 0..=this
+    max_assistant_loops: u64 = I, default "4", env "ELROY_MAX_ASSISTANT_LOOPS",
+        spec "orchestrator.md §15.3, §7.1";
+    /// context size that triggers a refresh; target is a third
+    max_tokens: u64 = I1, default "100000", env "ELROY_MAX_TOKENS", spec "orchestrator.md §15.3";
+    /// age-out and compression cut-off
+    max_context_age_minutes: f64 = F, default "720.0", env "ELROY_MAX_CONTEXT_AGE_MINUTES",
+        spec "orchestrator.md §15.3";
+    /// Elroy's greeting-turn threshold; elroy has no greeting turn
+    min_convo_age_for_greeting_minutes: f64 = F, default "120.0",
+        env "ELROY_MIN_CONVO_AGE_FOR_GREETING_MINUTES", spec "orchestrator.md §15.3, §2.6",
+        unimplemented;
+    /// clustering distance
+    memory_cluster_similarity_threshold: f64 = F, default "0.21125",
+        env "ELROY_MEMORY_CLUSTER_SIMILARITY_THRESHOLD", spec "orchestrator.md §15.3, §12.2";
+    /// consolidation trigger
+    memories_between_consolidation: u64 = I, default "4",
+        env "ELROY_MEMORIES_BETWEEN_CONSOLIDATION", spec "orchestrator.md §15.3, §12.1";
+    /// automatic memory trigger; 0 disables
+    messages_between_memory: u64 = I, default "20", env "ELROY_MESSAGES_BETWEEN_MEMORY",
+        spec "orchestrator.md §15.3";
+    /// self-reflection trigger; 0 disables
+    messages_between_self_reflection: u64 = I, default "10",
+        env "ELROY_MESSAGES_BETWEEN_SELF_REFLECTION", spec "orchestrator.md §15.3";
+    /// sets the default cosine threshold
+    l2_memory_relevance_distance_threshold: f64 = F, default "1.4",
+        env "ELROY_L2_MEMORY_RELEVANCE_DISTANCE_THRESHOLD", spec "orchestrator.md §15.3, §4.4";
+    /// largest consolidation cluster
+    max_memory_cluster_size: u64 = I, default "5", env "ELROY_MAX_MEMORY_CLUSTER_SIZE",
+        spec "orchestrator.md §15.3, §12.2";
+    /// smallest consolidation cluster
+    min_memory_cluster_size: u64 = I, default "3", env "ELROY_MIN_MEMORY_CLUSTER_SIZE",
+        spec "orchestrator.md §15.3, §12.2";
+    /// LLM recall gate
+    memory_recall_classifier_enabled: bool = B, default "false",
+        env "ELROY_MEMORY_RECALL_CLASSIFIER_ENABLED", spec "orchestrator.md §15.3, §4.1, D9";
+    /// messages the recall gate reads
+    memory_recall_classifier_window: u64 = I, default "3",
+        env "ELROY_MEMORY_RECALL_CLASSIFIER_WINDOW", spec "orchestrator.md §15.3, §4.1";
+    /// show thoughts and injected context
+    show_internal_thought: bool = B, default "true", env "ELROY_SHOW_INTERNAL_THOUGHT",
+        spec "orchestrator.md §15.3, K7";
+    /// UI colour
+    system_message_color: String = S, default "'#9ACD32'", env "ELROY_SYSTEM_MESSAGE_COLOR",
+        spec "orchestrator.md §15.3";
+    /// UI colour
+    user_input_color: String = S, default "'#FFE377'", env "ELROY_USER_INPUT_COLOR",
+        spec "orchestrator.md §15.3";
+    /// UI colour
+    assistant_color: String = S, default "'#77DFD8'", env "ELROY_ASSISTANT_COLOR",
+        spec "orchestrator.md §15.3";
+    /// UI colour
+    warning_color: String = S, default "yellow", env "ELROY_WARNING_COLOR",
+        spec "orchestrator.md §15.3";
+    /// UI colour
+    internal_thought_color: String = S, default "'#708090'", env "ELROY_INTERNAL_THOUGHT_COLOR",
+        spec "orchestrator.md §15.3";
+    /// Elroy's shell tool switch; elroy has no shell tool
+    shell_commands: bool = B, default "false", env "ELROY_SHELL_COMMANDS",
+        spec "orchestrator.md §15.3", unimplemented;
+    /// Elroy's shell-command allow list; elroy has no shell tool
+    allowed_shell_command_prefixes: Vec<String> = L, default "['.*']",
+        env "ELROY_ALLOWED_SHELL_COMMAND_PREFIXES", spec "orchestrator.md §15.3", unimplemented;
+    /// memory directory (default <user home>/memories)
+    memory_dir: Option<String> = S, default null, env "ELROY_MEMORY_DIR",
+        spec "orchestrator.md §15.3, D4";
+    /// tools not registered
+    exclude_tools: Vec<String> = L, default "[]", env "ELROY_EXCLUDE_TOOLS",
+        spec "orchestrator.md §15.3, K7";
     // Keys that are ours.
-    key(
-        "timezone",
-        S,
-        None,
-        "ELROY_TIMEZONE",
-        "zone for naive times and displays (IANA name, UTC or local; default: TZ, else the system zone)",
-    ),
-    key(
-        "memory_relevance_cosine_threshold",
-        F,
-        None,
-        "ELROY_MEMORY_RELEVANCE_COSINE_THRESHOLD",
-        "embedding recall cut (default 1 - l2 threshold / 2)",
-    ),
-    key(
-        "max_tool_failures_per_turn",
-        I1,
-        Some("3"),
-        "ELROY_MAX_TOOL_FAILURES_PER_TURN",
-        "repeated-failure stop",
-    ),
-    key(
-        "llm_timeout_seconds",
-        I1,
-        Some("120"),
-        "ELROY_LLM_TIMEOUT_SECONDS",
-        "stream idle timeout",
-    ),
-    key(
-        "web_search_url",
-        S,
-        Some("https://html.duckduckgo.com/html/"),
-        "ELROY_WEB_SEARCH_URL",
-        "web_search endpoint",
-    ),
-    key(
-        "web_timeout_seconds",
-        I1,
-        Some("20"),
-        "ELROY_WEB_TIMEOUT_SECONDS",
-        "fetch_page/web_search timeout",
-    ),
-    key(
-        "contrib_tools_path",
-        KeyType::PathList,
-        None,
-        "ELROY_CONTRIB_TOOLS_PATH",
-        "plugin paths",
-    ),
-    key(
-        "plugin_timeout_seconds",
-        I1,
-        Some("60"),
-        "ELROY_PLUGIN_TIMEOUT_SECONDS",
-        "plugin call timeout",
-    ),
-    key(
-        "codex_command",
-        S,
-        Some("codex"),
-        "ELROY_CODEX_COMMAND",
-        "Codex program and leading arguments",
-    ),
-    key(
-        "codex_timeout_seconds",
-        I1,
-        Some("900"),
-        "ELROY_CODEX_TIMEOUT_SECONDS",
-        "Codex run timeout",
-    ),
-    key(
-        "elroy_source_path",
-        S,
-        None,
-        "ELROY_ELROY_SOURCE_PATH",
-        "tree for inspect_elroy_with_codex",
-    ),
-    key(
-        "elroy_db_path",
-        S,
-        None,
-        "ELROY_ELROY_DB_PATH",
-        "Elroy's database, read-only, for memory names (default $ELROY_HOME/elroy.db)",
-    ),
-    key(
-        "versioned_home",
-        B,
-        Some("true"),
-        "ELROY_VERSIONED_HOME",
-        "commit every change elroy makes to the markdown stores to a git repository in the home (elroy history, elroy undo)",
-    ),
-];
+    /// zone for naive times and displays (IANA name, UTC or local; default: TZ, else the system zone)
+    timezone: Option<String> = S, default null, env "ELROY_TIMEZONE",
+        spec "orchestrator.md §15.3, D7";
+    /// embedding recall cut (default 1 - l2 threshold / 2)
+    memory_relevance_cosine_threshold: Option<f64> = F, default null,
+        env "ELROY_MEMORY_RELEVANCE_COSINE_THRESHOLD", spec "orchestrator.md §15.3, §4.4";
+    /// repeated-failure stop
+    max_tool_failures_per_turn: u64 = I1, default "3", env "ELROY_MAX_TOOL_FAILURES_PER_TURN",
+        spec "orchestrator.md §15.3, R3";
+    /// stream idle timeout
+    llm_timeout_seconds: u64 = I1, default "120", env "ELROY_LLM_TIMEOUT_SECONDS",
+        spec "orchestrator.md §15.3";
+    /// web_search endpoint
+    web_search_url: String = S, default "https://html.duckduckgo.com/html/",
+        env "ELROY_WEB_SEARCH_URL", spec "orchestrator.md §15.3";
+    /// fetch_page/web_search timeout
+    web_timeout_seconds: u64 = I1, default "20", env "ELROY_WEB_TIMEOUT_SECONDS",
+        spec "orchestrator.md §15.3";
+    /// plugin paths
+    contrib_tools_path: Vec<PathBuf> = P, default null, env "ELROY_CONTRIB_TOOLS_PATH",
+        spec "orchestrator.md §15.3, tools.md §9.1";
+    /// plugin call timeout
+    plugin_timeout_seconds: u64 = I1, default "60", env "ELROY_PLUGIN_TIMEOUT_SECONDS",
+        spec "orchestrator.md §15.3";
+    /// Codex program and leading arguments
+    codex_command: String = S, default "codex", env "ELROY_CODEX_COMMAND",
+        spec "orchestrator.md §15.3, D16";
+    /// Codex run timeout
+    codex_timeout_seconds: u64 = I1, default "900", env "ELROY_CODEX_TIMEOUT_SECONDS",
+        spec "orchestrator.md §15.3, D16";
+    /// tree for inspect_elroy_with_codex
+    elroy_source_path: Option<String> = S, default null, env "ELROY_ELROY_SOURCE_PATH",
+        spec "orchestrator.md §15.3, D16";
+    /// Elroy's database, read-only, for memory names (default $ELROY_HOME/elroy.db)
+    elroy_db_path: Option<String> = S, default null, env "ELROY_ELROY_DB_PATH",
+        spec "orchestrator.md §15.3, formats.md §6.3.1";
+    /// commit every change elroy makes to the markdown stores to a git repository in the home (elroy history, elroy undo)
+    versioned_home: bool = B, default "true", env "ELROY_VERSIONED_HOME",
+        spec "the versioned-home issue (elroy history, elroy undo)";
+}
 
-/// Keys that still work but warn (`orchestrator.md` §15.2): the first five only in the file.
-pub const DEPRECATED_IN_FILE: &[&str] = &[
-    "openai_api_key",
-    "openai_api_base",
-    "openai_embedding_api_base",
-    "openai_organization",
-    "anthropic_api_key",
-];
-
-/// Keys Elroy had that are ignored with a warning.
+/// Keys Elroy had that are ignored with a warning (`orchestrator.md` §15.2).
 pub const IGNORED_KEYS: &[&str] = &[
     "context_refresh_target_tokens",
     "context_refresh_trigger_tokens",
 ];
 
-/// The definition of `name`.
-pub fn key_def(name: &str) -> Option<&'static KeyDef> {
+/// The definition of `name` (for the file layer, which reads keys by name).
+pub(crate) fn key_def(name: &str) -> Option<&'static KeyDef> {
     KEYS.iter().find(|k| k.name == name)
 }

@@ -7,6 +7,43 @@
 //! into its declared type at load time; a bad value is an error naming the key, the value and
 //! where it came from (Elroy crashes on `ELROY_MAX_TOKENS=5000` and treats
 //! `ELROY_SHOW_INTERNAL_THOUGHT=false` as true).
+//!
+//! ## Reading a key
+//!
+//! Every key is declared once (`keys.rs`): name, type, default, environment variable,
+//! documentation, the spec section it comes from, and flags. Code reads the typed
+//! [`Settings`] of a loaded [`Config`]; a key is a field, so a misspelt key does not compile.
+//!
+//! ```
+//! use elroy_config::{Config, LoadOptions};
+//!
+//! let options = LoadOptions {
+//!     home: Some("/nonexistent/elroy-doc-home".into()),
+//!     env: [("ELROY_MAX_TOKENS".to_owned(), "5000".to_owned())].into(),
+//!     ..LoadOptions::default()
+//! };
+//! let config = Config::load(&options)?;
+//! assert_eq!(config.settings.max_tokens, 5000);
+//! assert!(config.settings.versioned_home);
+//! assert_eq!(config.settings.chat_model, None);
+//! # Ok::<(), elroy_config::ConfigError>(())
+//! ```
+//!
+//! A misspelt key is a compile error (no field `max_token`):
+//!
+//! ```compile_fail,E0609
+//! fn budget(config: &elroy_config::Config) -> u64 {
+//!     config.settings.max_token
+//! }
+//! ```
+//!
+//! and there is no lookup by name to fall back on:
+//!
+//! ```compile_fail,E0599
+//! fn budget(config: &elroy_config::Config) -> i64 {
+//!     config.int("max_tokens")
+//! }
+//! ```
 
 mod docs;
 mod keys;
@@ -18,7 +55,7 @@ mod value;
 use std::path::PathBuf;
 
 pub use docs::{CONFIGURATION_DOC_PATH, configuration_markdown};
-pub use keys::{DEPRECATED_IN_FILE, IGNORED_KEYS, KEYS, KeyDef, KeyType, key_def};
+pub use keys::{IGNORED_KEYS, KEYS, KeyDef, KeyType, Settings};
 pub use load::LoadOptions;
 pub use paths::{
     DatabaseLocation, HomePaths, expand_tilde, is_device_name, resolve_path, user_home_for,
@@ -101,6 +138,17 @@ pub enum ConfigError {
         /// The parser's message.
         message: String,
     },
+    /// A key elroy does not implement was set to something other than its default
+    /// (`KeyDef::implemented`).
+    #[error("{key} is not implemented by elroy: remove it ({origin} sets it to {got})")]
+    NotImplemented {
+        /// The key.
+        key: String,
+        /// Where the value came from.
+        origin: Source,
+        /// The value given, as `elroy config` shows it.
+        got: String,
+    },
     /// No home directory could be determined.
     #[error("cannot determine the home directory: set ELROY_HOME or pass --home")]
     NoHome,
@@ -121,6 +169,8 @@ pub struct Resolved {
 #[derive(Debug, Clone)]
 pub struct Config {
     values: Vec<Resolved>,
+    /// Every key's typed value: `config.settings.max_tokens`.
+    pub settings: Settings,
     /// The home layout for the configured user token.
     pub paths: HomePaths,
     /// The config file that was read, if any.
@@ -149,67 +199,10 @@ impl Config {
         &self.values
     }
 
-    /// The resolved entry of `key`.
-    pub fn entry(&self, key: &str) -> Option<&Resolved> {
+    /// The resolved entry of `key` (tests check sources with it).
+    #[cfg(test)]
+    pub(crate) fn entry(&self, key: &str) -> Option<&Resolved> {
         self.values.iter().find(|r| r.def.name == key)
-    }
-
-    /// The value of `key` (`ConfigValue::Null` for unknown keys).
-    pub fn value(&self, key: &str) -> &ConfigValue {
-        self.entry(key).map_or(&ConfigValue::Null, |r| &r.value)
-    }
-
-    /// A boolean key (`false` when unset or not a boolean key).
-    pub fn bool(&self, key: &str) -> bool {
-        matches!(self.value(key), ConfigValue::Bool(true))
-    }
-
-    /// An integer key (`0` when unset or not an integer key).
-    pub fn int(&self, key: &str) -> i64 {
-        match self.value(key) {
-            ConfigValue::Int(i) => *i,
-            _ => 0,
-        }
-    }
-
-    /// A float key, if set.
-    pub fn float(&self, key: &str) -> Option<f64> {
-        match self.value(key) {
-            ConfigValue::Float(f) => Some(*f),
-            ConfigValue::Int(i) => Some(*i as f64),
-            _ => None,
-        }
-    }
-
-    /// A string key, if set and not empty.
-    pub fn string(&self, key: &str) -> Option<&str> {
-        match self.value(key) {
-            ConfigValue::Str(s) if !s.is_empty() => Some(s),
-            _ => None,
-        }
-    }
-
-    /// A list key (empty when unset).
-    pub fn list(&self, key: &str) -> &[String] {
-        match self.value(key) {
-            ConfigValue::List(l) => l,
-            _ => &[],
-        }
-    }
-
-    /// The user token (`user_token`, default `DEFAULT`).
-    pub fn user_token(&self) -> &str {
-        self.string("user_token").unwrap_or("DEFAULT")
-    }
-
-    /// `max_tokens` (≥ 1).
-    pub fn max_tokens(&self) -> i64 {
-        self.int("max_tokens")
-    }
-
-    /// `max_assistant_loops`.
-    pub fn max_assistant_loops(&self) -> i64 {
-        self.int("max_assistant_loops")
     }
 }
 

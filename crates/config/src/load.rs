@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
-use crate::keys::{DEPRECATED_IN_FILE, IGNORED_KEYS, KEYS, KeyDef, key_def};
+use crate::keys::{IGNORED_KEYS, KEYS, KeyDef, Settings, key_def};
 use crate::paths::{DatabaseLocation, HomePaths, resolve_path, user_home_for, valid_user_token};
 use crate::value::{self, ConfigValue, is_empty_yaml};
 use crate::{Config, ConfigError, Resolved, Source, resolve_timezone};
@@ -68,21 +68,13 @@ pub(crate) fn load(opts: &LoadOptions) -> Result<Config, ConfigError> {
     // Layer 1: defaults.
     let mut values: Vec<Resolved> = KEYS
         .iter()
-        .map(|def| {
-            let value = match def.default {
-                None => ConfigValue::Null,
-                Some(text) => serde_saphyr::from_str::<Value>(text)
-                    .ok()
-                    .and_then(|v| value::from_yaml(def.ty, &v).ok())
-                    .unwrap_or(ConfigValue::Null),
-            };
-            Resolved {
-                def,
-                value,
-                source: Source::Default,
-            }
+        .map(|def| Resolved {
+            def,
+            value: value::default_value(def.ty, def.default),
+            source: Source::Default,
         })
         .collect();
+    let defaults: Vec<ConfigValue> = values.iter().map(|e| e.value.clone()).collect();
     let mut warnings = Vec::new();
 
     // Layer 2: the YAML file.
@@ -120,41 +112,53 @@ pub(crate) fn load(opts: &LoadOptions) -> Result<Config, ConfigError> {
         entry.source = source;
     }
 
-    let get = |name: &str| values.iter().find(|e| e.def.name == name);
-    let string = |name: &str| match get(name).map(|e| &e.value) {
-        Some(ConfigValue::Str(s)) if !s.trim().is_empty() => Some(s.clone()),
-        _ => None,
+    // Keys elroy does not implement: only their defaults are accepted.
+    for (entry, default) in values.iter().zip(&defaults) {
+        if !entry.def.implemented && entry.source != Source::Default && entry.value != *default {
+            return Err(ConfigError::NotImplemented {
+                key: entry.def.name.into(),
+                origin: entry.source.clone(),
+                got: entry.value.display(),
+            });
+        }
+    }
+
+    let settings = Settings::from_resolved(&values)?;
+    let source_of = |name: &str| {
+        values
+            .iter()
+            .find(|e| e.def.name == name)
+            .map_or(Source::Default, |e| e.source.clone())
     };
 
-    let token = string("user_token").unwrap_or_else(|| "DEFAULT".into());
+    let token = settings.user_token.clone();
     if !valid_user_token(&token) {
         return Err(ConfigError::InvalidUserToken(token));
     }
     let (timezone, timezone_name) =
-        match resolve_timezone(string("timezone").as_deref(), opts.env("TZ")) {
+        match resolve_timezone(settings.timezone.as_deref(), opts.env("TZ")) {
             Ok(tz) => tz,
             Err(name) => {
-                let entry = get("timezone").ok_or(ConfigError::NoHome)?;
                 return Err(ConfigError::InvalidValue {
                     key: "timezone".into(),
-                    origin: entry.source.clone(),
+                    origin: source_of("timezone"),
                     expected: "a known time zone (an IANA name such as Asia/Kolkata, UTC or local)"
                         .into(),
                     got: Value::String(name).to_string(),
                 });
             }
         };
-    let database = match string("database_url") {
+    let database = match &settings.database_url {
         None => DatabaseLocation::File(elroy_home.join("state.db")),
-        Some(url) => parse_database_url(&url, &opts.cwd)?,
+        Some(url) => parse_database_url(url, &opts.cwd)?,
     };
     let user_home = user_home_for(&elroy_home, &token);
-    let memory_dir = match string("memory_dir") {
-        Some(dir) => resolve_path(&dir, &opts.cwd, user_dir),
+    let memory_dir = match &settings.memory_dir {
+        Some(dir) => resolve_path(dir, &opts.cwd, user_dir),
         None => user_home.join("memories"),
     };
-    let elroy_db_path = match string("elroy_db_path") {
-        Some(p) => resolve_path(&p, &opts.cwd, user_dir),
+    let elroy_db_path = match &settings.elroy_db_path {
+        Some(p) => resolve_path(p, &opts.cwd, user_dir),
         None => elroy_home.join("elroy.db"),
     };
     let now =
@@ -170,6 +174,7 @@ pub(crate) fn load(opts: &LoadOptions) -> Result<Config, ConfigError> {
 
     Ok(Config {
         values,
+        settings,
         paths: HomePaths {
             elroy_home,
             user_home,
@@ -235,7 +240,7 @@ fn read_file_layer(
             ));
             continue;
         };
-        if DEPRECATED_IN_FILE.contains(&def.name) {
+        if def.deprecated {
             warnings.push(format!(
                 "config key '{key}' in {} is deprecated",
                 path.display()

@@ -1,4 +1,5 @@
 use std::collections::HashMap;
+use std::path::PathBuf;
 
 use super::*;
 
@@ -19,16 +20,13 @@ fn opts(dir: &std::path::Path, env: &[(&str, &str)]) -> LoadOptions {
 fn defaults() {
     let dir = tempfile::tempdir().unwrap();
     let c = Config::load(&opts(dir.path(), &[("TZ", "UTC0")])).unwrap();
-    assert_eq!(c.max_tokens(), 100_000);
+    assert_eq!(c.settings.max_tokens, 100_000);
     assert_eq!(c.entry("max_tokens").unwrap().source, Source::Default);
-    assert!(c.bool("show_internal_thought"));
-    assert_eq!(
-        c.float("memory_cluster_similarity_threshold"),
-        Some(0.21125)
-    );
-    assert_eq!(c.string("system_message_color"), Some("#9ACD32"));
-    assert_eq!(c.list("allowed_shell_command_prefixes"), [".*"]);
-    assert_eq!(c.user_token(), "DEFAULT");
+    assert!(c.settings.show_internal_thought);
+    assert_eq!(c.settings.memory_cluster_similarity_threshold, 0.21125);
+    assert_eq!(c.settings.system_message_color, "#9ACD32");
+    assert_eq!(c.settings.allowed_shell_command_prefixes, [".*"]);
+    assert_eq!(c.settings.user_token, "DEFAULT");
     assert_eq!(c.paths.user_home, dir.path());
     assert_eq!(c.paths.memory_dir, dir.path().join("memories"));
     assert_eq!(
@@ -54,26 +52,25 @@ fn every_layer_in_order() {
         ],
     );
     let file = Config::load(&opts(dir.path(), &[])).unwrap();
-    assert_eq!(file.max_tokens(), 2000);
+    assert_eq!(file.settings.max_tokens, 2000);
     assert_eq!(
         file.entry("max_tokens").unwrap().source,
         Source::File(dir.path().join("elroy.conf.yaml"))
     );
     let env = Config::load(&o).unwrap();
-    assert_eq!(env.max_tokens(), 3000);
+    assert_eq!(env.settings.max_tokens, 3000);
     assert_eq!(
         env.entry("max_tokens").unwrap().source,
         Source::Env("ELROY_MAX_TOKENS".into())
     );
     assert_eq!(
-        env.max_assistant_loops(),
-        2,
+        env.settings.max_assistant_loops, 2,
         "an empty environment value does not override"
     );
     o.flags
         .push(("max_tokens".into(), "4000".into(), "--max-tokens".into()));
     let flag = Config::load(&o).unwrap();
-    assert_eq!(flag.max_tokens(), 4000);
+    assert_eq!(flag.settings.max_tokens, 4000);
     assert_eq!(
         flag.entry("max_tokens").unwrap().source,
         Source::Flag("--max-tokens".into())
@@ -102,7 +99,7 @@ fn bad_values_name_key_value_and_source() {
         &[("ELROY_SHOW_INTERNAL_THOUGHT", "false")],
     ))
     .unwrap();
-    assert!(!c.bool("show_internal_thought"));
+    assert!(!c.settings.show_internal_thought);
     std::fs::write(
         dir.path().join("elroy.conf.yaml"),
         "max_context_age_minutes: soon\n",
@@ -169,5 +166,142 @@ fn user_tokens_and_warnings() {
     assert_eq!(c.now.unwrap().to_string(), "2026-03-16T08:30:00Z");
     assert_eq!(c.warnings.len(), 2, "{:?}", c.warnings);
     assert!(c.warnings[0].starts_with("unknown config key 'colour'"));
-    assert_eq!(c.string("openai_api_key"), Some("sk-x"));
+    assert_eq!(c.settings.openai_api_key.as_deref(), Some("sk-x"));
+}
+
+/// Kind: a key whose declared default does not fit its declared Rust type. Every key's default
+/// must load into `Settings`, and an explicit value of every key (from the environment) too.
+#[test]
+fn every_key_loads_into_its_typed_field() {
+    let dir = tempfile::tempdir().unwrap();
+    let defaults = Config::load(&opts(dir.path(), &[])).unwrap();
+    assert_eq!(defaults.resolved().len(), KEYS.len());
+    for r in defaults.resolved() {
+        assert_eq!(
+            r.value.is_null(),
+            r.def.default.is_none(),
+            "{}: its default does not parse",
+            r.def.name
+        );
+    }
+    assert_eq!(defaults.settings, Settings::default());
+    assert_eq!(
+        defaults.settings.web_search_url,
+        "https://html.duckduckgo.com/html/"
+    );
+    assert_eq!(defaults.settings.exclude_tools, Vec::<String>::new());
+    assert_eq!(defaults.settings.custom_tools_path, Vec::<PathBuf>::new());
+    assert_eq!(defaults.settings.memory_relevance_cosine_threshold, None);
+    assert_eq!(
+        defaults.settings.embedding_model.as_deref(),
+        Some("text-embedding-3-small")
+    );
+
+    // One valid value per key, by type; keys elroy does not implement keep their defaults.
+    let env: Vec<(String, String)> = KEYS
+        .iter()
+        .filter(|k| k.implemented)
+        .map(|k| {
+            let value = match (k.name, k.ty) {
+                ("user_token", _) => "alice",
+                ("database_url", _) => "sqlite::memory:",
+                ("timezone", _) => "UTC",
+                (_, KeyType::Bool) => "off",
+                (_, KeyType::Int { .. }) => "7",
+                (_, KeyType::Float) => "0.5",
+                (_, KeyType::Str) => "text",
+                (_, KeyType::List) => "a,b",
+                (_, KeyType::PathList) => "/a:/b",
+            };
+            (k.env.to_owned(), value.to_owned())
+        })
+        .collect();
+    let env: Vec<(&str, &str)> = env.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
+    let c = Config::load(&opts(dir.path(), &env)).unwrap();
+    for r in c.resolved() {
+        let expected = if r.def.implemented {
+            Source::Env(r.def.env.into())
+        } else {
+            Source::Default
+        };
+        assert_eq!(r.source, expected, "{}", r.def.name);
+    }
+    let s = &c.settings;
+    assert_eq!(s.user_token, "alice");
+    assert!(!s.versioned_home && !s.show_internal_thought && !s.include_base_tools);
+    assert_eq!((s.max_tokens, s.codex_timeout_seconds), (7, 7));
+    assert_eq!(s.max_context_age_minutes, 0.5);
+    assert_eq!(s.memory_relevance_cosine_threshold, Some(0.5));
+    assert_eq!(s.codex_command, "text");
+    assert_eq!(s.chat_model_api_key.as_deref(), Some("text"));
+    assert_eq!(s.exclude_tools, ["a", "b"]);
+    assert_eq!(
+        s.contrib_tools_path,
+        [PathBuf::from("/a"), PathBuf::from("/b")]
+    );
+}
+
+/// Kind: a key Elroy has that elroy does not implement, set to something other than its default,
+/// from any layer. It stops start-up naming the key, the value and the source; its default (or
+/// leaving it unset) is accepted.
+#[test]
+fn keys_elroy_does_not_implement_are_refused_when_set() {
+    let unimplemented: Vec<&str> = KEYS
+        .iter()
+        .filter(|k| !k.implemented)
+        .map(|k| k.name)
+        .collect();
+    assert_eq!(
+        unimplemented,
+        [
+            "chroma_path",
+            "max_ingested_doc_lines",
+            "embedding_model_size",
+            "min_convo_age_for_greeting_minutes",
+            "shell_commands",
+            "allowed_shell_command_prefixes",
+        ]
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let e = Config::load(&opts(dir.path(), &[("ELROY_SHELL_COMMANDS", "yes")])).unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        "shell_commands is not implemented by elroy: remove it (environment variable ELROY_SHELL_COMMANDS sets it to true)"
+    );
+    let file = dir.path().join("elroy.conf.yaml");
+    std::fs::write(&file, "chroma_path: /srv/chroma\n").unwrap();
+    let e = Config::load(&opts(dir.path(), &[])).unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        format!(
+            "chroma_path is not implemented by elroy: remove it ({} sets it to /srv/chroma)",
+            file.display()
+        )
+    );
+    // Another of the kind, from a flag.
+    std::fs::write(&file, "").unwrap();
+    let mut o = opts(dir.path(), &[]);
+    o.flags.push((
+        "embedding_model_size".into(),
+        "384".into(),
+        "--embedding-model-size".into(),
+    ));
+    let e = Config::load(&o).unwrap_err();
+    assert!(
+        e.to_string()
+            .starts_with("embedding_model_size is not implemented by elroy"),
+        "{e}"
+    );
+    // The defaults themselves are fine, written out or not.
+    std::fs::write(
+        &file,
+        "shell_commands: false\nallowed_shell_command_prefixes: ['.*']\nmax_ingested_doc_lines: 1000\n",
+    )
+    .unwrap();
+    let c = Config::load(&opts(
+        dir.path(),
+        &[("ELROY_MIN_CONVO_AGE_FOR_GREETING_MINUTES", "120")],
+    ))
+    .unwrap();
+    assert!(!c.settings.shell_commands);
 }

@@ -22,6 +22,11 @@ pub enum ConfigValue {
 }
 
 impl ConfigValue {
+    /// Whether the value is unset.
+    pub fn is_null(&self) -> bool {
+        matches!(self, ConfigValue::Null)
+    }
+
     /// How `elroy config` shows the value (strings bare, lists as JSON arrays, null as `null`).
     pub fn display(&self) -> String {
         match self {
@@ -50,6 +55,14 @@ fn mismatch(expected: &str, got: String) -> Mismatch {
 
 fn quoted(s: &str) -> String {
     Value::String(s.to_owned()).to_string()
+}
+
+/// The parsed default of a key of type `ty` (`default` is YAML text; `None` is null).
+pub(crate) fn default_value(ty: KeyType, default: Option<&str>) -> ConfigValue {
+    default
+        .and_then(|text| serde_saphyr::from_str::<Value>(text).ok())
+        .and_then(|v| from_yaml(ty, &v).ok())
+        .unwrap_or(ConfigValue::Null)
 }
 
 /// Whether a raw YAML value means "not given" (null or an empty string).

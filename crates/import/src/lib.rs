@@ -126,11 +126,11 @@ pub fn import(
         DatabaseLocation::File(path) => Db::open(path).map_err(err)?,
         DatabaseLocation::Memory => Db::open_in_memory().map_err(err)?,
     });
-    let token = config.user_token();
+    let token = config.settings.user_token.as_str();
     let user_id = db.ensure_user(token, now).map_err(err)?;
     // The versioned home (elroy-history): earlier hand edits are committed as a session start
     // commits them, so the import is one change of its own that `elroy undo` can revert.
-    let versioned = if config.bool("versioned_home") {
+    let versioned = if config.settings.versioned_home {
         match elroy_history::VersionedHome::start(&paths.elroy_home, now) {
             Ok(home) => Some(home),
             Err(e) => {

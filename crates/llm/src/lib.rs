@@ -145,7 +145,7 @@ pub fn install_tls() {
 /// [`LlmError::NoModel`] / [`LlmError::MissingKey`] when no usable model is configured.
 pub fn connect_chat(config: &Config, role: ModelRole) -> Result<Arc<dyn ChatModel>, LlmError> {
     let endpoint = select::endpoint(config, role, &select::process_env)?;
-    let idle = Duration::from_secs(config.int("llm_timeout_seconds").max(1).unsigned_abs());
+    let idle = Duration::from_secs(config.settings.llm_timeout_seconds.max(1));
     chat_client_with_caching(
         endpoint,
         RetryPolicy::default(),
@@ -153,7 +153,7 @@ pub fn connect_chat(config: &Config, role: ModelRole) -> Result<Arc<dyn ChatMode
             idle,
             ..Timeouts::default()
         },
-        config.bool("enable_caching"),
+        config.settings.enable_caching,
     )
 }
 

@@ -84,13 +84,14 @@ pub fn process_env(name: &str) -> Option<String> {
 }
 
 fn anthropic_key(config: &Config, env: EnvLookup<'_>) -> Option<String> {
-    env("ANTHROPIC_API_KEY").or_else(|| config.string("anthropic_api_key").map(str::to_owned))
+    env("ANTHROPIC_API_KEY").or_else(|| config.settings.anthropic_api_key.clone())
 }
 
 fn openai_key(config: &Config, env: EnvLookup<'_>) -> Option<String> {
     config
-        .string("openai_api_key")
-        .map(str::to_owned)
+        .settings
+        .openai_api_key
+        .clone()
         .or_else(|| env("OPENAI_API_KEY"))
 }
 
@@ -100,7 +101,7 @@ fn openai_key(config: &Config, env: EnvLookup<'_>) -> Option<String> {
 /// # Errors
 /// [`LlmError::NoModel`] with [`NO_MODEL_MESSAGE`].
 pub fn chat_model_name(config: &Config, env: EnvLookup<'_>) -> Result<String, LlmError> {
-    if let Some(name) = config.string("chat_model") {
+    if let Some(name) = &config.settings.chat_model {
         return Ok(resolve_alias(name).to_owned());
     }
     if anthropic_key(config, env).is_some() {
@@ -130,25 +131,35 @@ pub fn endpoint(
     let chat = chat_model_name(config, env);
     let name = match role {
         ModelRole::Chat => chat?,
-        ModelRole::Fast => match config.string("fast_model") {
+        ModelRole::Fast => match &config.settings.fast_model {
             Some(n) => resolve_alias(n).to_owned(),
             None => chat?,
         },
         ModelRole::Embedding => config
-            .string("embedding_model")
-            .map(str::to_owned)
+            .settings
+            .embedding_model
+            .clone()
             .ok_or_else(|| LlmError::NoModel("embedding_model is empty".into()))?,
     };
-    let role_string = |suffix: &str| -> Option<String> {
-        let own = config.string(&format!("{}_{suffix}", role.key()));
-        let inherited = match role {
-            ModelRole::Fast => config.string(&format!("chat_model_{suffix}")),
-            _ => None,
-        };
-        own.or(inherited).map(str::to_owned)
+    // `{role}_api_base` and `{role}_api_key`; the fast model inherits the chat model's.
+    let keys = &config.settings;
+    let (role_base, role_key) = match role {
+        ModelRole::Chat => (&keys.chat_model_api_base, &keys.chat_model_api_key),
+        ModelRole::Fast => (&keys.fast_model_api_base, &keys.fast_model_api_key),
+        ModelRole::Embedding => (
+            &keys.embedding_model_api_base,
+            &keys.embedding_model_api_key,
+        ),
     };
-    let role_base = role_string("api_base");
-    let role_key = role_string("api_key");
+    let (role_base, role_key) = match role {
+        ModelRole::Fast => (
+            role_base
+                .clone()
+                .or_else(|| keys.chat_model_api_base.clone()),
+            role_key.clone().or_else(|| keys.chat_model_api_key.clone()),
+        ),
+        _ => (role_base.clone(), role_key.clone()),
+    };
 
     let (protocol, model, default_base, provider_key, key_hint) =
         if let Some(rest) = name.strip_prefix("anthropic/") {
@@ -177,12 +188,9 @@ pub fn endpoint(
             )
         } else {
             let model = name.strip_prefix("openai/").unwrap_or(&name).to_owned();
-            let mut base = config.string("openai_api_base").map(str::to_owned);
+            let mut base = keys.openai_api_base.clone();
             if role == ModelRole::Embedding {
-                base = config
-                    .string("openai_embedding_api_base")
-                    .map(str::to_owned)
-                    .or(base);
+                base = keys.openai_embedding_api_base.clone().or(base);
             }
             (
                 Protocol::OpenAi,
@@ -213,7 +221,7 @@ pub fn endpoint(
         model,
         base_url,
         api_key,
-        organization: config.string("openai_organization").map(str::to_owned),
+        organization: keys.openai_organization.clone(),
     })
 }
 

@@ -48,26 +48,23 @@ pub struct Settings {
 impl Settings {
     /// Reads the keys from `config`.
     pub fn from_config(config: &Config) -> Self {
-        let uint = |key: &str| usize::try_from(config.int(key)).unwrap_or(0);
+        let keys = &config.settings;
+        let uint = |n: u64| usize::try_from(n).unwrap_or(usize::MAX);
+        let int = |n: u64| i64::try_from(n).unwrap_or(i64::MAX);
         Settings {
-            max_assistant_loops: uint("max_assistant_loops"),
-            max_tool_failures_per_turn: uint("max_tool_failures_per_turn").max(1),
-            show_internal_thought: config.bool("show_internal_thought"),
-            inline_tool_calls: config.bool("inline_tool_calls"),
-            max_context_age_minutes: config.float("max_context_age_minutes").unwrap_or(720.0),
-            max_tokens: uint("max_tokens").max(1),
-            default_assistant_name: config
-                .string("default_assistant_name")
-                .unwrap_or("Elroy")
-                .to_owned(),
-            messages_between_memory: config.int("messages_between_memory"),
-            memories_between_consolidation: config.int("memories_between_consolidation"),
-            messages_between_self_reflection: config.int("messages_between_self_reflection"),
-            memory_cluster_similarity_threshold: config
-                .float("memory_cluster_similarity_threshold")
-                .unwrap_or(0.21125),
-            min_memory_cluster_size: uint("min_memory_cluster_size"),
-            max_memory_cluster_size: uint("max_memory_cluster_size"),
+            max_assistant_loops: uint(keys.max_assistant_loops),
+            max_tool_failures_per_turn: uint(keys.max_tool_failures_per_turn).max(1),
+            show_internal_thought: keys.show_internal_thought,
+            inline_tool_calls: keys.inline_tool_calls,
+            max_context_age_minutes: keys.max_context_age_minutes,
+            max_tokens: uint(keys.max_tokens).max(1),
+            default_assistant_name: keys.default_assistant_name.clone(),
+            messages_between_memory: int(keys.messages_between_memory),
+            memories_between_consolidation: int(keys.memories_between_consolidation),
+            messages_between_self_reflection: int(keys.messages_between_self_reflection),
+            memory_cluster_similarity_threshold: keys.memory_cluster_similarity_threshold,
+            min_memory_cluster_size: uint(keys.min_memory_cluster_size),
+            max_memory_cluster_size: uint(keys.max_memory_cluster_size),
         }
     }
 }

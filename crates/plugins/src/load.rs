@@ -45,11 +45,13 @@ pub struct Panels(pub Vec<Panel>);
 pub fn configured_entries(config: &Config) -> Vec<PathBuf> {
     let cwd = std::env::current_dir().unwrap_or_default();
     let home = std::env::home_dir();
-    config
-        .list("contrib_tools_path")
+    let keys = &config.settings;
+    keys.contrib_tools_path
         .iter()
-        .chain(config.list("custom_tools_path"))
-        .map(|entry| elroy_config::resolve_path(entry.trim(), &cwd, home.as_deref()))
+        .chain(&keys.custom_tools_path)
+        .map(|entry| {
+            elroy_config::resolve_path(entry.to_string_lossy().trim(), &cwd, home.as_deref())
+        })
         .collect()
 }
 
@@ -57,15 +59,11 @@ pub fn configured_entries(config: &Config) -> Vec<PathBuf> {
 /// their tools after the tools already in `registry`. Names in `exclude_tools` are left out.
 /// Nothing here is fatal: invalid plugins and taken names become warnings.
 pub fn load_plugins(config: &Config, registry: &mut ToolRegistry) -> LoadReport {
-    let timeout = u64::try_from(config.int("plugin_timeout_seconds"))
-        .ok()
-        .filter(|t| *t >= 1)
-        .unwrap_or(60);
     load_from(
         &config.paths.contrib_dir(),
         &configured_entries(config),
-        config.list("exclude_tools"),
-        timeout,
+        &config.settings.exclude_tools,
+        config.settings.plugin_timeout_seconds,
         registry,
     )
 }

@@ -63,7 +63,7 @@ impl Runtime {
         let time = TimeContext::new(clock, config.timezone.clone());
         let mut user = UserInfo {
             id: None,
-            token: config.user_token().to_owned(),
+            token: config.settings.user_token.clone(),
             elroy_home: config.paths.elroy_home.clone(),
             user_home: config.paths.user_home.clone(),
         };
@@ -82,7 +82,7 @@ impl Runtime {
         // call that changes a markdown store, whoever makes it (direct, model turn, MCP). A failure
         // here is a warning: the home works unversioned. Store changes that are not tool calls
         // (background memory work) find the home in `Services` and use `VersionedHome::record`.
-        if config.bool("versioned_home") {
+        if config.settings.versioned_home {
             match elroy_history::VersionedHome::start(&config.paths.elroy_home, time.now()) {
                 Ok(home) => {
                     services.insert(Arc::new(home.clone()));
@@ -150,11 +150,11 @@ impl Runtime {
 /// The registry for `config`: built-in tools unless `include_base_tools` is false, minus
 /// `exclude_tools`.
 pub fn build_registry(config: &Config) -> ToolRegistry {
-    let mut registry = if config.bool("include_base_tools") {
+    let mut registry = if config.settings.include_base_tools {
         elroy_tools_builtin::builtin_registry()
     } else {
         ToolRegistry::new()
     };
-    registry.exclude(config.list("exclude_tools"));
+    registry.exclude(&config.settings.exclude_tools);
     registry
 }

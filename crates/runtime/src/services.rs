@@ -66,14 +66,10 @@ pub(crate) fn open_services(
     // --- elroy-memory ---
     // Elroy's database names memories only in the DEFAULT user home (formats.md §6.3.1).
     let elroy_db_path = (_user.token == "DEFAULT").then(|| config.paths.elroy_db_path.clone());
-    let threshold = config
-        .float("memory_relevance_cosine_threshold")
-        .unwrap_or_else(|| {
-            1.0 - config
-                .float("l2_memory_relevance_distance_threshold")
-                .unwrap_or(1.4)
-                / 2.0
-        });
+    let keys = &config.settings;
+    let threshold = keys
+        .memory_relevance_cosine_threshold
+        .unwrap_or(1.0 - keys.l2_memory_relevance_distance_threshold / 2.0);
     let (memory, sync) = elroy_memory::MemoryStore::open(
         Arc::clone(&db),
         elroy_memory::MemoryStoreOptions {
@@ -120,7 +116,7 @@ pub(crate) fn open_services(
         &services,
         _user.id,
         _time.now(),
-        config.int("codex_timeout_seconds"),
+        i64::try_from(config.settings.codex_timeout_seconds).unwrap_or(i64::MAX),
     );
     _warnings.extend(codex_warning);
     services.insert(Arc::new(codex_sessions));

@@ -99,11 +99,8 @@ pub(crate) async fn run_codex(
 ) -> Result<ToolOutput, ToolError> {
     let config = ctx.services.require::<Config>()?;
     let store = ctx.services.require::<CodexSessions>()?;
-    let timeout_seconds = u64::try_from(config.int("codex_timeout_seconds"))
-        .ok()
-        .filter(|t| *t >= 1)
-        .unwrap_or(900);
-    let words = command_line(config.string("codex_command").unwrap_or("codex"), &request)?;
+    let timeout_seconds = config.settings.codex_timeout_seconds;
+    let words = command_line(&config.settings.codex_command, &request)?;
     let repo = Repository::discover(&request.directory).ok();
     let before = repo.as_ref().map(git::snapshot).unwrap_or_default();
 

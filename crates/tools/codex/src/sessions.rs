@@ -98,7 +98,7 @@ pub struct InspectElroyWithCodex;
 /// The source tree for inspections: `elroy_source_path`, else the workspace this crate was built
 /// from if it still has a `Cargo.toml` (`tools.md` §9.5 step 2).
 fn source_tree(config: &Config) -> Result<PathBuf, ToolError> {
-    if let Some(configured) = config.string("elroy_source_path") {
+    if let Some(configured) = &config.settings.elroy_source_path {
         let cwd = std::env::current_dir().unwrap_or_default();
         let home = std::env::home_dir();
         let path = elroy_config::resolve_path(configured.trim(), &cwd, home.as_deref());

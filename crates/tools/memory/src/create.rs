@@ -40,10 +40,11 @@ impl TypedTool for CreateMemory {
         let memory = store
             .create(&args.name, &args.text, &sources, ctx.time.now())
             .map_err(err)?;
-        let between = ctx
-            .services
-            .get::<elroy_config::Config>()
-            .map_or(4, |c| c.int("memories_between_consolidation"));
+        let between = ctx.services.get::<elroy_config::Config>().map_or_else(
+            || elroy_config::Settings::default().memories_between_consolidation,
+            |c| c.settings.memories_between_consolidation,
+        );
+        let between = i64::try_from(between).unwrap_or(i64::MAX);
         // The consolidation itself is the orchestrator's background work (orchestrator.md §12.2);
         // the store's flag tells it consolidation became due.
         store.record_op_tracked(between).map_err(err)?;

@@ -78,11 +78,9 @@ impl WebClient {
     /// # Errors
     /// A message when the TLS backend cannot be initialised.
     pub fn from_config(config: &Config) -> Result<Self, String> {
-        let timeout = u64::try_from(config.int("web_timeout_seconds"))
-            .ok()
-            .filter(|t| *t >= 1)
-            .unwrap_or(20);
-        Self::new(timeout, &|name| std::env::var(name).ok())
+        Self::new(config.settings.web_timeout_seconds, &|name| {
+            std::env::var(name).ok()
+        })
     }
 
     /// A client with a timeout in seconds, reading proxy variables through `env`.

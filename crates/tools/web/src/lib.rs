@@ -22,8 +22,8 @@ use elroy_core::{ToolRegistry, async_tool};
 pub use client::{Fetched, MAX_BODY_BYTES, MAX_REDIRECTS, WebClient, install_crypto_provider};
 pub use fetch_page::{DEFAULT_MAX_CHARS, FetchPage, FetchPageArgs, MAX_MAX_CHARS};
 pub use web_search::{
-    DEFAULT_MAX_RESULTS, DEFAULT_SEARCH_URL, MAX_RESULTS, SearchResult, WebSearch, WebSearchArgs,
-    format_results, parse_results,
+    DEFAULT_MAX_RESULTS, MAX_RESULTS, SearchResult, WebSearch, WebSearchArgs, format_results,
+    parse_results,
 };
 
 /// Registers `fetch_page` and `web_search`.

@@ -8,8 +8,6 @@ use crate::client::MAX_BODY_BYTES;
 use crate::content::{self, Kind};
 use crate::fetch_page::{status_text, web_client};
 
-/// `web_search_url` when the configuration has none.
-pub const DEFAULT_SEARCH_URL: &str = "https://html.duckduckgo.com/html/";
 /// `max_results` when absent.
 pub const DEFAULT_MAX_RESULTS: i64 = 5;
 /// `max_results` is clamped to `1..=MAX_RESULTS`.
@@ -54,9 +52,7 @@ impl AsyncTypedTool for WebSearch {
             .unwrap_or(DEFAULT_MAX_RESULTS)
             .clamp(1, MAX_RESULTS);
         let config = ctx.services.require::<elroy_config::Config>()?;
-        let base_text = config
-            .string("web_search_url")
-            .unwrap_or(DEFAULT_SEARCH_URL);
+        let base_text = &config.settings.web_search_url;
         let base = Url::parse(base_text.trim())
             .map_err(|e| format!("invalid web_search_url '{base_text}': {e}"))?;
         let mut url = base.clone();
