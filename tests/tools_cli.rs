@@ -295,3 +295,43 @@ fn user_token_selects_the_user_home() {
     assert_eq!(bad.status.code(), Some(1));
     assert!(stderr(&bad).contains("invalid user_token '../x'"));
 }
+
+/// Only what a command needs is opened (the kind: commands and tools that use no store open no
+/// store). `state.db` is not a database and an agenda file is unreadable: `tools list`, `tools
+/// schema` and `tools call get_current_date` work and say nothing about either, and leave
+/// `state.db` as it was; a tool that needs the database gets a tool error naming the cause.
+#[test]
+fn commands_that_use_no_store_do_not_open_the_database_or_scan_stores() {
+    let home = TestHome::new();
+    let elroy_home = home.home();
+    std::fs::create_dir_all(elroy_home.join("agenda")).unwrap();
+    let garbage = b"this is not a SQLite database, and must stay exactly as it is\n".repeat(64);
+    std::fs::write(elroy_home.join("state.db"), &garbage).unwrap();
+    std::fs::write(
+        elroy_home.join("agenda").join("Broken.md"),
+        "---\nstatus: [unclosed\n---\nbody\n",
+    )
+    .unwrap();
+    for args in [
+        &["tools", "list", "--names"][..],
+        &["tools", "schema", "get_current_date"],
+        &["tools", "call", "get_current_date"],
+        &["version"],
+    ] {
+        let out = home.cmd().args(args).output().unwrap();
+        assert!(out.status.success(), "{args:?}: {}", stderr(&out));
+        assert_eq!(stderr(&out), "", "{args:?}");
+        assert!(!stdout(&out).is_empty(), "{args:?}");
+    }
+    assert_eq!(std::fs::read(elroy_home.join("state.db")).unwrap(), garbage);
+    // A tool that needs the database: a tool error with the cause, exit 1.
+    let out = home.call("get_user_preferred_name", "{}");
+    assert_eq!(out.status.code(), Some(1));
+    let err = stderr(&out);
+    assert!(
+        err.starts_with("Error invoking tool get_user_preferred_name: ")
+            && err.contains("could not be opened"),
+        "{err}"
+    );
+    assert_eq!(std::fs::read(elroy_home.join("state.db")).unwrap(), garbage);
+}

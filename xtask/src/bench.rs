@@ -10,7 +10,7 @@
 //! 4. recall p50/p95 over 100,000 memories (`cargo bench -p elroy-memory --bench recall` with
 //!    `ELROY_RECALL_PERCENTILES=1`);
 //! 5. elroy's own time per chat turn against the testkit's zero-latency loopback model server
-//!    (`cargo bench -p elroy-orchestrator --bench turn`).
+//!    (`cargo bench -p elroy-runtime --bench turn`).
 //!
 //! The measuring code of 3–5 lives in those crates' benches; this job only runs them.
 
@@ -198,8 +198,8 @@ fn run_all(root: &Path, options: &Options) -> Result<(), String> {
         println!(
             "\n== one chat turn against the testkit's zero-latency loopback server (1,000 memories, 200 context messages, one tool round; divan)"
         );
-        println!("   cargo bench -p elroy-orchestrator --bench turn");
-        cargo_bench(root, &["-p", "elroy-orchestrator", "--bench", "turn"], &[])?;
+        println!("   cargo bench -p elroy-runtime --bench turn");
+        cargo_bench(root, &["-p", "elroy-runtime", "--bench", "turn"], &[])?;
     }
     println!(
         "\n== done in {:.0} s (including builds)",

@@ -3,12 +3,11 @@
 
 use std::io::Write;
 use std::process::ExitCode;
-use std::sync::Arc;
 
 use clap::Args;
 use elroy_config::Config;
 use elroy_core::Capabilities;
-use elroy_orchestrator::{Session, TurnEvent, TurnInput, wiring};
+use elroy_orchestrator::{Session, TurnEvent, TurnInput};
 use elroy_runtime::Runtime;
 
 /// `elroy message …`
@@ -33,55 +32,17 @@ fn message_text(args: &MessageArgs) -> Result<String, String> {
     Ok(text)
 }
 
-/// Opens a session on `config`'s home for a front-end with `capabilities`.
+/// Opens a session on `config`'s home for a front-end with `capabilities`, through the
+/// composition root (`elroy-runtime`). Configuration and plugin warnings found at open are logged;
+/// warnings found while opening the stores and models (a broken agenda file, a fast model that
+/// cannot be built) are printed to stderr.
 pub(crate) fn open_session(config: Config, capabilities: Capabilities) -> Result<Session, String> {
-    let endpoint = elroy_llm::select::endpoint(
-        &config,
-        elroy_llm::ModelRole::Chat,
-        &elroy_llm::select::process_env,
-    )
-    .map_err(|e| e.to_string())?;
-    let protocol = endpoint.protocol;
-    let idle = std::time::Duration::from_secs(config.settings.llm_timeout_seconds.max(1));
-    let model = client(&config, endpoint, idle).map_err(|e| e.to_string())?;
-    let runtime = Runtime::open(config).map_err(|e| e.to_string())?;
+    let runtime =
+        Runtime::open_with(config, elroy_runtime::stderr_warnings()).map_err(|e| e.to_string())?;
     for warning in &runtime.warnings {
         tracing::warn!("{warning}");
     }
-    let mut parts = wiring::session_parts(&runtime, Arc::clone(&model), protocol, capabilities)
-        .map_err(|e| e.to_string())?;
-    parts.fast_model = fast_model(&runtime.config, idle);
-    Session::start(parts).map_err(|e| e.to_string())
-}
-
-/// The fast model's client when it differs from the chat model (§14.1: it defaults to the chat
-/// model and its endpoint).
-fn fast_model(config: &Config, idle: std::time::Duration) -> Option<Arc<dyn elroy_llm::ChatModel>> {
-    let env = &elroy_llm::select::process_env;
-    let chat = elroy_llm::select::endpoint(config, elroy_llm::ModelRole::Chat, env).ok()?;
-    let fast = elroy_llm::select::endpoint(config, elroy_llm::ModelRole::Fast, env).ok()?;
-    if fast == chat {
-        return None;
-    }
-    client(config, fast, idle).ok()
-}
-
-/// A chat client for `endpoint` with the default retries, `llm_timeout_seconds` as the idle
-/// timeout and `enable_caching` (Anthropic prompt-cache markers).
-fn client(
-    config: &Config,
-    endpoint: elroy_llm::ModelEndpoint,
-    idle: std::time::Duration,
-) -> Result<Arc<dyn elroy_llm::ChatModel>, elroy_llm::LlmError> {
-    elroy_llm::chat_client_with_caching(
-        endpoint,
-        elroy_llm::RetryPolicy::default(),
-        elroy_llm::Timeouts {
-            idle,
-            ..elroy_llm::Timeouts::default()
-        },
-        config.settings.enable_caching,
-    )
+    runtime.session(capabilities).map_err(|e| e.to_string())
 }
 
 pub(crate) fn run(config: Config, args: &MessageArgs) -> Result<ExitCode, String> {
@@ -134,9 +95,8 @@ pub(crate) fn run_text(
                 .map_err(|e| format!("cannot write the reply: {e}"))?;
             // Background work after the reply (§11, §12.1); a one-shot command waits for it.
             match crate::block_on(session.after_turn()) {
-                Ok(Err(e)) | Err(e) => {
-                    tracing::warn!("background work after the turn failed: {e}");
-                }
+                Ok(Err(e)) => tracing::warn!("background work after the turn failed: {e}"),
+                Err(e) => tracing::warn!("background work after the turn failed: {e}"),
                 Ok(Ok(_)) => {}
             }
             Ok(ExitCode::SUCCESS)

@@ -31,7 +31,9 @@ mod validate;
 
 pub use args::{ArgType, NoArgs, ToolArgs, parse_args};
 pub use clock::{Clock, FixedClock, SystemClock, TimeContext};
-pub use context::{Capabilities, Services, ToolContext, UserInfo};
+pub use context::{
+    Capabilities, Conversation, ServiceError, Services, ToolContext, UserId, UserInfo,
+};
 pub use embed::{EmbedError, Embedder};
 pub use error::ToolError;
 pub use message::{

@@ -56,7 +56,10 @@ impl VersionedHome {
         let home = VersionedHome {
             root: elroy_home.to_path_buf(),
         };
-        if !elroy_home.join(".git").exists() {
+        // Without the lock, "is there a repository" means "does it open": another process may be
+        // creating it under the lock right now (`.git` exists but is not complete yet); waiting
+        // for the lock then finds it done.
+        if home.repo().is_err() {
             let _lock = HomeLock::acquire(elroy_home)?;
             if !elroy_home.join(".git").exists() {
                 init(elroy_home)?;

@@ -28,17 +28,17 @@ pub use server::{ElroyMcpServer, input_schema, mcp_tool};
 
 use elroy_runtime::Runtime;
 
-/// Why the server stopped with an error.
-#[derive(Debug)]
-pub struct McpError(pub String);
-
-impl std::fmt::Display for McpError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&self.0)
-    }
+/// Why the server stopped with an error. Each variant keeps its source; the CLI prints the text.
+#[derive(Debug, thiserror::Error)]
+pub enum McpError {
+    /// The MCP handshake failed (the client sent no valid `initialize`, or the transport broke
+    /// during it).
+    #[error("MCP initialization failed: {0}")]
+    Initialize(#[source] Box<dyn std::error::Error + Send + Sync + 'static>),
+    /// The connection's task failed after the handshake.
+    #[error("MCP connection failed: {0}")]
+    Connection(#[source] tokio::task::JoinError),
 }
-
-impl std::error::Error for McpError {}
 
 /// Serves `runtime`'s tools over stdin/stdout until the client closes the connection.
 ///
@@ -69,7 +69,7 @@ where
     let running = server
         .serve(transport)
         .await
-        .map_err(|e| McpError(format!("MCP initialization failed: {e}")))?;
+        .map_err(|e| McpError::Initialize(Box::new(e)))?;
     tracing::info!("mcp: client connected");
     let watcher = tokio::spawn(plugins_watch::watch(shared, running.peer().clone()));
     let outcome = running.waiting().await;
@@ -77,6 +77,6 @@ where
     tracing::info!("mcp: connection closed");
     match outcome {
         Ok(_) => Ok(()),
-        Err(e) => Err(McpError(format!("MCP connection failed: {e}"))),
+        Err(e) => Err(McpError::Connection(e)),
     }
 }

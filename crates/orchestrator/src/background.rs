@@ -7,7 +7,8 @@ use elroy_llm::ChatRequest;
 use elroy_memory::MemorySource;
 use elroy_transcript::{ContextItem, PinContent, ResolvedEffect, compress, estimate_tokens};
 
-use crate::Session;
+use crate::ports::{Reflection, recorded};
+use crate::{BackgroundError, Session};
 
 /// The system text of automatic memory creation (§12.1 step 2, ours); `{assistant}` is replaced.
 pub const MEMORY_PROMPT: &str = "You write long-term memories for {assistant}, a personal assistant. From this conversation, write one memory about the user and their world that will be useful later: facts, plans, preferences and commitments. Write dates as YYYY-MM-DD. Reply in markdown: the first line is `# ` followed by a specific title about one topic, then the memory text in at most 300 words.";
@@ -103,8 +104,9 @@ impl Session {
     ///    memory created before it.
     ///
     /// # Errors
-    /// A message when the database or the model fails; the turn itself is already persisted.
-    pub async fn after_turn(&self) -> Result<AfterTurn, String> {
+    /// [`BackgroundError`] when the database, a store or the model fails; the turn itself is
+    /// already persisted.
+    pub async fn after_turn(&self) -> Result<AfterTurn, BackgroundError> {
         let memory_created = self.maybe_create_memory().await?;
         let reflected = self.maybe_reflect()?;
         let compressed = self.refresh_if_needed().await?;
@@ -120,19 +122,16 @@ impl Session {
     /// §12.3: when the number of user messages with content in the active context is a positive
     /// multiple of `messages_between_self_reflection`, a correction phrase in the newest such
     /// message is recorded as the self-reflection feature request.
-    fn maybe_reflect(&self) -> Result<Option<String>, String> {
+    fn maybe_reflect(&self) -> Result<Option<String>, BackgroundError> {
         let p = &self.parts;
         let every = p.settings.messages_between_self_reflection;
-        let Some(store) = &p.feature_requests else {
+        let Some(sink) = &p.reflections else {
             return Ok(None);
         };
         if every <= 0 {
             return Ok(None);
         }
-        let stored = p
-            .transcript
-            .active_context(p.user_id)
-            .map_err(|e| e.to_string())?;
+        let stored = p.transcript.active_context(p.user_id)?;
         let users: Vec<&str> = stored
             .iter()
             .filter(|s| s.message.role == Role::User)
@@ -146,7 +145,7 @@ impl Session {
         let Some((phrase, excerpt)) = reflection_trigger(&users) else {
             return Ok(None);
         };
-        let proposal = elroy_feature_requests::ReflectionProposal {
+        let proposal = Reflection {
             title: REFLECTION_TITLE.to_owned(),
             summary: "When the user corrects the assistant explicitly, treat it as a sign to re-check the answer and recover within the same turn.".to_owned(),
             rationale: format!("Recent feedback contained the phrase '{phrase}', which suggests an incomplete or wrong answer."),
@@ -154,25 +153,19 @@ impl Session {
             excerpt,
         };
         let now = p.time.now();
-        let write = || {
-            store
-                .record_reflection(now, &proposal)
-                .map_err(|e| e.to_string())
-        };
-        match p.services.get::<elroy_history::VersionedHome>() {
-            Some(home) => home.record(now, "self-reflection", write)?,
-            None => write()?,
-        };
+        recorded(p.history.as_deref(), now, "self-reflection", || {
+            sink.record_reflection(now, &proposal)
+        })??;
         Ok(Some(phrase))
     }
 
-    async fn maybe_create_memory(&self) -> Result<Option<String>, String> {
+    async fn maybe_create_memory(&self) -> Result<Option<String>, BackgroundError> {
         let p = &self.parts;
         let every = p.settings.messages_between_memory;
         if p.memory.is_none() || every <= 0 {
             return Ok(None);
         }
-        let tracker = p.db.op_tracker(p.user_id).map_err(|e| e.to_string())?;
+        let tracker = p.db.op_tracker(p.user_id)?;
         if tracker.messages_since_memory < every {
             return Ok(None);
         }
@@ -180,14 +173,11 @@ impl Session {
     }
 
     /// The active context rendered as `tools.md` §3.5 without the heading and the range line.
-    fn conversation_text(&self) -> Result<String, String> {
+    fn conversation_text(&self) -> Result<String, BackgroundError> {
         let p = &self.parts;
-        let stored = p
-            .transcript
-            .active_context(p.user_id)
-            .map_err(|e| e.to_string())?;
-        let prefs = p.db.preferences(p.user_id).map_err(|e| e.to_string())?;
-        let rendered = elroy_tools_memory::render_snapshot(
+        let stored = p.transcript.active_context(p.user_id)?;
+        let prefs = p.db.preferences(p.user_id)?;
+        let rendered = elroy_transcript::render_snapshot(
             &stored,
             &p.time.tz,
             prefs.preferred_name.as_deref(),
@@ -203,21 +193,25 @@ impl Session {
     }
 
     /// Asks the fast model with `system` about `text`; its reply text.
-    async fn ask_fast_model(&self, system: String, text: String) -> Result<String, String> {
+    async fn ask_fast_model(
+        &self,
+        system: String,
+        text: String,
+    ) -> Result<String, BackgroundError> {
         let p = &self.parts;
         let request = ChatRequest {
             messages: vec![Message::system(system), Message::user(text)],
             ..ChatRequest::default()
         };
         let model = p.fast_model.as_ref().unwrap_or(&p.model);
-        let reply = model.chat(&request).await.map_err(|e| e.to_string())?;
+        let reply = model.chat(&request).await?;
         Ok(reply.content)
     }
 
     /// §12.1 formation: one memory from the whole active context, op-tracked, sourced from the
     /// current context version, pinned (one version, reason `pin`). Its name, or `None` when the
     /// model's reply is empty or there is no memory store.
-    async fn memory_from_context(&self) -> Result<Option<String>, String> {
+    async fn memory_from_context(&self) -> Result<Option<String>, BackgroundError> {
         let p = &self.parts;
         let Some(store) = &p.memory else {
             return Ok(None);
@@ -229,38 +223,22 @@ impl Session {
             return Ok(None);
         };
         let now = p.time.now();
-        let version = p
-            .transcript
-            .current_version(p.user_id)
-            .map_err(|e| e.to_string())?
-            .unwrap_or(0);
-        let write = || {
-            store
-                .create(&title, &text, &[MemorySource::context(version)], now)
-                .map_err(|e| e.to_string())
-        };
+        let version = p.transcript.current_version(p.user_id)?.unwrap_or(0);
         // With a versioned home the new file is its own commit, `automatic memory: {path}`
         // (undoable like a tool call), not an `external edit` at the next start.
-        let memory = match p.services.get::<elroy_history::VersionedHome>() {
-            Some(home) => home.record(now, AUTOMATIC_MEMORY_LABEL, write)?,
-            None => write()?,
-        };
-        store
-            .record_op_tracked(p.settings.memories_between_consolidation)
-            .map_err(|e| e.to_string())?;
-        if let Some((metadata, rendering)) =
-            store.recall_entry(memory.id).map_err(|e| e.to_string())?
-        {
-            p.transcript
-                .apply_effects(
-                    p.user_id,
-                    now,
-                    &[ResolvedEffect::Pin(PinContent {
-                        metadata,
-                        rendering,
-                    })],
-                )
-                .map_err(|e| e.to_string())?;
+        let memory = recorded(p.history.as_deref(), now, AUTOMATIC_MEMORY_LABEL, || {
+            store.create(&title, &text, &[MemorySource::context(version)], now)
+        })??;
+        store.record_op_tracked(p.settings.memories_between_consolidation)?;
+        if let Some((metadata, rendering)) = store.recall_entry(memory.id)? {
+            p.transcript.apply_effects(
+                p.user_id,
+                now,
+                &[ResolvedEffect::Pin(PinContent {
+                    metadata,
+                    rendering,
+                })],
+            )?;
         }
         Ok(Some(memory.name))
     }
@@ -269,12 +247,9 @@ impl Session {
     /// tokens: a memory of the whole context (pinned), then compression to `max_tokens / 3` plus a
     /// `context_summary` pair (`Recent conversation summary: …`) at the end, stored as one version
     /// (reason `refresh`). A failed summary call leaves the summary out.
-    async fn refresh_if_needed(&self) -> Result<bool, String> {
+    async fn refresh_if_needed(&self) -> Result<bool, BackgroundError> {
         let p = &self.parts;
-        let stored = p
-            .transcript
-            .active_context(p.user_id)
-            .map_err(|e| e.to_string())?;
+        let stored = p.transcript.active_context(p.user_id)?;
         let tokens: usize = stored.iter().map(|s| estimate_tokens(&s.message)).sum();
         let has_user = stored.iter().any(|s| s.message.role == Role::User);
         if !has_user || tokens <= p.settings.max_tokens {
@@ -294,10 +269,7 @@ impl Session {
                 }
             }
         };
-        let stored = p
-            .transcript
-            .active_context(p.user_id)
-            .map_err(|e| e.to_string())?;
+        let stored = p.transcript.active_context(p.user_id)?;
         let messages: Vec<_> = stored.iter().map(|s| s.message.clone()).collect();
         let created: Vec<_> = stored.iter().map(|s| s.created_at).collect();
         let max_age =
@@ -326,8 +298,7 @@ impl Session {
             );
         }
         p.transcript
-            .set_context(p.user_id, "refresh", now, &target)
-            .map_err(|e| e.to_string())?;
+            .set_context(p.user_id, "refresh", now, &target)?;
         Ok(true)
     }
 }

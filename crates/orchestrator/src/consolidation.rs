@@ -10,7 +10,8 @@ use elroy_memory::{Memory, MemorySource, MemoryStore};
 use elroy_transcript::ResolvedEffect;
 use serde_json::{Value, json};
 
-use crate::Session;
+use crate::ports::recorded;
+use crate::{BackgroundError, Session};
 
 /// The system text of a merge call (§12.2 step 6, ours); the current times follow it.
 pub const CONSOLIDATION_PROMPT: &str = "These memories overlap. Rewrite them as one memory, or as a few memories if they cover clearly different topics. Keep every fact that is still true, prefer the newest information when they disagree, write dates as YYYY-MM-DD, give each memory a specific single-topic title, and keep each under 300 words.";
@@ -108,7 +109,7 @@ pub struct Consolidation {
 impl Session {
     /// Runs consolidation when an op-tracked creation made it due since the last check
     /// ([`MemoryStore::take_consolidation_due`]); `None` when it was not due.
-    pub(crate) async fn maybe_consolidate(&self) -> Result<Option<Consolidation>, String> {
+    pub(crate) async fn maybe_consolidate(&self) -> Result<Option<Consolidation>, BackgroundError> {
         let Some(store) = &self.parts.memory else {
             return Ok(None);
         };
@@ -128,14 +129,15 @@ impl Session {
     /// its cluster untouched.
     ///
     /// # Errors
-    /// A message when the store or the database fails (clusters merged before that stay merged).
-    pub async fn consolidate(&self) -> Result<Consolidation, String> {
+    /// [`BackgroundError`] when the store or the database fails (clusters merged before that stay
+    /// merged).
+    pub async fn consolidate(&self) -> Result<Consolidation, BackgroundError> {
         let p = &self.parts;
         let mut report = Consolidation::default();
         let Some(store) = &p.memory else {
             return Ok(report);
         };
-        let memories = store.active_memories().map_err(|e| e.to_string())?;
+        let memories = store.active_memories()?;
         let items = vectors(store, &memories)?;
         let params = ClusterParams {
             threshold: p.settings.memory_cluster_similarity_threshold,
@@ -165,12 +167,12 @@ impl Session {
         &self,
         store: &MemoryStore,
         members: &[&Memory],
-    ) -> Result<Vec<i64>, String> {
+    ) -> Result<Vec<i64>, BackgroundError> {
         let p = &self.parts;
         let texts: Vec<(String, String)> = members
             .iter()
-            .map(|m| Ok((m.name.clone(), store.text(m).map_err(|e| e.to_string())?)))
-            .collect::<Result<_, String>>()?;
+            .map(|m| Ok((m.name.clone(), store.text(m)?)))
+            .collect::<Result<_, BackgroundError>>()?;
         let request = ChatRequest {
             messages: vec![
                 Message::system(consolidation_system_text(&p.time)),
@@ -182,35 +184,30 @@ impl Session {
         let model = p.fast_model.as_ref().unwrap_or(&p.model);
         let mut merged = None;
         for _attempt in 0..2 {
-            let reply = model.chat(&request).await.map_err(|e| e.to_string())?;
+            let reply = model.chat(&request).await?;
             if let Some(found) = parse_consolidation(&reply.content) {
                 merged = Some(found);
                 break;
             }
         }
-        let merged = merged.ok_or("the reply did not match the consolidation schema")?;
+        let merged = merged.ok_or(BackgroundError::ConsolidationSchema)?;
         let now = p.time.now();
         let sources: Vec<MemorySource> =
             members.iter().map(|m| MemorySource::memory(m.id)).collect();
-        let write = || -> Result<Vec<i64>, String> {
+        let write = || -> Result<Vec<i64>, BackgroundError> {
             let mut created = Vec::new();
             for (name, text) in &merged {
-                let memory = store
-                    .create(name, text, &sources, now)
-                    .map_err(|e| e.to_string())?;
+                let memory = store.create(name, text, &sources, now)?;
                 created.push(memory.id);
             }
             for member in members {
-                store.archive(member, now).map_err(|e| e.to_string())?;
+                store.archive(member, now)?;
             }
             Ok(created)
         };
         // With a versioned home the files one cluster wrote are one commit,
         // `consolidation: {paths}` (undoable like a tool call).
-        let created = match p.services.get::<elroy_history::VersionedHome>() {
-            Some(home) => home.record(now, CONSOLIDATION_LABEL, write)?,
-            None => write()?,
-        };
+        let created = recorded(p.history.as_deref(), now, CONSOLIDATION_LABEL, write)??;
         let unpins: Vec<ResolvedEffect> = members
             .iter()
             .map(|member| {
@@ -220,28 +217,28 @@ impl Session {
                 })
             })
             .collect();
-        p.transcript
-            .apply_effects(p.user_id, now, &unpins)
-            .map_err(|e| e.to_string())?;
+        p.transcript.apply_effects(p.user_id, now, &unpins)?;
         Ok(created)
     }
 }
 
 /// `(id, vector)` of the active memories (§12.2 step 1): stored embeddings when an embedding model
 /// is configured, else TF-IDF vectors of the renderings.
-fn vectors(store: &MemoryStore, memories: &[Memory]) -> Result<Vec<(i64, Vec<f64>)>, String> {
+fn vectors(
+    store: &MemoryStore,
+    memories: &[Memory],
+) -> Result<Vec<(i64, Vec<f64>)>, BackgroundError> {
     if store.options().embedder.is_some() {
         return Ok(store
-            .active_embeddings()
-            .map_err(|e| e.to_string())?
+            .active_embeddings()?
             .into_iter()
             .map(|(id, v)| (id, v.into_iter().map(f64::from).collect()))
             .collect());
     }
     let renderings: Vec<String> = memories
         .iter()
-        .map(|m| store.rendering(m).map_err(|e| e.to_string()))
-        .collect::<Result<_, String>>()?;
+        .map(|m| store.rendering(m))
+        .collect::<Result<_, _>>()?;
     let docs: Vec<&str> = renderings.iter().map(String::as_str).collect();
     Ok(memories
         .iter()

@@ -16,18 +16,21 @@
 //!   self-reflection, context compression over `max_tokens`, consolidation when an op-tracked
 //!   creation made it due, [`Session::consolidate`]).
 //!
-//! Stores built by other crates reach the turn through small traits in [`ports`]
-//! ([`RecallSource`], [`DueSource`], [`PinResolver`]); a session runs without any of them.
+//! Stores and services built by the composition root (`elroy-runtime`) reach the session through
+//! small traits in [`ports`] ([`RecallSource`], [`DueSource`], [`PinResolver`],
+//! [`ChangeRecorder`], [`ReflectionSink`], and `elroy_llm::ChatModel` for the models); a session
+//! runs without any of them. This crate depends on no tool crate and not on the runtime.
+//! Errors are typed ([`SessionError`], [`TurnError`], [`BackgroundError`], [`PortError`]).
 
 mod background;
 mod consolidation;
+mod error;
 mod events;
 mod gate;
 pub mod ports;
 pub mod prompt;
 mod session;
 mod turn;
-pub mod wiring;
 
 pub use background::{
     AfterTurn, MEMORY_PROMPT, REFLECTION_PHRASES, REFLECTION_TITLE, SUMMARY_PROMPT,
@@ -37,8 +40,12 @@ pub use consolidation::{
     CLUSTERS_KEPT, CONSOLIDATION_LABEL, CONSOLIDATION_PROMPT, Consolidation, cluster_prompt,
     consolidation_schema, consolidation_system_text, parse_consolidation,
 };
+pub use error::{BackgroundError, SessionError};
 pub use events::{InjectedKind, TurnEvent, fenced};
 pub use gate::should_recall;
-pub use ports::{DueSource, PinResolver, RecallQuery, RecallSource};
-pub use session::{Session, SessionError, SessionParts, Settings};
+pub use ports::{
+    ChangeRecorder, DueSource, PinResolver, PortError, RecallQuery, RecallSource, Reflection,
+    ReflectionSink,
+};
+pub use session::{Session, SessionParts, Settings};
 pub use turn::{DUE_ITEMS_TOOL, FAST_RECALL_TOOL, TurnError, TurnInput, TurnOutcome, new_call_id};

@@ -11,7 +11,8 @@ use elroy_llm::ChatModel;
 use elroy_notebook::Soul;
 use elroy_transcript::{ContextItem, Provider, TranscriptStore, is_system_instruction};
 
-use crate::ports::{DueSource, PinResolver, RecallSource};
+use crate::SessionError;
+use crate::ports::{ChangeRecorder, DueSource, PinResolver, RecallSource, ReflectionSink};
 use crate::prompt::{PromptParts, system_prompt};
 
 /// The configuration keys a session uses, read once.
@@ -115,10 +116,13 @@ pub struct SessionParts {
     pub model: Arc<dyn ChatModel>,
     /// The fast model for background work (`None`: the chat model).
     pub fast_model: Option<Arc<dyn ChatModel>>,
-    /// The memory store, for automatic memory creation (§12.1).
+    /// The memory store, for automatic memory creation (§12.1) and consolidation (§12.2).
     pub memory: Option<Arc<elroy_memory::MemoryStore>>,
-    /// The feature-request store, for self-reflection (§12.3).
-    pub feature_requests: Option<Arc<elroy_feature_requests::FeatureRequestStore>>,
+    /// Where self-reflection's feature request goes (§12.3); `None` disables self-reflection.
+    pub reflections: Option<Arc<dyn ReflectionSink>>,
+    /// Records background store changes as versioned-home commits; `None` when the home is not
+    /// versioned.
+    pub history: Option<Arc<dyn ChangeRecorder>>,
     /// The provider family (the validator's user-first rule for Anthropic).
     pub provider: Provider,
     /// Recall, when a memory store is available.
@@ -135,26 +139,6 @@ impl std::fmt::Debug for SessionParts {
             .field("user_id", &self.user_id)
             .field("model", &self.model.model_name())
             .finish_non_exhaustive()
-    }
-}
-
-/// Why a session could not start.
-#[derive(Debug, thiserror::Error)]
-pub enum SessionError {
-    /// The database or transcript failed.
-    #[error("{0}")]
-    Store(String),
-}
-
-impl From<elroy_transcript::TranscriptError> for SessionError {
-    fn from(e: elroy_transcript::TranscriptError) -> Self {
-        SessionError::Store(e.to_string())
-    }
-}
-
-impl From<elroy_db::DbError> for SessionError {
-    fn from(e: elroy_db::DbError) -> Self {
-        SessionError::Store(e.to_string())
     }
 }
 
@@ -181,7 +165,7 @@ impl Session {
     /// `repair`) and replaces a stale system prompt (reason `system`).
     ///
     /// # Errors
-    /// [`SessionError::Store`] when the database fails.
+    /// [`SessionError`] when the database or the transcript fails.
     pub fn start(parts: SessionParts) -> Result<Session, SessionError> {
         let soul = Soul::compose(&parts.user.user_home);
         for warning in soul.warnings() {
@@ -317,7 +301,7 @@ impl Session {
     /// (reason `session`).
     ///
     /// # Errors
-    /// [`SessionError::Store`] when the database fails.
+    /// [`SessionError`] when the database or the transcript fails.
     pub fn add_session_context(&self) -> Result<(), SessionError> {
         let p = &self.parts;
         let today = p.time.today();

@@ -1,7 +1,6 @@
 //! One user turn (`orchestrator.md` §3, §7, §10).
 
 use std::collections::HashMap;
-use std::sync::Arc;
 
 use elroy_core::{Effect, Message, RecallItem, Role, ToolCall, ToolContext, ToolResult};
 use elroy_llm::{ChatRequest, LlmError, StreamDelta, TextEvent, TextProcessor};
@@ -69,21 +68,12 @@ pub enum TurnError {
     /// The model request failed (after retries).
     #[error("{0}")]
     Model(#[from] LlmError),
+    /// The transcript (context window, persistence) failed.
+    #[error(transparent)]
+    Transcript(#[from] elroy_transcript::TranscriptError),
     /// The database failed.
-    #[error("{0}")]
-    Store(String),
-}
-
-impl From<elroy_transcript::TranscriptError> for TurnError {
-    fn from(e: elroy_transcript::TranscriptError) -> Self {
-        TurnError::Store(e.to_string())
-    }
-}
-
-impl From<elroy_db::DbError> for TurnError {
-    fn from(e: elroy_db::DbError) -> Self {
-        TurnError::Store(e.to_string())
-    }
+    #[error(transparent)]
+    Database(#[from] elroy_db::DbError),
 }
 
 /// The turn's working state: the context as loaded (with the stored id of each message) and the
@@ -306,7 +296,7 @@ impl Session {
             time: p.time.clone(),
             user: p.user.clone(),
             cwd: p.cwd.clone(),
-            conversation: Arc::new(work.conversation()),
+            conversation: work.conversation().into(),
             capabilities: p.capabilities,
             services: p.services.clone(),
         };

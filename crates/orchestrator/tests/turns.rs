@@ -11,7 +11,8 @@ use elroy_core::{
 use elroy_db::Db;
 use elroy_llm::{ModelEndpoint, OpenAiChat, Protocol, RetryPolicy, Timeouts};
 use elroy_orchestrator::{
-    DueSource, RecallQuery, RecallSource, Session, SessionParts, Settings, TurnEvent, TurnInput,
+    ChangeRecorder, DueSource, PortError, RecallQuery, RecallSource, Reflection, ReflectionSink,
+    Session, SessionParts, Settings, TurnEvent, TurnInput,
 };
 use elroy_testkit::{MockServer, Reply};
 use elroy_transcript::{Provider, TranscriptStore};
@@ -56,6 +57,8 @@ struct Fixture {
     recall: Option<Arc<dyn RecallSource>>,
     due: Option<Arc<dyn DueSource>>,
     memory: Option<Arc<elroy_memory::MemoryStore>>,
+    reflections: Option<Arc<dyn ReflectionSink>>,
+    history: Option<Arc<dyn ChangeRecorder>>,
 }
 
 impl Fixture {
@@ -69,6 +72,8 @@ impl Fixture {
             recall: None,
             due: None,
             memory: None,
+            reflections: None,
+            history: None,
         }
     }
 
@@ -130,7 +135,8 @@ impl Fixture {
             model,
             fast_model: None,
             memory: self.memory.clone(),
-            feature_requests: None,
+            reflections: self.reflections.clone(),
+            history: self.history.clone(),
             provider: Provider::Other,
             recall: self.recall.clone(),
             due: self.due.clone(),
@@ -313,7 +319,7 @@ async fn failed_turn_keeps_only_the_user_message() {
 
 struct FixedRecall;
 impl RecallSource for FixedRecall {
-    fn recall(&self, query: &RecallQuery<'_>) -> Result<Option<RecallPayload>, String> {
+    fn recall(&self, query: &RecallQuery<'_>) -> Result<Option<RecallPayload>, PortError> {
         let already = query
             .conversation
             .iter()
@@ -331,7 +337,7 @@ impl RecallSource for FixedRecall {
 
 struct FixedDue;
 impl DueSource for FixedDue {
-    fn due_text(&self, _: &TimeContext) -> Result<Option<String>, String> {
+    fn due_text(&self, _: &TimeContext) -> Result<Option<String>, PortError> {
         Ok(Some("⏰ DUE ITEM: 'Call mom' - Ring her\n\nThis item was scheduled for 2026-01-01 09:00:00+00:00 and is now due. Please inform the user about it and then use the delete_due_item tool to remove it from active due items.".into()))
     }
 }
@@ -464,50 +470,6 @@ async fn hidden_turn_stores_no_user_message_and_offers_no_tools() {
 }
 
 #[tokio::test]
-async fn memory_recall_vector_16_6_through_the_memory_store() {
-    use elroy_memory::{MemoryStore, MemoryStoreOptions};
-    use elroy_orchestrator::wiring::MemoryRecall;
-    let mut f = Fixture::new();
-    let now = jiff::Timestamp::from_second(1_790_000_000).unwrap();
-    let user_id = f.db.ensure_user("DEFAULT", now).unwrap();
-    let (store, _) = MemoryStore::open(
-        Arc::clone(&f.db),
-        MemoryStoreOptions {
-            elroy_home: f.home.path().to_path_buf(),
-            memory_dir: f.home.path().join("memories"),
-            elroy_db_path: None,
-            user_id,
-            embedder: None,
-            cosine_threshold: 0.3,
-        },
-        now,
-    )
-    .unwrap();
-    store
-        .create("User's dog", "The user's dog is named Biscuit.", &[], now)
-        .unwrap();
-    store
-        .create("User's car", "The user drives a red bicycle.", &[], now)
-        .unwrap();
-    f.recall = Some(Arc::new(MemoryRecall(Arc::new(store))));
-    f.server.fallback(Reply::text("Biscuit."));
-    let session = f.session();
-    run(&session, "What is my dog called?").await.0.unwrap();
-    let first = &f.server.chat_requests()[0];
-    let exchanges = first.tool_exchanges();
-    assert_eq!(exchanges.len(), 1, "{exchanges:?}");
-    assert_eq!(exchanges[0].0, "get_fast_recall");
-    let payload: serde_json::Value = serde_json::from_str(&exchanges[0].1).unwrap();
-    assert_eq!(payload["recall_metadata"][0]["name"], "User's dog");
-    assert_eq!(payload["recall_metadata"].as_array().unwrap().len(), 1);
-    assert!(payload["content"].as_str().unwrap().contains("Biscuit"));
-    // The same question next turn recalls nothing new: the memory is already in context.
-    run(&session, "What is my dog called?").await.0.unwrap();
-    let second = &f.server.chat_requests()[1];
-    assert_eq!(second.tool_exchanges().len(), 1);
-}
-
-#[tokio::test]
 async fn automatic_memory_every_n_user_messages() {
     let mut f = Fixture::new();
     f.settings.messages_between_memory = 2;
@@ -577,44 +539,6 @@ async fn session_context_pair_for_interactive_sessions() {
             "Current date/time: Monday, September 21, 2026 02:13 PM UTC. User has logged in. I first started chatting with User today at 02:13 PM."
         )
     );
-}
-
-#[tokio::test]
-async fn agenda_items_are_recalled_by_keyword_and_split_into_due_and_plain() {
-    use elroy_orchestrator::wiring::StoreRecall;
-    let mut f = Fixture::new();
-    let now = jiff::Timestamp::from_second(1_790_000_000).unwrap();
-    let user_id = f.db.ensure_user("DEFAULT", now).unwrap();
-    let agenda = elroy_agenda::AgendaStore::open(f.home.path(), f.home.path(), "DEFAULT");
-    let today = now.to_zoned_datetime(jiff::tz::TimeZone::UTC).date();
-    agenda
-        .add_item("Water the plants on the balcony", today, now)
-        .unwrap();
-    agenda.add_item("Buy stamps", today, now).unwrap();
-    f.recall = Some(Arc::new(StoreRecall {
-        memory: None,
-        agenda: Some(Arc::new(agenda)),
-        db: Arc::clone(&f.db),
-        user_id,
-    }));
-    f.server.fallback(Reply::text("Yes, the plants."));
-    let session = f.session();
-    run(&session, "Did I plan to water the plants?")
-        .await
-        .0
-        .unwrap();
-    let exchanges = f.server.chat_requests()[0].tool_exchanges();
-    assert_eq!(exchanges.len(), 1, "{exchanges:?}");
-    assert_eq!(exchanges[0].0, "get_fast_recall");
-    let payload: serde_json::Value = serde_json::from_str(&exchanges[0].1).unwrap();
-    let names: Vec<&str> = payload["recall_metadata"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|m| m["name"].as_str().unwrap())
-        .collect();
-    assert_eq!(names, ["Water the plants on the balcony"]);
-    assert_eq!(payload["recall_metadata"][0]["memory_type"], "AgendaItem");
 }
 
 #[tokio::test]
@@ -707,4 +631,99 @@ async fn refresh_over_max_tokens_compresses_and_appends_a_summary() {
             .unwrap()
             .is_some()
     );
+}
+
+/// A fake history port: logs `begin {label}` / `end {label}` around the work it runs.
+struct LogRecorder(Arc<Mutex<Vec<String>>>);
+impl ChangeRecorder for LogRecorder {
+    fn record(&self, _now: jiff::Timestamp, label: &str, work: &mut dyn FnMut()) {
+        self.0.lock().unwrap().push(format!("begin {label}"));
+        work();
+        self.0.lock().unwrap().push(format!("end {label}"));
+    }
+}
+
+/// A fake feature-request port: logs the reflection's phrase (inside the recorder's commit).
+struct LogReflections(Arc<Mutex<Vec<String>>>);
+impl ReflectionSink for LogReflections {
+    fn record_reflection(
+        &self,
+        _now: jiff::Timestamp,
+        reflection: &Reflection,
+    ) -> Result<(), PortError> {
+        assert_eq!(reflection.title, elroy_orchestrator::REFLECTION_TITLE);
+        self.0.lock().unwrap().push(format!(
+            "reflect {}: {}",
+            reflection.phrase, reflection.excerpt
+        ));
+        Ok(())
+    }
+}
+
+/// Background store changes go through the ports (the kind: every background write — memory,
+/// reflection — is one recorded change): self-reflection reaches the feature-request port inside
+/// one `self-reflection` change of the history port, automatic memory one `automatic memory`
+/// change; no runtime, no versioned home.
+#[tokio::test]
+async fn background_changes_go_through_the_history_and_reflection_ports() {
+    let mut f = Fixture::new();
+    let log = Arc::new(Mutex::new(Vec::new()));
+    f.settings.messages_between_self_reflection = 1;
+    f.settings.messages_between_memory = 1;
+    f.memory = Some(Arc::new(f.memory_store()));
+    f.reflections = Some(Arc::new(LogReflections(Arc::clone(&log))));
+    f.history = Some(Arc::new(LogRecorder(Arc::clone(&log))));
+    f.server
+        .when(
+            |r| {
+                r.system_prompt()
+                    .is_some_and(|p| p.starts_with("You write long-term memories"))
+            },
+            Reply::text("# Dentist\n\nThe user has a dentist appointment."),
+        )
+        .fallback(Reply::text("Sorry!"));
+    let session = f.session();
+    run(&session, "You forgot my   dentist appointment")
+        .await
+        .0
+        .unwrap();
+    let report = session.after_turn().await.unwrap();
+    assert_eq!(report.reflected.as_deref(), Some("you forgot"));
+    assert_eq!(report.memory_created.as_deref(), Some("Dentist"));
+    assert_eq!(
+        *log.lock().unwrap(),
+        [
+            "begin automatic memory",
+            "end automatic memory",
+            "begin self-reflection",
+            "reflect you forgot: You forgot my dentist appointment",
+            "end self-reflection",
+        ]
+    );
+}
+
+/// A failing port is a typed error that keeps its source (the kind: store errors above the
+/// stores are values, not text).
+#[tokio::test]
+async fn a_failing_reflection_port_is_a_typed_background_error() {
+    struct Broken;
+    impl ReflectionSink for Broken {
+        fn record_reflection(&self, _: jiff::Timestamp, _: &Reflection) -> Result<(), PortError> {
+            Err(PortError::new(std::io::Error::other("disk full")))
+        }
+    }
+    let mut f = Fixture::new();
+    f.settings.messages_between_self_reflection = 1;
+    f.reflections = Some(Arc::new(Broken));
+    f.server.fallback(Reply::text("Sorry!"));
+    let session = f.session();
+    run(&session, "That's wrong.").await.0.unwrap();
+    let err = session.after_turn().await.unwrap_err();
+    assert!(
+        matches!(err, elroy_orchestrator::BackgroundError::Port(_)),
+        "{err:?}"
+    );
+    assert_eq!(err.to_string(), "disk full");
+    let source = std::error::Error::source(&err).map(ToString::to_string);
+    assert_eq!(source.as_deref(), Some("disk full"));
 }

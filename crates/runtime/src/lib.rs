@@ -1,43 +1,89 @@
-//! # elroy-runtime
+//! # elroy-runtime — the composition root
 //!
-//! Opens an elroy home the way a session start does (`orchestrator.md` §2.1 steps 1–4): resolves
-//! the configuration, opens the database and the stores (into [`Services`]), and builds the tool
-//! registry (built-in tools, `exclude_tools`, `include_base_tools`). Front-ends (CLI, chat, MCP) use
-//! it to run tools with the same context a model turn has.
+//! The one place that builds what a command needs from a [`Config`] (`orchestrator.md` §2.1):
+//!
+//! - [`Runtime::open`]: the clock and user, the tool registry (built-in tools, `exclude_tools`,
+//!   `include_base_tools`, then plugins, D15), and the stores as **lazy** [`Services`] entries:
+//!   `state.db`, the user id, transcript, agenda, memories (with the embedder), feature requests,
+//!   notebook and Codex sessions are each opened on the first lookup of their type, so a command
+//!   opens only what its tools use (`elroy tools call get_current_date` opens no database, `elroy
+//!   tools list` no store). The versioned home (elroy-history) starts — committing hand edits as
+//!   `external edit` — before the first tool call or at session start, whichever comes first.
+//! - [`Runtime::call_tool`]: a direct call (`elroy tools call`, `elroy remember`, `elroy mcp`)
+//!   with the result's effects applied to the active context.
+//! - [`Runtime::session`]: an [`elroy_orchestrator::Session`] (`elroy message`, `elroy chat`): the
+//!   chat and fast model clients ([`models`]), the stores, and the adapters ([`adapters`]) from the
+//!   stores and the versioned home to the orchestrator's ports.
+//!
+//! Front ends differ only in what they do with the result. Problems that do not stop a command
+//! (a broken agenda file, a memory file that left `memories/`, a fast model that cannot be built)
+//! are warnings: those found while opening are in [`Runtime::warnings`], later ones go to the
+//! [`WarningSink`] the front end gave.
 
+pub mod adapters;
 mod effects;
+mod history;
+pub mod models;
 mod services;
 
 use std::sync::Arc;
 
 use elroy_config::Config;
 use elroy_core::{
-    Capabilities, FixedClock, Services, SystemClock, TimeContext, ToolContext, ToolRegistry,
-    ToolResult, UserInfo,
+    Capabilities, Conversation, FixedClock, Services, SystemClock, TimeContext, ToolContext,
+    ToolRegistry, ToolResult, UserInfo,
 };
 
-/// Why a home could not be opened.
-#[derive(Debug, thiserror::Error)]
-pub enum RuntimeError {
-    /// A store or the database failed to open.
-    #[error("{0}")]
-    Open(String),
+/// Where warnings found after opening go (a lazily opened store's warnings, a fast model that
+/// cannot be built). The CLI prints them to stderr as `warning: …`.
+pub type WarningSink = Arc<dyn Fn(&str) + Send + Sync>;
+
+/// The default [`WarningSink`]: the log and stderr (`warning: {message}`).
+pub fn stderr_warnings() -> WarningSink {
+    Arc::new(|message: &str| {
+        tracing::warn!("{message}");
+        eprintln!("warning: {message}");
+    })
 }
 
-/// An opened home: configuration, stores, registry.
+/// A [`WarningSink`] that only logs (front ends whose stderr is for errors only).
+pub fn logged_warnings() -> WarningSink {
+    Arc::new(|message: &str| tracing::warn!("{message}"))
+}
+
+/// Why the composition root could not build what a command needs. Each variant keeps its source.
+#[derive(Debug, thiserror::Error)]
+pub enum RuntimeError {
+    /// No chat model could be chosen or its client built (missing key, unknown provider).
+    #[error(transparent)]
+    Model(#[from] elroy_llm::LlmError),
+    /// A store or the database could not be opened.
+    #[error(transparent)]
+    Store(#[from] elroy_core::ServiceError),
+    /// The session could not start (transcript or database).
+    #[error(transparent)]
+    Session(#[from] elroy_orchestrator::SessionError),
+}
+
+/// An opened home: configuration, user, lazily opened stores, registry.
 pub struct Runtime {
     /// The resolved configuration.
     pub config: Arc<Config>,
     /// Now and the configured zone (`ELROY_NOW` fixes the clock).
     pub time: TimeContext,
-    /// The user of this session.
+    /// The user of this session (`id` is `None`: the id is the lazily opened
+    /// [`elroy_core::UserId`] service, see [`ToolContext::user_id`]).
     pub user: UserInfo,
-    /// Stores and shared handles, passed to tools.
+    /// Stores and shared handles, passed to tools; stores open on first use.
     pub services: Services,
     /// Every tool of the session.
     pub registry: ToolRegistry,
     /// Non-fatal problems found while opening (config warnings, skipped plugins).
     pub warnings: Vec<String>,
+    /// Where later warnings go.
+    warn: WarningSink,
+    /// The versioned home, started on first use (`versioned_home: false`: never).
+    history: Arc<history::LazyHistory>,
 }
 
 impl std::fmt::Debug for Runtime {
@@ -50,25 +96,36 @@ impl std::fmt::Debug for Runtime {
 }
 
 impl Runtime {
-    /// Opens the home described by `config`.
+    /// Opens the home described by `config`, warnings found later to the log and stderr
+    /// ([`stderr_warnings`]). Opens no store: see [`Runtime::open_with`].
     ///
     /// # Errors
-    /// [`RuntimeError`] when the database or a store cannot be opened.
+    /// None today (every store opens lazily); the `Result` keeps room for checks at open.
     pub fn open(config: Config) -> Result<Self, RuntimeError> {
+        Self::open_with(config, stderr_warnings())
+    }
+
+    /// Opens the home described by `config`: clock, user, registry with plugins, and the stores
+    /// as lazy services (nothing is read from the home's stores or `state.db` here). Warnings
+    /// found later go to `warn`.
+    ///
+    /// # Errors
+    /// None today (every store opens lazily); the `Result` keeps room for checks at open.
+    pub fn open_with(config: Config, warn: WarningSink) -> Result<Self, RuntimeError> {
         let config = Arc::new(config);
         let clock: Arc<dyn elroy_core::Clock> = match config.now {
             Some(now) => Arc::new(FixedClock(now)),
             None => Arc::new(SystemClock),
         };
         let time = TimeContext::new(clock, config.timezone.clone());
-        let mut user = UserInfo {
+        let user = UserInfo {
             id: None,
             token: config.settings.user_token.clone(),
             elroy_home: config.paths.elroy_home.clone(),
             user_home: config.paths.user_home.clone(),
         };
         let mut warnings = config.warnings.clone();
-        let mut services = services::open_services(&config, &time, &mut user, &mut warnings)?;
+        let mut services = services::open_services(&config, &time, &user, &warn);
         let mut registry = build_registry(&config);
         // Plugins (tools.md §9.1) come after the built-in tools; a bad plugin is a warning.
         let plugins = elroy_plugins::load_plugins(&config, &mut registry);
@@ -78,23 +135,18 @@ impl Runtime {
         warnings.extend(plugins.warnings);
         services.insert(Arc::new(elroy_plugins::Panels(plugins.panels)));
         // --- elroy-history (versioned home) ---
-        // Commits hand edits since the last run (or the initial import), then records every tool
-        // call that changes a markdown store, whoever makes it (direct, model turn, MCP). A failure
-        // here is a warning: the home works unversioned. Store changes that are not tool calls
-        // (background memory work) find the home in `Services` and use `VersionedHome::record`.
-        if config.settings.versioned_home {
-            match elroy_history::VersionedHome::start(&config.paths.elroy_home, time.now()) {
-                Ok(home) => {
-                    services.insert(Arc::new(home.clone()));
-                    registry.set_call_observer(Arc::new(elroy_history::Recorder::new(home)));
-                }
-                Err(e) => {
-                    let message = format!("versioned home: {e}");
-                    tracing::warn!("{message}");
-                    warnings.push(message);
-                }
-            }
-        }
+        // Started on the first tool call (or at session start): commits hand edits since the last
+        // run (or the initial import), then records every tool call that changes a markdown
+        // store, whoever makes it (direct, model turn, MCP). A failure is a warning: the home
+        // works unversioned. Background store changes go through the orchestrator's
+        // `ChangeRecorder` port (`adapters::HistoryPort`).
+        let history = Arc::new(history::LazyHistory::new(
+            config.settings.versioned_home,
+            config.paths.elroy_home.clone(),
+            time.clone(),
+            Arc::clone(&warn),
+        ));
+        registry.set_call_observer(Arc::clone(&history) as Arc<dyn elroy_core::CallObserver>);
         Ok(Runtime {
             config,
             time,
@@ -102,16 +154,20 @@ impl Runtime {
             services,
             registry,
             warnings,
+            warn,
+            history,
         })
     }
 
-    /// The context a tool call gets in this runtime.
+    /// The context a direct tool call gets in this runtime: the conversation view is the active
+    /// context window, read from the transcript only if the tool looks at it.
     pub fn tool_context(&self, capabilities: Capabilities) -> ToolContext {
+        let services = self.services.clone();
         ToolContext {
             time: self.time.clone(),
             user: self.user.clone(),
             cwd: std::env::current_dir().unwrap_or_else(|_| self.user.user_home.clone()),
-            conversation: Arc::new(effects::active_conversation(&self.services, &self.user)),
+            conversation: Conversation::lazy(move || effects::active_conversation(&services)),
             capabilities,
             services: self.services.clone(),
         }
@@ -130,10 +186,8 @@ impl Runtime {
             "direct tool call"
         );
         if !result.is_error && !result.effects.is_empty() {
-            if let Err(message) =
-                effects::apply_direct(&self.services, &self.user, &self.time, &result.effects)
-            {
-                self.warn(&format!("could not apply the effects of {name}: {message}"));
+            if let Err(e) = effects::apply_direct(&self.services, &self.time, &result.effects) {
+                (self.warn)(&format!("could not apply the effects of {name}: {e}"));
             } else {
                 result.effects.clear();
             }
@@ -141,9 +195,40 @@ impl Runtime {
         result
     }
 
-    fn warn(&self, message: &str) {
-        tracing::warn!("{message}");
-        eprintln!("warning: {message}");
+    /// A session for a front end with `capabilities` (`elroy message`, `elroy chat`): the chat
+    /// model client, the fast model client (a configured fast model that cannot be built is a
+    /// warning, and background work uses the chat model), the versioned home started, the
+    /// stores opened, and the adapters to the orchestrator's ports; then
+    /// [`elroy_orchestrator::Session::start`].
+    ///
+    /// # Errors
+    /// [`RuntimeError::Model`] when no chat model can be chosen or built,
+    /// [`RuntimeError::Store`] when `state.db` cannot be opened, [`RuntimeError::Session`] when
+    /// the session cannot start.
+    pub fn session(
+        &self,
+        capabilities: Capabilities,
+    ) -> Result<elroy_orchestrator::Session, RuntimeError> {
+        let models = models::Models::build(
+            &self.config,
+            &elroy_llm::select::process_env,
+            self.warn.as_ref(),
+        )?;
+        let parts = adapters::session_parts(self, models, capabilities)?;
+        Ok(elroy_orchestrator::Session::start(parts)?)
+    }
+
+    /// The versioned home's change recorder, started now if it was not (`None` when
+    /// `versioned_home` is off or the home could not be started).
+    pub fn change_recorder(&self) -> Option<Arc<dyn elroy_orchestrator::ChangeRecorder>> {
+        self.history.home().map(|home| {
+            Arc::new(adapters::HistoryPort(home)) as Arc<dyn elroy_orchestrator::ChangeRecorder>
+        })
+    }
+
+    /// Reports a warning found after opening through the front end's [`WarningSink`].
+    pub fn warn(&self, message: &str) {
+        (self.warn)(message);
     }
 }
 
@@ -157,4 +242,46 @@ pub fn build_registry(config: &Config) -> ToolRegistry {
     };
     registry.exclude(&config.settings.exclude_tools);
     registry
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used, clippy::expect_used)]
+    use super::*;
+
+    fn config(home: &std::path::Path) -> Config {
+        let options = elroy_config::LoadOptions {
+            home: Some(home.to_path_buf()),
+            cwd: home.to_path_buf(),
+            user_dir: Some(home.to_path_buf()),
+            ..elroy_config::LoadOptions::default()
+        };
+        Config::load(&options).unwrap()
+    }
+
+    /// A tool opens only its own store (the kind: every store is opened on first use, none at
+    /// start): opening the runtime opens nothing; `get_current_date` opens nothing;
+    /// `get_user_preferred_name` opens the database and the user, not the agenda or memories.
+    #[tokio::test]
+    async fn a_tool_opens_only_what_it_uses() {
+        let dir = tempfile::tempdir().unwrap();
+        let home = dir.path().join(".elroy");
+        let runtime = Runtime::open_with(config(&home), logged_warnings()).unwrap();
+        let open = |r: &Runtime| {
+            [
+                r.services.is_open::<elroy_db::Db>(),
+                r.services.is_open::<elroy_core::UserId>(),
+                r.services.is_open::<elroy_agenda::AgendaStore>(),
+                r.services.is_open::<elroy_memory::MemoryStore>(),
+            ]
+        };
+        assert_eq!(open(&runtime), [false; 4]);
+        let date = runtime.call_tool("get_current_date", None).await;
+        assert!(!date.is_error, "{}", date.content);
+        assert_eq!(open(&runtime), [false; 4]);
+        assert!(!home.join("state.db").exists());
+        let name = runtime.call_tool("get_user_preferred_name", None).await;
+        assert!(!name.is_error, "{}", name.content);
+        assert_eq!(open(&runtime), [true, true, false, false]);
+    }
 }

@@ -1,79 +1,212 @@
-//! Opening the database and the stores into [`Services`].
-//!
-//! One block per store, each marked with its crate's name. A store that fails to open stops
-//! start-up with its message; tools find their store with `ctx.services.require::<Store>()`.
+//! The stores as lazy [`Services`] entries: each is opened on the first lookup of its type, once,
+//! and shared by every clone of the services (tool contexts, sessions). One block per store,
+//! marked with its crate's name. A store that fails to open is an error for the tool (or session)
+//! that asked for it, naming the store and the reason; other tools keep working.
 
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use elroy_config::Config;
-use elroy_core::{Services, TimeContext, UserInfo};
+use elroy_core::{ServiceError, Services, TimeContext, UserId, UserInfo};
+use elroy_db::Db;
 
-use crate::RuntimeError;
+use crate::WarningSink;
 
+/// An opener shared between the services map and the openers of the stores that need it (the
+/// agenda needs the database and the user id), so each is opened once.
+pub(crate) struct Lazy<T> {
+    cell: OnceLock<Result<Arc<T>, ServiceError>>,
+    open: Box<dyn Fn() -> Result<Arc<T>, ServiceError> + Send + Sync>,
+}
+
+impl<T: Send + Sync + 'static> Lazy<T> {
+    fn new(open: impl Fn() -> Result<Arc<T>, ServiceError> + Send + Sync + 'static) -> Arc<Self> {
+        Arc::new(Lazy {
+            cell: OnceLock::new(),
+            open: Box::new(open),
+        })
+    }
+
+    /// The value, opened now if it was not.
+    ///
+    /// # Errors
+    /// The opener's error (now or at the first attempt).
+    pub(crate) fn get(&self) -> Result<Arc<T>, ServiceError> {
+        self.cell.get_or_init(|| (self.open)()).clone()
+    }
+
+    /// Registers this value in `services` (opened on the first lookup there).
+    fn register(self: &Arc<Self>, services: &mut Services) {
+        let this = Arc::clone(self);
+        services.insert_lazy(move || this.get());
+    }
+}
+
+/// The stores of `config`'s home for `user`, none opened yet. Warnings found while opening a
+/// store (broken agenda files, memory files that moved) go to `warn` when that store opens.
 pub(crate) fn open_services(
     config: &Arc<Config>,
-    _time: &TimeContext,
-    _user: &mut UserInfo,
-    _warnings: &mut Vec<String>,
-) -> Result<Services, RuntimeError> {
+    time: &TimeContext,
+    user: &UserInfo,
+    warn: &WarningSink,
+) -> Services {
     let mut services = Services::new();
     services.insert(Arc::clone(config));
 
-    // --- elroy-db (database, users): set `user.id` here ---
-    let open_err = |e: elroy_db::DbError| RuntimeError::Open(e.to_string());
-    let db = Arc::new(match &config.paths.database {
-        elroy_config::DatabaseLocation::File(path) => elroy_db::Db::open(path).map_err(open_err)?,
-        elroy_config::DatabaseLocation::Memory => {
-            elroy_db::Db::open_in_memory().map_err(open_err)?
-        }
-    });
-    let user_id = db
-        .ensure_user(&_user.token, _time.now())
-        .map_err(open_err)?;
-    _user.id = Some(user_id);
-    services.insert(Arc::clone(&db));
+    // --- elroy-db (database, users) ---
+    let db = {
+        let location = config.paths.database.clone();
+        Lazy::new(move || {
+            let db = match &location {
+                elroy_config::DatabaseLocation::File(path) => Db::open(path),
+                elroy_config::DatabaseLocation::Memory => Db::open_in_memory(),
+            };
+            db.map(Arc::new).map_err(ServiceError::new)
+        })
+    };
+    db.register(&mut services);
+    let user_id = {
+        let (db, token, time) = (Arc::clone(&db), user.token.clone(), time.clone());
+        Lazy::new(move || {
+            let id = db
+                .get()?
+                .ensure_user(&token, time.now())
+                .map_err(ServiceError::new)?;
+            Ok(Arc::new(UserId(id)))
+        })
+    };
+    user_id.register(&mut services);
+
+    // --- elroy-transcript ---
+    let transcript = {
+        let db = Arc::clone(&db);
+        Lazy::new(move || Ok(Arc::new(elroy_transcript::TranscriptStore::new(db.get()?))))
+    };
+    transcript.register(&mut services);
 
     // --- elroy-agenda ---
     // Item ids (recall `memory_id`) live in the `agenda_items` table of state.db (formats.md §9.5).
-    let agenda = Arc::new(elroy_agenda::AgendaStore::new(
-        &_user.elroy_home,
-        &_user.user_home,
-        Box::new(
-            elroy_agenda::DbIndex::new(Arc::clone(&db), user_id)
-                .with_clock(Arc::clone(&_time.clock)),
-        ),
-    ));
-    // Files whose front matter cannot be read are skipped by every tool and reported here by name
-    // (robustness R2, R7). The scan also fills the store's cache for the first tool call.
-    match agenda.broken_files() {
-        Ok(broken) => _warnings.extend(broken.into_iter().map(|(_, message)| message)),
-        Err(e) => _warnings.push(e.to_string()),
-    }
-    services.insert(agenda);
+    let agenda = {
+        let (db, user_id, time, warn) = (
+            Arc::clone(&db),
+            Arc::clone(&user_id),
+            time.clone(),
+            Arc::clone(warn),
+        );
+        let (elroy_home, user_home) = (user.elroy_home.clone(), user.user_home.clone());
+        Lazy::new(move || {
+            let agenda = Arc::new(elroy_agenda::AgendaStore::new(
+                &elroy_home,
+                &user_home,
+                Box::new(
+                    elroy_agenda::DbIndex::new(db.get()?, user_id.get()?.0)
+                        .with_clock(Arc::clone(&time.clock)),
+                ),
+            ));
+            // Files whose front matter cannot be read are skipped by every tool and reported
+            // here by name (robustness R2, R7), when the agenda is first used. The scan also
+            // fills the store's cache for the first call.
+            match agenda.broken_files() {
+                Ok(broken) => broken.iter().for_each(|(_, message)| warn(message)),
+                Err(e) => warn(&e.to_string()),
+            }
+            Ok(agenda)
+        })
+    };
+    agenda.register(&mut services);
 
     // --- elroy-feature-requests ---
-    services.insert(Arc::new(elroy_feature_requests::FeatureRequestStore::new(
-        &_user.elroy_home,
-        &_user.user_home,
-    )));
+    {
+        let (elroy_home, user_home) = (user.elroy_home.clone(), user.user_home.clone());
+        Lazy::new(move || {
+            Ok(Arc::new(elroy_feature_requests::FeatureRequestStore::new(
+                &elroy_home,
+                &user_home,
+            )))
+        })
+        .register(&mut services);
+    }
 
     // --- elroy-notebook ---
-    services.insert(Arc::new(elroy_notebook::Notebook::new(
-        &_user.elroy_home,
-        &_user.user_home,
-    )));
+    {
+        let (elroy_home, user_home) = (user.elroy_home.clone(), user.user_home.clone());
+        Lazy::new(move || {
+            Ok(Arc::new(elroy_notebook::Notebook::new(
+                &elroy_home,
+                &user_home,
+            )))
+        })
+        .register(&mut services);
+    }
 
-    // --- elroy-memory ---
+    // --- elroy-memory (with the embedder) ---
+    {
+        let (db, user_id, transcript, time, warn, config) = (
+            Arc::clone(&db),
+            Arc::clone(&user_id),
+            Arc::clone(&transcript),
+            time.clone(),
+            Arc::clone(warn),
+            Arc::clone(config),
+        );
+        let user = user.clone();
+        Lazy::new(move || open_memory(&config, &user, &db, &user_id, &transcript, &time, &warn))
+            .register(&mut services);
+    }
+
+    // --- web / codex / plugins ---
+    // The web tools build their HTTP client on first use, so other commands pay no TLS set-up.
+    // Codex sessions live in state.db (formats.md §9.7); rows left running by a process that died
+    // are closed when the store opens. Plugins are loaded with the registry (`Runtime::open`).
+    {
+        let (db, user_id, time, warn, config) = (
+            Arc::clone(&db),
+            Arc::clone(&user_id),
+            time.clone(),
+            Arc::clone(warn),
+            Arc::clone(config),
+        );
+        Lazy::new(move || {
+            let mut with_db = Services::new();
+            with_db.insert(db.get()?);
+            let (sessions, warning) = elroy_tools_codex::open_session_store(
+                &with_db,
+                Some(user_id.get()?.0),
+                time.now(),
+                i64::try_from(config.settings.codex_timeout_seconds).unwrap_or(i64::MAX),
+            );
+            if let Some(warning) = warning {
+                warn(&warning);
+            }
+            Ok(Arc::new(sessions))
+        })
+        .register(&mut services);
+    }
+
+    services
+}
+
+/// Opens the memory store: syncs `memories/` with the index (warnings for files it could not
+/// read), and unpins from the context the memories whose file left `memories/` (formats.md §6.3).
+fn open_memory(
+    config: &Config,
+    user: &UserInfo,
+    db: &Lazy<Db>,
+    user_id: &Lazy<UserId>,
+    transcript: &Lazy<elroy_transcript::TranscriptStore>,
+    time: &TimeContext,
+    warn: &WarningSink,
+) -> Result<Arc<elroy_memory::MemoryStore>, ServiceError> {
+    let user_id = user_id.get()?.0;
     // Elroy's database names memories only in the DEFAULT user home (formats.md §6.3.1).
-    let elroy_db_path = (_user.token == "DEFAULT").then(|| config.paths.elroy_db_path.clone());
+    let elroy_db_path = (user.token == "DEFAULT").then(|| config.paths.elroy_db_path.clone());
     let keys = &config.settings;
     let threshold = keys
         .memory_relevance_cosine_threshold
         .unwrap_or(1.0 - keys.l2_memory_relevance_distance_threshold / 2.0);
     let (memory, sync) = elroy_memory::MemoryStore::open(
-        Arc::clone(&db),
+        db.get()?,
         elroy_memory::MemoryStoreOptions {
-            elroy_home: _user.elroy_home.clone(),
+            elroy_home: user.elroy_home.clone(),
             memory_dir: config.paths.memory_dir.clone(),
             elroy_db_path,
             user_id,
@@ -82,15 +215,12 @@ pub(crate) fn open_services(
             embedder: elroy_llm::connect_blocking_embedder(config),
             cosine_threshold: threshold as f32,
         },
-        _time.now(),
+        time.now(),
     )
-    .map_err(|e| RuntimeError::Open(e.to_string()))?;
-    _warnings.extend(sync.warnings);
-    services.insert(Arc::new(memory));
-
-    // --- elroy-transcript ---
-    let transcript = Arc::new(elroy_transcript::TranscriptStore::new(Arc::clone(&db)));
-    // Memories whose file left memories/ leave the context (formats.md §6.3).
+    .map_err(ServiceError::new)?;
+    for warning in &sync.warnings {
+        warn(warning);
+    }
     let unpins: Vec<elroy_transcript::ResolvedEffect> = sync
         .deactivated
         .iter()
@@ -103,23 +233,9 @@ pub(crate) fn open_services(
         .collect();
     if !unpins.is_empty() {
         transcript
-            .apply_effects(user_id, _time.now(), &unpins)
-            .map_err(|e| RuntimeError::Open(e.to_string()))?;
+            .get()?
+            .apply_effects(user_id, time.now(), &unpins)
+            .map_err(ServiceError::new)?;
     }
-    services.insert(transcript);
-
-    // --- web / codex / plugins ---
-    // The web tools build their HTTP client on first use, so other commands pay no TLS set-up.
-    // Codex sessions live in state.db (formats.md §9.7); rows left running by a process that died
-    // are closed here. Plugins are loaded with the registry (`Runtime::open`).
-    let (codex_sessions, codex_warning) = elroy_tools_codex::open_session_store(
-        &services,
-        _user.id,
-        _time.now(),
-        i64::try_from(config.settings.codex_timeout_seconds).unwrap_or(i64::MAX),
-    );
-    _warnings.extend(codex_warning);
-    services.insert(Arc::new(codex_sessions));
-
-    Ok(services)
+    Ok(Arc::new(memory))
 }

@@ -19,11 +19,13 @@
 pub mod compress;
 pub mod effects;
 mod error;
+mod snapshot;
 mod store;
 pub mod validate;
 
 pub use compress::{compress, estimate_tokens};
 pub use effects::{PinContent, ResolvedEffect};
 pub use error::TranscriptError;
+pub use snapshot::render_snapshot;
 pub use store::{ContextItem, StoredMessage, TranscriptStore};
 pub use validate::{Provider, ValidatedItem, Validation, is_system_instruction, validate};

@@ -128,7 +128,7 @@ pub(crate) async fn run_codex(
         started_at,
         updated_at: started_at,
     };
-    let user_id = ctx.user.id;
+    let user_id = ctx.user_id();
     session.row_id = store
         .0
         .insert(user_id, &session)

@@ -199,7 +199,7 @@ impl TypedTool for ListCodexSessions {
         let store = ctx.services.require::<CodexSessions>()?;
         let sessions = store
             .0
-            .list(ctx.user.id, scope, usize::try_from(limit).unwrap_or(5))
+            .list(ctx.user_id(), scope, usize::try_from(limit).unwrap_or(5))
             .map_err(|e| format!("Unable to read Codex sessions: {e}"))?;
         let entries: Vec<serde_json::Value> = sessions
             .iter()

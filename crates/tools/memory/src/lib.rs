@@ -22,8 +22,9 @@ use elroy_memory::MemoryStore;
 
 pub use context_tools::{AddMemoryToCurrentContext, DropMemoryFromCurrentContext, PrintMemory};
 pub use create::{CreateMemory, UpdateOutdatedOrIncorrectMemory};
+pub use elroy_transcript::render_snapshot;
 pub use examine::ExamineMemories;
-pub use source::{GetSourceContentForMemory, render_snapshot};
+pub use source::GetSourceContentForMemory;
 
 /// Registers the seven memory tools.
 pub fn register(registry: &mut ToolRegistry) {
@@ -42,8 +43,7 @@ pub(crate) fn store(ctx: &ToolContext) -> Result<Arc<MemoryStore>, ToolError> {
 }
 
 pub(crate) fn user_id(ctx: &ToolContext) -> Result<i64, ToolError> {
-    ctx.user
-        .id
+    ctx.user_id()
         .ok_or_else(|| ToolError::new("no user is open in this runtime"))
 }
 

@@ -3,7 +3,7 @@
 //! The four user tools of `shared/spec/tools.md` §4: `get_user_full_name`,
 //! `get_user_preferred_name`, `set_user_full_name`, `set_user_preferred_name`. They read and write
 //! the user's row of `user_preferences` (`formats.md` §9.2) through the [`Db`] found in
-//! `ctx.services`, for `ctx.user.id`. Strings are Elroy's (K3).
+//! `ctx.services`, for `ctx.user_id()`. Strings are Elroy's (K3).
 
 use std::sync::Arc;
 
@@ -25,8 +25,7 @@ pub const DEFAULT_USER_NAME: &str = "User";
 fn db_and_user(ctx: &ToolContext) -> Result<(Arc<Db>, i64), ToolError> {
     let db = ctx.services.require::<Db>()?;
     let user = ctx
-        .user
-        .id
+        .user_id()
         .ok_or_else(|| ToolError::new("no user is open in this runtime"))?;
     Ok((db, user))
 }

@@ -106,7 +106,7 @@ impl Env {
         });
         ctx.services = services;
         ctx.time = TimeContext::fixed(now, ist());
-        ctx.conversation = Arc::new(self.context());
+        ctx.conversation = self.context().into();
         ctx
     }
 

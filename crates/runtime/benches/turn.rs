@@ -2,7 +2,7 @@
 //! repair the context, store the user message, recall over 1,000 memories, build the request with
 //! 200 context messages, stream two rounds, dispatch one tool call, persist.
 //!
-//! `cargo bench -p elroy-orchestrator --bench turn`
+//! `cargo bench -p elroy-runtime --bench turn`
 #![allow(clippy::unwrap_used, clippy::expect_used, missing_docs)]
 
 use std::sync::Arc;
@@ -14,8 +14,8 @@ use elroy_core::{
 use elroy_db::Db;
 use elroy_llm::{ModelEndpoint, OpenAiChat, Protocol, RetryPolicy, Timeouts};
 use elroy_memory::{MemoryStore, MemoryStoreOptions};
-use elroy_orchestrator::wiring::MemoryRecall;
 use elroy_orchestrator::{Session, SessionParts, Settings, TurnInput};
+use elroy_runtime::adapters::MemoryRecall;
 use elroy_testkit::{MockServer, Reply};
 use elroy_transcript::{ContextItem, Provider, TranscriptStore};
 
@@ -123,7 +123,8 @@ fn setup(with_recall: bool) -> Bench {
         model,
         fast_model: None,
         memory: None,
-        feature_requests: None,
+        reflections: None,
+        history: None,
         provider: Provider::Other,
         recall: with_recall.then(|| {
             Arc::new(MemoryRecall(Arc::new(store))) as Arc<dyn elroy_orchestrator::RecallSource>

@@ -1,21 +1,25 @@
-//! Building a [`SessionParts`] from an opened home ([`elroy_runtime::Runtime`]), with adapters
-//! from the stores the runtime provides to the orchestrator's [`ports`](crate::ports).
+//! The session's wiring: adapters from the stores and the versioned home to the orchestrator's
+//! ports ([`elroy_orchestrator::ports`]), and [`session_parts`], which assembles a
+//! [`SessionParts`] from an opened [`Runtime`](crate::Runtime).
 
 use std::sync::Arc;
 
 use elroy_agenda::AgendaStore;
-use elroy_config::DatabaseLocation;
 use elroy_core::{
-    Capabilities, Message, RecallItem, RecallKind, RecallMetadata, RecallPayload, Role, TimeContext,
+    Capabilities, Message, RecallItem, RecallKind, RecallMetadata, RecallPayload, Role,
+    TimeContext, UserId,
 };
 use elroy_db::Db;
-use elroy_llm::{ChatModel, Protocol};
+use elroy_llm::Protocol;
 use elroy_memory::{MemoryQuery, MemoryStore, recall};
-use elroy_runtime::Runtime;
+use elroy_orchestrator::{
+    ChangeRecorder, DueSource, PinResolver, PortError, RecallQuery, RecallSource, Reflection,
+    ReflectionSink, SessionParts, Settings,
+};
 use elroy_transcript::{PinContent, Provider, TranscriptStore};
 
-use crate::ports::{DueSource, PinResolver, RecallQuery, RecallSource};
-use crate::{SessionError, SessionParts, Settings};
+use crate::models::Models;
+use crate::{Runtime, RuntimeError};
 
 /// Due items from the agenda store (`orchestrator.md` §5): the active items whose trigger time
 /// has passed, one `⏰ DUE ITEM` block each, joined by `\n`.
@@ -23,8 +27,8 @@ use crate::{SessionError, SessionParts, Settings};
 pub struct AgendaDue(pub Arc<AgendaStore>);
 
 impl DueSource for AgendaDue {
-    fn due_text(&self, time: &TimeContext) -> Result<Option<String>, String> {
-        let due = self.0.due_now(time.now()).map_err(|e| e.to_string())?;
+    fn due_text(&self, time: &TimeContext) -> Result<Option<String>, PortError> {
+        let due = self.0.due_now(time.now()).map_err(PortError::new)?;
         if due.is_empty() {
             return Ok(None);
         }
@@ -99,7 +103,7 @@ impl MemoryRecall {
         &self,
         query: &RecallQuery<'_>,
         prepared: &Prepared,
-    ) -> Result<Vec<(RecallMetadata, String)>, String> {
+    ) -> Result<Vec<(RecallMetadata, String)>, PortError> {
         let search = MemoryQuery {
             current: prepared.current.clone(),
             previous: prepared.previous.clone(),
@@ -108,7 +112,7 @@ impl MemoryRecall {
         let found = self
             .0
             .search(&search, RECALLED_MEMORIES + prepared.in_context.len())
-            .map_err(|e| e.to_string())?;
+            .map_err(PortError::new)?;
         let mut out = Vec::new();
         for memory in found {
             let item = RecallItem {
@@ -118,7 +122,7 @@ impl MemoryRecall {
             if prepared.in_context.contains(&item) {
                 continue;
             }
-            let rendering = self.0.rendering(&memory).map_err(|e| e.to_string())?;
+            let rendering = self.0.rendering(&memory).map_err(PortError::new)?;
             out.push((
                 RecallMetadata {
                     memory_type: RecallKind::Memory,
@@ -147,7 +151,7 @@ fn payload(selected: Vec<(RecallMetadata, String)>) -> Option<RecallPayload> {
 }
 
 impl RecallSource for MemoryRecall {
-    fn recall(&self, query: &RecallQuery<'_>) -> Result<Option<RecallPayload>, String> {
+    fn recall(&self, query: &RecallQuery<'_>) -> Result<Option<RecallPayload>, PortError> {
         let prepared = prepare(query);
         Ok(payload(self.select(query, &prepared)?))
     }
@@ -179,10 +183,10 @@ impl StoreRecall {
         agenda: &AgendaStore,
         query: &RecallQuery<'_>,
         prepared: &Prepared,
-    ) -> Result<Vec<(RecallMetadata, String)>, String> {
+    ) -> Result<Vec<(RecallMetadata, String)>, PortError> {
         let entries = agenda
             .recall_entries(&query.time.tz)
-            .map_err(|e| e.to_string())?;
+            .map_err(PortError::new)?;
         let items: Vec<recall::FtsItem> = entries
             .iter()
             .map(|e| recall::FtsItem {
@@ -203,7 +207,7 @@ impl StoreRecall {
                     &prepared.previous,
                 )
             })
-            .map_err(|e| e.to_string())?;
+            .map_err(PortError::new)?;
         let mut due = Vec::new();
         let mut plain = Vec::new();
         for id in ranking {
@@ -238,7 +242,7 @@ impl StoreRecall {
 }
 
 impl RecallSource for StoreRecall {
-    fn recall(&self, query: &RecallQuery<'_>) -> Result<Option<RecallPayload>, String> {
+    fn recall(&self, query: &RecallQuery<'_>) -> Result<Option<RecallPayload>, PortError> {
         let prepared = prepare(query);
         let mut selected = Vec::new();
         if let Some(memory) = &self.memory {
@@ -285,42 +289,71 @@ impl PinResolver for StorePins {
     }
 }
 
-/// The parts of a session over `runtime`'s home: its configuration, clock, user, registry and
-/// stores. The database and transcript come from the runtime's services when it provides them,
-/// else they are opened here (`database_url`). Due items and agenda pins come from the agenda store
-/// when present.
+/// The versioned home as the orchestrator's history port: one commit `{label}: {paths}` per
+/// background change ([`elroy_history::VersionedHome::record`]).
+#[derive(Debug, Clone)]
+pub struct HistoryPort(pub elroy_history::VersionedHome);
+
+impl ChangeRecorder for HistoryPort {
+    fn record(&self, now: jiff::Timestamp, label: &str, work: &mut dyn FnMut()) {
+        self.0.record(now, label, work);
+    }
+}
+
+/// The feature-request store as self-reflection's sink (§12.3): the reflection is recorded as
+/// (or merged into) the feature request of its title.
+#[derive(Debug, Clone)]
+pub struct FeatureRequestsPort(pub Arc<elroy_feature_requests::FeatureRequestStore>);
+
+impl ReflectionSink for FeatureRequestsPort {
+    fn record_reflection(
+        &self,
+        now: jiff::Timestamp,
+        reflection: &Reflection,
+    ) -> Result<(), PortError> {
+        let proposal = elroy_feature_requests::ReflectionProposal {
+            title: reflection.title.clone(),
+            summary: reflection.summary.clone(),
+            rationale: reflection.rationale.clone(),
+            phrase: reflection.phrase.clone(),
+            excerpt: reflection.excerpt.clone(),
+        };
+        self.0
+            .record_reflection(now, &proposal)
+            .map(|_| ())
+            .map_err(PortError::new)
+    }
+}
+
+/// The parts of a session over `runtime`'s home: its configuration, clock, user, registry, the
+/// models, the stores (opened now: database, transcript, memories, agenda, feature requests) and
+/// the adapters to the orchestrator's ports; the versioned home is started (its `external edit`
+/// commit) when `versioned_home` is on.
 ///
 /// # Errors
-/// [`SessionError::Store`] when the database cannot be opened.
+/// [`RuntimeError::Store`] when the database or a store the session needs cannot be opened.
 pub fn session_parts(
     runtime: &Runtime,
-    model: Arc<dyn ChatModel>,
-    protocol: Protocol,
+    models: Models,
     capabilities: Capabilities,
-) -> Result<SessionParts, SessionError> {
-    let db = match runtime.services.get::<Db>() {
-        Some(db) => db,
-        None => Arc::new(match &runtime.config.paths.database {
-            DatabaseLocation::File(path) => Db::open(path)?,
-            DatabaseLocation::Memory => Db::open_in_memory()?,
-        }),
-    };
-    let user_id = match runtime.user.id {
-        Some(id) => id,
-        None => db.ensure_user(&runtime.user.token, runtime.time.now())?,
-    };
+) -> Result<SessionParts, RuntimeError> {
+    let services = &runtime.services;
+    let history = runtime.change_recorder();
+    let db = services.try_get::<Db>()?.ok_or_else(missing::<Db>)?;
+    let user_id = services
+        .try_get::<UserId>()?
+        .ok_or_else(missing::<UserId>)?
+        .0;
     let mut user = runtime.user.clone();
     user.id = Some(user_id);
-    let transcript = runtime
-        .services
-        .get::<TranscriptStore>()
+    let transcript = services
+        .try_get::<TranscriptStore>()?
         .map_or_else(|| TranscriptStore::new(Arc::clone(&db)), |t| (*t).clone());
-    let agenda = runtime.services.get::<AgendaStore>();
-    let memory = runtime.services.get::<MemoryStore>();
-    let mut services = runtime.services.clone();
-    if services.get::<Db>().is_none() {
-        services.insert(Arc::clone(&db));
-    }
+    let agenda = services.try_get::<AgendaStore>()?;
+    let memory = services.try_get::<MemoryStore>()?;
+    let reflections = services
+        .try_get::<elroy_feature_requests::FeatureRequestStore>()?
+        .map(|store| Arc::new(FeatureRequestsPort(store)) as Arc<dyn ReflectionSink>);
     let recall: Arc<dyn RecallSource> = Arc::new(StoreRecall {
         memory: memory.clone(),
         agenda: agenda.clone(),
@@ -333,18 +366,17 @@ pub fn session_parts(
         user,
         user_id,
         registry: Arc::new(runtime.registry.clone()),
-        services,
+        services: services.clone(),
         capabilities,
         cwd: std::env::current_dir().unwrap_or_else(|_| runtime.user.user_home.clone()),
         db,
         transcript,
-        model,
-        fast_model: None,
+        model: models.chat,
+        fast_model: models.fast,
         memory: memory.clone(),
-        feature_requests: runtime
-            .services
-            .get::<elroy_feature_requests::FeatureRequestStore>(),
-        provider: match protocol {
+        reflections,
+        history,
+        provider: match models.protocol {
             Protocol::Anthropic => Provider::Anthropic,
             Protocol::OpenAi => Provider::Other,
         },
@@ -354,4 +386,115 @@ pub fn session_parts(
             .map(|a| Arc::new(AgendaDue(a)) as Arc<dyn DueSource>),
         pins: Some(Arc::new(StorePins { agenda, memory }) as Arc<dyn PinResolver>),
     })
+}
+
+/// The error for a service the runtime always registers but that is missing (a runtime built
+/// by hand without it).
+fn missing<T>() -> RuntimeError {
+    RuntimeError::Store(elroy_core::ServiceError::new(std::io::Error::other(
+        format!(
+            "{} is not available in this runtime",
+            std::any::type_name::<T>()
+        ),
+    )))
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used, clippy::expect_used)]
+    use super::*;
+    use elroy_memory::MemoryStoreOptions;
+
+    fn now() -> jiff::Timestamp {
+        jiff::Timestamp::from_second(1_790_000_000).unwrap()
+    }
+
+    fn recall_for(source: &dyn RecallSource, conversation: &[Message]) -> Option<RecallPayload> {
+        let time = TimeContext::fixed(now(), jiff::tz::TimeZone::UTC);
+        let message = conversation
+            .last()
+            .and_then(|m| m.content.clone())
+            .unwrap_or_default();
+        source
+            .recall(&RecallQuery {
+                message: &message,
+                conversation,
+                time: &time,
+            })
+            .unwrap()
+    }
+
+    /// Recall vector §16.6 through the memory store: the relevant memory is recalled, and not
+    /// again once a recall message in the conversation carries it.
+    #[test]
+    fn memory_recall_vector_16_6_through_the_memory_store() {
+        let home = tempfile::tempdir().unwrap();
+        let db = Arc::new(Db::open_in_memory().unwrap());
+        let user_id = db.ensure_user("DEFAULT", now()).unwrap();
+        let (store, _) = MemoryStore::open(
+            Arc::clone(&db),
+            MemoryStoreOptions {
+                elroy_home: home.path().to_path_buf(),
+                memory_dir: home.path().join("memories"),
+                elroy_db_path: None,
+                user_id,
+                embedder: None,
+                cosine_threshold: 0.3,
+            },
+            now(),
+        )
+        .unwrap();
+        store
+            .create("User's dog", "The user's dog is named Biscuit.", &[], now())
+            .unwrap();
+        store
+            .create("User's car", "The user drives a red bicycle.", &[], now())
+            .unwrap();
+        let source = MemoryRecall(Arc::new(store));
+        let mut conversation = vec![Message::user("What is my dog called?")];
+        let payload = recall_for(&source, &conversation).unwrap();
+        assert_eq!(payload.recall_metadata.len(), 1);
+        assert_eq!(payload.recall_metadata[0].name, "User's dog");
+        assert!(payload.content.contains("Biscuit"));
+        // The same question with the memory already in context recalls nothing new.
+        conversation.extend(Message::synthetic_pair(
+            "call-1",
+            "get_fast_recall",
+            payload.to_json_string(),
+        ));
+        conversation.push(Message::user("What is my dog called?"));
+        assert_eq!(recall_for(&source, &conversation), None);
+    }
+
+    /// Agenda items are recalled by keyword and split into due and plain items.
+    #[test]
+    fn agenda_items_are_recalled_by_keyword_and_split_into_due_and_plain() {
+        let home = tempfile::tempdir().unwrap();
+        let db = Arc::new(Db::open_in_memory().unwrap());
+        let user_id = db.ensure_user("DEFAULT", now()).unwrap();
+        let agenda = AgendaStore::open(home.path(), home.path(), "DEFAULT");
+        let today = now().to_zoned_datetime(jiff::tz::TimeZone::UTC).date();
+        agenda
+            .add_item("Water the plants on the balcony", today, now())
+            .unwrap();
+        agenda.add_item("Buy stamps", today, now()).unwrap();
+        let source = StoreRecall {
+            memory: None,
+            agenda: Some(Arc::new(agenda)),
+            db,
+            user_id,
+        };
+        let payload =
+            recall_for(&source, &[Message::user("Did I plan to water the plants?")]).unwrap();
+        let names: Vec<&str> = payload
+            .recall_metadata
+            .iter()
+            .map(|m| m.name.as_str())
+            .collect();
+        assert_eq!(names, ["Water the plants on the balcony"]);
+        assert_eq!(
+            payload.recall_metadata[0].memory_type,
+            RecallKind::AgendaItem
+        );
+    }
 }

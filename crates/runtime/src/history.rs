@@ -1,0 +1,83 @@
+//! The versioned home (elroy-history), started on first use: before the first tool call the
+//! registry observes, or when a session starts.
+
+use std::path::PathBuf;
+use std::sync::OnceLock;
+
+use elroy_core::{CallObserver, ObservedCall, TimeContext, ToolContext, ToolResult};
+use elroy_history::{Recorder, VersionedHome};
+use serde_json::{Map, Value};
+
+use crate::WarningSink;
+
+/// Starts the versioned home once, on first use; then records every tool call like
+/// [`Recorder`]. With `versioned_home` off it records nothing and never touches git.
+pub(crate) struct LazyHistory {
+    enabled: bool,
+    elroy_home: PathBuf,
+    time: TimeContext,
+    warn: WarningSink,
+    started: OnceLock<Option<(VersionedHome, Recorder)>>,
+}
+
+impl LazyHistory {
+    pub(crate) fn new(
+        enabled: bool,
+        elroy_home: PathBuf,
+        time: TimeContext,
+        warn: WarningSink,
+    ) -> Self {
+        LazyHistory {
+            enabled,
+            elroy_home,
+            time,
+            warn,
+            started: OnceLock::new(),
+        }
+    }
+
+    /// The started home: `VersionedHome::start` on the first call (an `initial import` or
+    /// `external edit` commit of what changed since the last run); `None` when versioning is off
+    /// or the start failed (a warning).
+    pub(crate) fn home(&self) -> Option<VersionedHome> {
+        self.started().map(|(home, _)| home.clone())
+    }
+
+    fn started(&self) -> Option<&(VersionedHome, Recorder)> {
+        self.started
+            .get_or_init(|| {
+                if !self.enabled {
+                    return None;
+                }
+                match VersionedHome::start(&self.elroy_home, self.time.now()) {
+                    Ok(home) => Some((home.clone(), Recorder::new(home))),
+                    Err(e) => {
+                        (self.warn)(&format!("versioned home: {e}"));
+                        None
+                    }
+                }
+            })
+            .as_ref()
+    }
+}
+
+/// Records nothing (versioning off or not started).
+struct Unrecorded;
+
+impl ObservedCall for Unrecorded {
+    fn finished(self: Box<Self>, _ctx: &ToolContext, _result: &ToolResult) {}
+}
+
+impl CallObserver for LazyHistory {
+    fn call_starting(
+        &self,
+        ctx: &ToolContext,
+        name: &str,
+        arguments: &Map<String, Value>,
+    ) -> Box<dyn ObservedCall> {
+        match self.started() {
+            Some((_, recorder)) => recorder.call_starting(ctx, name, arguments),
+            None => Box::new(Unrecorded),
+        }
+    }
+}
