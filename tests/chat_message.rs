@@ -483,11 +483,10 @@ fn local_model_completes_an_agenda_turn() {
     );
 }
 
-#[test]
-fn relevant_memory_is_injected_as_a_fast_recall_pair() {
-    let server = MockServer::start();
-    server.fallback(Reply::text("Your dog is Biscuit."));
-    let home = home_for(&server, "");
+/// A home whose chat model is `server`, holding the memories `User's dog` (Biscuit) and `User's
+/// bicycle`, both out of the context so that recall has work to do.
+fn home_with_memories(server: &MockServer, extra_config: &str) -> TestHome {
+    let home = home_for(server, extra_config);
     let call = |tool: &str, args: &str| {
         let out = home
             .cmd()
@@ -514,9 +513,36 @@ fn relevant_memory_is_injected_as_a_fast_recall_pair() {
         "drop_memory_from_current_context",
         r#"{"memory_name":"User's bicycle"}"#,
     );
+    home
+}
+
+/// Whether a recorded request is a structured call (`response_format`), not a turn round.
+fn is_structured(request: &RecordedRequest) -> bool {
+    request.body.get("response_format").is_some()
+}
+
+/// The recall pairs' tool names in a turn request.
+fn recall_tools(request: &RecordedRequest) -> Vec<String> {
+    request
+        .tool_exchanges()
+        .into_iter()
+        .map(|(name, _)| name)
+        .filter(|name| name.contains("recall"))
+        .collect()
+}
+
+#[test]
+fn relevant_memory_is_injected_as_a_fast_recall_pair() {
+    let server = MockServer::start();
+    server.fallback(Reply::text("Your dog is Biscuit."));
+    let home = home_with_memories(&server, "");
     let out = message(&home, &["What is my dog called?"]);
     assert!(out.status.success(), "{}", stderr(&out));
+    // Neither the recall classifier nor reflective recall is on: the turn's round is the only
+    // request.
+    assert_eq!(server.chat_requests().len(), 1);
     let sent = &server.chat_requests()[0];
+    assert!(!is_structured(sent));
     let messages = sent.messages();
     let n = messages.len();
     assert_eq!(messages[n - 3]["role"], "user");
@@ -531,6 +557,81 @@ fn relevant_memory_is_injected_as_a_fast_recall_pair() {
         json!([{"memory_type": "Memory", "memory_id": payload["recall_metadata"][0]["memory_id"], "name": "User's dog"}])
     );
     assert!(payload["content"].as_str().unwrap().contains("Biscuit"));
+}
+
+#[test]
+fn recall_classifier_setting_decides_whether_recall_runs() {
+    let server = MockServer::start();
+    let classifier = |r: &RecordedRequest| {
+        r.system_prompt()
+            .is_some_and(|p| p.starts_with("Decide whether answering the user's latest message"))
+    };
+    server
+        .when(
+            move |r| {
+                classifier(r)
+                    && r.last_user_text()
+                        .is_some_and(|t| t.ends_with("Latest message: Nice dog weather."))
+            },
+            Reply::text(r#"{"needs_recall": false, "reasoning": "small talk"}"#),
+        )
+        .when(
+            classifier,
+            Reply::text(r#"{"needs_recall": true, "reasoning": "about the dog"}"#),
+        )
+        .fallback(Reply::text("Indeed."));
+    let home = home_with_memories(
+        &server,
+        "memory_recall_classifier_enabled: true\nmemory_recall_classifier_window: 2\n",
+    );
+    // "dog" would recall the dog memory by keyword; the classifier says no.
+    let out = message(&home, &["Nice dog weather."]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let out = message(&home, &["What is my dog called?"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let sent = server.chat_requests();
+    let asked: Vec<&RecordedRequest> = sent.iter().filter(|r| classifier(r)).collect();
+    let turns: Vec<&RecordedRequest> = sent.iter().filter(|r| !is_structured(r)).collect();
+    assert_eq!(asked.len(), 2);
+    assert!(asked.iter().all(|r| is_structured(r) && !r.is_stream()));
+    assert_eq!(
+        asked[1].last_user_text().unwrap(),
+        "user: Nice dog weather.\nassistant: Indeed.\nLatest message: What is my dog called?"
+    );
+    assert_eq!(turns.len(), 2);
+    assert!(recall_tools(turns[0]).is_empty());
+    assert_eq!(recall_tools(turns[1]), ["get_fast_recall"]);
+}
+
+#[test]
+fn reflect_setting_injects_the_models_reflection() {
+    let server = MockServer::start();
+    let reflection = |r: &RecordedRequest| {
+        r.system_prompt()
+            .is_some_and(|p| p.starts_with("Here are memories and reminders that may bear"))
+    };
+    server
+        .when(
+            reflection,
+            Reply::text(r#"{"content": "Their dog is Biscuit.", "is_relevant": true}"#),
+        )
+        .fallback(Reply::text("Biscuit."));
+    let home = home_with_memories(&server, "reflect: true\n");
+    let out = message(&home, &["What is my dog called?"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let sent = server.chat_requests();
+    let asked: Vec<&RecordedRequest> = sent.iter().filter(|r| reflection(r)).collect();
+    assert_eq!(asked.len(), 1);
+    assert!(is_structured(asked[0]));
+    let text = asked[0].last_user_text().unwrap();
+    assert!(text.contains("The user's dog is named Biscuit."), "{text}");
+    assert!(text.ends_with("user: What is my dog called?"), "{text}");
+    let turn = sent.iter().find(|r| !is_structured(r)).unwrap();
+    assert_eq!(recall_tools(turn), ["get_reflective_recall"]);
+    let (_, content) = turn.tool_exchanges().into_iter().next().unwrap();
+    let payload: Value = serde_json::from_str(&content).unwrap();
+    assert_eq!(payload["content"], "Their dog is Biscuit.");
+    assert_eq!(payload["recall_metadata"][0]["name"], "User's dog");
 }
 
 #[test]

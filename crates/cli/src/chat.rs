@@ -251,8 +251,14 @@ fn run_turn(
             None
         }
         Some(Ok(outcome)) => {
-            if let Err(e) = runtime.block_on(session.after_turn()) {
-                tracing::warn!("background work after the turn failed: {e}");
+            // Every background step runs; each failure is shown as a warning line (and logged).
+            let report = runtime.block_on(session.after_turn());
+            let color = palette.warning.clone();
+            for failure in &report.failures {
+                renderer.print(
+                    &color,
+                    &format!("warning: background work after the turn: {failure}\n"),
+                );
             }
             outcome.restart
         }

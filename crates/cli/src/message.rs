@@ -93,11 +93,15 @@ pub(crate) fn run_text(
             written
                 .and_then(|()| out.flush())
                 .map_err(|e| format!("cannot write the reply: {e}"))?;
-            // Background work after the reply (§11, §12.1); a one-shot command waits for it.
-            match crate::block_on(session.after_turn()) {
-                Ok(Err(e)) => tracing::warn!("background work after the turn failed: {e}"),
-                Err(e) => tracing::warn!("background work after the turn failed: {e}"),
-                Ok(Ok(_)) => {}
+            // Background work after the reply (§11, §12); a one-shot command waits for it. Every
+            // step runs; each failure is one warning line on stderr (and in the log).
+            let warnings: Vec<String> = match crate::block_on(session.after_turn()) {
+                Ok(report) => report.failures.iter().map(ToString::to_string).collect(),
+                Err(e) => vec![format!("could not run: {e}")],
+            };
+            let mut err = std::io::stderr().lock();
+            for warning in warnings {
+                let _ = writeln!(err, "warning: background work after the turn: {warning}");
             }
             Ok(ExitCode::SUCCESS)
         }

@@ -31,6 +31,50 @@ const AUTOMATIC_MEMORY_LABEL: &str = "automatic memory";
 /// The system text of the refresh summary (§11 step 3.3, ours); `{assistant}` is replaced.
 pub const SUMMARY_PROMPT: &str = "Summarise this conversation from the point of view of {assistant}, in the first person, in at most 300 words. Keep names, dates (YYYY-MM-DD), decisions and open tasks.";
 
+/// One step of the work after a reply, as named in logs and failure reports.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum BackgroundStep {
+    /// Automatic memory creation (§12.1).
+    AutomaticMemory,
+    /// Self-reflection (§12.3).
+    SelfReflection,
+    /// Context refresh and compression (§11).
+    ContextRefresh,
+    /// Memory consolidation (§12.2).
+    Consolidation,
+}
+
+impl std::fmt::Display for BackgroundStep {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            BackgroundStep::AutomaticMemory => "automatic memory",
+            BackgroundStep::SelfReflection => "self-reflection",
+            BackgroundStep::ContextRefresh => "context refresh",
+            BackgroundStep::Consolidation => "consolidation",
+        })
+    }
+}
+
+/// A failure of one background step (or of one part of it); the other steps ran anyway.
+/// Displays as `{step}: {message}`.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{step}: {message}")]
+pub struct BackgroundFailure {
+    /// The step that failed.
+    pub step: BackgroundStep,
+    /// What failed, in words (a model or store error).
+    pub message: String,
+}
+
+impl BackgroundFailure {
+    fn new(step: BackgroundStep, message: impl Into<String>) -> Self {
+        BackgroundFailure {
+            step,
+            message: message.into(),
+        }
+    }
+}
+
 /// What the background work did.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct AfterTurn {
@@ -42,6 +86,9 @@ pub struct AfterTurn {
     pub reflected: Option<String>,
     /// What consolidation did, when it was due (§12.2).
     pub consolidated: Option<crate::Consolidation>,
+    /// Every failure, in the order it happened; each was also logged as a warning. A failed step
+    /// never stops the steps after it.
+    pub failures: Vec<BackgroundFailure>,
 }
 
 /// Self-reflection's trigger (§12.3 steps 1–2): the newest of `user_messages` (oldest first)
@@ -90,33 +137,62 @@ pub fn parse_memory_reply(reply: &str) -> Option<(String, String)> {
 }
 
 impl Session {
-    /// Runs the post-turn background work (call it after the reply was shown):
+    /// Runs the post-turn background work (call it after the reply was shown), every step even
+    /// when an earlier one failed:
     ///
     /// 1. §12.1: when `messages_between_memory > 0` and `messages_since_memory` reached it, the fast
     ///    model writes one memory from the active context (rendered as `tools.md` §3.5 without the
     ///    heading and range line); it is created op-tracked with the current context version as
     ///    its source, and pinned (one version, reason `pin`).
-    /// 2. §11: the context refresh over `max_tokens` ([`Session::after_turn`] runs it last).
-    ///
-    /// 3. §12.3: self-reflection.
+    /// 2. §12.3: self-reflection.
+    /// 3. §11: the context refresh and compression over `max_tokens`.
     /// 4. §12.2: consolidation, when an op-tracked creation (`create_memory` during the turn, step
     ///    1 or the refresh) made it due ([`Session::consolidate`]); runs last so it sees every
     ///    memory created before it.
     ///
-    /// # Errors
-    /// [`BackgroundError`] when the database, a store or the model fails; the turn itself is
-    /// already persisted.
-    pub async fn after_turn(&self) -> Result<AfterTurn, BackgroundError> {
-        let memory_created = self.maybe_create_memory().await?;
-        let reflected = self.maybe_reflect()?;
-        let compressed = self.refresh_if_needed().await?;
-        let consolidated = self.maybe_consolidate().await?;
-        Ok(AfterTurn {
-            memory_created,
-            compressed,
-            reflected,
-            consolidated,
-        })
+    /// Each failure (a model answering an error, a store that cannot be written, a part of the
+    /// refresh such as its summary) is logged as a warning and collected in
+    /// [`AfterTurn::failures`] for the front-end to show; the turn itself is already persisted.
+    /// Elroy runs these jobs independently too (each in its own thread).
+    pub async fn after_turn(&self) -> AfterTurn {
+        let mut report = AfterTurn::default();
+        let failed = |report: &mut AfterTurn, step: BackgroundStep, message: String| {
+            let failure = BackgroundFailure::new(step, message);
+            tracing::warn!("background work after the turn: {failure}");
+            report.failures.push(failure);
+        };
+        match self.maybe_create_memory().await {
+            Ok(created) => report.memory_created = created,
+            Err(e) => failed(&mut report, BackgroundStep::AutomaticMemory, e.to_string()),
+        }
+        match self.maybe_reflect() {
+            Ok(reflected) => report.reflected = reflected,
+            Err(e) => failed(&mut report, BackgroundStep::SelfReflection, e.to_string()),
+        }
+        let mut partial = Vec::new();
+        match self.refresh_if_needed(&mut partial).await {
+            Ok(compressed) => report.compressed = compressed,
+            Err(e) => failed(&mut report, BackgroundStep::ContextRefresh, e.to_string()),
+        }
+        for message in partial {
+            failed(&mut report, BackgroundStep::ContextRefresh, message);
+        }
+        match self.maybe_consolidate().await {
+            Ok(consolidated) => {
+                if let Some(c) = &consolidated {
+                    for ids in &c.failed {
+                        failed(
+                            &mut report,
+                            BackgroundStep::Consolidation,
+                            format!("the memories {ids:?} were left unmerged"),
+                        );
+                    }
+                }
+                report.consolidated = consolidated;
+            }
+            Err(e) => failed(&mut report, BackgroundStep::Consolidation, e.to_string()),
+        }
+        report
     }
 
     /// §12.3: when the number of user messages with content in the active context is a positive
@@ -246,8 +322,9 @@ impl Session {
     /// §11: when the active context has a user message and more than `max_tokens` estimated
     /// tokens: a memory of the whole context (pinned), then compression to `max_tokens / 3` plus a
     /// `context_summary` pair (`Recent conversation summary: …`) at the end, stored as one version
-    /// (reason `refresh`). A failed summary call leaves the summary out.
-    async fn refresh_if_needed(&self) -> Result<bool, BackgroundError> {
+    /// (reason `refresh`). A failed memory or summary call leaves that part out and is pushed to
+    /// `partial`; the compression happens anyway.
+    async fn refresh_if_needed(&self, partial: &mut Vec<String>) -> Result<bool, BackgroundError> {
         let p = &self.parts;
         let stored = p.transcript.active_context(p.user_id)?;
         let tokens: usize = stored.iter().map(|s| estimate_tokens(&s.message)).sum();
@@ -256,15 +333,21 @@ impl Session {
             return Ok(false);
         }
         if let Err(e) = self.memory_from_context().await {
-            tracing::warn!("refresh: the memory of the context could not be created: {e}");
+            partial.push(format!(
+                "the memory of the context could not be created: {e}"
+            ));
         }
         let summary = {
             let system = SUMMARY_PROMPT.replace("{assistant}", &self.assistant_name());
-            match self.ask_fast_model(system, self.conversation_text()?).await {
+            let asked = match self.conversation_text() {
+                Ok(body) => self.ask_fast_model(system, body).await,
+                Err(e) => Err(e),
+            };
+            match asked {
                 Ok(text) if !text.trim().is_empty() => Some(text.trim().to_owned()),
                 Ok(_) => None,
                 Err(e) => {
-                    tracing::warn!("refresh: no summary: {e}");
+                    partial.push(format!("no summary of the compressed conversation: {e}"));
                     None
                 }
             }

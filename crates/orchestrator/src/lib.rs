@@ -7,14 +7,16 @@
 //!   the system prompt ([`prompt`]), the active context aged out, repaired and given the current
 //!   prompt.
 //! - [`Session::turn`] (§3): load and repair the context; store the user message **before** any
-//!   model request (a failed or cancelled turn never loses it); inject one recall pair and one
-//!   due-items pair ([`ports`]); run the bounded model/tool loop (K6: tool rounds `0..=
+//!   model request (a failed or cancelled turn never loses it); inject one recall pair (gated by
+//!   the optional fast-model recall classifier, §4.1 step 3; a chat-model reflection instead of
+//!   the plain items with `reflect`, §4.6) and one due-items pair ([`ports`]); run the bounded model/tool loop (K6: tool rounds `0..=
 //!   max_assistant_loops`, then one round without tools); feed every tool error back to the model
 //!   (D1–D3); stop a tool after `max_tool_failures_per_turn` failures (R3); apply effects (§7.4);
 //!   persist the turn as one version (§10). Events ([`TurnEvent`]) stream to the front-end.
 //! - [`Session::after_turn`]: background work after the reply (automatic memory creation,
 //!   self-reflection, context compression over `max_tokens`, consolidation when an op-tracked
-//!   creation made it due, [`Session::consolidate`]).
+//!   creation made it due, [`Session::consolidate`]); every step runs even when an earlier one
+//!   failed, and the failures come back in [`AfterTurn::failures`].
 //!
 //! Stores and services built by the composition root (`elroy-runtime`) reach the session through
 //! small traits in [`ports`] ([`RecallSource`], [`DueSource`], [`PinResolver`],
@@ -23,18 +25,24 @@
 //! Errors are typed ([`SessionError`], [`TurnError`], [`BackgroundError`], [`PortError`]).
 
 mod background;
+mod classifier;
 mod consolidation;
 mod error;
 mod events;
 mod gate;
 pub mod ports;
 pub mod prompt;
+mod reflect;
 mod session;
+mod structured;
 mod turn;
 
 pub use background::{
-    AfterTurn, MEMORY_PROMPT, REFLECTION_PHRASES, REFLECTION_TITLE, SUMMARY_PROMPT,
-    parse_memory_reply, reflection_trigger,
+    AfterTurn, BackgroundFailure, BackgroundStep, MEMORY_PROMPT, REFLECTION_PHRASES,
+    REFLECTION_TITLE, SUMMARY_PROMPT, parse_memory_reply, reflection_trigger,
+};
+pub use classifier::{
+    CLASSIFIER_PROMPT, classifier_prompt, classifier_schema, conversation_lines, parse_classifier,
 };
 pub use consolidation::{
     CLUSTERS_KEPT, CONSOLIDATION_LABEL, CONSOLIDATION_PROMPT, Consolidation, cluster_prompt,
@@ -46,6 +54,10 @@ pub use gate::should_recall;
 pub use ports::{
     ChangeRecorder, DueSource, PinResolver, PortError, RecallQuery, RecallSource, Reflection,
     ReflectionSink,
+};
+pub use reflect::{
+    REFLECTION_WINDOW, REFLECTIVE_RECALL_PROMPT, REFLECTIVE_RECALL_TOOL, RecallReflection,
+    parse_reflection, reflective_recall_prompt, reflective_recall_schema,
 };
 pub use session::{Session, SessionParts, Settings};
 pub use turn::{DUE_ITEMS_TOOL, FAST_RECALL_TOOL, TurnError, TurnInput, TurnOutcome, new_call_id};

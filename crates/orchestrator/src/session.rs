@@ -44,6 +44,15 @@ pub struct Settings {
     pub min_memory_cluster_size: usize,
     /// `max_memory_cluster_size`: members kept per cluster (§12.2).
     pub max_memory_cluster_size: usize,
+    /// `reflect`: reflective recall (§4.6): the chat model turns the recalled items into a short
+    /// note, injected as a `get_reflective_recall` pair instead of the plain `get_fast_recall`.
+    pub reflect: bool,
+    /// `memory_recall_classifier_enabled`: a fast-model call decides whether recall runs (§4.1
+    /// step 3). Default false (We (D9); Elroy: true).
+    pub memory_recall_classifier_enabled: bool,
+    /// `memory_recall_classifier_window`: how many context messages (conversation only: no
+    /// system, tool or empty messages) the classifier reads before the latest message.
+    pub memory_recall_classifier_window: usize,
 }
 
 impl Settings {
@@ -66,6 +75,9 @@ impl Settings {
             memory_cluster_similarity_threshold: keys.memory_cluster_similarity_threshold,
             min_memory_cluster_size: uint(keys.min_memory_cluster_size),
             max_memory_cluster_size: uint(keys.max_memory_cluster_size),
+            reflect: keys.reflect,
+            memory_recall_classifier_enabled: keys.memory_recall_classifier_enabled,
+            memory_recall_classifier_window: uint(keys.memory_recall_classifier_window),
         }
     }
 }
@@ -86,6 +98,9 @@ impl Default for Settings {
             memory_cluster_similarity_threshold: 0.21125,
             min_memory_cluster_size: 3,
             max_memory_cluster_size: 5,
+            reflect: false,
+            memory_recall_classifier_enabled: false,
+            memory_recall_classifier_window: 3,
         }
     }
 }

@@ -160,29 +160,8 @@ impl Session {
 
         // §3 steps 3–5: recall and due items.
         let mut injected = Vec::new();
-        if let Some(recall) = &p.recall
-            && should_recall(&input.text)
-        {
-            sink(TurnEvent::Status("fetching memories...".into()));
-            let conversation = work.conversation();
-            let query = RecallQuery {
-                message: &input.text,
-                conversation: &conversation,
-                time: &p.time,
-            };
-            match recall.recall(&query) {
-                Ok(Some(payload)) => {
-                    injected.push((InjectedKind::Recall, payload.content.clone()));
-                    work.new.extend(Message::synthetic_pair(
-                        &new_call_id(),
-                        FAST_RECALL_TOOL,
-                        payload.to_json_string(),
-                    ));
-                }
-                Ok(None) => {}
-                Err(e) => tracing::warn!("recall failed, continuing without it: {e}"),
-            }
-        }
+        self.inject_recall(&input.text, &mut work, &mut injected, sink)
+            .await;
         if let Some(due) = &p.due {
             match due.due_text(&p.time) {
                 Ok(Some(text)) => {
@@ -266,6 +245,57 @@ impl Session {
             restart: work.restart,
             requests,
         })
+    }
+
+    /// §3 step 3, recall (§4): the heuristic skip (§4.1 step 2); then, with
+    /// `memory_recall_classifier_enabled`, `Status("classifying recall...")` and the classifier
+    /// (§4.1 step 3), whose "no" skips recall; then `Status("fetching memories...")`, the recall
+    /// source, and at most one pair appended to `work.new`: `get_fast_recall`, or with `reflect`
+    /// the `get_reflective_recall` reflection (none when the reflection finds nothing relevant,
+    /// §4.6). A failing recall source is logged and the turn goes on without recall.
+    async fn inject_recall(
+        &self,
+        message: &str,
+        work: &mut Work,
+        injected: &mut Vec<(InjectedKind, String)>,
+        sink: &mut (dyn FnMut(TurnEvent) + Send),
+    ) {
+        let p = &self.parts;
+        let Some(recall) = &p.recall else {
+            return;
+        };
+        if !should_recall(message) {
+            return;
+        }
+        if p.settings.memory_recall_classifier_enabled {
+            sink(TurnEvent::Status("classifying recall...".into()));
+            if !self.classifier_allows_recall(&work.context, message).await {
+                return;
+            }
+        }
+        sink(TurnEvent::Status("fetching memories...".into()));
+        let conversation = work.conversation();
+        let query = RecallQuery {
+            message,
+            conversation: &conversation,
+            time: &p.time,
+        };
+        let payload = match recall.recall(&query) {
+            Ok(Some(payload)) => payload,
+            Ok(None) => return,
+            Err(e) => {
+                tracing::warn!("recall failed, continuing without it: {e}");
+                return;
+            }
+        };
+        if let Some((tool, payload)) = self.recall_pair(payload, &conversation).await {
+            injected.push((InjectedKind::Recall, payload.content.clone()));
+            work.new.extend(Message::synthetic_pair(
+                &new_call_id(),
+                tool,
+                payload.to_json_string(),
+            ));
+        }
     }
 
     async fn execute(

@@ -59,6 +59,25 @@ struct Fixture {
     memory: Option<Arc<elroy_memory::MemoryStore>>,
     reflections: Option<Arc<dyn ReflectionSink>>,
     history: Option<Arc<dyn ChangeRecorder>>,
+    /// The base URL of a fast model other than the chat model.
+    fast_url: Option<String>,
+}
+
+/// An OpenAI-compatible client of the server at `base_url`, retrying twice after 5 ms.
+fn client(base_url: String) -> Arc<OpenAiChat> {
+    let endpoint = ModelEndpoint {
+        protocol: Protocol::OpenAi,
+        name: "testkit-model".into(),
+        model: "testkit-model".into(),
+        base_url,
+        api_key: None,
+        organization: None,
+    };
+    let retry = RetryPolicy {
+        delays: vec![Duration::from_millis(5), Duration::from_millis(5)],
+        max_retry_after: Duration::from_secs(1),
+    };
+    Arc::new(OpenAiChat::new(endpoint, retry, Timeouts::default()).unwrap())
 }
 
 impl Fixture {
@@ -74,6 +93,7 @@ impl Fixture {
             memory: None,
             reflections: None,
             history: None,
+            fast_url: None,
         }
     }
 
@@ -97,19 +117,7 @@ impl Fixture {
     }
 
     fn session(&self) -> Session {
-        let endpoint = ModelEndpoint {
-            protocol: Protocol::OpenAi,
-            name: "testkit-model".into(),
-            model: "testkit-model".into(),
-            base_url: self.server.base_url(),
-            api_key: None,
-            organization: None,
-        };
-        let retry = RetryPolicy {
-            delays: vec![Duration::from_millis(5), Duration::from_millis(5)],
-            max_retry_after: Duration::from_secs(1),
-        };
-        let model = Arc::new(OpenAiChat::new(endpoint, retry, Timeouts::default()).unwrap());
+        let model = client(self.server.base_url());
         let mut registry = ToolRegistry::new();
         registry
             .register(sync_tool(Pwd))
@@ -133,7 +141,10 @@ impl Fixture {
             db: Arc::clone(&self.db),
             transcript: TranscriptStore::new(Arc::clone(&self.db)),
             model,
-            fast_model: None,
+            fast_model: self
+                .fast_url
+                .clone()
+                .map(|url| client(url) as Arc<dyn elroy_llm::ChatModel>),
             memory: self.memory.clone(),
             reflections: self.reflections.clone(),
             history: self.history.clone(),
@@ -485,9 +496,9 @@ async fn automatic_memory_every_n_user_messages() {
         .fallback(Reply::text("ok"));
     let session = f.session();
     run(&session, "My dog is called Biscuit.").await.0.unwrap();
-    assert_eq!(session.after_turn().await.unwrap().memory_created, None);
+    assert_eq!(session.after_turn().await.memory_created, None);
     run(&session, "He is three years old.").await.0.unwrap();
-    let report = session.after_turn().await.unwrap();
+    let report = session.after_turn().await;
     assert_eq!(report.memory_created.as_deref(), Some("User's dog Biscuit"));
     // The memory prompt carried the conversation.
     let asked = f
@@ -606,7 +617,7 @@ async fn refresh_over_max_tokens_compresses_and_appends_a_summary() {
         .0
         .unwrap();
     }
-    let report = session.after_turn().await.unwrap();
+    let report = session.after_turn().await;
     assert!(report.compressed);
     let stored = f.stored();
     assert_eq!(stored[0].role, Role::System);
@@ -687,7 +698,8 @@ async fn background_changes_go_through_the_history_and_reflection_ports() {
         .await
         .0
         .unwrap();
-    let report = session.after_turn().await.unwrap();
+    let report = session.after_turn().await;
+    assert_eq!(report.failures, []);
     assert_eq!(report.reflected.as_deref(), Some("you forgot"));
     assert_eq!(report.memory_created.as_deref(), Some("Dentist"));
     assert_eq!(
@@ -718,12 +730,360 @@ async fn a_failing_reflection_port_is_a_typed_background_error() {
     f.server.fallback(Reply::text("Sorry!"));
     let session = f.session();
     run(&session, "That's wrong.").await.0.unwrap();
-    let err = session.after_turn().await.unwrap_err();
-    assert!(
-        matches!(err, elroy_orchestrator::BackgroundError::Port(_)),
-        "{err:?}"
+    let report = session.after_turn().await;
+    assert_eq!(report.reflected, None);
+    assert_eq!(
+        report.failures,
+        [elroy_orchestrator::BackgroundFailure {
+            step: elroy_orchestrator::BackgroundStep::SelfReflection,
+            message: "disk full".into(),
+        }]
     );
-    assert_eq!(err.to_string(), "disk full");
-    let source = std::error::Error::source(&err).map(ToString::to_string);
-    assert_eq!(source.as_deref(), Some("disk full"));
+}
+
+/// The `response_format` schema's property names of a recorded request (empty when none).
+fn schema_properties(request: &elroy_testkit::RecordedRequest) -> Vec<String> {
+    request
+        .body
+        .pointer("/response_format/json_schema/schema/properties")
+        .and_then(serde_json::Value::as_object)
+        .map(|o| o.keys().cloned().collect())
+        .unwrap_or_default()
+}
+
+fn is_classifier(request: &elroy_testkit::RecordedRequest) -> bool {
+    request.system_prompt().as_deref() == Some(elroy_orchestrator::CLASSIFIER_PROMPT)
+}
+
+fn is_reflection(request: &elroy_testkit::RecordedRequest) -> bool {
+    request.system_prompt().as_deref() == Some(elroy_orchestrator::REFLECTIVE_RECALL_PROMPT)
+}
+
+fn statuses(events: &[TurnEvent]) -> Vec<String> {
+    events
+        .iter()
+        .filter_map(|e| match e {
+            TurnEvent::Status(s) => Some(s.clone()),
+            _ => None,
+        })
+        .collect()
+}
+
+/// The turn's own (streamed) chat requests, without structured side calls.
+fn turn_requests(server: &MockServer) -> Vec<elroy_testkit::RecordedRequest> {
+    server
+        .chat_requests()
+        .into_iter()
+        .filter(|r| r.body.get("response_format").is_none())
+        .collect()
+}
+
+fn recall_tools(request: &elroy_testkit::RecordedRequest) -> Vec<String> {
+    request
+        .tool_exchanges()
+        .into_iter()
+        .map(|(name, _)| name)
+        .filter(|n| n.contains("recall"))
+        .collect()
+}
+
+#[tokio::test]
+async fn recall_classifier_is_asked_on_the_fast_model_and_obeyed() {
+    let fast = MockServer::start();
+    // "No" for small talk, "yes" for the question about the dog.
+    fast.when(
+        |r| {
+            is_classifier(r)
+                && r.last_user_text()
+                    .is_some_and(|t| t.ends_with("Latest message: How was your weekend?"))
+        },
+        Reply::text(r#"{"needs_recall": false, "reasoning": "small talk"}"#),
+    )
+    .when(
+        is_classifier,
+        Reply::text(r#"{"needs_recall": true, "reasoning": "asks about the user's dog"}"#),
+    );
+    let mut f = Fixture::new();
+    f.settings.memory_recall_classifier_enabled = true;
+    f.settings.memory_recall_classifier_window = 2;
+    f.recall = Some(Arc::new(FixedRecall));
+    f.fast_url = Some(fast.base_url());
+    f.server.fallback(Reply::text("Lovely."));
+    let session = f.session();
+
+    let (r, events) = run(&session, "How was your weekend?").await;
+    r.unwrap();
+    let seen = statuses(&events);
+    assert!(
+        seen.contains(&"classifying recall...".to_owned()),
+        "{seen:?}"
+    );
+    // The classifier said no: recall did not run.
+    assert!(
+        !seen.contains(&"fetching memories...".to_owned()),
+        "{seen:?}"
+    );
+    assert!(recall_tools(&turn_requests(&f.server)[0]).is_empty());
+
+    let (r, events) = run(&session, "What is my dog called?").await;
+    r.unwrap();
+    assert!(statuses(&events).contains(&"fetching memories...".to_owned()));
+    assert_eq!(
+        recall_tools(&turn_requests(&f.server)[1]),
+        ["get_fast_recall"]
+    );
+
+    // Two structured calls, both to the fast model, none to the chat model.
+    let asked = fast.chat_requests();
+    assert_eq!(asked.len(), 2);
+    assert!(f.server.chat_requests().iter().all(|r| !is_classifier(r)));
+    assert!(asked.iter().all(|r| !r.is_stream() && is_classifier(r)));
+    assert_eq!(schema_properties(&asked[0]), ["needs_recall", "reasoning"]);
+    // The window: the last 2 conversation messages before the latest one.
+    assert_eq!(
+        asked[1].last_user_text().unwrap(),
+        "user: How was your weekend?\nassistant: Lovely.\nLatest message: What is my dog called?"
+    );
+}
+
+#[tokio::test]
+async fn recall_classifier_failure_means_recall_runs() {
+    // Kind: the classifier gives no usable answer (HTTP 500, or replies that never validate);
+    // either way recall runs (§4.1 step 3).
+    for (reply, structured_requests) in [
+        (Reply::status(500, "fast model down"), 3),
+        (Reply::text("I think so?"), 2),
+    ] {
+        let fast = MockServer::start();
+        fast.fallback(reply);
+        let mut f = Fixture::new();
+        f.settings.memory_recall_classifier_enabled = true;
+        f.recall = Some(Arc::new(FixedRecall));
+        f.fast_url = Some(fast.base_url());
+        f.server.fallback(Reply::text("Biscuit."));
+        let session = f.session();
+        let (r, _) = run(&session, "What is my dog called?").await;
+        r.unwrap();
+        // 500: the first request and the client's 2 retries; invalid: the request and one retry.
+        assert_eq!(fast.chat_requests().len(), structured_requests);
+        assert_eq!(
+            recall_tools(&turn_requests(&f.server)[0]),
+            ["get_fast_recall"]
+        );
+    }
+}
+
+#[tokio::test]
+async fn without_classifier_or_reflect_no_structured_recall_requests() {
+    let fast = MockServer::start();
+    fast.fallback(Reply::text(r#"{"needs_recall": false, "reasoning": ""}"#));
+    let mut f = Fixture::new();
+    f.recall = Some(Arc::new(FixedRecall));
+    f.fast_url = Some(fast.base_url());
+    f.server.fallback(Reply::text("Biscuit."));
+    let session = f.session();
+    let (r, events) = run(&session, "What is my dog called?").await;
+    r.unwrap();
+    assert!(!statuses(&events).contains(&"classifying recall...".to_owned()));
+    assert!(fast.requests().is_empty());
+    let sent = f.server.chat_requests();
+    assert_eq!(sent.len(), 1);
+    assert!(sent[0].body.get("response_format").is_none());
+    assert_eq!(recall_tools(&sent[0]), ["get_fast_recall"]);
+}
+
+#[tokio::test]
+async fn reflective_recall_injects_the_chat_models_reflection() {
+    let fast = MockServer::start();
+    let mut f = Fixture::new();
+    f.settings.reflect = true;
+    f.recall = Some(Arc::new(FixedRecall));
+    f.fast_url = Some(fast.base_url());
+    f.server
+        .when(
+            is_reflection,
+            Reply::text(
+                r#"{"content": "The user's dog is Biscuit; I should use his name.", "is_relevant": true}"#,
+            ),
+        )
+        .fallback(Reply::text("He is called Biscuit."));
+    let session = f.session();
+    let (r, events) = run(&session, "What is my dog called?").await;
+    r.unwrap();
+
+    // The reflection went to the chat model (not the fast one), structured, with the
+    // renderings and the latest messages.
+    assert!(fast.requests().is_empty());
+    let asked: Vec<_> = f
+        .server
+        .chat_requests()
+        .into_iter()
+        .filter(is_reflection)
+        .collect();
+    assert_eq!(asked.len(), 1);
+    assert!(!asked[0].is_stream());
+    assert_eq!(schema_properties(&asked[0]), ["content", "is_relevant"]);
+    let text = asked[0].last_user_text().unwrap();
+    assert!(
+        text.starts_with(
+            "Memories and reminders:\n#User's dog\n\nThe user's dog is named Biscuit."
+        ),
+        "{text}"
+    );
+    assert!(
+        text.ends_with("Recent conversation:\nuser: What is my dog called?"),
+        "{text}"
+    );
+
+    // The turn carries a get_reflective_recall pair with the reflection and the same metadata,
+    // and no plain recall pair.
+    let turn = &turn_requests(&f.server)[0];
+    assert_eq!(recall_tools(turn), ["get_reflective_recall"]);
+    let (_, content) = turn
+        .tool_exchanges()
+        .into_iter()
+        .find(|(n, _)| n == "get_reflective_recall")
+        .unwrap();
+    let payload: serde_json::Value = serde_json::from_str(&content).unwrap();
+    assert_eq!(
+        payload,
+        serde_json::json!({
+            "content": "The user's dog is Biscuit; I should use his name.",
+            "recall_metadata": [{"memory_type": "Memory", "memory_id": 7, "name": "User's dog"}]
+        })
+    );
+    assert!(events.iter().any(|e| matches!(
+        e,
+        TurnEvent::Injected { text, .. } if text == "The user's dog is Biscuit; I should use his name."
+    )));
+    // Stored with the turn: the reflective pair counts as the item being in context.
+    let stored = f.stored();
+    assert!(stored.iter().any(|m| {
+        m.tool_calls
+            .iter()
+            .any(|c| c.name == "get_reflective_recall")
+    }));
+    run(&session, "And his breed?").await.0.unwrap();
+    assert_eq!(
+        f.server
+            .chat_requests()
+            .iter()
+            .filter(|r| is_reflection(r))
+            .count(),
+        1
+    );
+}
+
+#[tokio::test]
+async fn reflective_recall_not_relevant_or_failing() {
+    // Not relevant: no recall pair at all.
+    let mut f = Fixture::new();
+    f.settings.reflect = true;
+    f.recall = Some(Arc::new(FixedRecall));
+    f.server
+        .when(
+            is_reflection,
+            Reply::text(r#"{"content": "", "is_relevant": false}"#),
+        )
+        .fallback(Reply::text("No idea."));
+    let session = f.session();
+    run(&session, "What is my dog called?").await.0.unwrap();
+    assert!(recall_tools(&turn_requests(&f.server)[0]).is_empty());
+
+    // Kind: the reflection gives no usable answer (HTTP 500 after retries, or a reply that never
+    // validates); the plain get_fast_recall pair is injected instead.
+    for reply in [
+        Reply::status(500, "reflection failed"),
+        Reply::text(r#"{"content": "   ", "is_relevant": true}"#),
+    ] {
+        let mut f = Fixture::new();
+        f.settings.reflect = true;
+        f.recall = Some(Arc::new(FixedRecall));
+        f.server
+            .when(is_reflection, reply)
+            .fallback(Reply::text("Biscuit."));
+        let session = f.session();
+        run(&session, "What is my dog called?").await.0.unwrap();
+        let turn = &turn_requests(&f.server)[0];
+        assert_eq!(recall_tools(turn), ["get_fast_recall"]);
+        let (_, content) = turn.tool_exchanges().into_iter().next().unwrap();
+        assert!(content.contains("The user's dog is named Biscuit."));
+    }
+}
+
+#[tokio::test]
+async fn background_steps_run_after_a_failing_fast_model() {
+    // Kind: the fast model fails (an HTTP 500 server, or an address nothing listens on). The
+    // automatic memory fails first; the refresh still compresses the context.
+    let closed = {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        format!("http://{}/v1", listener.local_addr().unwrap())
+    };
+    let failing = MockServer::start();
+    failing.fallback(Reply::status(500, "fast model down"));
+    for fast_url in [failing.base_url(), closed] {
+        let mut f = Fixture::new();
+        f.settings.max_tokens = 2000;
+        f.settings.messages_between_memory = 1;
+        f.memory = Some(Arc::new(f.memory_store()));
+        f.fast_url = Some(fast_url.clone());
+        f.server.fallback(Reply::text("Sure. ".repeat(300)));
+        let session = f.session();
+        for i in 0..3 {
+            run(
+                &session,
+                &format!("Tell me about the garden, part {i}. {}", "x".repeat(1000)),
+            )
+            .await
+            .0
+            .unwrap();
+        }
+        let before = f.stored().len();
+        let report = session.after_turn().await;
+        assert!(report.compressed, "{fast_url}: {report:?}");
+        assert_eq!(report.memory_created, None);
+        let steps: Vec<_> = report.failures.iter().map(|x| x.step).collect();
+        assert_eq!(
+            steps,
+            [
+                elroy_orchestrator::BackgroundStep::AutomaticMemory,
+                elroy_orchestrator::BackgroundStep::ContextRefresh,
+                elroy_orchestrator::BackgroundStep::ContextRefresh,
+            ],
+            "{fast_url}: {report:?}"
+        );
+        if fast_url.contains(&failing.base_url()) {
+            assert!(
+                report.failures[0].to_string().contains("fast model down"),
+                "{}",
+                report.failures[0]
+            );
+        }
+        // Compressed: fewer messages, under a third of max_tokens, no summary pair, stored as
+        // a `refresh` version.
+        let stored = f.stored();
+        assert!(stored.len() < before, "{} < {before}", stored.len());
+        assert_eq!(stored[0].role, Role::System);
+        let tokens: usize = stored
+            .iter()
+            .skip(1)
+            .map(elroy_transcript::estimate_tokens)
+            .sum();
+        assert!(tokens <= 2000 / 3, "{tokens}");
+        assert!(
+            stored
+                .iter()
+                .all(|m| m.tool_calls.iter().all(|c| c.name != "context_summary"))
+        );
+        let reason: String =
+            f.db.with_conn(|c| {
+                c.query_row(
+                    "SELECT reason FROM context_versions ORDER BY version DESC LIMIT 1",
+                    [],
+                    |row| row.get(0),
+                )
+            })
+            .unwrap();
+        assert_eq!(reason, "refresh");
+    }
 }
