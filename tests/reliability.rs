@@ -553,7 +553,6 @@ fn full_disk_gives_a_clear_tool_error() {
         "create_memory",
     );
     let big = "word ".repeat(20_000); // 100 kB, over the 40 KiB limit below
-    let started = Instant::now();
     let calls = [
         (
             "create_memory",
@@ -574,7 +573,6 @@ fn full_disk_gives_a_clear_tool_error() {
         let line = assert_clean_tool_error(&out, tool);
         assert!(line.contains("File too large"), "{line}");
     }
-    assert!(started.elapsed() < Duration::from_secs(20));
     // Nothing half-written is left behind, and the home still works without the limit.
     assert_markdown_parses(&root);
     for file in markdown_files(&root) {
@@ -622,4 +620,265 @@ fn full_disk_gives_a_clear_tool_error() {
         "{err}"
     );
     assert_database_consistent(&root);
+}
+
+/// Every markdown file of the home with its content.
+fn markdown_snapshot(home: &Path) -> Vec<(PathBuf, String)> {
+    let mut files: Vec<(PathBuf, String)> = markdown_files(home)
+        .into_iter()
+        .map(|p| {
+            let text = std::fs::read_to_string(&p).unwrap();
+            (p, text)
+        })
+        .collect();
+    files.sort();
+    files
+}
+
+/// Runs `elroy tools call TOOL --args ARGS` with the test-only pause point set to `needle`
+/// (`ELROY_TEST_PAUSE_BEFORE_RENAME`), waits until it reports that it stopped between writing the
+/// temporary file and renaming it over the target, checks that the temporary file is really
+/// there, and kills it with SIGKILL. Returns the target path it was writing.
+fn kill_inside_write(home: &TestHome, tool: &str, args: &str, needle: &str) -> PathBuf {
+    use std::io::BufRead;
+    let mut child = elroy(home)
+        .env(elroy_markdown::PAUSE_BEFORE_RENAME_ENV, needle)
+        .args(["tools", "call", tool, "--args", args])
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let stderr = child.stderr.take().unwrap();
+    let (tx, rx) = std::sync::mpsc::channel::<String>();
+    let reader = thread::spawn(move || {
+        for line in std::io::BufReader::new(stderr).lines() {
+            let Ok(line) = line else { break };
+            let _ = tx.send(line);
+        }
+    });
+    let prefix = format!("{} ", elroy_markdown::PAUSED_BEFORE_RENAME);
+    let mut seen = Vec::new();
+    // A guard against a hang only (the pause sleeps until killed), not a measurement.
+    let target = loop {
+        match rx.recv_timeout(Duration::from_secs(120)) {
+            Ok(line) => match line.strip_prefix(&prefix) {
+                Some(path) => break PathBuf::from(path),
+                None => seen.push(line),
+            },
+            Err(_) => {
+                let _ = child.kill();
+                let status = child.wait().unwrap();
+                panic!(
+                    "{tool} never paused before renaming a file matching {needle:?} \
+                     (exit {status}); stderr:\n{}",
+                    seen.join("\n")
+                );
+            }
+        }
+    };
+    // The kill lands inside the write: the temporary file is written, the rename is not done.
+    let name = target.file_name().unwrap().to_string_lossy().into_owned();
+    let temporaries: Vec<String> = std::fs::read_dir(target.parent().unwrap())
+        .unwrap()
+        .filter_map(Result::ok)
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| n.starts_with(&format!(".{name}.tmp-")))
+        .collect();
+    assert!(
+        !temporaries.is_empty(),
+        "{tool}: no temporary file of {} while paused",
+        target.display()
+    );
+    child.kill().unwrap(); // SIGKILL
+    let status = child.wait().unwrap();
+    assert!(!status.success(), "{tool} was not killed: {status}");
+    reader.join().unwrap();
+    target
+}
+
+/// Issue 13, "reliability tests that prove what they say". Kind: a process killed inside a write.
+/// For every store (agenda items, due items, feature requests, memories, MEMORY.md and USER.md;
+/// new files and files that exist), elroy is stopped on purpose at the test-only pause point
+/// between writing the temporary file and renaming it, and killed there with SIGKILL. Afterwards
+/// the target is as it was (absent, or its old content), every file stored before is unchanged,
+/// every markdown file parses, `state.db` is consistent, and the stores still read and write.
+#[test]
+fn a_kill_inside_each_stores_write_loses_nothing() {
+    let home = TestHome::new();
+    let root = home.home();
+    let stored = [
+        (
+            "add_agenda_item",
+            format!(r#"{{"text":"Kept agenda","item_date":"{DATE}"}}"#),
+        ),
+        (
+            "create_due_item",
+            r#"{"name":"Kept due","text":"Pay rent","trigger_time":"2026-04-01 09:00"}"#.into(),
+        ),
+        (
+            "make_feature_request",
+            r#"{"title":"Kept request","description":"Dark mode for the terminal."}"#.into(),
+        ),
+        (
+            "create_memory",
+            r#"{"name":"Kept memory","text":"The passport expires in June."}"#.into(),
+        ),
+        (
+            "memory",
+            r#"{"action":"add","target":"self","text":"kept self note"}"#.into(),
+        ),
+        (
+            "memory",
+            r#"{"action":"add","target":"user","text":"kept user note"}"#.into(),
+        ),
+    ];
+    for (tool, args) in &stored {
+        ok(&call(&home, tool, args), tool);
+    }
+    let before = markdown_snapshot(&root);
+    assert_eq!(before.len(), 6, "{before:?}");
+
+    // (tool, arguments, a part of the target's path, whether the target exists already)
+    let writes: [(&str, String, &str, bool); 8] = [
+        (
+            "add_agenda_item",
+            format!(r#"{{"text":"Killed agenda","item_date":"{DATE}"}}"#),
+            "agenda/Killed_agenda",
+            false,
+        ),
+        (
+            "add_agenda_item_update",
+            r#"{"item_name":"Kept agenda","note":"progress when killed"}"#.into(),
+            "agenda/Kept_agenda",
+            true,
+        ),
+        (
+            "create_due_item",
+            r#"{"name":"Killed due","text":"Call","trigger_time":"2026-04-02 09:00"}"#.into(),
+            "agenda/Killed_due",
+            false,
+        ),
+        (
+            "update_due_item_text",
+            r#"{"name":"Kept due","new_text":"Pay rent and water"}"#.into(),
+            "agenda/Kept_due",
+            true,
+        ),
+        (
+            "make_feature_request",
+            r#"{"title":"Killed request","description":"Export to calendar files."}"#.into(),
+            "feature-requests/killed-request",
+            false,
+        ),
+        (
+            "create_memory",
+            r#"{"name":"Killed memory","text":"Never stored."}"#.into(),
+            "memories/Killed_memory",
+            false,
+        ),
+        (
+            "memory",
+            r#"{"action":"add","target":"self","text":"killed self note"}"#.into(),
+            "MEMORY.md",
+            true,
+        ),
+        (
+            "memory",
+            r#"{"action":"add","target":"user","text":"killed user note"}"#.into(),
+            "USER.md",
+            true,
+        ),
+    ];
+    for (tool, args, needle, exists) in &writes {
+        let target = kill_inside_write(&home, tool, args, needle);
+        if *exists {
+            let old = before
+                .iter()
+                .find(|(p, _)| *p == target)
+                .unwrap_or_else(|| panic!("{tool}: {} was not stored before", target.display()));
+            let now = std::fs::read_to_string(&target).unwrap_or_else(|e| {
+                panic!("{tool}: {} is gone after the kill: {e}", target.display())
+            });
+            assert_eq!(
+                now,
+                old.1,
+                "{tool}: the old content of {} is gone",
+                target.display()
+            );
+        } else {
+            assert!(!target.exists(), "{tool}: {} appeared", target.display());
+        }
+        // Nothing stored before is lost or changed, the home reads.
+        assert_eq!(markdown_snapshot(&root), before, "after killing {tool}");
+        assert_markdown_parses(&root);
+        assert_database_consistent(&root);
+    }
+
+    // The stores still read what was stored, and write.
+    let listing = ok(
+        &call(
+            &home,
+            "list_agenda_items",
+            &format!(r#"{{"item_date":"{DATE}"}}"#),
+        ),
+        "list_agenda_items",
+    );
+    assert!(listing.contains("Kept agenda"), "{listing}");
+    assert!(!listing.contains("Killed agenda"), "{listing}");
+    let due = ok(
+        &call(&home, "print_due_item", r#"{"name":"Kept due"}"#),
+        "print_due_item",
+    );
+    assert!(due.contains("Pay rent"), "{due}");
+    let requests = ok(
+        &call(&home, "list_feature_requests", ""),
+        "list_feature_requests",
+    );
+    assert!(requests.contains("Kept request"), "{requests}");
+    let memory = ok(
+        &call(&home, "print_memory", r#"{"memory_name":"Kept memory"}"#),
+        "print_memory",
+    );
+    assert!(memory.contains("The passport expires in June."), "{memory}");
+    ok(
+        &call(
+            &home,
+            "examine_memories",
+            r#"{"question":"When does the passport expire?"}"#,
+        ),
+        "examine_memories",
+    );
+    for (tool, args, _, _) in &writes {
+        ok(&call(&home, tool, args), &format!("{tool} after the kills"));
+    }
+    assert_markdown_parses(&root);
+    assert_database_consistent(&root);
+
+    // `update_outdated_or_incorrect_memory` moves the old version to `memories/archive/` and then
+    // writes the new one (two steps, `formats.md` §6.4). Killed inside the second write, the old
+    // text is kept (in the archive) and the home stays readable. Known gap, reported and left to
+    // the memory store: the memory is then archived without a successor, so it is no longer
+    // active under its name.
+    let old_text = std::fs::read_to_string(root.join("memories/Kept_memory.md")).unwrap();
+    let target = kill_inside_write(
+        &home,
+        "update_outdated_or_incorrect_memory",
+        r#"{"memory_name":"Kept memory","update_text":"It expires in July."}"#,
+        "memories/Kept_memory",
+    );
+    assert!(target.ends_with("memories/Kept_memory.md"), "{target:?}");
+    let archived: Vec<String> = markdown_files(&root.join("memories/archive"))
+        .into_iter()
+        .map(|p| std::fs::read_to_string(p).unwrap())
+        .collect();
+    assert!(
+        archived.contains(&old_text),
+        "the old version is neither in place nor archived: {archived:?}"
+    );
+    assert_markdown_parses(&root);
+    assert_database_consistent(&root);
+    ok(
+        &call(&home, "list_agenda_items", "{}"),
+        "list_agenda_items after the memory kill",
+    );
 }
