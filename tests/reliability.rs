@@ -814,6 +814,28 @@ fn a_kill_inside_each_stores_write_loses_nothing() {
         assert_database_consistent(&root);
     }
 
+    // `create_memory` writes its file inside an open `state.db` write transaction (the row is
+    // inserted after the file, then committed): the kill inside the file's write was a kill inside
+    // that transaction too, and SQLite rolled it back.
+    let db = rusqlite::Connection::open(root.join("state.db")).unwrap();
+    let rows: i64 = db
+        .query_row(
+            "SELECT count(*) FROM memories WHERE name = 'Killed memory'",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap();
+    assert_eq!(rows, 0, "a row of the killed create_memory was committed");
+    let kept: i64 = db
+        .query_row(
+            "SELECT count(*) FROM memories WHERE name = 'Kept memory' AND is_active = 1",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap();
+    assert_eq!(kept, 1);
+    drop(db);
+
     // The stores still read what was stored, and write.
     let listing = ok(
         &call(
@@ -881,4 +903,312 @@ fn a_kill_inside_each_stores_write_loses_nothing() {
         &call(&home, "list_agenda_items", "{}"),
         "list_agenda_items after the memory kill",
     );
+}
+
+/// A `tmpfs` of `size` mounted at `dir` for the life of the value, unmounted on drop (also when
+/// the test fails).
+struct Tmpfs {
+    dir: PathBuf,
+}
+
+impl Tmpfs {
+    /// Mounts it, or says why it cannot (not root, mounting not allowed here).
+    fn mount(dir: &Path, size: &str) -> Result<Tmpfs, String> {
+        std::fs::create_dir_all(dir)
+            .map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+        let out = Command::new("mount")
+            .args(["-t", "tmpfs", "-o", &format!("size={size}"), "tmpfs"])
+            .arg(dir)
+            .output()
+            .map_err(|e| format!("cannot run mount: {e}"))?;
+        if !out.status.success() {
+            return Err(format!(
+                "mount -t tmpfs failed: {}",
+                String::from_utf8_lossy(&out.stderr).trim()
+            ));
+        }
+        Ok(Tmpfs {
+            dir: dir.to_path_buf(),
+        })
+    }
+}
+
+impl Drop for Tmpfs {
+    fn drop(&mut self) {
+        let _ = Command::new("umount").arg(&self.dir).status();
+    }
+}
+
+/// Fills the file system of `dir` with `dir/name` until a write fails with `ENOSPC`.
+fn fill(dir: &Path, name: &str) {
+    use std::io::Write;
+    let mut file = std::fs::File::create(dir.join(name)).unwrap();
+    let chunk = vec![0x55u8; 64 * 1024];
+    for size in [chunk.len(), 512, 1] {
+        loop {
+            match file
+                .write_all(&chunk[..size])
+                .and_then(|()| file.sync_all())
+            {
+                Ok(()) => {}
+                Err(e) if e.raw_os_error() == Some(28) => break,
+                Err(e) => panic!("filling {}: {e}", dir.display()),
+            }
+        }
+    }
+}
+
+/// A minimal MCP client over `elroy mcp`'s stdio: one JSON-RPC request a line.
+struct McpServer {
+    child: std::process::Child,
+    stdin: std::process::ChildStdin,
+    stdout: std::io::BufReader<std::process::ChildStdout>,
+    next_id: u64,
+}
+
+impl McpServer {
+    fn start(home: &TestHome) -> Self {
+        let mut child = elroy(home)
+            .env("ELROY_LOG_LEVEL", "off")
+            .arg("mcp")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let stdin = child.stdin.take().unwrap();
+        let stdout = std::io::BufReader::new(child.stdout.take().unwrap());
+        let mut server = McpServer {
+            child,
+            stdin,
+            stdout,
+            next_id: 1,
+        };
+        server.request(
+            "initialize",
+            serde_json::json!({
+                "protocolVersion": "2024-11-05",
+                "capabilities": {},
+                "clientInfo": {"name": "reliability", "version": "0"}
+            }),
+        );
+        server.send(&serde_json::json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+        server
+    }
+
+    fn send(&mut self, message: &serde_json::Value) {
+        use std::io::Write;
+        writeln!(self.stdin, "{message}").unwrap();
+        self.stdin.flush().unwrap();
+    }
+
+    fn request(&mut self, method: &str, params: serde_json::Value) -> serde_json::Value {
+        use std::io::BufRead;
+        let id = self.next_id;
+        self.next_id += 1;
+        self.send(
+            &serde_json::json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}),
+        );
+        loop {
+            let mut line = String::new();
+            let n = self.stdout.read_line(&mut line).unwrap();
+            assert!(n > 0, "the MCP server closed its output during {method}");
+            let reply: serde_json::Value = serde_json::from_str(&line).unwrap();
+            if reply["id"] == id {
+                return reply;
+            }
+        }
+    }
+
+    /// `tools/call`: (is the result an error, its text).
+    fn call(&mut self, tool: &str, args: serde_json::Value) -> (bool, String) {
+        let reply = self.request(
+            "tools/call",
+            serde_json::json!({"name": tool, "arguments": args}),
+        );
+        let result = &reply["result"];
+        assert!(result.is_object(), "{tool}: {reply}");
+        let text = result["content"][0]["text"]
+            .as_str()
+            .unwrap_or_default()
+            .to_owned();
+        (result["isError"] == true, text)
+    }
+}
+
+impl Drop for McpServer {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// Issue 13, "reliability tests that prove what they say". Kind: a write on a full disk (a real
+/// `ENOSPC` from a small `tmpfs`; the `EFBIG` variant above runs everywhere). The home is a tmpfs:
+/// first its git objects live on a second tmpfs that is full, so the store write succeeds and the
+/// history commit fails (the change is journaled and committed under the tool's name once there
+/// is room); then the whole home is full while `elroy mcp` runs: every markdown store and
+/// `state.db` (`SQLITE_FULL`) fail with an error naming the file, and nothing already stored is
+/// lost. Needs root and permission to mount; otherwise it prints `SKIPPED: <reason>`.
+#[test]
+fn a_really_full_disk_gives_a_clear_error_and_loses_nothing() {
+    let home = TestHome::new();
+    let root = home.home();
+    let _home_fs = match Tmpfs::mount(&root, "16m") {
+        Ok(fs) => fs,
+        Err(reason) => {
+            println!("SKIPPED: {reason}");
+            return;
+        }
+    };
+    let stored = [
+        (
+            "create_memory",
+            r#"{"name":"Before","text":"Written before."}"#,
+        ),
+        (
+            "add_agenda_item",
+            r#"{"text":"Kept agenda","item_date":"2026-03-20"}"#,
+        ),
+        (
+            "make_feature_request",
+            r#"{"title":"Kept request","description":"Dark mode for the terminal."}"#,
+        ),
+        ("memory", r#"{"action":"add","text":"kept note"}"#),
+        (
+            "set_user_preferred_name",
+            r#"{"preferred_name":"Kept name"}"#,
+        ),
+    ];
+    for (tool, args) in stored {
+        ok(&call(&home, tool, args), tool);
+    }
+
+    // 1. The git history on a full file system, the stores not.
+    let git = root.join(".git");
+    let objects = git.join("objects");
+    let saved = git.join("objects.saved");
+    std::fs::rename(&objects, &saved).unwrap();
+    let copy = |from: &Path, to: &Path| {
+        let status = Command::new("cp")
+            .arg("-a")
+            .arg(from.join("."))
+            .arg(to)
+            .status()
+            .unwrap();
+        assert!(status.success());
+    };
+    {
+        let objects_fs = Tmpfs::mount(&objects, "1m").unwrap();
+        copy(&saved, &objects);
+        fill(&objects, "filler");
+        let out = call(
+            &home,
+            "memory",
+            r#"{"action":"add","text":"saved, not committed"}"#,
+        );
+        let text = ok(&out, "memory on a full git object store");
+        assert!(
+            text.contains("the change was saved, but not recorded in the history (git: ")
+                && text.contains("No space left on device")
+                && text.contains("elroy records it as 'memory: MEMORY.md' the next time it starts"),
+            "{text}"
+        );
+        assert!(
+            std::fs::read_to_string(root.join("MEMORY.md"))
+                .unwrap()
+                .contains("saved, not committed")
+        );
+        std::fs::remove_file(objects.join("filler")).unwrap();
+        copy(&objects, &saved);
+        drop(objects_fs);
+        std::fs::remove_dir(&objects).unwrap();
+        std::fs::rename(&saved, &objects).unwrap();
+    }
+    // The next start commits it under the tool's name, not as an external edit.
+    ok(&call(&home, "get_current_date", ""), "get_current_date");
+    assert_eq!(head_summary(&root), "memory: MEMORY.md");
+
+    // 2. The whole home full while elroy runs.
+    let before = markdown_snapshot(&root);
+    let mut server = McpServer::start(&home);
+    let (error, text) = server.call("get_current_date", serde_json::json!({}));
+    assert!(!error, "{text}");
+    fill(&root, "filler");
+    let big = "word ".repeat(2_000);
+    let writes = [
+        (
+            "create_memory",
+            serde_json::json!({"name": "Full", "text": big}),
+            "memories/",
+        ),
+        (
+            "add_agenda_item",
+            serde_json::json!({"text": format!("Full {big}"), "item_date": DATE}),
+            "agenda/",
+        ),
+        (
+            "make_feature_request",
+            serde_json::json!({"title": "Full disk idea", "description": big}),
+            "feature-requests/",
+        ),
+        (
+            "memory",
+            serde_json::json!({"action": "add", "text": big}),
+            "MEMORY.md",
+        ),
+        (
+            "set_user_preferred_name",
+            serde_json::json!({"preferred_name": "Full", "override_existing": true}),
+            "state.db",
+        ),
+    ];
+    for (tool, args, file) in &writes {
+        let (error, text) = server.call(tool, args.clone());
+        assert!(error, "{tool} succeeded on a full disk: {text}");
+        assert!(
+            text.starts_with(&format!("Error invoking tool {tool}: ")),
+            "{tool}: {text}"
+        );
+        assert!(
+            text.contains("No space left on device") || text.contains("database or disk is full"),
+            "{tool}: {text}"
+        );
+        assert!(
+            text.contains(file),
+            "{tool}: the error names {file}: {text}"
+        );
+    }
+    // Reads still work on the full disk.
+    let (error, text) = server.call("print_memory", serde_json::json!({"memory_name": "Before"}));
+    assert!(!error && text.contains("Written before."), "{text}");
+    drop(server);
+
+    // Nothing already stored is lost, nothing half-written is left, and with room again the
+    // home works.
+    std::fs::remove_file(root.join("filler")).unwrap();
+    assert_eq!(markdown_snapshot(&root), before);
+    assert_markdown_parses(&root);
+    assert_database_consistent(&root);
+    let name = ok(
+        &call(&home, "get_user_preferred_name", ""),
+        "get_user_preferred_name",
+    );
+    assert!(name.contains("Kept name"), "{name}");
+    ok(
+        &call(
+            &home,
+            "create_memory",
+            r#"{"name":"After","text":"Written after."}"#,
+        ),
+        "create_memory after the full disk",
+    );
+    assert_eq!(head_summary(&root), "create_memory: memories/After.md");
+}
+
+/// The first line of the home repository's HEAD commit.
+fn head_summary(root: &Path) -> String {
+    let repo = git2::Repository::open(root).unwrap();
+    let head = repo.head().unwrap().peel_to_commit().unwrap();
+    head.summary().unwrap().unwrap_or_default().to_owned()
 }

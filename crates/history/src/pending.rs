@@ -50,17 +50,14 @@ pub(crate) fn retrying<T>(
 }
 
 /// Writes the in-memory `index` to `.git/index` when it can: the tree elroy commits is built from
-/// HEAD's tree in memory, so a taken `index.lock` costs only a stale index file (a later status
-/// walk re-reads the files it lists; the next commit rebuilds it from HEAD).
+/// HEAD's tree in memory, so a taken `index.lock` (or a full disk) costs only a stale index file,
+/// a cache (a later status walk re-reads the files it lists; the next commit rebuilds it from
+/// HEAD). Never fails.
 pub(crate) fn write_index_best_effort(index: &mut Index) -> Result<(), HistoryError> {
-    match index.write() {
-        Ok(()) => Ok(()),
-        Err(e) if e.code() == ErrorCode::Locked => {
-            tracing::debug!("versioned home: .git/index not updated: {e}");
-            Ok(())
-        }
-        Err(e) => Err(e.into()),
+    if let Err(e) = index.write() {
+        tracing::debug!("versioned home: .git/index not updated: {e}");
     }
+    Ok(())
 }
 
 /// One change saved to the stores but not committed.
