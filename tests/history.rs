@@ -333,3 +333,223 @@ fn a_model_turns_tool_call_is_committed_like_a_direct_one() {
         ]
     );
 }
+
+/// Holds the git lock files `names` (relative to `.git/`) in `home`, as a `git` command the user
+/// runs would: created at once, kept fresh (so elroy's stale-lock cleanup, which only takes locks
+/// older than 2 s for leftovers of killed processes, leaves them alone) until `release` says, then
+/// removed.
+struct HeldLocks {
+    stop: std::sync::Arc<std::sync::atomic::AtomicBool>,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+impl HeldLocks {
+    /// Holds the locks until [`HeldLocks::release`]; with `release`, `(file, exists, after)`, the
+    /// locks are released by themselves `after` the moment `file` exists (or no longer does, when
+    /// `exists` is false): the tool has made its change, its commit comes next.
+    fn hold(
+        home: &TestHome,
+        names: &[&str],
+        release: Option<(std::path::PathBuf, bool, std::time::Duration)>,
+    ) -> Self {
+        use std::sync::atomic::Ordering;
+        let git = home.home().join(".git");
+        let paths: Vec<std::path::PathBuf> = names.iter().map(|n| git.join(n)).collect();
+        for path in &paths {
+            std::fs::write(path, "held by a git command\n").unwrap();
+        }
+        let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let flag = std::sync::Arc::clone(&stop);
+        let thread = std::thread::spawn(move || {
+            let mut changed_at: Option<std::time::Instant> = None;
+            while !flag.load(Ordering::SeqCst) {
+                if let Some((file, exists, after)) = &release {
+                    if changed_at.is_none() && file.exists() == *exists {
+                        changed_at = Some(std::time::Instant::now());
+                    }
+                    if changed_at.is_some_and(|t| t.elapsed() >= *after) {
+                        break;
+                    }
+                }
+                for path in &paths {
+                    let _ = std::fs::File::options()
+                        .write(true)
+                        .open(path)
+                        .and_then(|f| f.set_modified(std::time::SystemTime::now()));
+                }
+                std::thread::sleep(std::time::Duration::from_millis(20));
+            }
+            for path in &paths {
+                let _ = std::fs::remove_file(path);
+            }
+        });
+        HeldLocks {
+            stop,
+            thread: Some(thread),
+        }
+    }
+
+    fn release(mut self) {
+        self.stop.store(true, std::sync::atomic::Ordering::SeqCst);
+        if let Some(thread) = self.thread.take() {
+            thread.join().unwrap();
+        }
+    }
+}
+
+impl Drop for HeldLocks {
+    fn drop(&mut self) {
+        self.stop.store(true, std::sync::atomic::Ordering::SeqCst);
+        if let Some(thread) = self.thread.take() {
+            let _ = thread.join();
+        }
+    }
+}
+
+/// Issue 13, item 5. Kind: a history commit that fails transiently (a git lock file held for a
+/// moment by another program). The issue's example: `.git/index.lock` held for 0.4 s while
+/// `delete_agenda_item` runs; and another of the kind: the branch's ref lock
+/// (`refs/heads/main.lock`) held for 0.4 s while `create_memory` runs. Both commits are made
+/// under the tool's name, nothing shows as `external edit`, and `elroy undo` reverts the change.
+#[test]
+fn a_briefly_held_git_lock_does_not_lose_the_commit() {
+    let home = TestHome::new();
+    call(&home, "add_agenda_item", r#"{"text":"Water the plants"}"#);
+    let file = home.home().join("agenda/Water_the_plants.md");
+    let before = std::fs::read(&file).unwrap();
+    let locks = HeldLocks::hold(
+        &home,
+        &["index.lock"],
+        Some((file.clone(), false, std::time::Duration::from_millis(400))),
+    );
+    let out = call(
+        &home,
+        "delete_agenda_item",
+        r#"{"item_name":"Water the plants"}"#,
+    );
+    locks.release();
+    assert!(!out.contains("not recorded"), "{out}");
+    assert!(!file.exists());
+    assert_eq!(
+        history(&home, None)[0],
+        "2026-03-16 08:30:00 delete_agenda_item: agenda/Water_the_plants.md"
+    );
+
+    let memory = home.home().join("memories/Passport.md");
+    let locks = HeldLocks::hold(
+        &home,
+        &["refs/heads/main.lock"],
+        Some((memory.clone(), true, std::time::Duration::from_millis(400))),
+    );
+    let out = call(
+        &home,
+        "create_memory",
+        r#"{"name":"Passport","text":"Renew before June."}"#,
+    );
+    locks.release();
+    assert!(!out.contains("not recorded"), "{out}");
+    assert!(memory.exists());
+    // A later start finds nothing uncommitted: no external edit.
+    call(&home, "get_current_date", "{}");
+    assert_eq!(
+        history(&home, None),
+        [
+            "2026-03-16 08:30:00 create_memory: memories/Passport.md",
+            "2026-03-16 08:30:00 delete_agenda_item: agenda/Water_the_plants.md",
+            "2026-03-16 08:30:00 add_agenda_item: agenda/Water_the_plants.md",
+            "2026-03-16 08:30:00 initial import",
+        ]
+    );
+    let out = run(&home, &["undo"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(!memory.exists());
+    let out = run(&home, &["undo"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(std::fs::read(&file).unwrap(), before);
+}
+
+/// Issue 13, item 5, the same kind past the retry window: the git locks are held for the whole
+/// call, so the commit cannot be made. The tool output says the change was saved but not
+/// recorded; the next start commits it under the tool's name (never `external edit`), and
+/// `elroy undo` reverts it. An undo whose own commit is blocked the same way is recorded at the
+/// next start too.
+#[test]
+fn a_git_lock_held_past_the_retry_window_is_recorded_at_the_next_start() {
+    let home = TestHome::new();
+    call(&home, "add_agenda_item", r#"{"text":"Water the plants"}"#);
+    let file = home.home().join("agenda/Water_the_plants.md");
+    let before = std::fs::read(&file).unwrap();
+    let locks = HeldLocks::hold(&home, &["index.lock", "refs/heads/main.lock"], None);
+    let out = run(
+        &home,
+        &[
+            "tools",
+            "call",
+            "delete_agenda_item",
+            "--args",
+            r#"{"item_name":"Water the plants"}"#,
+        ],
+    );
+    locks.release();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let text = stdout(&out);
+    assert!(
+        text.contains(
+            "the change was saved, but not recorded in the history (git: failed to lock file '"
+        ) && text.contains(
+            "elroy records it as 'delete_agenda_item: agenda/Water_the_plants.md' the next time it starts"
+        ),
+        "{text}"
+    );
+    assert!(!file.exists());
+    assert!(home.home().join(".git/elroy-pending.jsonl").exists());
+    assert_eq!(
+        history(&home, None)[0],
+        "2026-03-16 08:30:00 add_agenda_item: agenda/Water_the_plants.md"
+    );
+
+    // The next start commits it under the tool's name.
+    call(&home, "get_current_date", "{}");
+    assert!(!home.home().join(".git/elroy-pending.jsonl").exists());
+    assert_eq!(
+        history(&home, None),
+        [
+            "2026-03-16 08:30:00 delete_agenda_item: agenda/Water_the_plants.md",
+            "2026-03-16 08:30:00 add_agenda_item: agenda/Water_the_plants.md",
+            "2026-03-16 08:30:00 initial import",
+        ]
+    );
+
+    // An undo whose commit is blocked: the file is restored, the undo is journaled.
+    let locks = HeldLocks::hold(&home, &["refs/heads/main.lock"], None);
+    let out = run(&home, &["undo"]);
+    locks.release();
+    assert_eq!(out.status.code(), Some(1));
+    let message = stderr(&out);
+    assert!(
+        message.contains("the change was saved, but not recorded in the history")
+            && message.contains("'undo: delete_agenda_item: agenda/Water_the_plants.md'"),
+        "{message}"
+    );
+    assert_eq!(std::fs::read(&file).unwrap(), before);
+    // `elroy undo` itself commits what is journaled first: the undo is recorded, and the next
+    // undo reverts the add (the delete is undone already).
+    let out = run(&home, &["undo"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(
+        stdout(&out).starts_with("Undid add_agenda_item: agenda/Water_the_plants.md ("),
+        "{}",
+        stdout(&out)
+    );
+    assert!(!file.exists());
+    let all = history(&home, None);
+    assert_eq!(
+        all[..3],
+        [
+            "2026-03-16 08:30:00 undo: add_agenda_item: agenda/Water_the_plants.md",
+            "2026-03-16 08:30:00 undo: delete_agenda_item: agenda/Water_the_plants.md",
+            "2026-03-16 08:30:00 delete_agenda_item: agenda/Water_the_plants.md",
+        ]
+    );
+    assert!(all.iter().all(|l| !l.ends_with("external edit")), "{all:?}");
+}

@@ -40,7 +40,7 @@ pub enum ToolOrigin {
 /// [`ObservedCall`], which is told how the call ended (success or tool error), so an observer can
 /// compare before and after. Neither is called for unknown tools, synthetic names or arguments that
 /// failed validation (no tool ran). An observer must not fail the call: it reports its own
-/// problems (logs) and returns.
+/// problems (logs) and returns, at most with a note the caller sees (see [`ObservedCall::finished`]).
 pub trait CallObserver: Send + Sync {
     /// `name` is about to run with the validated `arguments`.
     fn call_starting(
@@ -53,8 +53,11 @@ pub trait CallObserver: Send + Sync {
 
 /// One call a [`CallObserver`] watches, from just before the tool ran until it returned.
 pub trait ObservedCall: Send {
-    /// The tool returned `result` (`result.is_error` for a tool error).
-    fn finished(self: Box<Self>, ctx: &ToolContext, result: &ToolResult);
+    /// The tool returned `result` (`result.is_error` for a tool error). A returned note (one or
+    /// more sentences of plain text, e.g. that the change was saved but not recorded in the
+    /// history) is appended to the result's content after a blank line, so the model and the user
+    /// see it; the call's success or failure is unchanged.
+    fn finished(self: Box<Self>, ctx: &ToolContext, result: &ToolResult) -> Option<String>;
 }
 
 #[derive(Clone)]
@@ -265,12 +268,15 @@ impl ToolRegistry {
             .observer
             .as_ref()
             .map(|o| o.call_starting(ctx, &tool.spec().name, args.as_map()));
-        let result = match tool.call(ctx, args).await {
+        let mut result = match tool.call(ctx, args).await {
             Ok(output) => ToolResult::ok(output),
             Err(error) => ToolResult::error(&tool.spec().name, error.message()),
         };
-        if let Some(call) = observed {
-            call.finished(ctx, &result);
+        if let Some(note) = observed.and_then(|call| call.finished(ctx, &result)) {
+            if !result.content.is_empty() {
+                result.content.push_str("\n\n");
+            }
+            result.content.push_str(&note);
         }
         result
     }
@@ -389,11 +395,12 @@ mod tests {
             }
         }
         impl ObservedCall for Call {
-            fn finished(self: Box<Self>, _: &ToolContext, result: &ToolResult) {
+            fn finished(self: Box<Self>, _: &ToolContext, result: &ToolResult) -> Option<String> {
                 self.0
                     .lock()
                     .unwrap()
                     .push(format!("end {} {}", self.1, result.is_error));
+                (self.1.contains("fail")).then(|| "Noted by the observer.".to_owned())
             }
         }
         let seen = Arc::new(Seen::default());
@@ -402,7 +409,16 @@ mod tests {
         let r = r.clone();
         let c = ctx();
         block_on(r.invoke("echo", Some(r#"{"text":"ab","times":"2"}"#), &c));
-        block_on(r.invoke_value("echo", serde_json::json!({"text": "fail"}), &c));
+        let noted = block_on(r.invoke_value("echo", serde_json::json!({"text": "fail"}), &c));
+        // The observer's note follows the result after a blank line; the error stays an error.
+        assert!(noted.is_error);
+        assert!(
+            noted
+                .content
+                .ends_with("asked to fail\n\nNoted by the observer."),
+            "{}",
+            noted.content
+        );
         block_on(r.invoke("echo", Some("[1]"), &c));
         block_on(r.invoke("nope", None, &c));
         block_on(r.invoke("get_due_items", None, &c));

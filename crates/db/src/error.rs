@@ -35,4 +35,13 @@ pub enum DbError {
     /// An SQLite error.
     #[error("database error: {0}")]
     Sqlite(#[from] rusqlite::Error),
+    /// An SQLite error of a statement run on the database file `file` ([`crate::Db::with_conn`]),
+    /// e.g. `SQLITE_FULL` on a full disk: `database error in {file}: database or disk is full`.
+    #[error("database error in {file}: {source}")]
+    SqliteIn {
+        /// The database file (`:memory:` for an in-memory database).
+        file: String,
+        /// The SQLite error.
+        source: rusqlite::Error,
+    },
 }

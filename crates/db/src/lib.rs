@@ -90,13 +90,19 @@ impl Db {
     /// (`conn.transaction()`) for multi-statement writes.
     ///
     /// # Errors
-    /// Whatever `f` returns, as [`DbError::Sqlite`].
+    /// Whatever `f` returns, as [`DbError::SqliteIn`] naming the database file.
     pub fn with_conn<T>(
         &self,
         f: impl FnOnce(&mut Connection) -> rusqlite::Result<T>,
     ) -> Result<T, DbError> {
         let mut guard = self.lock();
-        Ok(f(&mut guard)?)
+        f(&mut guard).map_err(|source| DbError::SqliteIn {
+            file: self
+                .path
+                .as_deref()
+                .map_or_else(|| ":memory:".to_owned(), |p| p.display().to_string()),
+            source,
+        })
     }
 
     /// Like [`Db::with_conn`] for closures with their own error type (which must absorb

@@ -35,7 +35,31 @@ pub enum HistoryError {
         /// The OS error.
         message: String,
     },
-    /// libgit2 failed.
-    #[error("git: {0}")]
+    /// A change is saved in the stores, but its commit failed even after retrying for
+    /// [`crate::RETRY_WINDOW`] (e.g. a `git` command held `.git/index.lock` or a ref lock); the
+    /// change waits in `.git/elroy-pending.jsonl` and is committed as `summary` the next time elroy
+    /// commits, undoes or starts, never as `external edit`.
+    #[error(
+        "the change was saved, but not recorded in the history ({reason}); elroy records it as \
+         '{summary}' the next time it starts"
+    )]
+    NotRecorded {
+        /// The first line of the commit message it will get.
+        summary: String,
+        /// Why the commit failed.
+        reason: String,
+    },
+    /// A change is saved in the stores, but neither its commit nor the journal entry could be
+    /// written (e.g. a full disk): the next start commits it as an `external edit`.
+    #[error(
+        "the change was saved, but could not be recorded in the history ({reason}); it will show \
+         as an external edit"
+    )]
+    NotJournaled {
+        /// Why the commit and the journal failed.
+        reason: String,
+    },
+    /// libgit2 failed (its message, without libgit2's class and code numbers).
+    #[error("git: {}", .0.message().trim_end_matches([':', ' ']))]
     Git(#[from] git2::Error),
 }

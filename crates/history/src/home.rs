@@ -11,6 +11,7 @@ use elroy_markdown::HomeLock;
 
 use crate::HistoryError;
 use crate::paths::{GITIGNORE, PATHSPECS, is_store_path};
+use crate::pending::{retrying, write_index_best_effort};
 
 /// The committer and author name of every commit elroy makes.
 pub const COMMITTER_NAME: &str = "elroy";
@@ -47,11 +48,14 @@ impl VersionedHome {
 
     /// Opens the repository of `elroy_home` as a session start does, creating it when missing:
     /// a new repository (or one without commits) gets an [`INITIAL_IMPORT`] commit of the stores as
-    /// they are; otherwise changes made since the last commit are committed as [`EXTERNAL_EDIT`].
-    /// Cheap when nothing changed: one status walk of the store paths, no lock.
+    /// they are; otherwise changes elroy saved but could not commit earlier (the journal, see
+    /// [`HistoryError::NotRecorded`]) are committed under their own names, then changes made since
+    /// the last commit are committed as [`EXTERNAL_EDIT`]. Cheap when nothing changed: one status
+    /// walk of the store paths, no lock.
     ///
     /// # Errors
-    /// [`HistoryError`] when the repository cannot be created or the commit fails.
+    /// [`HistoryError`] when the repository cannot be created or the commit fails (a git lock held
+    /// past the retry window is not an error: the edits are committed at a later start).
     pub fn start(elroy_home: &Path, now: Timestamp) -> Result<Self, HistoryError> {
         let home = VersionedHome {
             root: elroy_home.to_path_buf(),
@@ -67,23 +71,41 @@ impl VersionedHome {
         }
         {
             let repo = home.repo()?;
-            if head_born(&repo)? && store_statuses(&repo)?.is_empty() {
+            if head_born(&repo)? && !home.has_pending() && store_statuses(&repo)?.is_empty() {
                 return Ok(home);
             }
         }
         let _lock = HomeLock::acquire(elroy_home)?;
-        // A tool call of another elroy process may have written a file and not committed it yet
-        // (it holds the calls lock shared until it has): those changes are its to commit, so the
-        // outside edits wait for a start when no call is under way.
-        let calls = CallsLock::open(elroy_home)?;
-        if head_born(&home.repo()?)? && !calls.try_exclusive() {
-            tracing::debug!(
-                "versioned home: a tool call is under way; outside edits left for later"
-            );
-            return Ok(home);
+        clear_stale_git_locks(elroy_home);
+        let repo = home.repo()?;
+        if head_born(&repo)? {
+            // Changes saved but not committed earlier (a git lock was held) get their own commits
+            // first, so they are never taken for outside edits.
+            if let Err(e) = home.commit_pending(&repo) {
+                tracing::warn!("versioned home: journaled changes not committed yet: {e}");
+                return Ok(home);
+            }
+            // A tool call of another elroy process may have written a file and not committed it
+            // yet (it holds the calls lock shared until it has): those changes are its to commit,
+            // so the outside edits wait for a start when no call is under way.
+            let calls = CallsLock::open(elroy_home)?;
+            if !calls.try_exclusive() {
+                tracing::debug!(
+                    "versioned home: a tool call is under way; outside edits left for later"
+                );
+                return Ok(home);
+            }
         }
-        home.commit_locked(now, &external_edit_message)?;
-        Ok(home)
+        match home.commit_locked(now, &external_edit_message) {
+            Ok(_) => Ok(home),
+            // A git lock held past the retry window: the edits stay in the work tree and are
+            // committed at a later start; this session still records its own changes.
+            Err(HistoryError::Git(e)) if e.code() == ErrorCode::Locked => {
+                tracing::warn!("versioned home: outside edits not committed yet: {e}");
+                Ok(home)
+            }
+            Err(e) => Err(e),
+        }
     }
 
     /// `$ELROY_HOME`, the repository's work tree.
@@ -116,26 +138,43 @@ impl VersionedHome {
     ) -> Result<Option<Oid>, HistoryError> {
         {
             let repo = self.repo()?;
-            if head_born(&repo)? && store_statuses(&repo)?.is_empty() {
+            if head_born(&repo)? && !self.has_pending() && store_statuses(&repo)?.is_empty() {
                 return Ok(None);
             }
         }
         let _lock = HomeLock::acquire(&self.root)?;
+        clear_stale_git_locks(&self.root);
+        let repo = self.repo()?;
+        if head_born(&repo)? {
+            self.commit_pending(&repo)?;
+        }
         self.commit_locked(now, message_for)
     }
 
-    /// [`VersionedHome::commit_changes`] with the home lock held.
+    /// [`VersionedHome::commit_changes`] with the home lock held (and journaled changes committed):
+    /// retried for [`crate::RETRY_WINDOW`] while a git lock is taken.
     fn commit_locked(
         &self,
         now: Timestamp,
         message_for: &dyn Fn(&[String]) -> String,
     ) -> Result<Option<Oid>, HistoryError> {
-        clear_stale_git_locks(&self.root);
+        retrying(|| self.commit_locked_once(now, message_for))
+    }
+
+    fn commit_locked_once(
+        &self,
+        now: Timestamp,
+        message_for: &dyn Fn(&[String]) -> String,
+    ) -> Result<Option<Oid>, HistoryError> {
         // A fresh handle: another process may have committed while we waited for the lock.
         let repo = self.repo()?;
         let born = head_born(&repo)?;
         let mut index = repo.index()?;
-        if !born {
+        if born {
+            // From HEAD's tree, not from what `.git/index` says: the index file may be stale (its
+            // lock was taken when elroy last committed).
+            index.read_tree(&repo.head()?.peel_to_tree()?)?;
+        } else {
             let gitignore = self.root.join(".gitignore");
             if !gitignore.exists() {
                 elroy_markdown::write_atomic(&gitignore, GITIGNORE.as_bytes(), ".gitignore")?;
@@ -149,7 +188,7 @@ impl VersionedHome {
                 index.add_path(Path::new(&path))?;
             }
         }
-        index.write()?;
+        write_index_best_effort(&mut index)?;
         let tree_id = index.write_tree()?;
         let parent = if born {
             Some(repo.head()?.peel_to_commit()?)

@@ -9,7 +9,11 @@
 //!   commit become an `external edit` commit.
 //! - [`Recorder`] is the [`elroy_core::CallObserver`] the runtime installs on the tool registry: after
 //!   every tool call it commits what changed as `{tool}: {paths}`, e.g.
-//!   `delete_agenda_item: agenda/Water_the_plants.md`. A failed commit is logged, never a tool error.
+//!   `delete_agenda_item: agenda/Water_the_plants.md`. A failed commit is never a tool error: a commit
+//!   that finds a git lock taken (`index.lock`, a ref lock: a `git` command running at that moment)
+//!   is retried for [`RETRY_WINDOW`]; if it still fails, the change is journaled in
+//!   `.git/elroy-pending.jsonl`, committed under the tool's name the next time elroy commits, undoes
+//!   or starts (never as `external edit`), and the tool's result says it was saved but not recorded.
 //! - [`VersionedHome::history`] lists the changes, newest first (`elroy history [PATH]`);
 //!   [`VersionedHome::undo`] reverts the last change elroy made, refusing when a file of it was edited
 //!   by hand since (`elroy undo`).
@@ -23,6 +27,7 @@ mod error;
 mod home;
 mod log;
 mod paths;
+mod pending;
 mod recorder;
 mod undo;
 
@@ -30,5 +35,6 @@ pub use error::HistoryError;
 pub use home::{COMMITTER_EMAIL, COMMITTER_NAME, EXTERNAL_EDIT, INITIAL_IMPORT, VersionedHome};
 pub use log::Change;
 pub use paths::{GITIGNORE, is_store_path};
+pub use pending::RETRY_WINDOW;
 pub use recorder::Recorder;
 pub use undo::{UNDO_PREFIX, Undone};

@@ -14,10 +14,8 @@ use crate::home::{
     CallsLock, changed_paths, clear_stale_git_locks, external_edit_message, head_born, signature,
     store_statuses, tool_message,
 };
+use crate::pending::{FileState, Pending, retrying, stored_state, write_index_best_effort};
 use crate::{HistoryError, VersionedHome};
-
-/// The work-tree state of a store file: its blob id, or `None` when it is deleted.
-type FileState = Option<Oid>;
 
 /// Commits the store files a tool call changed as `{tool}: {paths}` (e.g.
 /// `delete_agenda_item: agenda/Water_the_plants.md`). Installed on the registry by the runtime
@@ -28,8 +26,11 @@ type FileState = Option<Oid>;
 /// edits not yet committed, or another process's change about to be committed) and keeps their
 /// content; after, it commits only what the call changed. A file that was edited by hand and then
 /// changed by the tool gets two commits: the hand edit as `external edit`, then the tool's change,
-/// so undoing the tool never reverts the hand edit. A call that changed nothing makes no commit; a
-/// commit that fails is logged (`tracing::warn!`) and never fails the call.
+/// so undoing the tool never reverts the hand edit. A call that changed nothing makes no commit. A
+/// commit that finds a git lock taken is retried for [`crate::RETRY_WINDOW`]; one that still fails
+/// never fails the call: the change is journaled, committed under the tool's name the next time
+/// elroy commits or starts, and the call's result gets a note saying it was saved but not recorded
+/// ([`HistoryError::NotRecorded`]).
 #[derive(Debug, Clone)]
 pub struct Recorder {
     home: VersionedHome,
@@ -72,16 +73,24 @@ impl CallObserver for Recorder {
 }
 
 impl ObservedCall for RecordedCall {
-    fn finished(self: Box<Self>, ctx: &ToolContext, _result: &ToolResult) {
+    fn finished(self: Box<Self>, ctx: &ToolContext, _result: &ToolResult) -> Option<String> {
         match self
             .home
             .commit_call(ctx.time.now(), &self.name, &self.before)
         {
             Ok(Some(id)) => {
                 tracing::debug!(tool = %self.name, commit = %id, "versioned home: committed");
+                None
             }
-            Ok(None) => {}
-            Err(e) => tracing::warn!(tool = %self.name, "versioned home: could not commit: {e}"),
+            Ok(None) => None,
+            Err(e @ (HistoryError::NotRecorded { .. } | HistoryError::NotJournaled { .. })) => {
+                tracing::warn!(tool = %self.name, "versioned home: {e}");
+                Some(format!("Note: {e}."))
+            }
+            Err(e) => {
+                tracing::warn!(tool = %self.name, "versioned home: could not commit: {e}");
+                None
+            }
         }
     }
 }
@@ -89,8 +98,8 @@ impl ObservedCall for RecordedCall {
 impl VersionedHome {
     /// Runs `work` (a change to the stores that is not a tool call, e.g. background memory work)
     /// and commits what it changed as `{label}: {paths}`, exactly as [`Recorder`] does for a tool
-    /// call: hand edits made before are left out, a failed commit is logged. Returns what `work`
-    /// returned.
+    /// call: hand edits made before are left out, a commit that fails is retried and then journaled
+    /// (see [`HistoryError::NotRecorded`]), and logged. Returns what `work` returned.
     pub fn record<R>(&self, now: Timestamp, label: &str, work: impl FnOnce() -> R) -> R {
         let calls = CallsLock::open(self.root()).and_then(CallsLock::shared);
         let before = self.snapshot();
@@ -128,7 +137,14 @@ impl VersionedHome {
 
     /// Commits what a call of `tool` changed, given the [`VersionedHome::snapshot`] taken before
     /// it: files unchanged since then are left alone; files that were dirty before and changed
-    /// since get their earlier state committed first as `external edit`.
+    /// since get their earlier state committed first as `external edit`. Changes journaled by
+    /// earlier failed commits are committed first. A commit that finds a git lock taken is retried
+    /// for [`crate::RETRY_WINDOW`]; if it still fails, the change is journaled.
+    ///
+    /// # Errors
+    /// [`HistoryError::NotRecorded`] (journaled) or [`HistoryError::NotJournaled`] when the call
+    /// changed files and they could not be committed; other [`HistoryError`]s when the lock or the
+    /// repository could not even be opened (nothing is known about the call's changes then).
     pub(crate) fn commit_call(
         &self,
         now: Timestamp,
@@ -144,6 +160,8 @@ impl VersionedHome {
             drop(_lock);
             return self.commit_changes(now, &|paths| tool_message(tool, paths));
         }
+        // Earlier changes that could not be committed go first, in order.
+        let replayed = self.commit_pending(&repo);
         let mut ours: Vec<(String, bool)> = Vec::new();
         let mut earlier: Vec<(String, FileState)> = Vec::new();
         for (path, deleted) in store_statuses(&repo)? {
@@ -162,27 +180,82 @@ impl VersionedHome {
             }
         }
         if ours.is_empty() {
+            if let Err(e) = replayed {
+                tracing::warn!("versioned home: journaled changes still not committed: {e}");
+            }
             return Ok(None);
         }
-        let mut index = repo.index()?;
+        let committed =
+            replayed.and_then(|_| retrying(|| commit_ours(&repo, now, tool, &earlier, &ours)));
+        let reason = match committed {
+            Ok(id) => return Ok(id),
+            Err(e) => e.to_string(),
+        };
+        // Saved but not committed: journal it, so it is committed under the tool's name later.
+        let paths: Vec<String> = ours.iter().map(|(p, _)| p.clone()).collect();
+        let mut entries = Vec::new();
         if !earlier.is_empty() {
-            for (path, state) in &earlier {
-                match state {
-                    Some(id) => index.add(&entry(path, *id))?,
-                    None => remove(&mut index, path)?,
-                }
-            }
-            commit_index(&repo, &mut index, now, &external_edit_message)?;
+            let earlier_paths: Vec<String> = earlier.iter().map(|(p, _)| p.clone()).collect();
+            entries.push(Pending {
+                message: external_edit_message(&earlier_paths),
+                time: now.as_second(),
+                files: earlier.iter().cloned().collect(),
+            });
         }
-        for (path, deleted) in &ours {
-            if *deleted {
-                remove(&mut index, path)?;
-            } else {
-                index.add_path(Path::new(path))?;
-            }
+        let message = tool_message(tool, &paths);
+        let files = paths
+            .iter()
+            .map(|path| Ok((path.clone(), stored_state(&repo, self.root(), path)?)))
+            .collect::<Result<BTreeMap<_, _>, HistoryError>>();
+        let journaled = files.and_then(|files| {
+            entries.push(Pending {
+                message: message.clone(),
+                time: now.as_second(),
+                files,
+            });
+            entries.iter().try_for_each(|pending| self.journal(pending))
+        });
+        match journaled {
+            Ok(()) => Err(HistoryError::NotRecorded {
+                summary: message.lines().next().unwrap_or_default().to_owned(),
+                reason,
+            }),
+            Err(e) => Err(HistoryError::NotJournaled {
+                reason: format!("{reason}; {e}"),
+            }),
         }
-        commit_index(&repo, &mut index, now, &|paths| tool_message(tool, paths))
     }
+}
+
+/// One attempt at committing a call's changes: the `earlier` states of files that were dirty before
+/// it as `external edit`, then `ours` (the work tree's current files) as `{tool}: {paths}`. The tree
+/// is built in memory from HEAD's; `.git/index` is updated when it can be.
+fn commit_ours(
+    repo: &Repository,
+    now: Timestamp,
+    tool: &str,
+    earlier: &[(String, FileState)],
+    ours: &[(String, bool)],
+) -> Result<Option<Oid>, HistoryError> {
+    let mut index = repo.index()?;
+    index.read_tree(&repo.head()?.peel_to_tree()?)?;
+    if !earlier.is_empty() {
+        for (path, state) in earlier {
+            match state {
+                Some(id) => index.add(&entry(path, *id))?,
+                None => remove(&mut index, path)?,
+            }
+        }
+        commit_index(repo, &mut index, now, &external_edit_message)?;
+    }
+    for (path, deleted) in ours {
+        if *deleted {
+            remove(&mut index, path)?;
+        } else {
+            index.add_path(Path::new(path))?;
+        }
+    }
+    commit_index(repo, &mut index, now, &|paths| tool_message(tool, paths))
 }
 
 /// Writes `index` and commits its tree on HEAD with `message_for(changed paths)`; `None` when the
@@ -193,7 +266,7 @@ fn commit_index(
     now: Timestamp,
     message_for: &dyn Fn(&[String]) -> String,
 ) -> Result<Option<Oid>, HistoryError> {
-    index.write()?;
+    write_index_best_effort(index)?;
     let tree = repo.find_tree(index.write_tree()?)?;
     let head = repo.head()?.peel_to_commit()?;
     let paths = changed_paths(repo, Some(&head.tree()?), &tree)?;
@@ -220,7 +293,7 @@ fn remove(index: &mut Index, path: &str) -> Result<(), HistoryError> {
 
 /// An index entry for a regular file with blob `id` (no stat data: the next status re-reads the
 /// file).
-fn entry(path: &str, id: Oid) -> IndexEntry {
+pub(crate) fn entry(path: &str, id: Oid) -> IndexEntry {
     IndexEntry {
         ctime: IndexTime::new(0, 0),
         mtime: IndexTime::new(0, 0),

@@ -9,6 +9,8 @@ use elroy_markdown::HomeLock;
 
 use crate::home::{EXTERNAL_EDIT, INITIAL_IMPORT, head_born, signature};
 use crate::log::{Change, first_parent_walk};
+use crate::pending::{Pending, retrying, write_index_best_effort};
+use crate::recorder::entry;
 use crate::{HistoryError, VersionedHome};
 
 /// The summary prefix of an undo commit: `undo: {original summary}`.
@@ -35,7 +37,9 @@ impl VersionedHome {
     /// # Errors
     /// [`HistoryError::EditedSince`] (nothing is changed) when a file of that change is no longer as
     /// the change left it: edited by hand, or changed by something not yet committed;
-    /// [`HistoryError::NothingToUndo`] when only the initial import and outside edits are left.
+    /// [`HistoryError::NothingToUndo`] when only the initial import and outside edits are left;
+    /// [`HistoryError::NotRecorded`] when the files were restored but the commit failed even after
+    /// retrying for [`crate::RETRY_WINDOW`] (it is journaled and made at the next start).
     pub fn undo(&self, now: Timestamp) -> Result<Undone, HistoryError> {
         let _lock = HomeLock::acquire(self.root())?;
         crate::home::clear_stale_git_locks(self.root());
@@ -43,6 +47,9 @@ impl VersionedHome {
         if !head_born(&repo)? {
             return Err(HistoryError::NothingToUndo);
         }
+        // A change saved but not committed earlier is committed first, under its own name: it is
+        // then the one undone, as the user expects.
+        self.commit_pending(&repo)?;
         let target = find_target(&repo)?;
         let target_commit = repo.find_commit(target)?;
         let Some(parent) = target_commit.parents().next() else {
@@ -61,37 +68,77 @@ impl VersionedHome {
                 });
             }
         }
-        let mut index = repo.index()?;
+        let mut restored: Vec<(String, Option<Oid>)> = Vec::new();
         for path in &original.paths {
             let file = self.root().join(path);
-            match blob_at(&before, path)? {
+            let state = blob_at(&before, path)?;
+            match state {
                 Some(id) => {
                     let blob = repo.find_blob(id)?;
                     elroy_markdown::write_atomic(&file, blob.content(), path)?;
-                    index.add_path(Path::new(path))?;
                 }
                 None => {
                     if file.exists() {
                         elroy_markdown::remove_file(&file, path)?;
                     }
-                    if index.get_path(Path::new(path), 0).is_some() {
-                        index.remove_path(Path::new(path))?;
-                    }
                 }
             }
+            restored.push((path.clone(), state));
         }
-        index.write()?;
-        let tree = repo.find_tree(index.write_tree()?)?;
-        let head = repo.head()?.peel_to_commit()?;
-        let sig = signature(now)?;
         let message = format!(
             "{UNDO_PREFIX}{}\n\n{REVERTS}{}\n",
             original.summary, original.id
         );
-        let id = repo.commit(Some("HEAD"), &sig, &sig, &message, &tree, &[&head])?;
+        let id = match retrying(|| commit_restored(&repo, now, &message, &restored)) {
+            Ok(id) => id,
+            Err(e) => {
+                // The files are restored; the commit saying so waits in the journal.
+                let pending = Pending {
+                    message: message.clone(),
+                    time: now.as_second(),
+                    files: restored.iter().cloned().collect(),
+                };
+                return Err(match self.journal(&pending) {
+                    Ok(()) => HistoryError::NotRecorded {
+                        summary: format!("{UNDO_PREFIX}{}", original.summary),
+                        reason: e.to_string(),
+                    },
+                    Err(j) => HistoryError::NotJournaled {
+                        reason: format!("{e}; {j}"),
+                    },
+                });
+            }
+        };
         let commit = Change::of(&repo, &repo.find_commit(id)?)?;
         Ok(Undone { original, commit })
     }
+}
+
+/// One attempt at the undo commit: HEAD's tree with `restored` (path, blob or deleted), built in
+/// memory; `.git/index` is updated when it can be.
+fn commit_restored(
+    repo: &Repository,
+    now: Timestamp,
+    message: &str,
+    restored: &[(String, Option<Oid>)],
+) -> Result<Oid, HistoryError> {
+    let head = repo.head()?.peel_to_commit()?;
+    let mut index = repo.index()?;
+    index.read_tree(&head.tree()?)?;
+    for (path, state) in restored {
+        match state {
+            Some(id) => index.add(&entry(path, *id))?,
+            None => {
+                if index.get_path(Path::new(path), 0).is_some() {
+                    index.remove_path(Path::new(path))?;
+                }
+            }
+        }
+    }
+    write_index_best_effort(&mut index)?;
+    let tree = repo.find_tree(index.write_tree()?)?;
+    let sig = signature(now)?;
+    Ok(repo.commit(Some("HEAD"), &sig, &sig, message, &tree, &[&head])?)
 }
 
 /// The newest commit elroy made that is not undone yet.

@@ -305,9 +305,38 @@ fn a_git_lock_left_by_a_killed_process_does_not_stop_commits() {
         ["add_agenda_item: agenda/a.md", "initial import"]
     );
     assert!(!root.join(".git/index.lock").exists());
-    // A fresh lock (a git command running now) is left alone: the commit fails, nothing is lost.
+    // A fresh index lock (a git command running now) is left alone, and does not stop the commit
+    // either: the tree is built from HEAD's in memory (issue 13, item 5).
     std::fs::File::create(root.join(".git/index.lock")).unwrap();
     write(root, "agenda/b.md", b"b\n");
-    assert!(home.commit_changes(now(), &|_| "x".into()).is_err());
+    tool(&home, "add_agenda_item").unwrap();
     assert!(root.join(".git/index.lock").exists());
+    assert_eq!(summaries(&home, None)[0], "add_agenda_item: agenda/b.md");
+    // A fresh ref lock held past the retry window: the commit fails with the lock error, the lock
+    // is left alone, nothing is lost, and the change is committed once the lock is gone.
+    std::fs::File::create(root.join(".git/refs/heads/main.lock")).unwrap();
+    write(root, "agenda/c.md", b"c\n");
+    let err = home.commit_changes(now(), &|_| "x".into()).unwrap_err();
+    assert!(
+        matches!(&err, HistoryError::Git(e) if e.code() == git2::ErrorCode::Locked),
+        "{err}"
+    );
+    assert!(root.join(".git/refs/heads/main.lock").exists());
+    assert_eq!(std::fs::read(root.join("agenda/c.md")).unwrap(), b"c\n");
+    std::fs::remove_file(root.join(".git/refs/heads/main.lock")).unwrap();
+    std::fs::remove_file(root.join(".git/index.lock")).unwrap();
+    tool(&home, "add_agenda_item").unwrap();
+    assert_eq!(
+        summaries(&home, None),
+        [
+            "add_agenda_item: agenda/c.md",
+            "add_agenda_item: agenda/b.md",
+            "add_agenda_item: agenda/a.md",
+            "initial import"
+        ]
+    );
+    assert_eq!(
+        head_tree_paths(root),
+        [".gitignore", "agenda/a.md", "agenda/b.md", "agenda/c.md"]
+    );
 }

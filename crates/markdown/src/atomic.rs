@@ -34,10 +34,47 @@ fn sync_dir(dir: &Path) {
     }
 }
 
+/// The environment variable of the test-only pause point of [`write_atomic`].
+///
+/// **For tests only.** When it is set to a non-empty string, a [`write_atomic`] whose target path
+/// contains that string stops between writing (and syncing) the temporary file and renaming it
+/// over the target: it prints `ELROY_TEST_PAUSED_BEFORE_RENAME <target path>` on standard error
+/// and sleeps until the process is killed. The reliability tests use it to kill elroy exactly
+/// inside a write. Read once per process; unset, the check costs one atomic load per write.
+pub const PAUSE_BEFORE_RENAME_ENV: &str = "ELROY_TEST_PAUSE_BEFORE_RENAME";
+
+/// The line [`write_atomic`] prints on standard error when it pauses (see
+/// [`PAUSE_BEFORE_RENAME_ENV`]), followed by a space and the target path.
+pub const PAUSED_BEFORE_RENAME: &str = "ELROY_TEST_PAUSED_BEFORE_RENAME";
+
+/// The test-only pause point (see [`PAUSE_BEFORE_RENAME_ENV`]).
+fn pause_before_rename(path: &Path) {
+    static NEEDLE: std::sync::OnceLock<Option<String>> = std::sync::OnceLock::new();
+    let needle = NEEDLE.get_or_init(|| {
+        std::env::var(PAUSE_BEFORE_RENAME_ENV)
+            .ok()
+            .filter(|v| !v.is_empty())
+    });
+    let Some(needle) = needle else {
+        return;
+    };
+    if !path.to_string_lossy().contains(needle.as_str()) {
+        return;
+    }
+    let mut err = std::io::stderr().lock();
+    let _ = writeln!(err, "{PAUSED_BEFORE_RENAME} {}", path.display());
+    let _ = err.flush();
+    drop(err);
+    loop {
+        std::thread::sleep(std::time::Duration::from_secs(3600));
+    }
+}
+
 /// Writes `contents` to `path` atomically (§3.5): a temporary file `.<name>.tmp-<pid>-<8 hex>` in
 /// the same directory, fsync, rename over the target, fsync the directory. The target's permission
 /// bits are kept when it existed. The parent directory is created when missing. On failure the
-/// temporary file is removed and the target is untouched.
+/// temporary file is removed and the target is untouched. Tests can stop it just before the
+/// rename ([`PAUSE_BEFORE_RENAME_ENV`]); it is inert unless that variable is set.
 ///
 /// # Errors
 /// [`MarkdownError::Write`]: `Unable to write {file}: {os error}`, `file` being the display path.
@@ -77,6 +114,7 @@ pub fn write_atomic(path: &Path, contents: &[u8], file: &str) -> Result<(), Mark
         }
         tmp.sync_all()?;
         drop(tmp);
+        pause_before_rename(path);
         fs::rename(&tmp_path, path)
     })();
     if let Err(e) = result {

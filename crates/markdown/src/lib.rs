@@ -19,7 +19,9 @@ mod names;
 mod value;
 mod yaml;
 
-pub use atomic::{remove_file, rename_file, write_atomic};
+pub use atomic::{
+    PAUSE_BEFORE_RENAME_ENV, PAUSED_BEFORE_RENAME, remove_file, rename_file, write_atomic,
+};
 pub use error::MarkdownError;
 pub use frontmatter::{Document, read_text};
 pub use lock::{HomeLock, LOCK_FILE_NAME, LOCK_TIMEOUT};
