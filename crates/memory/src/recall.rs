@@ -245,8 +245,9 @@ fn quote(token: &str) -> String {
 
 /// The keyword leg (`orchestrator.md` §4.3) over the user's rows of `kind`: the word ranking
 /// (`recall_fts`, [`word_ranking`]) fused by reciprocal rank fusion ([`fuse`]) with the bigram
-/// ranking of scripts written without spaces (`recall_grams`, the same rule over the character
-/// bigrams of the tokens, see [`elroy_db::grams`]). A query without such characters has no
+/// ranking of scripts written without spaces (`recall_grams`: the character bigrams of the
+/// tokens, see [`elroy_db::grams`]; a row qualifies with one shared bigram other than a
+/// kana-only one). A query without such characters has no
 /// bigram ranking and gets exactly the word ranking. Returns item ids, best first. Empty
 /// `current` finds nothing.
 ///
@@ -259,22 +260,35 @@ pub fn keyword_leg(
     current: &[String],
     previous: &[String],
 ) -> rusqlite::Result<Vec<i64>> {
-    let words = word_ranking(conn, "recall_fts", user_id, kind, current, previous)?;
-    let current_grams = token_grams(current);
-    if current_grams.is_empty() {
+    let words = word_ranking(conn, "recall_fts", user_id, kind, current, previous, None)?;
+    let all_grams = token_grams(current);
+    if all_grams.is_empty() {
         return Ok(words);
     }
-    let previous_grams: Vec<String> = token_grams(previous)
+    // A word of these scripts is one or two bigrams, so one shared bigram qualifies a row. Bigrams
+    // of kana particles alone (`がa`, `ある`) would match almost any Japanese text: they rank
+    // but do not qualify a row unless the query has nothing else.
+    let (content, particles): (Vec<String>, Vec<String>) = all_grams
         .into_iter()
-        .filter(|g| !current_grams.contains(g))
-        .collect();
+        .partition(|g| !g.chars().all(|c| ('\u{3040}'..='\u{309F}').contains(&c)));
+    let (current_grams, mut rest) = if content.is_empty() {
+        (particles, Vec::new())
+    } else {
+        (content, particles)
+    };
+    for g in token_grams(previous) {
+        if !current_grams.contains(&g) && !rest.contains(&g) {
+            rest.push(g);
+        }
+    }
     let grams = word_ranking(
         conn,
         "recall_grams",
         user_id,
         kind,
         &current_grams,
-        &previous_grams,
+        &rest,
+        Some(1),
     )?;
     if words.is_empty() {
         return Ok(grams);
@@ -285,7 +299,8 @@ pub fn keyword_leg(
 /// One ranking of §4.3 over the FTS5 table `table` (`recall_fts` or `recall_grams`, rows keyed by
 /// [`fts_rowid`]): `"t1" OR "t2" …` over `current` then `previous`, the [`KEYWORD_CANDIDATES`]
 /// best rows by `bm25()` (ties by item id), kept when they match at least 1 term of `current`
-/// (`|current| <= 3`) or at least 2 (`|current| >= 4`). Returns item ids in `bm25()` order.
+/// (`|current| <= 3`) or at least 2 (`|current| >= 4`), or at least `need` when given. Returns
+/// item ids in `bm25()` order.
 ///
 /// # Errors
 /// `rusqlite::Error`.
@@ -296,6 +311,7 @@ fn word_ranking(
     kind: &str,
     current: &[String],
     previous: &[String],
+    need: Option<usize>,
 ) -> rusqlite::Result<Vec<i64>> {
     if current.is_empty() {
         return Ok(Vec::new());
@@ -322,7 +338,7 @@ fn word_ranking(
     if rows.is_empty() {
         return Ok(Vec::new());
     }
-    let need = if current.len() <= 3 { 1 } else { 2 };
+    let need = need.unwrap_or(if current.len() <= 3 { 1 } else { 2 });
     if previous.is_empty() && need == 1 {
         // Every row matched the query, which holds only tokens of `current`.
         return Ok(rows.into_iter().map(|(_, id)| id).collect());
