@@ -44,7 +44,7 @@ pub fn normalize_name(name: &str) -> Cow<'_, str> {
 }
 
 /// The longest prefix of `s` of at most `max` bytes that ends on a character boundary.
-fn cut_bytes(s: &str, max: usize) -> &str {
+pub(crate) fn cut_bytes(s: &str, max: usize) -> &str {
     if s.len() <= max {
         return s;
     }

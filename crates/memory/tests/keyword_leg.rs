@@ -74,8 +74,10 @@ fn bigram_recall_in_turns_and_for_agenda_items() {
         .create("Dog", "The user's dog is named Biscuit.", &[], now)
         .unwrap();
     assert_eq!(ids(&store, "東京タワーはいつ行く？", ""), [trip.id]);
-    // The current message has no such word; the previous one has.
-    assert_eq!(ids(&store, "そうですか", "待ち合わせはどこ？"), [trip.id]);
+    // With the previous message's tokens (T_prev), as in a turn; a question sharing no word of
+    // it finds nothing.
+    assert_eq!(ids(&store, "待ち合わせはどこ？", "土曜日の予定"), [trip.id]);
+    assert!(ids(&store, "大阪城はどこ？", "").is_empty());
     let found = store
         .search(
             &MemoryQuery {
@@ -109,7 +111,13 @@ fn bigram_recall_in_turns_and_for_agenda_items() {
                     },
                 ],
             )?;
-            elroy_memory::recall::keyword_leg(c, user, "agenda", &recall_tokens("房租什么时候交？"), &[])
+            elroy_memory::recall::keyword_leg(
+                c,
+                user,
+                "agenda",
+                &recall_tokens("房租什么时候交？"),
+                &[],
+            )
         })
         .unwrap();
     assert_eq!(ranked, [1]);

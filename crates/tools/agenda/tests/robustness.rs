@@ -99,7 +99,7 @@ fn r2_broken_front_matter_is_reported_by_name_and_never_rewritten() {
     let r = home.call("list_agenda_items", r#"{"item_date":"2026-03-20"}"#);
     assert_eq!(
         r.content,
-        r#"{"item_date":"2026-03-20","items":[{"name":"Fine","text":"Fine","checklist_completed":0,"checklist_total":0}]}"#
+        r#"{"item_date":"2026-03-20","items":[{"name":"Fine","text":"Fine","checklist_completed":0,"checklist_total":0}],"skipped_files":1,"skipped":[{"file":"agenda/Broken.md","reason":"invalid front matter in agenda/Broken.md: line 2: a \"[\" list is never closed with \"]\""}]}"#
     );
     let store = home.ctx.services.require::<AgendaStore>().unwrap();
     let broken_files = store.broken_files().unwrap();
@@ -603,6 +603,12 @@ fn duplicate_front_matter_keys_read_last_value_wins() {
     let listing: serde_json::Value = serde_json::from_str(&r.content).unwrap();
     assert_eq!(listing["items"][0]["name"], "Plan_trip", "{}", r.content);
     assert!(listing.get("skipped_files").is_none(), "{}", r.content);
+    // The other order: the last `status: created` wins, so the item is active and completes.
+    write(
+        &home,
+        "Plan_trip.md",
+        "---\ncompleted: false\ndate: '2026-11-30'\nname: Plan trip\nstatus: in_progress\nstatus: created\n---\n\nPlan trip",
+    );
     let r = home.call("complete_agenda_item", r#"{"item_name":"Plan trip"}"#);
     assert!(!r.is_error, "{}", r.content);
     assert!(home.file("Plan_trip.md").contains("\nstatus: completed\n"));
@@ -639,7 +645,12 @@ fn unreadable_agenda_files_are_counted_and_explained() {
     );
     let r = home.call("list_agenda_items", "{}");
     let listing: serde_json::Value = serde_json::from_str(&r.content).unwrap();
-    assert_eq!(listing["items"].as_array().unwrap().len(), 1, "{}", r.content);
+    assert_eq!(
+        listing["items"].as_array().unwrap().len(),
+        1,
+        "{}",
+        r.content
+    );
     assert_eq!(listing["skipped_files"], 2);
     assert_eq!(listing["skipped"][0]["file"], "agenda/Reply.md");
     assert_eq!(
@@ -698,7 +709,10 @@ fn nfc_and_nfd_names_are_one_item() {
         r#"{"text":"R\u00e9sum\u00e9 review","item_date":"2026-11-30"}"#,
     );
     assert!(r.content.contains("already exists"), "{}", r.content);
-    let r = home.call("complete_agenda_item", r#"{"item_name":"re\u0301sume\u0301"}"#);
+    let r = home.call(
+        "complete_agenda_item",
+        r#"{"item_name":"re\u0301sume\u0301"}"#,
+    );
     assert!(!r.is_error, "{}", r.content);
 }
 
@@ -736,5 +750,8 @@ fn long_names_in_any_script_fit_the_file_system() {
     assert_eq!(ext_file.len(), 240 + 3);
     assert!(home.file(ext_file).contains(&format!("name: {ext_b}")));
     let cyr_file = files.iter().find(|f| f.starts_with('П')).unwrap();
-    assert_eq!(cyr_file.trim_end_matches(".md").chars().count(), cyrillic.chars().count());
+    assert_eq!(
+        cyr_file.trim_end_matches(".md").chars().count(),
+        cyrillic.chars().count()
+    );
 }

@@ -439,11 +439,17 @@ fn examine_memories_finds_cjk_and_thai_words() {
     let env = Env::new(TOKEN, |_| None);
     let now = ts("2026-03-16T13:30:00Z");
     for (name, text) in [
-        ("週末の予定", "土曜日に東京タワーへ行く予定。待ち合わせは浜松町駅。"),
+        (
+            "週末の予定",
+            "土曜日に東京タワーへ行く予定。待ち合わせは浜松町駅。",
+        ),
         ("生日", "我妈妈的生日是五月十二号，她喜欢吃饺子。"),
         ("여행 계획", "다음 달에 부산으로 여행을 갈 예정입니다."),
         ("อาหาร", "ผู้ใช้ชอบกินต้มยำกุ้งมาก"),
-        ("Conference", "The user speaks at the PyCon JP conference in 広島 next autumn."),
+        (
+            "Conference",
+            "The user speaks at the PyCon JP conference in 広島 next autumn.",
+        ),
     ] {
         let r = env.call(
             "create_memory",
@@ -491,7 +497,12 @@ fn examine_memories_skips_unreadable_files_and_names_them() {
         now,
     );
     let office = env.home().join("memories/Passport_office.md");
-    let id = env.memory.active_by_name("Passport office").unwrap().unwrap().id;
+    let id = env
+        .memory
+        .active_by_name("Passport office")
+        .unwrap()
+        .unwrap()
+        .id;
     let body = "The passport office is on Main Street.";
     // A duplicate key is read as Elroy (PyYAML) reads it: both memories are returned.
     std::fs::write(
@@ -544,11 +555,7 @@ fn memory_names_are_nfc() {
         r#"{"name":"Caf\u00e9 order","text":"A flat white."}"#,
         now,
     );
-    let r = env.call(
-        "print_memory",
-        r#"{"memory_name":"Cafe\u0301 order"}"#,
-        now,
-    );
+    let r = env.call("print_memory", r#"{"memory_name":"Cafe\u0301 order"}"#, now);
     assert!(r.content.contains("A flat white."), "{}", r.content);
     env.call(
         "create_memory",
@@ -556,6 +563,10 @@ fn memory_names_are_nfc() {
         now,
     );
     assert!(env.home().join("memories/José_s_birthday.md").is_file());
-    let m = env.memory.active_by_name("Jos\u{e9}'s birthday").unwrap().unwrap();
+    let m = env
+        .memory
+        .active_by_name("Jos\u{e9}'s birthday")
+        .unwrap()
+        .unwrap();
     assert_eq!(m.name, "Jos\u{e9}'s birthday");
 }
