@@ -392,12 +392,10 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(err.contains("a tab is used for indentation"), "{err}");
-        for e in [&err] {
-            assert!(
-                !e.contains("Options") && !e.contains('\n') && !e.contains("-->"),
-                "{e}"
-            );
-        }
+        assert!(
+            !err.contains("Options") && !err.contains('\n') && !err.contains("-->"),
+            "{err}"
+        );
     }
 
     #[test]
