@@ -151,10 +151,13 @@ impl Item {
         let name_key = match fm.get("name") {
             Some(Value::Null | Value::List(_) | Value::Map(_)) | None => None,
             Some(other) => Some(other.display_short()).filter(|n| !n.is_empty()),
-        };
+        }
+        // Names compare in NFC (a hand-written or macOS NFD name is the same item).
+        .map(|n| elroy_markdown::normalize_name(&n).into_owned());
         Ok(Item {
-            stem_lower: stem.to_lowercase(),
-            name_lower: name_key.as_deref().unwrap_or(&stem).to_lowercase(),
+            stem_lower: elroy_markdown::normalize_name(&stem).to_lowercase(),
+            name_lower: elroy_markdown::normalize_name(name_key.as_deref().unwrap_or(&stem))
+                .to_lowercase(),
             stem,
             file,
             document,

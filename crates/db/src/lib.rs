@@ -9,6 +9,7 @@
 //! their statements with [`Db::with_conn`]. Every write transaction is short (§9.1).
 
 mod error;
+pub mod grams;
 pub mod migrations;
 mod time;
 mod tracker;

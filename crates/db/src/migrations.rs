@@ -6,10 +6,12 @@ use rusqlite::{Connection, OptionalExtension};
 use crate::DbError;
 
 /// The migrations in order: `(version, SQL)`. Never edit a released entry; append a new one.
-pub const MIGRATIONS: &[(i64, &str)] = &[(1, SCHEMA_V1)];
+/// Migration 2 adds `recall_grams` (character bigrams of scripts without spaces, see
+/// [`crate::grams`]) and fills it from `recall_fts`.
+pub const MIGRATIONS: &[(i64, &str)] = &[(1, SCHEMA_V1), (2, crate::grams::GRAMS_SCHEMA)];
 
 /// The newest schema version this build knows.
-pub const LATEST_VERSION: i64 = 1;
+pub const LATEST_VERSION: i64 = 2;
 
 const SCHEMA_V1: &str = r#"
 CREATE TABLE meta (
@@ -214,6 +216,9 @@ pub fn migrate(conn: &mut Connection) -> Result<(), DbError> {
     }
     for (version, sql) in MIGRATIONS.iter().filter(|(v, _)| *v > current) {
         tx.execute_batch(sql)?;
+        if *version == 2 {
+            crate::grams::backfill(&tx)?;
+        }
         tx.execute(
             "INSERT INTO meta (key, value) VALUES ('schema_version', ?1)
              ON CONFLICT(key) DO UPDATE SET value = excluded.value",

@@ -24,7 +24,7 @@ fn open_creates_schema_and_pragmas() {
     let tables: Vec<String> = db
         .with_conn(|c| {
             let mut st = c.prepare(
-                "SELECT name FROM sqlite_master WHERE type='table' AND name NOT LIKE 'recall_fts_%' ORDER BY name",
+                "SELECT name FROM sqlite_master WHERE type='table' AND name NOT LIKE 'recall_fts_%' AND name NOT LIKE 'recall_grams_%' ORDER BY name",
             )?;
             st.query_map([], |r| r.get(0))?.collect()
         })
@@ -42,6 +42,7 @@ fn open_creates_schema_and_pragmas() {
             "messages",
             "meta",
             "recall_fts",
+            "recall_grams",
             "user_preferences",
             "users"
         ]
@@ -49,7 +50,7 @@ fn open_creates_schema_and_pragmas() {
     drop(db);
     // Re-opening runs no migration twice.
     let db = Db::open(&path).unwrap();
-    assert_eq!(db.schema_version().unwrap(), 1);
+    assert_eq!(db.schema_version().unwrap(), migrations::LATEST_VERSION);
     let app: String = db
         .with_conn(|c| c.query_row("SELECT value FROM meta WHERE key='app'", [], |r| r.get(0)))
         .unwrap();
@@ -118,4 +119,68 @@ fn op_tracker_counts() {
     );
     assert!(db.record_memory_created(u, 2).unwrap());
     assert_eq!(db.op_tracker(u).unwrap().memories_since_consolidation, 0);
+}
+
+/// Kind: a `state.db` made before the bigram index (schema 1) whose `recall_fts` already holds
+/// CJK and Thai items: opening it migrates and fills `recall_grams` from the existing rows, so
+/// the old items are found by a word of their text.
+#[test]
+fn migration_2_fills_the_gram_index_from_existing_rows() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("state.db");
+    drop(Db::open(&path).unwrap());
+    {
+        let c = rusqlite::Connection::open(&path).unwrap();
+        c.execute_batch(
+            "DROP TABLE recall_grams;
+             UPDATE meta SET value = '1' WHERE key = 'schema_version';
+             INSERT INTO recall_fts (rowid, name, body, kind, user_id, item_id)
+               VALUES (10, '週末の予定', '土曜日に東京タワーへ行く予定。', 'memory', 1, 5),
+                      (12, 'Thai', 'ไปทะเล', 'memory', 1, 6),
+                      (14, 'plain', 'English only', 'memory', 1, 7);",
+        )
+        .unwrap();
+    }
+    let db = Db::open(&path).unwrap();
+    assert_eq!(db.schema_version().unwrap(), migrations::LATEST_VERSION);
+    let hits = |q: &str| -> Vec<i64> {
+        db.with_conn(|c| {
+            let mut st = c.prepare(
+                "SELECT rowid FROM recall_grams WHERE recall_grams MATCH ?1 ORDER BY rowid",
+            )?;
+            st.query_map([q], |r| r.get(0))?.collect()
+        })
+        .unwrap()
+    };
+    assert_eq!(hits("\"東京\""), [10]);
+    assert_eq!(hits("\"予定\""), [10]);
+    assert_eq!(hits("\"ทะ\""), [12]);
+    let rows: i64 = db
+        .with_conn(|c| c.query_row("SELECT count(*) FROM recall_grams", [], |r| r.get(0)))
+        .unwrap();
+    assert_eq!(rows, 2, "rows without gram-script text get no gram row");
+}
+
+/// Kind: one user name in composed and decomposed spelling; it is stored composed (NFC).
+#[test]
+fn user_names_are_stored_in_nfc() {
+    let db = Db::open_in_memory().unwrap();
+    let user = db.ensure_user("default", now()).unwrap();
+    db.set_preference(
+        user,
+        PreferenceField::PreferredName,
+        Some("Jose\u{301}"),
+        now(),
+    )
+    .unwrap();
+    db.set_preference(
+        user,
+        PreferenceField::FullName,
+        Some("Zoe\u{308} Mu\u{308}ller"),
+        now(),
+    )
+    .unwrap();
+    let p = db.preferences(user).unwrap();
+    assert_eq!(p.preferred_name.as_deref(), Some("Jos\u{e9}"));
+    assert_eq!(p.full_name.as_deref(), Some("Zo\u{eb} M\u{fc}ller"));
 }

@@ -84,7 +84,8 @@ impl Db {
         })
     }
 
-    /// Stores one preference (`None` clears it), creating the row if needed.
+    /// Stores one preference (`None` clears it), creating the row if needed. Name fields are
+    /// stored in Unicode NFC.
     ///
     /// # Errors
     /// [`DbError::Sqlite`].
@@ -96,6 +97,13 @@ impl Db {
         now: Timestamp,
     ) -> Result<(), DbError> {
         let col = field.column();
+        // Names (preferred, full, assistant) are stored in NFC, as every store keeps names; the
+        // persona is free text and stays as written.
+        let normalized: Option<String> = match field {
+            PreferenceField::SystemPersona => None,
+            _ => value.map(|v| unicode_normalization::UnicodeNormalization::nfc(v).collect()),
+        };
+        let value = normalized.as_deref().or(value);
         self.with_conn(|c| {
             c.execute(
                 &format!(

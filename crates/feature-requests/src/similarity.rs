@@ -8,9 +8,11 @@ use crate::difflib;
 
 /// The runs of `[a-z0-9]+` in the lower-cased text (Python `re.findall("[a-z0-9]+", text.lower())`).
 /// Lower-casing is Unicode lower-casing, as Python's `str.lower()`; every other character separates
-/// runs, so non-ASCII letters are dropped.
+/// runs, so non-ASCII letters are dropped. The text is put in NFC first
+/// ([`elroy_markdown::normalize_name`]), so `cafe` + U+0301 is `café` (token `caf`) as typed
+/// composed, not `cafe`.
 fn tokens(text: &str) -> impl Iterator<Item = String> {
-    let lower = text.to_lowercase();
+    let lower = elroy_markdown::normalize_name(text).to_lowercase();
     let mut out = Vec::new();
     let mut current = String::new();
     for c in lower.chars() {
@@ -191,6 +193,8 @@ mod tests {
             assert_eq!(normalize(text), "add calendar sync");
         }
         assert_eq!(normalize("Café — für"), "caf f r");
+        // Kind: composed and decomposed spellings of one name are one name.
+        assert_eq!(normalize("Cafe\u{301} — fu\u{308}r"), "caf f r");
         assert_eq!(normalize("!!!"), "");
     }
 

@@ -294,7 +294,8 @@ impl FeatureRequestStore {
         description: &str,
         rationale: Option<&str>,
     ) -> Result<MakeOutcome> {
-        let title = crate::record::py_strip(title).to_owned();
+        // The title is a name: stored in NFC (`elroy_markdown::normalize_name`).
+        let title = elroy_markdown::normalize_name(crate::record::py_strip(title)).into_owned();
         let description = crate::record::py_strip(description).to_owned();
         let rationale = trimmed(rationale);
         let stamp = isoformat_utc(now);

@@ -88,6 +88,9 @@ pub fn write_atomic(path: &Path, contents: &[u8], file: &str) -> Result<(), Mark
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_default();
+    // The temporary name adds up to 25 bytes; a 255-byte target name is cut (at a character
+    // boundary) so that the temporary file can be created too.
+    let name = crate::names::cut_bytes(&name, crate::MAX_FILE_NAME_BYTES - 25);
     let mut attempts = 0;
     let (tmp_path, mut tmp) = loop {
         let candidate = dir.join(format!(

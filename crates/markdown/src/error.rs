@@ -16,7 +16,8 @@ pub enum MarkdownError {
     InvalidFrontMatter {
         /// Display path.
         file: String,
-        /// The parser's message (first line).
+        /// What is wrong, in plain words with the line in the file (`line 3: a value containing
+        /// ": " must be in quotes …`); never the YAML library's advice.
         message: String,
     },
     /// `Unable to read {file}: {os error}`.
@@ -46,4 +47,34 @@ pub enum MarkdownError {
         /// The OS error text.
         message: String,
     },
+}
+
+impl MarkdownError {
+    /// The display path of the file the error is about (`None` for a lock timeout).
+    pub fn file(&self) -> Option<&str> {
+        match self {
+            MarkdownError::NotUtf8 { file }
+            | MarkdownError::InvalidFrontMatter { file, .. }
+            | MarkdownError::Read { file, .. }
+            | MarkdownError::Write { file, .. }
+            | MarkdownError::Lock { file, .. } => Some(file),
+            MarkdownError::LockTimeout => None,
+        }
+    }
+
+    /// Why a file could not be read, without its name: `not valid UTF-8`, `invalid front
+    /// matter: line 3: …`, or the OS error. For listings that name skipped files
+    /// (`Skipped unreadable file {file}: {reason}`).
+    pub fn reason(&self) -> String {
+        match self {
+            MarkdownError::NotUtf8 { .. } => "not valid UTF-8".to_owned(),
+            MarkdownError::InvalidFrontMatter { message, .. } => {
+                format!("invalid front matter: {message}")
+            }
+            MarkdownError::Read { message, .. }
+            | MarkdownError::Write { message, .. }
+            | MarkdownError::Lock { message, .. } => message.clone(),
+            MarkdownError::LockTimeout => self.to_string(),
+        }
+    }
 }

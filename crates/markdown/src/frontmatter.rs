@@ -33,15 +33,74 @@ fn is_fence(line: &str) -> bool {
     line == "---" || line == "---\r"
 }
 
-/// First line of the YAML parser's message, without serde-saphyr's `error: ` prefix.
+/// The YAML parser's complaint in plain words, with the line counted in the file (the block
+/// starts on line 2, after the opening `---`): `line 3: a value containing ": " must be in
+/// quotes (or the line is indented too far)`. Library advice (`set DuplicateKeyPolicy in
+/// Options`) and source snippets are dropped; messages without a plain rendering keep the
+/// parser's wording.
 fn parser_message(err: &impl std::fmt::Display) -> String {
     let text = err.to_string();
     let first = text.lines().next().unwrap_or_default();
-    first
-        .strip_prefix("error: ")
-        .unwrap_or(first)
-        .trim()
-        .to_owned()
+    let first = first.strip_prefix("error: ").unwrap_or(first).trim();
+    // serde-saphyr: `line L column C: message`, L counted in the YAML block.
+    let (line, message) = match first
+        .strip_prefix("line ")
+        .and_then(|rest| rest.split_once(' '))
+        .and_then(|(l, rest)| Some((l.parse::<u64>().ok()?, rest)))
+        .and_then(|(l, rest)| Some((l, rest.split_once(": ")?.1)))
+    {
+        Some((l, message)) => (Some(l + 1), message),
+        None => (None, first),
+    };
+    let message = message.split(", set ").next().unwrap_or(message);
+    let plain = plain_yaml_message(message).unwrap_or(message);
+    match line {
+        Some(l) => format!("line {l}: {plain}"),
+        None => plain.to_owned(),
+    }
+}
+
+/// Plain renderings of the YAML errors people make by hand in front matter.
+fn plain_yaml_message(message: &str) -> Option<&'static str> {
+    const PLAIN: &[(&str, &str)] = &[
+        (
+            "mapping values are not allowed",
+            "a value containing \": \" must be in quotes (or the line is indented too far)",
+        ),
+        (
+            "found a tab",
+            "a tab is used for indentation; YAML allows only spaces",
+        ),
+        (
+            "tabs disallowed",
+            "a tab is used for indentation; YAML allows only spaces",
+        ),
+        (
+            "unclosed bracket '['",
+            "a \"[\" list is never closed with \"]\"",
+        ),
+        (
+            "unclosed bracket '{'",
+            "a \"{\" mapping is never closed with \"}\"",
+        ),
+        ("unclosed quote", "a quoted value is never closed"),
+        (
+            "unknown anchor",
+            "a value starting with \"*\" refers to an anchor that does not exist (quote the value)",
+        ),
+        (
+            "did not find expected key",
+            "this line is not a \"key: value\" pair at the indentation of the lines above",
+        ),
+        (
+            "unknown escape character",
+            "a double-quoted value has an unknown backslash escape",
+        ),
+    ];
+    PLAIN
+        .iter()
+        .find(|(needle, _)| message.contains(needle))
+        .map(|(_, plain)| *plain)
 }
 
 /// Parses YAML text as a front-matter mapping (empty text gives an empty mapping).
@@ -60,8 +119,13 @@ pub(crate) fn parse_yaml_mapping(yaml: &str, file: &str) -> Result<Mapping, Mark
     } else {
         yaml
     };
-    let parsed: serde_json::Value =
-        serde_saphyr::from_str(yaml).map_err(|e| invalid(parser_message(&e)))?;
+    // A key given twice: the last value wins, as PyYAML (Elroy) reads it; the key keeps the
+    // position of its first occurrence (a Python dict's order).
+    let options = serde_saphyr::options! {
+        duplicate_keys: serde_saphyr::options::DuplicateKeyPolicy::LastWins,
+    };
+    let parsed: serde_json::Value = serde_saphyr::from_str_with_options(yaml, options)
+        .map_err(|e| invalid(parser_message(&e)))?;
     match Value::from_json(parsed) {
         Value::Null => Ok(Mapping::new()),
         Value::Map(map) => Ok(map),
@@ -274,6 +338,64 @@ mod tests {
         assert!(!err.contains('\n'));
         let err = Document::parse("---\n- a\n---\n", "a.md").unwrap_err();
         assert!(err.to_string().contains("not a mapping"));
+    }
+
+    /// Kind: a front-matter key given twice (hand edits, merges). PyYAML (Elroy 0.5.0) reads the
+    /// file and the last value wins; the key keeps its first position. The issue's example (a
+    /// second `status:` line in an agenda file) and a repeated key inside a nested mapping.
+    #[test]
+    fn duplicate_keys_last_value_wins() {
+        let text = "---\ncompleted: false\ndate: '2026-03-20'\nstatus: created\nstatus: in_progress\nname: X\n---\n\nbody";
+        let doc = Document::parse(text, "agenda/X.md").unwrap();
+        assert_eq!(
+            doc.front_matter.get("status").and_then(Value::as_str),
+            Some("in_progress")
+        );
+        let keys: Vec<&str> = doc.front_matter.0.iter().map(|(k, _)| k.as_str()).collect();
+        assert_eq!(keys, ["completed", "date", "status", "name"]);
+        let text =
+            "---\ntags: [a]\nchecklist:\n- id: 1\n  text: old\n  text: new\ntags: [b, c]\n---\n";
+        let doc = Document::parse(text, "memories/x.md").unwrap();
+        let Some(Value::List(items)) = doc.front_matter.get("checklist") else {
+            panic!("no checklist")
+        };
+        let Value::Map(entry) = &items[0] else {
+            panic!("no entry")
+        };
+        assert_eq!(entry.get("text").and_then(Value::as_str), Some("new"));
+        assert_eq!(
+            doc.front_matter.get("tags"),
+            Some(&Value::List(vec![Value::from("b"), Value::from("c")]))
+        );
+    }
+
+    /// Kind: front matter that truly cannot be read. The error names the file, the line in the
+    /// file and the fault in plain words, never the YAML library's advice or a source snippet:
+    /// an unquoted `: ` in a value and a tab used for indentation.
+    #[test]
+    fn unreadable_front_matter_is_explained_in_plain_words() {
+        let err = Document::parse("---\nid: 3\ntitle: Re: x\n---\n\nbody", "memories/a.md")
+            .unwrap_err()
+            .to_string();
+        assert_eq!(
+            err,
+            "invalid front matter in memories/a.md: line 3: a value containing \": \" must be in quotes (or the line is indented too far)"
+        );
+        let err = Document::parse("---\nid: 3\ntags:\n\t- x\n---\n", "memories/b.md")
+            .unwrap_err()
+            .to_string();
+        assert_eq!(
+            err,
+            "invalid front matter in memories/b.md: line 4: a tab is used for indentation; YAML allows only spaces"
+        );
+        let err = Document::parse("---\nid: 3\n\tname: x\n---\n", "memories/c.md")
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("a tab is used for indentation"), "{err}");
+        assert!(
+            !err.contains("Options") && !err.contains('\n') && !err.contains("-->"),
+            "{err}"
+        );
     }
 
     #[test]

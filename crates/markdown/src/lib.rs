@@ -7,7 +7,8 @@
 //! - [`Document::parse`] / [`Document::render`]: the `---\n{yaml}\n---\n\n{body}` layout (§3.1–§3.2).
 //! - [`Value`] / [`Mapping`]: front-matter values, key order preserved; [`emit_yaml`] writes the
 //!   byte-exact YAML subset of §3.3 (PyYAML's block style, our quoting rule, no folding).
-//! - [`sanitize_filename`] and [`unique_path`]: names to file names (§2).
+//! - [`sanitize_filename`] and [`unique_path`]: names to file names (§2), bounded to 255 bytes;
+//!   [`normalize_name`]: the NFC form every store gives names on input and lookup.
 //! - [`write_atomic`]: temp file + fsync + rename (§3.5); [`HomeLock`]: the per-home lock (§3.6).
 //! - [`read_text`]: reads a file as UTF-8 with the BOM skipped.
 
@@ -25,6 +26,9 @@ pub use atomic::{
 pub use error::MarkdownError;
 pub use frontmatter::{Document, read_text};
 pub use lock::{HomeLock, LOCK_FILE_NAME, LOCK_TIMEOUT};
-pub use names::{is_windows_device_name, sanitize_filename, unique_file_name, unique_path};
+pub use names::{
+    MAX_BASE_BYTES, MAX_FILE_NAME_BYTES, is_windows_device_name, normalize_name, sanitize_filename,
+    unique_file_name, unique_path,
+};
 pub use value::{Mapping, Value};
 pub use yaml::{emit_yaml, emit_yaml_scalar_string};

@@ -1,10 +1,12 @@
 //! Names to file names: `sanitize_filename` and the unique-path rule (`formats.md` §2).
 
+use std::borrow::Cow;
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 use std::sync::LazyLock;
 
 use regex::Regex;
+use unicode_normalization::{IsNormalized, UnicodeNormalization, is_nfc_quick};
 
 use crate::MarkdownError;
 
@@ -16,6 +18,42 @@ static NOT_WORD_SPACE_DASH: LazyLock<Option<Regex>> =
     LazyLock::new(|| Regex::new(r"[^\p{L}\p{N}_\s\x1C-\x1F-]").ok());
 static WHITESPACE_RUN: LazyLock<Option<Regex>> =
     LazyLock::new(|| Regex::new(r"[\s\x1C-\x1F]+").ok());
+
+/// The most bytes of a file name on ext4, APFS, NTFS (UTF-16 units aside) and most other file
+/// systems: 255 per path component.
+pub const MAX_FILE_NAME_BYTES: usize = 255;
+
+/// The most bytes [`sanitize_filename`] keeps of a base: [`MAX_FILE_NAME_BYTES`] minus room for
+/// the unique-path suffix (`-N`, up to 11 digits) and `.md`. 80 characters of a 3-byte script
+/// (CJK) fit exactly; 4-byte characters (emoji, CJK extension B) are cut to 60.
+pub const MAX_BASE_BYTES: usize = 240;
+
+/// A name in Unicode Normalization Form C (composed: `e` + U+0301 becomes `é`), borrowed when it
+/// already is (the common case, checked without allocating).
+///
+/// Every store normalises names (agenda and due items, memories, feature requests, user names)
+/// with this on input and on every lookup, so the composed and decomposed spellings of one name
+/// are one item (macOS file names and some keyboards give NFD). Elroy 0.5.0 does not normalise;
+/// its NFC names are unchanged by this, and its rare NFD names are found by either spelling.
+pub fn normalize_name(name: &str) -> Cow<'_, str> {
+    if is_nfc_quick(name.chars()) == IsNormalized::Yes {
+        Cow::Borrowed(name)
+    } else {
+        Cow::Owned(name.nfc().collect())
+    }
+}
+
+/// The longest prefix of `s` of at most `max` bytes that ends on a character boundary.
+pub(crate) fn cut_bytes(s: &str, max: usize) -> &str {
+    if s.len() <= max {
+        return s;
+    }
+    let mut end = max;
+    while !s.is_char_boundary(end) {
+        end -= 1;
+    }
+    &s[..end]
+}
 
 /// Whether `name` is a Windows device name (`CON`, `PRN`, `AUX`, `NUL`, `COM1`…`COM9`,
 /// `LPT1`…`LPT9`), ignoring ASCII case (`formats.md` §2.2).
@@ -32,10 +70,13 @@ pub fn is_windows_device_name(name: &str) -> bool {
     }
 }
 
-/// Turns a name into a file-name base (`formats.md` §2.1): characters other than Unicode word
-/// characters, whitespace and `-` become `_`; whitespace runs become one `_`; leading and trailing
-/// `_` are stripped; at most 80 characters are kept; an empty result is `fallback`; a Windows
-/// device name gets `_` appended (R4). The result never contains a path separator.
+/// Turns a name into a file-name base (`formats.md` §2.1): the name is put in NFC
+/// ([`normalize_name`], so `Café` keeps its `é` whichever way it was typed); characters other than
+/// Unicode word characters, whitespace and `-` become `_`; whitespace runs become one `_`; leading
+/// and trailing `_` are stripped; at most 80 characters and at most [`MAX_BASE_BYTES`] bytes are
+/// kept (cut at a character boundary, so with the `-N` suffix and `.md` every name fits the 255
+/// bytes of ext4 and APFS, whatever its script); an empty result is `fallback`; a Windows device
+/// name gets `_` appended (R4). The result never contains a path separator.
 ///
 /// ```
 /// use elroy_markdown::sanitize_filename;
@@ -45,16 +86,18 @@ pub fn is_windows_device_name(name: &str) -> bool {
 /// assert_eq!(sanitize_filename("nul", "memory"), "nul_");
 /// ```
 pub fn sanitize_filename(name: &str, fallback: &str) -> String {
+    let name = normalize_name(name);
     let replaced = match NOT_WORD_SPACE_DASH.as_ref() {
-        Some(re) => re.replace_all(name, "_").into_owned(),
-        None => name.to_owned(),
+        Some(re) => re.replace_all(&name, "_").into_owned(),
+        None => name.into_owned(),
     };
     let collapsed = match WHITESPACE_RUN.as_ref() {
         Some(re) => re.replace_all(&replaced, "_").into_owned(),
         None => replaced,
     };
     let stripped = collapsed.trim_matches('_');
-    let mut base: String = stripped.chars().take(80).collect();
+    let chars: String = stripped.chars().take(80).collect();
+    let mut base = cut_bytes(&chars, MAX_BASE_BYTES).to_owned();
     if base.is_empty() {
         base = fallback.to_owned();
     }
@@ -66,14 +109,20 @@ pub fn sanitize_filename(name: &str, fallback: &str) -> String {
 
 /// The first free file name for `base` (`formats.md` §2.3): `B.md`, `B-2.md`, `B-3.md`, … where
 /// `taken` says whether a candidate file name is taken. Callers compare ignoring case (D12).
+/// Every candidate is at most [`MAX_FILE_NAME_BYTES`] bytes: a longer base (one not from
+/// [`sanitize_filename`], such as an archived file's stem) is cut at a character boundary.
 pub fn unique_file_name(base: &str, mut taken: impl FnMut(&str) -> bool) -> String {
-    let first = format!("{base}.md");
+    let fit = |suffix: &str| {
+        let room = MAX_FILE_NAME_BYTES.saturating_sub(suffix.len() + ".md".len());
+        format!("{}{suffix}.md", cut_bytes(base, room))
+    };
+    let first = fit("");
     if !taken(&first) {
         return first;
     }
     let mut n: u64 = 2;
     loop {
-        let candidate = format!("{base}-{n}.md");
+        let candidate = fit(&format!("-{n}"));
         if !taken(&candidate) {
             return candidate;
         }
@@ -170,7 +219,8 @@ mod tests {
         // U+001C..U+001F are whitespace.
         for (input, expected) in [
             ("Voice input \u{1F399}\u{FE0F}", "Voice_input"),
-            ("cafe\u{301} au lait", "cafe__au_lait"),
+            // Elroy keeps a decomposed accent apart (`cafe__au_lait`); elroy composes first (NFC).
+            ("cafe\u{301} au lait", "café_au_lait"),
             ("a\u{203F}b", "a_b"),
             ("\u{216B} chapters", "\u{216B}_chapters"),
             ("x\u{1C}y", "x_y"),
@@ -181,6 +231,77 @@ mod tests {
         ] {
             assert_eq!(sanitize_filename(input, "x"), expected, "{input:?}");
         }
+    }
+
+    /// Kind: one name in composed (NFC) and decomposed (NFD) spelling. Both give the same file
+    /// name, which keeps the accented letter: `é` (e + U+0301) and Hangul built from jamo.
+    #[test]
+    fn composed_and_decomposed_names_are_one_file_name() {
+        let nfc = "Call Jos\u{e9} about the caf\u{e9}";
+        let nfd = "Call Jose\u{301} about the cafe\u{301}";
+        assert_eq!(normalize_name(nfd), nfc);
+        assert!(matches!(normalize_name(nfc), Cow::Borrowed(_)));
+        assert_eq!(sanitize_filename(nfd, "x"), "Call_José_about_the_café");
+        assert_eq!(sanitize_filename(nfc, "x"), "Call_José_about_the_café");
+        // 한국 as conjoining jamo (NFD) and as syllables (NFC).
+        let jamo = "\u{1112}\u{1161}\u{11AB}\u{1100}\u{116E}\u{11A8} trip";
+        assert_eq!(normalize_name(jamo), "한국 trip");
+        assert_eq!(sanitize_filename(jamo, "x"), "한국_trip");
+    }
+
+    /// Kind: names no file system can store (more than 255 bytes per name once sanitised). The
+    /// base is bounded in bytes as well as characters, cut at a character boundary, so that the
+    /// unique suffix and `.md` still fit: 4-byte characters (emoji, CJK extension B), 3-byte CJK
+    /// and 2-byte Cyrillic.
+    #[test]
+    fn file_names_fit_255_bytes_in_any_script() {
+        // The first two candidates are taken: the name carries the suffix `-3`.
+        let fits = |base: &str| {
+            let mut calls = 0;
+            let name = unique_file_name(base, |_| {
+                calls += 1;
+                calls <= 2
+            });
+            assert!(name.len() <= MAX_FILE_NAME_BYTES, "{} bytes", name.len());
+            assert!(name.ends_with("-3.md"), "{name}");
+            // The largest suffix a base of MAX_BASE_BYTES leaves room for (11 digits).
+            assert!(base.len() + "-99999999999.md".len() <= MAX_FILE_NAME_BYTES);
+            name
+        };
+        // CJK extension B (4 bytes each): 80 characters would be 320 bytes.
+        let ext_b: String = std::iter::repeat_n('\u{20BB7}', 100).collect();
+        let base = sanitize_filename(&ext_b, "x");
+        assert_eq!(base.len(), 240);
+        assert_eq!(base.chars().count(), 60);
+        assert!(base.chars().all(|c| c == '\u{20BB7}'));
+        assert_eq!(fits(&base).len(), 240 + "-3.md".len());
+        // Letters around 4-byte emoji (emoji become `_`, letters stay): the cut lands between
+        // characters.
+        let mixed: String = "\u{1D4D0}b".repeat(100);
+        let base = sanitize_filename(&mixed, "x");
+        assert!(base.len() <= MAX_BASE_BYTES && base.chars().count() <= 80);
+        assert!(std::str::from_utf8(base.as_bytes()).is_ok());
+        fits(&base);
+        // Cyrillic (2 bytes): 80 characters are 160 bytes and are all kept.
+        let cyrillic =
+            "Напомнить позвонить бабушке насчёт дачи и огурцов в субботу утром пораньше всем";
+        let base = sanitize_filename(&cyrillic.repeat(2), "x");
+        assert_eq!(base.chars().count(), 80);
+        assert_eq!(
+            base.len(),
+            80 * 2 - base.chars().filter(char::is_ascii).count()
+        );
+        fits(&base);
+        // CJK (3 bytes): 80 characters, exactly the byte bound.
+        let cjk: String = std::iter::repeat_n('語', 90).collect();
+        assert_eq!(sanitize_filename(&cjk, "x").chars().count(), 80);
+        // A base longer than the bound (an archived stem) is cut when the suffix is added.
+        let long: String = std::iter::repeat_n('é', 200).collect();
+        let name = unique_file_name(&long, |c| !c.contains("-2."));
+        assert!(
+            name.len() <= MAX_FILE_NAME_BYTES && name.ends_with("é-2.md"),
+            "{name}"
+        );
     }
 
     #[test]

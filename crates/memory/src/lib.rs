@@ -30,6 +30,6 @@ mod sync;
 pub use error::MemoryError;
 pub use hash_embedder::HashEmbedder;
 pub use model::{Memory, MemorySource, sources_from_json, sources_to_json};
-pub use search::{EMBEDDING_CANDIDATES, MemoryQuery};
+pub use search::{EMBEDDING_CANDIDATES, MemoryQuery, ReadableHits};
 pub use store::{KIND, MemoryStore, MemoryStoreOptions, md5_hex, render_memory};
 pub use sync::SyncReport;

@@ -184,30 +184,22 @@ pub const KEYWORD_CANDIDATES: usize = 20;
 /// The reciprocal-rank-fusion constant: `score = Σ 1 / (RRF_K + rank)`.
 pub const RRF_K: f64 = 60.0;
 
-/// The query tokens of a text (`orchestrator.md` §4.2): lower-cased, split at every character
-/// that is neither a letter nor a digit, kept when at least 3 characters long or 2 with a digit,
-/// stop words dropped, de-duplicated (first occurrence kept), at most [`MAX_TOKENS`].
+/// The query tokens of a text (`orchestrator.md` §4.2): put in NFC, lower-cased, split at every
+/// character that is neither a letter, a digit nor a combining mark (Thai vowel and tone marks,
+/// decomposed accents belong to their word), kept when at least 3 characters long, 2 with a
+/// digit, or 2 of a script written without spaces (`東京`, `서울`: a whole word there, see
+/// [`elroy_db::grams`]), stop words dropped, de-duplicated (first occurrence kept), at most
+/// [`MAX_TOKENS`].
 pub fn recall_tokens(text: &str) -> Vec<String> {
-    let lower = text.to_lowercase();
-    let mut out: Vec<String> = Vec::new();
-    for t in lower.split(|c: char| !c.is_alphanumeric()) {
-        let n = t.chars().count();
-        let keep = n >= 3 || (n == 2 && t.chars().any(|c| c.is_numeric()));
-        if keep && STOP_WORDS.binary_search(&t).is_err() && !out.iter().any(|o| o == t) {
-            out.push(t.to_owned());
-            if out.len() == MAX_TOKENS {
-                break;
-            }
-        }
-    }
+    let mut out = recall_tokens_unbounded(text);
+    out.truncate(MAX_TOKENS);
     out
 }
 
 /// `T_prev` of §4.2: the previous message's tokens minus `current`, at most [`MAX_TOKENS`].
 pub fn previous_tokens(previous_text: &str, current: &[String]) -> Vec<String> {
-    let lower = previous_text.to_lowercase();
     let mut out: Vec<String> = Vec::new();
-    for t in recall_tokens_unbounded(&lower) {
+    for t in recall_tokens_unbounded(previous_text) {
         if !current.contains(&t) && !out.contains(&t) {
             out.push(t);
             if out.len() == MAX_TOKENS {
@@ -218,13 +210,30 @@ pub fn previous_tokens(previous_text: &str, current: &[String]) -> Vec<String> {
     out
 }
 
-fn recall_tokens_unbounded(lower: &str) -> Vec<String> {
+fn recall_tokens_unbounded(text: &str) -> Vec<String> {
+    let lower = elroy_markdown::normalize_name(text).to_lowercase();
     let mut out: Vec<String> = Vec::new();
-    for t in lower.split(|c: char| !c.is_alphanumeric()) {
+    let is_word_char =
+        |c: char| c.is_alphanumeric() || unicode_normalization::char::is_combining_mark(c);
+    for t in lower.split(|c: char| !is_word_char(c)) {
         let n = t.chars().count();
-        let keep = n >= 3 || (n == 2 && t.chars().any(|c| c.is_numeric()));
+        let keep = n >= 3
+            || (n == 2
+                && t.chars()
+                    .any(|c| c.is_numeric() || elroy_db::grams::is_gram_char(c)));
         if keep && STOP_WORDS.binary_search(&t).is_err() && !out.iter().any(|o| o == t) {
             out.push(t.to_owned());
+        }
+    }
+    out
+}
+
+/// The character bigrams of `tokens` (their runs of scripts without spaces), de-duplicated.
+fn token_grams(tokens: &[String]) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for g in tokens.iter().flat_map(|t| elroy_db::grams::grams(t)) {
+        if !out.contains(&g) {
+            out.push(g);
         }
     }
     out
@@ -234,11 +243,13 @@ fn quote(token: &str) -> String {
     format!("\"{}\"", token.replace('"', "\"\""))
 }
 
-/// The keyword leg (`orchestrator.md` §4.3) over the user's `recall_fts` rows of `kind`:
-/// `"t1" OR "t2" …` over `current` then `previous`, the [`KEYWORD_CANDIDATES`] best rows by
-/// `bm25()` (ties by item id), kept when they match at least 1 token of `current`
-/// (`|current| <= 3`) or at least 2 (`|current| >= 4`). Returns item ids in `bm25()` order.
-/// Empty `current` finds nothing.
+/// The keyword leg (`orchestrator.md` §4.3) over the user's rows of `kind`: the word ranking
+/// (`recall_fts`, [`word_ranking`]) fused by reciprocal rank fusion ([`fuse`]) with the bigram
+/// ranking of scripts written without spaces (`recall_grams`: the character bigrams of the
+/// tokens, see [`elroy_db::grams`]; a row qualifies with one shared bigram other than a
+/// kana-only one). A query without such characters has no
+/// bigram ranking and gets exactly the word ranking. Returns item ids, best first. Empty
+/// `current` finds nothing.
 ///
 /// # Errors
 /// `rusqlite::Error`.
@@ -248,6 +259,59 @@ pub fn keyword_leg(
     kind: &str,
     current: &[String],
     previous: &[String],
+) -> rusqlite::Result<Vec<i64>> {
+    let words = word_ranking(conn, "recall_fts", user_id, kind, current, previous, None)?;
+    let all_grams = token_grams(current);
+    if all_grams.is_empty() {
+        return Ok(words);
+    }
+    // A word of these scripts is one or two bigrams, so one shared bigram qualifies a row. Bigrams
+    // of kana particles alone (`がa`, `ある`) would match almost any Japanese text: they rank
+    // but do not qualify a row unless the query has nothing else.
+    let (content, particles): (Vec<String>, Vec<String>) = all_grams
+        .into_iter()
+        .partition(|g| !g.chars().all(|c| ('\u{3040}'..='\u{309F}').contains(&c)));
+    let (current_grams, mut rest) = if content.is_empty() {
+        (particles, Vec::new())
+    } else {
+        (content, particles)
+    };
+    for g in token_grams(previous) {
+        if !current_grams.contains(&g) && !rest.contains(&g) {
+            rest.push(g);
+        }
+    }
+    let grams = word_ranking(
+        conn,
+        "recall_grams",
+        user_id,
+        kind,
+        &current_grams,
+        &rest,
+        Some(1),
+    )?;
+    if words.is_empty() {
+        return Ok(grams);
+    }
+    Ok(fuse(&[words, grams]))
+}
+
+/// One ranking of §4.3 over the FTS5 table `table` (`recall_fts` or `recall_grams`, rows keyed by
+/// [`fts_rowid`]): `"t1" OR "t2" …` over `current` then `previous`, the [`KEYWORD_CANDIDATES`]
+/// best rows by `bm25()` (ties by item id), kept when they match at least 1 term of `current`
+/// (`|current| <= 3`) or at least 2 (`|current| >= 4`), or at least `need` when given. Returns
+/// item ids in `bm25()` order.
+///
+/// # Errors
+/// `rusqlite::Error`.
+fn word_ranking(
+    conn: &Connection,
+    table: &str,
+    user_id: i64,
+    kind: &str,
+    current: &[String],
+    previous: &[String],
+    need: Option<usize>,
 ) -> rusqlite::Result<Vec<i64>> {
     if current.is_empty() {
         return Ok(Vec::new());
@@ -259,11 +323,11 @@ pub fn keyword_leg(
     let lo = fts_rowid(user_id, kind, 0);
     let hi = fts_rowid(user_id + 1, kind, 0) - 1;
     let parity = lo & 1;
-    let mut st = conn.prepare_cached(
-        "SELECT rowid FROM recall_fts
-         WHERE recall_fts MATCH ?1 AND rowid BETWEEN ?2 AND ?3 AND (rowid & 1) = ?4
-         ORDER BY rank, rowid LIMIT ?5",
-    )?;
+    let mut st = conn.prepare_cached(&format!(
+        "SELECT rowid FROM {table}
+         WHERE {table} MATCH ?1 AND rowid BETWEEN ?2 AND ?3 AND (rowid & 1) = ?4
+         ORDER BY rank, rowid LIMIT ?5"
+    ))?;
     let rows: Vec<(i64, i64)> = st
         .query_map(
             rusqlite::params![query, lo, hi, parity, KEYWORD_CANDIDATES as i64],
@@ -274,7 +338,7 @@ pub fn keyword_leg(
     if rows.is_empty() {
         return Ok(Vec::new());
     }
-    let need = if current.len() <= 3 { 1 } else { 2 };
+    let need = need.unwrap_or(if current.len() <= 3 { 1 } else { 2 });
     if previous.is_empty() && need == 1 {
         // Every row matched the query, which holds only tokens of `current`.
         return Ok(rows.into_iter().map(|(_, id)| id).collect());
@@ -291,9 +355,9 @@ pub fn keyword_leg(
             .collect::<Vec<_>>()
             .join(" OR ")
     };
-    let mut cover = conn.prepare_cached(
-        "SELECT count(*) FROM recall_fts WHERE recall_fts MATCH ?1 AND rowid = ?2",
-    )?;
+    let mut cover = conn.prepare_cached(&format!(
+        "SELECT count(*) FROM {table} WHERE {table} MATCH ?1 AND rowid = ?2"
+    ))?;
     let mut qualifying = std::collections::HashSet::new();
     for (rowid, _) in &rows {
         let hit: i64 = cover.query_row(rusqlite::params![expression, rowid], |r| r.get(0))?;
@@ -306,6 +370,52 @@ pub fn keyword_leg(
         .filter(|(rowid, _)| qualifying.contains(rowid))
         .map(|(_, id)| id)
         .collect())
+}
+
+/// Writes the search rows of one item: `recall_fts` (name, body and the UNINDEXED columns) and,
+/// when the name or body has characters of a script written without spaces, `recall_grams`
+/// (their bigrams). Both rows must have been removed before ([`delete_fts_row`]).
+///
+/// # Errors
+/// `rusqlite::Error`.
+pub fn insert_fts_row(
+    conn: &Connection,
+    user_id: i64,
+    kind: &str,
+    item_id: i64,
+    name: &str,
+    body: &str,
+) -> rusqlite::Result<()> {
+    let rowid = fts_rowid(user_id, kind, item_id);
+    conn.prepare_cached(
+        "INSERT INTO recall_fts (rowid, name, body, kind, user_id, item_id)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+    )?
+    .execute(rusqlite::params![rowid, name, body, kind, user_id, item_id])?;
+    let grams = elroy_db::grams::index_text(&format!("{name}\n{body}"));
+    if !grams.is_empty() {
+        conn.prepare_cached("INSERT INTO recall_grams (rowid, grams) VALUES (?1, ?2)")?
+            .execute(rusqlite::params![rowid, grams])?;
+    }
+    Ok(())
+}
+
+/// Removes the search rows (`recall_fts` and `recall_grams`) of one item.
+///
+/// # Errors
+/// `rusqlite::Error`.
+pub fn delete_fts_row(
+    conn: &Connection,
+    user_id: i64,
+    kind: &str,
+    item_id: i64,
+) -> rusqlite::Result<()> {
+    let rowid = fts_rowid(user_id, kind, item_id);
+    conn.prepare_cached("DELETE FROM recall_fts WHERE rowid = ?1")?
+        .execute([rowid])?;
+    conn.prepare_cached("DELETE FROM recall_grams WHERE rowid = ?1")?
+        .execute([rowid])?;
+    Ok(())
 }
 
 /// L2-normalises `v` in place (all zeros stay zeros).
@@ -370,7 +480,7 @@ pub struct FtsItem {
     pub body: String,
 }
 
-/// Replaces every `recall_fts` row of `user_id` and `kind` (`agenda` for agenda and due items)
+/// Replaces every `recall_fts` (and `recall_grams`) row of `user_id` and `kind` (`agenda` for agenda and due items)
 /// with `items`, in one transaction: the search index of a store that keeps no index of its own.
 /// Pass only active items (`formats.md` §9.6).
 ///
@@ -385,25 +495,14 @@ pub fn replace_fts_items(
     let tx = conn.transaction()?;
     let lo = fts_rowid(user_id, kind, 0);
     let hi = fts_rowid(user_id + 1, kind, 0) - 1;
-    tx.execute(
-        "DELETE FROM recall_fts WHERE rowid BETWEEN ?1 AND ?2 AND (rowid & 1) = ?3",
-        rusqlite::params![lo, hi, lo & 1],
-    )?;
-    {
-        let mut insert = tx.prepare_cached(
-            "INSERT INTO recall_fts (rowid, name, body, kind, user_id, item_id)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+    for table in ["recall_fts", "recall_grams"] {
+        tx.execute(
+            &format!("DELETE FROM {table} WHERE rowid BETWEEN ?1 AND ?2 AND (rowid & 1) = ?3"),
+            rusqlite::params![lo, hi, lo & 1],
         )?;
-        for item in items {
-            insert.execute(rusqlite::params![
-                fts_rowid(user_id, kind, item.id),
-                item.name,
-                item.body,
-                kind,
-                user_id,
-                item.id
-            ])?;
-        }
+    }
+    for item in items {
+        insert_fts_row(&tx, user_id, kind, item.id, &item.name, &item.body)?;
     }
     tx.commit()
 }
@@ -424,7 +523,9 @@ mod tests {
             recall_tokens("Q2 report, q2 REPORT 42 x1 ab"),
             ["q2", "report", "42", "x1"]
         );
-        assert_eq!(recall_tokens("Café in 京都 2026"), ["café", "2026"]);
+        assert_eq!(recall_tokens("Café in 京都 2026"), ["café", "京都", "2026"]);
+        assert_eq!(recall_tokens("Cafe\u{301} x"), ["café"]);
+        assert_eq!(recall_tokens("ที่ทะเล"), ["ที่ทะเล"]);
         assert_eq!(
             previous_tokens("the dog park", &["dog".to_owned()]),
             ["park"]

@@ -11,6 +11,29 @@ use crate::{MemoryError, MemoryStore};
 /// The most items the embedding leg ranks.
 pub const EMBEDDING_CANDIDATES: usize = 10;
 
+/// Memories found by [`MemoryStore::search_readable`]: each with its raw body, and the files
+/// that could not be read.
+#[derive(Debug, Clone, Default)]
+pub struct ReadableHits {
+    /// `(memory, raw body)`, best first; the body is `None` when the file is missing.
+    pub hits: Vec<(Memory, Option<String>)>,
+    /// `(display path, reason)` of each matching memory whose file could not be read (invalid
+    /// front matter, not UTF-8, unreadable): skipped, not fatal.
+    pub skipped: Vec<(String, String)>,
+}
+
+impl ReadableHits {
+    /// One line per skipped file: `Skipped unreadable file {file}: {reason}`, joined by `\n`;
+    /// empty when nothing was skipped.
+    pub fn skipped_lines(&self) -> String {
+        self.skipped
+            .iter()
+            .map(|(file, reason)| format!("Skipped unreadable file {file}: {reason}"))
+            .collect::<Vec<_>>()
+            .join("\n")
+    }
+}
+
 /// A memory search.
 #[derive(Debug, Clone, Default)]
 pub struct MemoryQuery {
@@ -90,6 +113,46 @@ impl MemoryStore {
         scored.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
         scored.truncate(EMBEDDING_CANDIDATES);
         Ok(Some(scored.into_iter().map(|(id, _)| id).collect()))
+    }
+
+    /// [`MemoryStore::search`] with each memory's file read: memories whose file cannot be read
+    /// are skipped and named in [`ReadableHits::skipped`] (one broken file never hides the
+    /// others), and up to `limit` readable memories are returned.
+    ///
+    /// # Errors
+    /// [`MemoryError::Db`] (file errors are not errors here).
+    pub fn search_readable(
+        &self,
+        query: &MemoryQuery,
+        limit: usize,
+    ) -> Result<ReadableHits, MemoryError> {
+        let mut out = ReadableHits::default();
+        // Ask for more than `limit` so that skipped files do not shorten the answer.
+        let mut want = limit;
+        loop {
+            let found = self.search(query, want)?;
+            let exhausted = found.len() < want;
+            out.hits.clear();
+            out.skipped.clear();
+            for memory in found {
+                if out.hits.len() == limit {
+                    break;
+                }
+                match self.raw_body(&memory) {
+                    Ok(body) => out.hits.push((memory, body)),
+                    Err(MemoryError::File(e)) => out.skipped.push((
+                        e.file()
+                            .map_or_else(|| self.display(&self.path_of(&memory)), str::to_owned),
+                        e.reason(),
+                    )),
+                    Err(e) => return Err(e),
+                }
+            }
+            if out.hits.len() == limit || exhausted {
+                return Ok(out);
+            }
+            want = limit + out.skipped.len();
+        }
     }
 
     /// Active memories for `query`, best first: the keyword ranking fused with the embedding

@@ -91,7 +91,7 @@ pub(crate) fn file_stamp(path: &Path) -> Option<(i64, i64)> {
     ))
 }
 
-/// Replaces the search-index row of a memory: removed, then re-added when `body` is `Some`.
+/// Replaces the search-index rows of a memory: removed, then re-added when `body` is `Some`.
 pub(crate) fn set_fts(
     c: &Connection,
     user_id: i64,
@@ -99,15 +99,9 @@ pub(crate) fn set_fts(
     name: &str,
     body: Option<&str>,
 ) -> rusqlite::Result<()> {
-    let rowid = recall::fts_rowid(user_id, KIND, id);
-    c.prepare_cached("DELETE FROM recall_fts WHERE rowid = ?1")?
-        .execute([rowid])?;
+    recall::delete_fts_row(c, user_id, KIND, id)?;
     if let Some(body) = body {
-        c.prepare_cached(
-            "INSERT INTO recall_fts (rowid, name, body, kind, user_id, item_id)
-             VALUES (?1, ?2, ?3, 'memory', ?4, ?5)",
-        )?
-        .execute(params![rowid, name, body, user_id, id])?;
+        recall::insert_fts_row(c, user_id, KIND, id, name, body)?;
     }
     Ok(())
 }
@@ -183,34 +177,37 @@ impl MemoryStore {
         })?)
     }
 
-    /// "The active memory named `name`" (`tools.md` §3.0): exact, case-sensitive, lowest id.
+    /// "The active memory named `name`" (`tools.md` §3.0): exact, case-sensitive, lowest id;
+    /// names compare in NFC.
     ///
     /// # Errors
     /// [`MemoryError::Db`].
     pub fn active_by_name(&self, name: &str) -> Result<Option<Memory>, MemoryError> {
+        let name = elroy_markdown::normalize_name(name);
         Ok(self.db.with_conn(|c| {
             c.query_row(
                 &format!(
                     "SELECT {MEMORY_COLUMNS} FROM memories
                      WHERE user_id = ?1 AND name = ?2 AND is_active = 1 ORDER BY id LIMIT 1"
                 ),
-                params![self.opts.user_id, name],
+                params![self.opts.user_id, &*name],
                 row_to_memory,
             )
             .optional()
         })?)
     }
 
-    /// Every memory named `name`, any status, by id.
+    /// Every memory named `name` (compared in NFC), any status, by id.
     ///
     /// # Errors
     /// [`MemoryError::Db`].
     pub fn all_by_name(&self, name: &str) -> Result<Vec<Memory>, MemoryError> {
+        let name = elroy_markdown::normalize_name(name);
         Ok(self.db.with_conn(|c| {
             let mut st = c.prepare_cached(&format!(
                 "SELECT {MEMORY_COLUMNS} FROM memories WHERE user_id = ?1 AND name = ?2 ORDER BY id"
             ))?;
-            st.query_map(params![self.opts.user_id, name], row_to_memory)?
+            st.query_map(params![self.opts.user_id, &*name], row_to_memory)?
                 .collect()
         })?)
     }
@@ -300,6 +297,8 @@ impl MemoryStore {
         sources: &[MemorySource],
         now: Timestamp,
     ) -> Result<Memory, MemoryError> {
+        // Names are stored and compared in NFC (`elroy_markdown::normalize_name`).
+        let name = &*elroy_markdown::normalize_name(name);
         let dir = &self.opts.memory_dir;
         std::fs::create_dir_all(dir).map_err(|e| elroy_markdown::MarkdownError::Write {
             file: self.display(dir),

@@ -306,6 +306,7 @@ impl MemoryStore {
                             (name, !f.in_archive, Vec::new())
                         }
                     };
+                    let name = elroy_markdown::normalize_name(&name).into_owned();
                     let rendering = render_memory(&name, Some(&doc.raw_body));
                     tx.execute(
                         "INSERT INTO memories (user_id, id, name, file_name, is_active, source_metadata,

@@ -51,3 +51,74 @@ fn coverage_rule() {
     store.archive(&park, now).unwrap();
     assert!(ids(&store, "parks", "").is_empty());
 }
+
+/// Kind: keyword recall in scripts written without spaces, on the path automatic recall takes in
+/// a turn (tokens of the current and previous message, `MemoryStore::search`) and on the agenda
+/// kind (`replace_fts_items` + `keyword_leg`, as turn recall and `examine_memories` index due
+/// items). Japanese (the example), with a Japanese previous message, and a Chinese due
+/// item.
+#[test]
+fn bigram_recall_in_turns_and_for_agenda_items() {
+    let home = Home::new();
+    let store = home.open(None);
+    let now = ts("2026-03-16T13:30:00Z");
+    let trip = store
+        .create(
+            "週末の予定",
+            "土曜日に東京タワーへ行く予定。待ち合わせは浜松町駅。",
+            &[],
+            now,
+        )
+        .unwrap();
+    store
+        .create("Dog", "The user's dog is named Biscuit.", &[], now)
+        .unwrap();
+    assert_eq!(ids(&store, "東京タワーはいつ行く？", ""), [trip.id]);
+    // With the previous message's tokens (T_prev), as in a turn; a question sharing no word of
+    // it finds nothing.
+    assert_eq!(ids(&store, "待ち合わせはどこ？", "土曜日の予定"), [trip.id]);
+    assert!(ids(&store, "大阪城はどこ？", "").is_empty());
+    let found = store
+        .search(
+            &MemoryQuery {
+                current: recall_tokens("東京タワーはいつ行く？"),
+                previous: Vec::new(),
+                embedding_text: None,
+            },
+            2,
+        )
+        .unwrap();
+    assert_eq!(found.iter().map(|m| m.id).collect::<Vec<_>>(), [trip.id]);
+
+    let user = store.user_id();
+    let ranked = store
+        .db()
+        .with_conn(|c| {
+            elroy_memory::recall::replace_fts_items(
+                c,
+                user,
+                "agenda",
+                &[
+                    elroy_memory::recall::FtsItem {
+                        id: 1,
+                        name: "交房租".into(),
+                        body: "每个月五号之前交房租给房东。".into(),
+                    },
+                    elroy_memory::recall::FtsItem {
+                        id: 2,
+                        name: "Dentist".into(),
+                        body: "Dentist appointment on Friday.".into(),
+                    },
+                ],
+            )?;
+            elroy_memory::recall::keyword_leg(
+                c,
+                user,
+                "agenda",
+                &recall_tokens("房租什么时候交？"),
+                &[],
+            )
+        })
+        .unwrap();
+    assert_eq!(ranked, [1]);
+}

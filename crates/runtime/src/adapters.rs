@@ -122,7 +122,16 @@ impl MemoryRecall {
             if prepared.in_context.contains(&item) {
                 continue;
             }
-            let rendering = self.0.rendering(&memory).map_err(PortError::new)?;
+            // A memory whose file cannot be read (hand-broken front matter) is left out of the
+            // recall; the others are still recalled.
+            let rendering = match self.0.rendering(&memory) {
+                Ok(r) => r,
+                Err(elroy_memory::MemoryError::File(e)) => {
+                    tracing::warn!("recall skipped an unreadable memory file: {e}");
+                    continue;
+                }
+                Err(e) => return Err(PortError::new(e)),
+            };
             out.push((
                 RecallMetadata {
                     memory_type: RecallKind::Memory,

@@ -12,14 +12,18 @@ use crate::time::{format_update_stamp, parse_item_date};
 use crate::{AgendaError, Kind};
 
 impl AgendaStore {
-    /// `add_agenda_item` (`tools.md` §1.1): the name is the text's first line cut to 60
+    /// `add_agenda_item` (`tools.md` §1.1): the name is the text's first line in NFC cut to 60
     /// characters; the file is `agenda/{sanitized name}[-N].md`.
     ///
     /// # Errors
     /// `Task name cannot be empty`, `Task '{name}' already exists`, write failures.
     pub fn add_item(&self, text: &str, date: Date, now: Timestamp) -> Result<ItemRef, AgendaError> {
         let first_line = text.split('\n').next().unwrap_or_default();
-        let name: String = first_line.chars().take(60).collect();
+        // The name in NFC: the NFD spelling of an existing task is a duplicate.
+        let name: String = elroy_markdown::normalize_name(first_line)
+            .chars()
+            .take(60)
+            .collect();
         if name.trim().is_empty() {
             return Err(AgendaError::new("Task name cannot be empty"));
         }

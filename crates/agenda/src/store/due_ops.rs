@@ -25,7 +25,9 @@ impl AgendaStore {
         new: &NewDueItem<'_>,
         now: &ZonedDateTime,
     ) -> Result<ItemRef, AgendaError> {
-        let name = new.name;
+        // Names are NFC on input (stored, compared, file name), so the NFD spelling of an
+        // existing item is refused as a duplicate.
+        let name = &*elroy_markdown::normalize_name(new.name);
         if name.trim().is_empty() {
             return Err(AgendaError::new("Due item name cannot be empty"));
         }
@@ -176,6 +178,7 @@ impl AgendaStore {
         new_name: &str,
         user: &str,
     ) -> Result<ItemRef, AgendaError> {
+        let new_name = &*elroy_markdown::normalize_name(new_name);
         self.locked(|snap| {
             let Some(found) = find_due(snap, old_name) else {
                 return Err(AgendaError::new(format!(

@@ -23,7 +23,9 @@ pub(super) fn active_due(snap: &Snapshot) -> impl Iterator<Item = &Item> {
 }
 
 /// Finds an active due item by exact name, or (no `name` key) by sanitized name = stem (D6).
+/// Names compare in NFC ([`elroy_markdown::normalize_name`]).
 pub(super) fn find_due<'a>(snap: &'a Snapshot, name: &str) -> Option<&'a Item> {
+    let name = &*elroy_markdown::normalize_name(name);
     let sanitized = sanitize_filename(name, AGENDA_FALLBACK);
     let mut by_key = None;
     let mut by_stem = None;
@@ -32,7 +34,7 @@ pub(super) fn find_due<'a>(snap: &'a Snapshot, name: &str) -> Option<&'a Item> {
             Some(key) if key == name => {
                 by_key.get_or_insert(item);
             }
-            None if item.stem == sanitized => {
+            None if elroy_markdown::normalize_name(&item.stem) == sanitized => {
                 by_stem.get_or_insert(item);
             }
             _ => {}
@@ -47,7 +49,7 @@ pub(super) fn find_item(snap: &Snapshot, item_name: &str) -> Result<String, Agen
     if item_name.trim().is_empty() {
         return Err(not_found());
     }
-    let query = item_name.to_lowercase();
+    let query = elroy_markdown::normalize_name(item_name).to_lowercase();
     // Candidates: active parsed items, and unparsable files through their stem.
     let candidates: Vec<&Arc<Entry>> = snap
         .entries

@@ -136,7 +136,9 @@ elroy_core::tool_args! {
     }
 }
 
-/// `list_agenda_items` (`tools.md` §1.8): compact JSON of the active plain items of a date.
+/// `list_agenda_items` (`tools.md` §1.8): compact JSON of the active plain items of a date. When
+/// agenda files cannot be read, `skipped_files` (their count) and `skipped` (`{file, reason}`
+/// each) follow `items`.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct ListAgendaItems;
 
@@ -161,8 +163,17 @@ impl TypedTool for ListAgendaItems {
                 })
             })
             .collect();
-        Ok(ToolOutput::json(
-            &json!({"item_date": date.to_string(), "items": items}),
-        ))
+        let mut listing = json!({"item_date": date.to_string(), "items": items});
+        // Files that cannot be read are not silently left out: the listing says how many were
+        // skipped, which, and why (their date is unknown, so every unreadable file counts).
+        let broken = store.broken_files().map_err(tool_error)?;
+        if !broken.is_empty() {
+            listing["skipped_files"] = json!(broken.len());
+            listing["skipped"] = broken
+                .into_iter()
+                .map(|(file, reason)| json!({"file": file, "reason": reason}))
+                .collect();
+        }
+        Ok(ToolOutput::json(&listing))
     }
 }

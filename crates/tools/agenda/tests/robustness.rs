@@ -99,7 +99,7 @@ fn r2_broken_front_matter_is_reported_by_name_and_never_rewritten() {
     let r = home.call("list_agenda_items", r#"{"item_date":"2026-03-20"}"#);
     assert_eq!(
         r.content,
-        r#"{"item_date":"2026-03-20","items":[{"name":"Fine","text":"Fine","checklist_completed":0,"checklist_total":0}]}"#
+        r#"{"item_date":"2026-03-20","items":[{"name":"Fine","text":"Fine","checklist_completed":0,"checklist_total":0}],"skipped_files":1,"skipped":[{"file":"agenda/Broken.md","reason":"invalid front matter in agenda/Broken.md: line 2: a \"[\" list is never closed with \"]\""}]}"#
     );
     let store = home.ctx.services.require::<AgendaStore>().unwrap();
     let broken_files = store.broken_files().unwrap();
@@ -584,5 +584,174 @@ fn rename_to_the_same_base_keeps_the_file_and_names_ignore_case() {
             "Überweisung_an_Vermieter.md",
             "üBERWEISUNG_AN_vERMIETER-2.md"
         ]
+    );
+}
+
+/// Kind: a front-matter key given twice (hand edits). Elroy 0.5.0 (PyYAML) reads the file with
+/// the last value winning, and so does elroy: the issue's example (a second `status:` line in
+/// an agenda file: the item stays listed and can be completed) and a repeated `name:` in a due
+/// item (the last name finds it).
+#[test]
+fn duplicate_front_matter_keys_read_last_value_wins() {
+    let home = home_in("UTC");
+    write(
+        &home,
+        "Plan_trip.md",
+        "---\ncompleted: false\ndate: '2026-11-30'\nname: Plan trip\nstatus: created\nstatus: in_progress\n---\n\nPlan trip",
+    );
+    let r = home.call("list_agenda_items", "{}");
+    let listing: serde_json::Value = serde_json::from_str(&r.content).unwrap();
+    assert_eq!(listing["items"][0]["name"], "Plan_trip", "{}", r.content);
+    assert!(listing.get("skipped_files").is_none(), "{}", r.content);
+    // The other order: the last `status: created` wins, so the item is active and completes.
+    write(
+        &home,
+        "Plan_trip.md",
+        "---\ncompleted: false\ndate: '2026-11-30'\nname: Plan trip\nstatus: in_progress\nstatus: created\n---\n\nPlan trip",
+    );
+    let r = home.call("complete_agenda_item", r#"{"item_name":"Plan trip"}"#);
+    assert!(!r.is_error, "{}", r.content);
+    assert!(home.file("Plan_trip.md").contains("\nstatus: completed\n"));
+
+    write(
+        &home,
+        "Call_mum.md",
+        "---\ncompleted: false\ndate: '2026-11-30'\nname: Call mom\nname: Call mum\nstatus: created\ntrigger_context: when the user mentions family\n---\n\nRing her",
+    );
+    let r = home.call("print_due_item", r#"{"name":"Call mum"}"#);
+    assert!(r.content.contains("Ring her"), "{}", r.content);
+}
+
+/// Kind: an agenda file that truly cannot be read. The listing says how many files it skipped,
+/// which, and why in plain words; a tool aimed at the file names it with the reason. An
+/// unquoted `title: Re: …` and a tab-indented line.
+#[test]
+fn unreadable_agenda_files_are_counted_and_explained() {
+    let home = home_in("UTC");
+    write(
+        &home,
+        "Good.md",
+        "---\ncompleted: false\ndate: '2026-11-30'\nstatus: created\n---\n\nGood",
+    );
+    write(
+        &home,
+        "Reply.md",
+        "---\ncompleted: false\ndate: '2026-11-30'\ntitle: Re: October booking\nstatus: created\n---\n\nReply",
+    );
+    write(
+        &home,
+        "Tabbed.md",
+        "---\ncompleted: false\ndate: '2026-11-30'\nchecklist:\n\t- text: x\nstatus: created\n---\n\nTabbed",
+    );
+    let r = home.call("list_agenda_items", "{}");
+    let listing: serde_json::Value = serde_json::from_str(&r.content).unwrap();
+    assert_eq!(
+        listing["items"].as_array().unwrap().len(),
+        1,
+        "{}",
+        r.content
+    );
+    assert_eq!(listing["skipped_files"], 2);
+    assert_eq!(listing["skipped"][0]["file"], "agenda/Reply.md");
+    assert_eq!(
+        listing["skipped"][0]["reason"],
+        "invalid front matter in agenda/Reply.md: line 4: a value containing \": \" must be in quotes (or the line is indented too far)"
+    );
+    assert_eq!(listing["skipped"][1]["file"], "agenda/Tabbed.md");
+    assert!(
+        listing["skipped"][1]["reason"]
+            .as_str()
+            .unwrap()
+            .ends_with("line 5: a tab is used for indentation; YAML allows only spaces"),
+        "{}",
+        r.content
+    );
+    let r = home.call("complete_agenda_item", r#"{"item_name":"Reply"}"#);
+    assert_eq!(
+        r.content,
+        "Error invoking tool complete_agenda_item: invalid front matter in agenda/Reply.md: line 4: a value containing \": \" must be in quotes (or the line is indented too far)"
+    );
+    assert!(!r.content.contains("Options"));
+}
+
+/// Kind: one name in composed (NFC) and decomposed (NFD) spelling. The issue's example: a due
+/// item created in NFC is found by its NFD spelling, creating it again in NFD is refused, and
+/// the file name keeps `é`. Also an agenda item (its name from the text) added twice.
+#[test]
+fn nfc_and_nfd_names_are_one_item() {
+    let home = home_in("UTC");
+    let r = home.call(
+        "create_due_item",
+        r#"{"name":"Call Jos\u00e9 about the caf\u00e9","text":"Ask about Friday","trigger_context":"when the user mentions coffee"}"#,
+    );
+    assert!(!r.is_error, "{}", r.content);
+    assert_eq!(home.files(), ["Call_José_about_the_café.md"]);
+    let r = home.call(
+        "print_due_item",
+        r#"{"name":"Call Jose\u0301 about the cafe\u0301"}"#,
+    );
+    assert!(r.content.contains("Ask about Friday"), "{}", r.content);
+    let r = home.call(
+        "create_due_item",
+        r#"{"name":"Call Jose\u0301 about the cafe\u0301","text":"again","trigger_context":"coffee"}"#,
+    );
+    assert!(r.content.contains("already exists"), "{}", r.content);
+    assert_eq!(home.files(), ["Call_José_about_the_café.md"]);
+
+    let r = home.call(
+        "add_agenda_item",
+        r#"{"text":"Re\u0301sume\u0301 review","item_date":"2026-11-30"}"#,
+    );
+    assert!(!r.is_error, "{}", r.content);
+    assert!(home.files().contains(&"Résumé_review.md".to_owned()));
+    let r = home.call(
+        "add_agenda_item",
+        r#"{"text":"R\u00e9sum\u00e9 review","item_date":"2026-11-30"}"#,
+    );
+    assert!(r.content.contains("already exists"), "{}", r.content);
+    let r = home.call(
+        "complete_agenda_item",
+        r#"{"item_name":"re\u0301sume\u0301"}"#,
+    );
+    assert!(!r.is_error, "{}", r.content);
+}
+
+/// Kind: names no file system can store (over 255 bytes once sanitised). A due item named with
+/// 80 4-byte characters (CJK extension B) gets a file name of at most 255 bytes, cut at a
+/// character boundary, and keeps its full name in the front matter; a long Cyrillic name
+/// (2 bytes each) keeps its 80 characters.
+#[test]
+fn long_names_in_any_script_fit_the_file_system() {
+    let home = home_in("UTC");
+    let ext_b: String = std::iter::repeat_n('\u{20BB7}', 80).collect();
+    let cyrillic = "Позвонить бабушке насчёт дачи, огурцов и помидоров в субботу утром пораньше";
+    for name in [ext_b.as_str(), cyrillic] {
+        for _ in 0..2 {
+            let r = home.call(
+                "create_due_item",
+                &serde_json::json!({"name": name, "text": "x", "trigger_context": "weekend"})
+                    .to_string(),
+            );
+            // The second call is a duplicate; the first must have been stored.
+            assert!(!r.content.contains("Unable to write"), "{}", r.content);
+        }
+        let r = home.call(
+            "print_due_item",
+            &serde_json::json!({"name": name}).to_string(),
+        );
+        assert!(!r.is_error, "{}", r.content);
+    }
+    let files = home.files();
+    assert_eq!(files.len(), 2, "{files:?}");
+    for f in &files {
+        assert!(f.len() <= 255, "{} bytes", f.len());
+    }
+    let ext_file = files.iter().find(|f| f.starts_with('\u{20BB7}')).unwrap();
+    assert_eq!(ext_file.len(), 240 + 3);
+    assert!(home.file(ext_file).contains(&format!("name: {ext_b}")));
+    let cyr_file = files.iter().find(|f| f.starts_with('П')).unwrap();
+    assert_eq!(
+        cyr_file.trim_end_matches(".md").chars().count(),
+        cyrillic.chars().count()
     );
 }

@@ -96,19 +96,25 @@ impl TypedTool for ExamineMemories {
             .into_iter()
             .map(|id| Effect::Unpin(crate::memory_item(id)))
             .collect();
-        let hits = store
-            .search(&MemoryQuery::from_text(&args.question), MAX_MEMORIES)
+        // A memory whose file cannot be read is skipped and named; the others are returned.
+        let found = store
+            .search_readable(&MemoryQuery::from_text(&args.question), MAX_MEMORIES)
             .map_err(err)?;
+        let skipped = found.skipped_lines();
         let due = due_sections(ctx, &args.question)?;
-        if hits.is_empty() && due.is_empty() {
-            let mut out =
-                ToolOutput::text(format!("No relevant memories found for: {}", args.question));
+        if found.hits.is_empty() && due.is_empty() {
+            let mut text = format!("No relevant memories found for: {}", args.question);
+            if !skipped.is_empty() {
+                text.push_str("\n\n");
+                text.push_str(&skipped);
+            }
+            let mut out = ToolOutput::text(text);
             out.effects = unpins;
             return Ok(out);
         }
         let mut sections = Vec::new();
-        for m in hits {
-            let text = store.text(&m).map_err(err)?;
+        for (m, body) in found.hits {
+            let text = body.as_deref().map(str::trim).unwrap_or_default();
             let n = resolve_sources(ctx, &store, &m)?.len();
             let mut section = format!("## Memory: {}\n\n{text}", m.name);
             if n >= 1 {
@@ -125,6 +131,9 @@ impl TypedTool for ExamineMemories {
             sections.push(section);
         }
         sections.extend(due);
+        if !skipped.is_empty() {
+            sections.push(skipped);
+        }
         let mut out = ToolOutput::text(sections.join("\n\n"));
         out.effects = unpins;
         Ok(out)

@@ -25,7 +25,8 @@ pub struct GetSourceContentForMemory;
 pub(crate) type Rendered = String;
 
 /// Resolves `memory`'s sources in order (`tools.md` §3.5 step 2) and renders each; sources that
-/// cannot be resolved are dropped (`AgendaItem` sources also when no agenda store is open).
+/// cannot be resolved are dropped (`AgendaItem` sources also when no agenda store is open, and
+/// `Memory` sources whose file is missing or unreadable).
 pub(crate) fn resolve_sources(
     ctx: &ToolContext,
     store: &MemoryStore,
@@ -37,8 +38,9 @@ pub(crate) fn resolve_sources(
     for source in &memory.sources {
         match source.source_type.as_str() {
             "Memory" => {
+                // A source memory whose file cannot be read is dropped like a missing one.
                 if let Some(m) = store.get(source.id).map_err(err)?
-                    && let Some(body) = store.raw_body(&m).map_err(err)?
+                    && let Ok(Some(body)) = store.raw_body(&m)
                 {
                     out.push(elroy_memory::render_memory(&m.name, Some(&body)));
                 }

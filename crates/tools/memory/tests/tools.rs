@@ -429,3 +429,144 @@ fn examine_memories_shows_due_items_after_memories() {
         "# Source content for memory: Bills (0 / 0)\n\n#Pay electricity bill (Timed: 2026-03-20 09:00:00+05:30)\nPay the electricity bill online."
     );
 }
+
+/// Kind: keyword recall in scripts written without spaces between words (Chinese, Japanese,
+/// Korean, Thai). Without an embedder, a word of a stored memory finds it through the
+/// character-bigram index. The issue's Japanese example, then Chinese, Korean, Thai and a mixed
+/// English/Japanese memory; an unrelated question in the same script finds nothing.
+#[test]
+fn examine_memories_finds_cjk_and_thai_words() {
+    let env = Env::new(TOKEN, |_| None);
+    let now = ts("2026-03-16T13:30:00Z");
+    for (name, text) in [
+        (
+            "週末の予定",
+            "土曜日に東京タワーへ行く予定。待ち合わせは浜松町駅。",
+        ),
+        ("生日", "我妈妈的生日是五月十二号，她喜欢吃饺子。"),
+        ("여행 계획", "다음 달에 부산으로 여행을 갈 예정입니다."),
+        ("อาหาร", "ผู้ใช้ชอบกินต้มยำกุ้งมาก"),
+        (
+            "Conference",
+            "The user speaks at the PyCon JP conference in 広島 next autumn.",
+        ),
+    ] {
+        let r = env.call(
+            "create_memory",
+            &serde_json::json!({"name": name, "text": text}).to_string(),
+            now,
+        );
+        assert!(!r.is_error, "{}", r.content);
+    }
+    for (question, expected) in [
+        ("東京タワーはいつ行く？", "## Memory: 週末の予定"),
+        ("浜松町", "## Memory: 週末の予定"),
+        ("妈妈喜欢吃什么？", "## Memory: 生日"),
+        ("부산 여행은 언제야?", "## Memory: 여행 계획"),
+        ("ต้มยำกุ้ง", "## Memory: อาหาร"),
+        ("広島で何がある？", "## Memory: Conference"),
+        ("When is the PyCon talk?", "## Memory: Conference"),
+    ] {
+        let r = env.call(
+            "examine_memories",
+            &serde_json::json!({"question": question}).to_string(),
+            now,
+        );
+        assert!(r.content.starts_with(expected), "{question}: {}", r.content);
+    }
+    let r = env.call("examine_memories", r#"{"question":"大阪城"}"#, now);
+    assert_eq!(r.content, "No relevant memories found for: 大阪城");
+}
+
+/// Kind: one memory file that cannot be read (hand-broken front matter) among readable ones.
+/// `examine_memories` returns the readable memories and names the skipped file with the reason
+/// in plain words. The issue's example (a second `tags:` line: readable, last value wins), an
+/// unquoted `title: Re: x`, and a tab-indented line.
+#[test]
+fn examine_memories_skips_unreadable_files_and_names_them() {
+    let env = Env::new(TOKEN, |_| None);
+    let now = ts("2026-03-16T13:30:00Z");
+    env.call(
+        "create_memory",
+        r#"{"name":"Passport","text":"The user's passport expires in June 2027."}"#,
+        now,
+    );
+    env.call(
+        "create_memory",
+        r#"{"name":"Passport office","text":"The passport office is on Main Street."}"#,
+        now,
+    );
+    let office = env.home().join("memories/Passport_office.md");
+    let id = env
+        .memory
+        .active_by_name("Passport office")
+        .unwrap()
+        .unwrap()
+        .id;
+    let body = "The passport office is on Main Street.";
+    // A duplicate key is read as Elroy (PyYAML) reads it: both memories are returned.
+    std::fs::write(
+        &office,
+        format!("---\nid: {id}\ntags: [a]\ntags: [b]\n---\n\n{body}"),
+    )
+    .unwrap();
+    let r = env.call("examine_memories", r#"{"question":"passport"}"#, now);
+    assert_eq!(r.content.matches("## Memory: ").count(), 2, "{}", r.content);
+    assert!(!r.content.contains("Skipped"), "{}", r.content);
+    for (front, reason) in [
+        (
+            format!("id: {id}\ntitle: Re: x"),
+            "invalid front matter: line 3: a value containing \": \" must be in quotes (or the line is indented too far)",
+        ),
+        (
+            format!("id: {id}\ntags:\n\t- travel"),
+            "invalid front matter: line 4: a tab is used for indentation; YAML allows only spaces",
+        ),
+    ] {
+        std::fs::write(&office, format!("---\n{front}\n---\n\n{body}")).unwrap();
+        let r = env.call("examine_memories", r#"{"question":"passport"}"#, now);
+        assert!(!r.is_error, "{}", r.content);
+        assert_eq!(
+            r.content,
+            format!(
+                "## Memory: Passport\n\nThe user's passport expires in June 2027.\n\nSkipped unreadable file memories/Passport_office.md: {reason}"
+            )
+        );
+    }
+    // Only the unreadable memory matches: no memory, and the skipped file is named.
+    let r = env.call("examine_memories", r#"{"question":"Main Street"}"#, now);
+    assert!(
+        r.content.starts_with(
+            "No relevant memories found for: Main Street\n\nSkipped unreadable file memories/Passport_office.md: "
+        ),
+        "{}",
+        r.content
+    );
+}
+
+/// Kind: one memory name in composed (NFC) and decomposed (NFD) spelling. Created in NFC, it is
+/// found by the NFD spelling; created in NFD, it is stored in NFC and its file keeps `é`.
+#[test]
+fn memory_names_are_nfc() {
+    let env = Env::new(TOKEN, |_| None);
+    let now = ts("2026-03-16T13:30:00Z");
+    env.call(
+        "create_memory",
+        r#"{"name":"Caf\u00e9 order","text":"A flat white."}"#,
+        now,
+    );
+    let r = env.call("print_memory", r#"{"memory_name":"Cafe\u0301 order"}"#, now);
+    assert!(r.content.contains("A flat white."), "{}", r.content);
+    env.call(
+        "create_memory",
+        r#"{"name":"Jose\u0301's birthday","text":"May 12."}"#,
+        now,
+    );
+    assert!(env.home().join("memories/José_s_birthday.md").is_file());
+    let m = env
+        .memory
+        .active_by_name("Jos\u{e9}'s birthday")
+        .unwrap()
+        .unwrap();
+    assert_eq!(m.name, "Jos\u{e9}'s birthday");
+}
