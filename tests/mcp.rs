@@ -255,3 +255,164 @@ echo "hello from the plugin: $args"
 
     client.cancel().await.expect("close the connection");
 }
+
+/// `elroy mcp` spoken to line by line: requests written to its stdin, answers read by `id`.
+struct RawServer {
+    stdin: tokio::process::ChildStdin,
+    answers: tokio::sync::mpsc::UnboundedReceiver<Value>,
+    _child: tokio::process::Child,
+}
+
+impl RawServer {
+    async fn start(home: &TestHome) -> RawServer {
+        use tokio::io::AsyncBufReadExt;
+
+        let mut cmd = tokio::process::Command::from(home.cmd());
+        cmd.arg("mcp")
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::null())
+            .kill_on_drop(true);
+        let mut child = cmd.spawn().expect("spawn elroy mcp");
+        let stdout = child.stdout.take().unwrap();
+        let (tx, answers) = tokio::sync::mpsc::unbounded_channel();
+        tokio::spawn(async move {
+            let mut lines = tokio::io::BufReader::new(stdout).lines();
+            while let Ok(Some(line)) = lines.next_line().await {
+                if let Ok(value) = serde_json::from_str::<Value>(&line) {
+                    let _ = tx.send(value);
+                }
+            }
+        });
+        let mut server = RawServer {
+            stdin: child.stdin.take().unwrap(),
+            answers,
+            _child: child,
+        };
+        server
+            .send(
+                &json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+                "protocolVersion": "2025-06-18", "capabilities": {},
+                "clientInfo": {"name": "raw", "version": "1"}}}),
+            )
+            .await;
+        assert!(server.answer().await.unwrap()["result"].is_object());
+        server
+            .send(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}))
+            .await;
+        server
+    }
+
+    async fn send(&mut self, message: &Value) {
+        self.send_line(&message.to_string()).await;
+    }
+
+    async fn send_line(&mut self, line: &str) {
+        use tokio::io::AsyncWriteExt;
+        self.stdin.write_all(line.as_bytes()).await.unwrap();
+        self.stdin.write_all(b"\n").await.unwrap();
+        self.stdin.flush().await.unwrap();
+    }
+
+    /// The next message from the server; `None` when it closed stdout. Waits at most 120 s (a
+    /// bound on a hang, not a speed assertion).
+    async fn answer(&mut self) -> Option<Value> {
+        tokio::time::timeout(Duration::from_secs(120), self.answers.recv())
+            .await
+            .expect("the server neither answered nor closed the connection")
+    }
+}
+
+/// A `tools/call` of `create_memory` whose `text` has `chars` characters, as one line.
+fn create_memory_line(id: u64, chars: usize) -> String {
+    json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {
+        "name": "create_memory", "arguments": {"name": "Big", "text": "a".repeat(chars)}}})
+    .to_string()
+}
+
+/// Kind: a request the server cannot read as a tool call (issue 13 item 7): malformed
+/// `tools/call` params are `-32602 Invalid params`, a message over the line limit is answered
+/// with an error carrying its id (or, without an id, the connection closes), and the server
+/// keeps serving afterwards.
+#[tokio::test]
+async fn every_request_gets_an_answer() {
+    let home = TestHome::new();
+    let mut server = RawServer::start(&home).await;
+
+    for (id, params) in [
+        (2, Value::Null),
+        (3, json!({})),
+        (4, json!({"arguments": {"name": "x", "text": "y"}})),
+        (5, json!({"name": 42})),
+    ] {
+        server
+            .send(&json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": params}))
+            .await;
+        let answer = server.answer().await.unwrap();
+        assert_eq!(answer["id"], id, "{answer}");
+        assert_eq!(answer["error"]["code"], -32602, "{answer}");
+        assert!(
+            answer["error"]["message"]
+                .as_str()
+                .unwrap()
+                .starts_with("Invalid params: tools/call with "),
+            "{answer}"
+        );
+    }
+    // An unknown method is still "Method not found".
+    server
+        .send(&json!({"jsonrpc": "2.0", "id": 6, "method": "no/such/method"}))
+        .await;
+    assert_eq!(server.answer().await.unwrap()["error"]["code"], -32601);
+
+    // 8 MB: read, and refused by the argument size limit as a tool error.
+    server.send_line(&create_memory_line(7, 8_000_000)).await;
+    let answer = server.answer().await.unwrap();
+    assert_eq!(answer["id"], 7);
+    assert_eq!(answer["result"]["isError"], true, "{answer:.300}");
+    assert!(
+        answer["result"]["content"][0]["text"]
+            .as_str()
+            .unwrap()
+            .contains("arguments exceed the 1048576-byte limit"),
+        "{answer:.300}"
+    );
+
+    // 17,000,000 characters: over the 16 MiB line limit, answered with its id.
+    let line = create_memory_line(8, 17_000_000);
+    server.send_line(&line).await;
+    let answer = server.answer().await.unwrap();
+    assert_eq!(answer["id"], 8, "{answer}");
+    assert_eq!(answer["error"]["code"], -32600, "{answer}");
+    assert_eq!(
+        answer["error"]["message"],
+        format!(
+            "message too large: the tools/call request is {} bytes, over elroy's limit of 16777216 bytes per message; it was not read (send less, for example a shorter text)",
+            line.len()
+        )
+    );
+    // The same with the id at the end of the line, after the long text.
+    let text = "b".repeat(17_000_000);
+    server
+        .send_line(&format!(
+            "{{\"jsonrpc\":\"2.0\",\"method\":\"tools/call\",\"params\":{{\"name\":\"create_memory\",\"arguments\":{{\"name\":\"Big\",\"text\":\"{text}\"}}}},\"id\":\"last\"}}"
+        ))
+        .await;
+    let answer = server.answer().await.unwrap();
+    assert_eq!(answer["id"], "last", "{answer}");
+    assert_eq!(answer["error"]["code"], -32600, "{answer}");
+
+    // Still serving.
+    server
+        .send(&json!({"jsonrpc": "2.0", "id": 9, "method": "tools/list"}))
+        .await;
+    let answer = server.answer().await.unwrap();
+    assert_eq!(answer["id"], 9);
+    assert!(!answer["result"]["tools"].as_array().unwrap().is_empty());
+    // Nothing was stored by the refused calls.
+    assert!(!history(&home).contains("create_memory"));
+
+    // Over the limit without an id to answer: the server closes the connection at once.
+    server.send_line(&"c".repeat(17_000_000)).await;
+    assert!(server.answer().await.is_none());
+}

@@ -335,3 +335,119 @@ fn commands_that_use_no_store_do_not_open_the_database_or_scan_stores() {
     );
     assert_eq!(std::fs::read(elroy_home.join("state.db")).unwrap(), garbage);
 }
+
+/// How the test's reader treats `elroy`'s standard output.
+#[derive(Clone, Copy, Debug)]
+enum Reader {
+    /// The read end is closed before elroy starts: its first write finds the pipe closed.
+    ClosedAtStart,
+    /// One line is read, then the read end is closed (`| head -1`).
+    ClosesAfterOneLine,
+}
+
+/// Runs `elroy ARGS` in `home` with `reader` on its standard output; returns (exit code, stderr).
+fn run_into_closed_pipe(home: &TestHome, args: &[&str], reader: Reader) -> (Option<i32>, String) {
+    use std::io::BufRead;
+    use std::process::Stdio;
+
+    let mut cmd = home.cmd();
+    cmd.args(args)
+        .env("ELROY_NOW", "2026-11-30T10:00:00Z")
+        .stdin(Stdio::null())
+        .stderr(Stdio::piped());
+    let out = match reader {
+        Reader::ClosedAtStart => {
+            let (read_end, write_end) = std::io::pipe().unwrap();
+            drop(read_end);
+            cmd.stdout(write_end);
+            let child = cmd.spawn().unwrap();
+            // The parent's copy of the write end went with `cmd`'s `Stdio`; drop `cmd` too.
+            drop(cmd);
+            child.wait_with_output().unwrap()
+        }
+        Reader::ClosesAfterOneLine => {
+            cmd.stdout(Stdio::piped());
+            let mut child = cmd.spawn().unwrap();
+            let mut first = String::new();
+            let mut lines = std::io::BufReader::new(child.stdout.take().unwrap());
+            lines.read_line(&mut first).unwrap();
+            drop(lines);
+            child.wait_with_output().unwrap()
+        }
+    };
+    (out.status.code(), stderr(&out))
+}
+
+/// Kind: the reader of elroy's standard output goes away early (`elroy config | head -1`,
+/// issue 13 "Broken pipes"). Every command that prints stops quietly: exit 0, no panic (Rust's
+/// `println!` panics with exit 101), no error line, and its work still happens (the turn runs,
+/// the memory is written). Both a pipe closed before the first write (always a broken pipe)
+/// and one closed after the first line are tried.
+#[test]
+fn every_printing_command_stops_quietly_on_a_closed_pipe() {
+    let server = elroy_testkit::MockServer::start();
+    server.fallback(elroy_testkit::Reply::text(
+        "First line of the reply.\nSecond line.\nThird line.",
+    ));
+    let commands: &[&[&str]] = &[
+        &["version"],
+        &["--version"],
+        &["--help"],
+        &["help"],
+        &["tools", "--help"],
+        &["config"],
+        &["config", "--json"],
+        &["tools", "list"],
+        &["tools", "list", "--names"],
+        &["tools", "schema"],
+        &["tools", "schema", "read_file"],
+        &["tools", "call", "pwd"],
+        &["completions", "bash"],
+        &["completions", "zsh"],
+        &["remember", "The boat leaves at nine.\nBring the blue bag."],
+        &["history"],
+        &["undo"],
+        &["message", "hello there"],
+        &["message", "--json", "hello there"],
+    ];
+    for reader in [Reader::ClosedAtStart, Reader::ClosesAfterOneLine] {
+        let home = TestHome::new();
+        std::fs::create_dir_all(home.home()).unwrap();
+        std::fs::write(
+            home.home().join("elroy.conf.yaml"),
+            format!(
+                "chat_model: testkit-model\nchat_model_api_base: {}\n",
+                server.base_url()
+            ),
+        )
+        .unwrap();
+        for args in commands {
+            if args[0] == "undo" {
+                // Something to undo.
+                let out = home.call("create_memory", r#"{"name":"Undo me","text":"x"}"#);
+                assert!(out.status.success(), "{}", stderr(&out));
+            }
+            let (code, err) = run_into_closed_pipe(&home, args, reader);
+            assert_eq!(code, Some(0), "elroy {args:?} ({reader:?}): {err}");
+            for line in err.lines() {
+                assert!(
+                    line.starts_with("warning: "),
+                    "elroy {args:?} ({reader:?}) wrote an error line: {line}"
+                );
+            }
+        }
+        // The work behind the output still happened: the memories are recorded.
+        let history = home.cmd().arg("history").output().unwrap();
+        assert!(
+            stdout(&history).contains("create_memory"),
+            "{}",
+            stdout(&history)
+        );
+    }
+    let turns = server
+        .chat_requests()
+        .iter()
+        .filter(|r| r.last_user_text().as_deref() == Some("hello there"))
+        .count();
+    assert!(turns >= 4, "{turns} turns reached the model");
+}

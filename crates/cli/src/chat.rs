@@ -4,7 +4,6 @@
 //! before the model is called, so it is kept), `exit` or Ctrl-D to leave, and `restart_session`
 //! re-executing elroy with `ELROY_RESTART_RESUME_MESSAGE` (`orchestrator.md` §13).
 
-use std::io::Write;
 use std::process::ExitCode;
 use std::time::Duration;
 
@@ -113,14 +112,13 @@ impl<'a> Renderer<'a> {
 
     fn print(&mut self, color: &str, text: &str) {
         self.stop_spinner();
-        let mut out = std::io::stdout().lock();
         let reset = if color.is_empty() {
             ""
         } else {
             self.palette.reset.as_str()
         };
-        let _ = write!(out, "{color}{text}{reset}");
-        let _ = out.flush();
+        // The chat goes on when its output cannot be written (the turn is still stored).
+        let _ = crate::output::print(&format!("{color}{text}{reset}"));
     }
 
     /// Prints the rest of a markdown line held back while streaming.

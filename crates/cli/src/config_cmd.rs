@@ -2,6 +2,8 @@
 
 use std::process::ExitCode;
 
+use crate::output;
+
 use elroy_config::{Config, ConfigValue, DatabaseLocation};
 use serde_json::json;
 
@@ -57,24 +59,24 @@ pub(crate) fn run(config: &Config, args: &ConfigArgs) -> Result<ExitCode, String
             "timezone": config.timezone_name,
             "values": values,
         });
-        println!(
-            "{}",
-            serde_json::to_string_pretty(&out).map_err(|e| e.to_string())?
-        );
+        output::println(&serde_json::to_string_pretty(&out).map_err(|e| e.to_string())?)?;
         return Ok(ExitCode::SUCCESS);
     }
-    println!("home:        {}", paths.elroy_home.display());
-    println!("user home:   {}", paths.user_home.display());
+    let mut text = format!(
+        "home:        {}\nuser home:   {}\n",
+        paths.elroy_home.display(),
+        paths.user_home.display()
+    );
     match &config.config_file {
-        Some(file) => println!("config file: {}", file.display()),
-        None => println!("config file: none (defaults, environment and flags only)"),
+        Some(file) => text.push_str(&format!("config file: {}\n", file.display())),
+        None => text.push_str("config file: none (defaults, environment and flags only)\n"),
     }
-    println!("database:    {database}");
-    println!("timezone:    {}", config.timezone_name);
+    text.push_str(&format!("database:    {database}\n"));
+    text.push_str(&format!("timezone:    {}\n", config.timezone_name));
     if let Some(now) = config.now {
-        println!("clock:       fixed at {now} (ELROY_NOW)");
+        text.push_str(&format!("clock:       fixed at {now} (ELROY_NOW)\n"));
     }
-    println!();
+    text.push('\n');
     let key_width = rows.iter().map(|r| r.0.len()).max().unwrap_or(0);
     let value_width = rows
         .iter()
@@ -82,10 +84,13 @@ pub(crate) fn run(config: &Config, args: &ConfigArgs) -> Result<ExitCode, String
         .max()
         .unwrap_or(0);
     for (key, value, source) in &rows {
-        println!("{key:key_width$} = {value:value_width$}  ({source})");
+        text.push_str(&format!(
+            "{key:key_width$} = {value:value_width$}  ({source})\n"
+        ));
     }
+    output::print(&text)?;
     for warning in &config.warnings {
-        eprintln!("warning: {warning}");
+        output::eprintln(&format!("warning: {warning}"));
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -7,6 +7,8 @@
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
+use crate::output;
+
 use elroy_config::Config;
 use elroy_history::VersionedHome;
 
@@ -36,7 +38,7 @@ pub(crate) fn history(config: &Config, args: &HistoryArgs) -> Result<ExitCode, S
         .map(|p| home_relative(&config.paths.elroy_home, p));
     let changes = home.history(filter.as_deref()).map_err(|e| e.to_string())?;
     for change in changes {
-        println!(
+        output::println(&format!(
             "{} {} {}",
             change.short_id,
             change
@@ -44,7 +46,7 @@ pub(crate) fn history(config: &Config, args: &HistoryArgs) -> Result<ExitCode, S
                 .to_zoned_datetime(config.timezone.clone())
                 .strftime("%Y-%m-%d %H:%M:%S"),
             change.summary
-        );
+        ))?;
     }
     Ok(ExitCode::SUCCESS)
 }
@@ -56,17 +58,17 @@ pub(crate) fn undo(config: &Config) -> Result<ExitCode, String> {
         .now
         .unwrap_or_else(|| elroy_core::Clock::now(&elroy_core::SystemClock));
     let undone = home.undo(now).map_err(|e| e.to_string())?;
-    println!(
+    output::println(&format!(
         "Undid {} ({}) as {}",
         undone.original.summary, undone.original.short_id, undone.commit.short_id
-    );
+    ))?;
     for path in &undone.original.paths {
         let verb = if home.root().join(path).exists() {
             "restored"
         } else {
             "removed"
         };
-        println!("  {verb} {path}");
+        output::println(&format!("  {verb} {path}"))?;
     }
     Ok(ExitCode::SUCCESS)
 }

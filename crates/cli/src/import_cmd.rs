@@ -1,7 +1,6 @@
 //! `elroy import-elroy DIR [--db FILE]`: takes an Elroy 0.5.0 home into the elroy home of the
 //! configured user token (the work is `elroy-import`); prints what was taken, skipped and why.
 
-use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -28,10 +27,6 @@ pub(crate) fn run(config: Config, args: &ImportElroyArgs) -> Result<ExitCode, St
     };
     let report = elroy_import::import(&config, &options, now).map_err(|e| e.to_string())?;
     // A closed pipe (`| head`) is not an error: the import is done either way.
-    let mut stdout = std::io::stdout().lock();
-    match write!(stdout, "{report}").and_then(|()| stdout.flush()) {
-        Ok(()) => Ok(ExitCode::SUCCESS),
-        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(ExitCode::SUCCESS),
-        Err(e) => Err(format!("cannot write to stdout: {e}")),
-    }
+    crate::output::print(&report.to_string())?;
+    Ok(ExitCode::SUCCESS)
 }

@@ -14,24 +14,28 @@ mod import_cmd;
 mod logging;
 mod mcp_cmd;
 mod message;
+mod output;
 mod remember;
 mod render;
 mod tools_cmd;
 
 use std::process::ExitCode;
 
-use clap::{CommandFactory, Parser};
+use clap::CommandFactory;
 use elroy_config::{Config, LoadOptions};
 
 use crate::args::{Cli, Command};
 
 /// Runs the `elroy` command line with the process arguments; returns the exit status.
 pub fn main() -> ExitCode {
-    let cli = Cli::parse();
+    let cli = match output::parse_args::<Cli>() {
+        Ok(cli) => cli,
+        Err(code) => return code,
+    };
     match run(cli) {
         Ok(code) => code,
         Err(message) => {
-            eprintln!("elroy: {message}");
+            output::eprintln(&format!("elroy: {message}"));
             ExitCode::FAILURE
         }
     }
@@ -40,11 +44,14 @@ pub fn main() -> ExitCode {
 fn run(cli: Cli) -> Result<ExitCode, String> {
     match &cli.command {
         Some(Command::Version) => {
-            println!("elroy {}", env!("CARGO_PKG_VERSION"));
+            output::println(&format!("elroy {}", env!("CARGO_PKG_VERSION")))?;
             Ok(ExitCode::SUCCESS)
         }
         Some(Command::Completions { shell }) => {
-            clap_complete::generate(*shell, &mut Cli::command(), "elroy", &mut std::io::stdout());
+            // Generated into memory: clap_complete panics when its writer fails.
+            let mut script = Vec::new();
+            clap_complete::generate(*shell, &mut Cli::command(), "elroy", &mut script);
+            output::write_bytes(&script)?;
             Ok(ExitCode::SUCCESS)
         }
         Some(Command::Config(args)) => config_cmd::run(&load_config(&cli)?, args),

@@ -9,7 +9,7 @@ use elroy_runtime::Runtime;
 pub(crate) fn run(config: Config) -> Result<ExitCode, String> {
     let runtime = Runtime::open(config).map_err(|e| e.to_string())?;
     for warning in &runtime.warnings {
-        eprintln!("warning: {warning}");
+        crate::output::eprintln(&format!("warning: {warning}"));
     }
     crate::block_on(elroy_mcp::serve_stdio(runtime))?.map_err(|e| e.to_string())?;
     Ok(ExitCode::SUCCESS)

@@ -1,7 +1,6 @@
 //! `elroy message [TEXT]`: one turn. TEXT, or standard input when TEXT is absent; prints the reply
 //! (or NDJSON events with `--json`); exits 1 with one clear line on stderr when the turn fails.
 
-use std::io::Write;
 use std::process::ExitCode;
 
 use clap::Args;
@@ -9,6 +8,8 @@ use elroy_config::Config;
 use elroy_core::Capabilities;
 use elroy_orchestrator::{Session, TurnEvent, TurnInput};
 use elroy_runtime::Runtime;
+
+use crate::output;
 
 /// `elroy message …`
 #[derive(Debug, Args)]
@@ -67,41 +68,34 @@ pub(crate) fn run_text(
         forced_tool: tool,
         ..TurnInput::new(text)
     };
-    let stdout = std::io::stdout();
     let outcome = crate::block_on(async {
         let mut sink = |event: TurnEvent| {
             if json && let Some(line) = event.to_json() {
-                let mut out = stdout.lock();
-                let _ = writeln!(out, "{line}");
-                let _ = out.flush();
+                // An event that cannot be written must not stop the turn; a closed pipe is
+                // handled (and remembered) by the output path, the final write reports the rest.
+                let _ = output::println(&line.to_string());
             }
         };
         session.turn(&input, &mut sink).await
     })?;
     match outcome {
         Ok(outcome) => {
-            let mut out = stdout.lock();
-            let written = if json {
-                writeln!(
-                    out,
-                    "{}",
-                    serde_json::json!({"type": "final", "content": outcome.reply})
-                )
+            let line = if json {
+                serde_json::json!({"type": "final", "content": outcome.reply}).to_string()
             } else {
-                writeln!(out, "{}", outcome.reply)
+                outcome.reply.clone()
             };
-            written
-                .and_then(|()| out.flush())
-                .map_err(|e| format!("cannot write the reply: {e}"))?;
+            // A closed pipe is not an error (the turn is stored either way); the background work
+            // below still runs.
+            output::println(&line).map_err(|e| format!("cannot write the reply: {e}"))?;
             // Background work after the reply (§11, §12); a one-shot command waits for it. Every
             // step runs; each failure is one warning line on stderr (and in the log).
             let warnings: Vec<String> = match crate::block_on(session.after_turn()) {
                 Ok(report) => report.failures.iter().map(ToString::to_string).collect(),
                 Err(e) => vec![format!("could not run: {e}")],
             };
-            let mut err = std::io::stderr().lock();
             for warning in warnings {
-                let _ = writeln!(err, "warning: background work after the turn: {warning}");
+                output::eprintln(&format!("warning: background work after the turn: {warning}"));
             }
             Ok(ExitCode::SUCCESS)
         }

@@ -6,6 +6,8 @@
 
 use std::process::ExitCode;
 
+use crate::output;
+
 use clap::Args;
 use elroy_config::Config;
 use elroy_runtime::Runtime;
@@ -45,15 +47,15 @@ pub(crate) fn run(config: Config, args: &RememberArgs) -> Result<ExitCode, Strin
     let name = args.name.clone().unwrap_or_else(|| default_name(&text));
     let runtime = Runtime::open(config).map_err(|e| e.to_string())?;
     for warning in &runtime.warnings {
-        eprintln!("warning: {warning}");
+        output::eprintln(&format!("warning: {warning}"));
     }
     let arguments = serde_json::json!({ "name": name, "text": text }).to_string();
     let result = crate::block_on(runtime.call_tool("create_memory", Some(&arguments)))?;
     if result.is_error {
-        eprintln!("{}", result.content);
+        output::eprintln(&result.content);
         return Ok(ExitCode::FAILURE);
     }
-    println!("{}", result.content);
+    output::println(&result.content)?;
     Ok(ExitCode::SUCCESS)
 }
 

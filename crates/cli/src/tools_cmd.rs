@@ -1,6 +1,5 @@
 //! `elroy tools list | schema | call`.
 
-use std::io::Write;
 use std::process::ExitCode;
 
 use elroy_config::Config;
@@ -12,7 +11,7 @@ use crate::args::{ToolsArgs, ToolsCommand};
 pub(crate) fn run(config: Config, args: &ToolsArgs) -> Result<ExitCode, String> {
     let runtime = Runtime::open(config).map_err(|e| e.to_string())?;
     for warning in &runtime.warnings {
-        eprintln!("warning: {warning}");
+        crate::output::eprintln(&format!("warning: {warning}"));
     }
     match &args.command {
         ToolsCommand::List { names } => list(&runtime, *names),
@@ -62,21 +61,14 @@ fn schema(runtime: &Runtime, name: Option<&str>) -> Result<ExitCode, String> {
 fn call(runtime: &Runtime, name: &str, args: Option<&str>) -> Result<ExitCode, String> {
     let result = crate::block_on(runtime.call_tool(name, args))?;
     if result.is_error {
-        eprintln!("{}", result.content);
+        crate::output::eprintln(&result.content);
         return Ok(ExitCode::FAILURE);
     }
     print(&format!("{}\n", result.content))
 }
 
-/// Writes to stdout; a closed pipe (`| head`) is not an error.
+/// Writes to stdout through the CLI's output path (a closed pipe is not an error).
 fn print(text: &str) -> Result<ExitCode, String> {
-    let mut stdout = std::io::stdout().lock();
-    match stdout
-        .write_all(text.as_bytes())
-        .and_then(|()| stdout.flush())
-    {
-        Ok(()) => Ok(ExitCode::SUCCESS),
-        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(ExitCode::SUCCESS),
-        Err(e) => Err(format!("cannot write to stdout: {e}")),
-    }
+    crate::output::print(text)?;
+    Ok(ExitCode::SUCCESS)
 }

@@ -503,6 +503,9 @@ declare_keys! {
     /// fetch_page/web_search timeout
     web_timeout_seconds: u64 = I1, default "20", env "ELROY_WEB_TIMEOUT_SECONDS",
         spec "orchestrator.md §15.3";
+    /// fetch_page/web_search may reach loopback, private and unspecified addresses
+    fetch_allow_private_addresses: bool = B, default "false",
+        env "ELROY_FETCH_ALLOW_PRIVATE_ADDRESSES", spec "issue 13 item 6";
     /// plugin paths
     contrib_tools_path: Vec<PathBuf> = P, default null, env "ELROY_CONTRIB_TOOLS_PATH",
         spec "orchestrator.md §15.3, tools.md §9.1";

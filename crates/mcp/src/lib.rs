@@ -17,9 +17,14 @@
 //!   modification time changed, it probes them again, swaps the registry, and sends
 //!   `notifications/tools/list_changed` if the tool list (names, descriptions or schemas)
 //!   differs. Built-in tools never change while the server runs.
+//! - **Framing**: a message longer than [`framing::MAX_MESSAGE_BYTES`] (16 MiB) is answered
+//!   with `-32600` naming its size (or, when it has no `id`, the connection is closed) instead of
+//!   being dropped; a `tools/call` with `params: null` or without `name` is `-32602 Invalid
+//!   params` ([`framing`]).
 //! - **Logging**: stdout carries the protocol only. Logs go to the log file the CLI set up;
 //!   warnings (for example a plugin that could not be loaded) go to stderr.
 
+pub mod framing;
 mod plugins_watch;
 mod server;
 
@@ -49,7 +54,14 @@ pub enum McpError {
 /// closes standard input ends the server with `Ok(())`.
 pub async fn serve_stdio(runtime: Runtime) -> Result<(), McpError> {
     let (stdin, stdout) = rmcp::transport::stdio();
-    serve(runtime, (stdin, stdout)).await
+    // Lines are bounded in front of rmcp, so a message over the limit is answered (or the
+    // connection closed), never silently dropped ([`framing`]).
+    let transport = rmcp::transport::async_rw::AsyncRwTransport::new_server(
+        framing::BoundedLines::new(stdin),
+        stdout,
+    )
+    .with_max_line_length(framing::RMCP_LINE_LIMIT);
+    serve(runtime, transport).await
 }
 
 /// Serves `runtime`'s tools over any rmcp transport (stdio in production, an in-memory duplex in

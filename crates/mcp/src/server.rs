@@ -5,8 +5,9 @@ use std::sync::Arc;
 use elroy_core::ToolSpec;
 use elroy_runtime::Runtime;
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation,
-    JsonObject, ListToolsResult, PaginatedRequestParams, ServerCapabilities, ServerConfig, Tool,
+    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, CustomRequest,
+    CustomResult, Implementation, JsonObject, ListToolsResult, PaginatedRequestParams,
+    ServerCapabilities, ServerConfig, Tool,
 };
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer, ServerHandler};
@@ -122,5 +123,21 @@ impl ServerHandler for ElroyMcpServer {
         let result = self.call(&request.name, request.arguments.as_ref()).await;
         tracing::info!(tool = %request.name, is_error = ?result.is_error, "mcp tool call");
         Ok(result.into())
+    }
+
+    /// Requests rmcp could not type: a message over the line limit (replaced by
+    /// [`crate::framing`]) is `-32600` naming its size; a method MCP defines whose `params` do not
+    /// fit it (`tools/call` with `params: null` or without `name`) is `-32602 Invalid params`;
+    /// any other method is `-32601 Method not found`, as before.
+    async fn on_custom_request(
+        &self,
+        request: CustomRequest,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<CustomResult, ErrorData> {
+        tracing::info!(method = %request.method, "mcp request with a method or params rmcp does not know");
+        Err(crate::framing::custom_request_error(
+            &request.method,
+            request.params.as_ref(),
+        ))
     }
 }

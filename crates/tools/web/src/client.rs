@@ -1,11 +1,14 @@
 //! The HTTP client shared by the web tools (`tools.md` §8.0): user agent, redirects, proxies,
 //! whole-request timeout, body size cap, and the error messages of the §8.0 table.
 
+use std::net::IpAddr;
 use std::time::Duration;
 
 use elroy_config::Config;
-use reqwest::header::{ACCEPT, CONTENT_TYPE, HeaderValue};
+use reqwest::header::{ACCEPT, CONTENT_TYPE, HeaderValue, LOCATION};
 use reqwest::{NoProxy, Proxy, StatusCode, Url, redirect};
+
+use crate::address::{AddressRefusal, GuardedResolver, check_address};
 
 /// Bodies are read up to this many bytes; the rest is ignored (`tools.md` §8.1 step 5).
 pub const MAX_BODY_BYTES: usize = 5_242_880;
@@ -25,26 +28,6 @@ pub fn install_crypto_provider() {
     let _ = rustls::crypto::ring::default_provider().install_default();
 }
 
-/// Why a redirect was refused; carried through reqwest's error chain.
-#[derive(Debug)]
-enum RedirectRefusal {
-    TooMany,
-    Scheme { scheme: String, url: String },
-}
-
-impl std::fmt::Display for RedirectRefusal {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            RedirectRefusal::TooMany => f.write_str("too many redirects"),
-            RedirectRefusal::Scheme { scheme, url } => {
-                write!(f, "redirect to unsupported URL scheme '{scheme}': {url}")
-            }
-        }
-    }
-}
-
-impl std::error::Error for RedirectRefusal {}
-
 /// A fetched response: final URL, status, `Content-Type` and at most `max_bytes` of the body.
 #[derive(Debug, Clone)]
 pub struct Fetched {
@@ -63,12 +46,20 @@ pub struct Fetched {
 /// `NO_PROXY` honoured except for loopback hosts, and the `web_timeout_seconds` timeout for the
 /// whole request including the body.
 ///
+/// Every hop is checked against the address rules of [`crate::address`] before elroy connects:
+/// an address in the URL directly, and every address a DNS name resolves to (through the client's
+/// own resolver, so the connection goes only to checked addresses). Redirects are followed here,
+/// not by reqwest, so each target is checked the same way. Through a configured proxy the proxy
+/// resolves DNS names, so there only addresses written in the URL (and `localhost`, which is
+/// never proxied) can be checked.
+///
 /// The runtime puts one in [`elroy_core::Services`]; tools build their own from the configuration
 /// when none is there.
 #[derive(Debug, Clone)]
 pub struct WebClient {
     client: reqwest::Client,
     timeout_seconds: u64,
+    allow_private_addresses: bool,
 }
 
 impl WebClient {
@@ -78,34 +69,32 @@ impl WebClient {
     /// # Errors
     /// A message when the TLS backend cannot be initialised.
     pub fn from_config(config: &Config) -> Result<Self, String> {
-        Self::new(config.settings.web_timeout_seconds, &|name| {
-            std::env::var(name).ok()
-        })
+        Self::new(
+            config.settings.web_timeout_seconds,
+            config.settings.fetch_allow_private_addresses,
+            &|name| std::env::var(name).ok(),
+        )
     }
 
-    /// A client with a timeout in seconds, reading proxy variables through `env`.
+    /// A client with a timeout in seconds, `allow_private_addresses` as the
+    /// `fetch_allow_private_addresses` setting (loopback, private and unspecified addresses;
+    /// link-local and cloud metadata addresses are refused either way), reading proxy variables
+    /// through `env`.
     ///
     /// # Errors
     /// A message when the TLS backend cannot be initialised.
-    pub fn new(timeout_seconds: u64, env: &dyn Fn(&str) -> Option<String>) -> Result<Self, String> {
+    pub fn new(
+        timeout_seconds: u64,
+        allow_private_addresses: bool,
+        env: &dyn Fn(&str) -> Option<String>,
+    ) -> Result<Self, String> {
         install_crypto_provider();
-        let policy = redirect::Policy::custom(|attempt| {
-            let scheme = attempt.url().scheme().to_owned();
-            if scheme != "http" && scheme != "https" {
-                let url = attempt.url().to_string();
-                return attempt.error(RedirectRefusal::Scheme { scheme, url });
-            }
-            if attempt.previous().len() > MAX_REDIRECTS {
-                return attempt.error(RedirectRefusal::TooMany);
-            }
-            attempt.follow()
-        });
         let mut builder = reqwest::Client::builder()
             .user_agent(format!(
                 "Mozilla/5.0 (compatible; elroy/{})",
                 env!("CARGO_PKG_VERSION")
             ))
-            .redirect(policy)
+            .redirect(redirect::Policy::none())
             .no_proxy();
         let either = |upper: &str, lower: &str| {
             env(upper)
@@ -117,20 +106,33 @@ impl WebClient {
             no_proxy.push(',');
             no_proxy.push_str(&extra);
         }
+        let http_proxy = either("HTTP_PROXY", "http_proxy");
+        let https_proxy = either("HTTPS_PROXY", "https_proxy");
+        // The proxies' own host names are the user's choice: the resolver does not check them.
+        let trusted = [&http_proxy, &https_proxy]
+            .into_iter()
+            .flatten()
+            .filter_map(|u| proxy_host(u))
+            .collect();
         let proxies = [
-            either("HTTP_PROXY", "http_proxy").and_then(|u| Proxy::http(u).ok()),
-            either("HTTPS_PROXY", "https_proxy").and_then(|u| Proxy::https(u).ok()),
+            http_proxy.and_then(|u| Proxy::http(u).ok()),
+            https_proxy.and_then(|u| Proxy::https(u).ok()),
         ];
         // An unusable proxy variable is ignored rather than making the web tools unusable.
         for proxy in proxies.into_iter().flatten() {
             builder = builder.proxy(proxy.no_proxy(NoProxy::from_string(&no_proxy)));
         }
+        builder = builder.dns_resolver(GuardedResolver {
+            allow_private: allow_private_addresses,
+            trusted,
+        });
         let client = builder
             .build()
             .map_err(|e| format!("unable to set up the HTTP client: {}", error_chain(&e)))?;
         Ok(WebClient {
             client,
             timeout_seconds,
+            allow_private_addresses,
         })
     }
 
@@ -139,11 +141,22 @@ impl WebClient {
         self.timeout_seconds
     }
 
+    /// Whether loopback, private and unspecified addresses may be reached
+    /// (`fetch_allow_private_addresses`).
+    pub fn allow_private_addresses(&self) -> bool {
+        self.allow_private_addresses
+    }
+
     /// `GET url` with an optional `Accept` header, reading at most `max_bytes` of the body.
+    /// Redirects (301, 302, 303, 307, 308 with a `Location`) are followed up to
+    /// [`MAX_REDIRECTS`] times, each target checked like the first URL.
     ///
     /// # Errors
     /// The §8.0 messages: `request timed out after {n} seconds: {url}`, `request failed: {url}:
-    /// {error}`, `too many redirects: {url}`, `redirect to unsupported URL scheme '{scheme}': {url}`.
+    /// {error}`, `too many redirects: {url}`, `redirect to unsupported URL scheme '{scheme}': {url}`
+    /// (`file:`, `data:`, `ftp:`, … are never followed, and never read as an empty page), and
+    /// `refused to fetch {url}: {address} is a loopback address (…)` (or `{host} resolves to
+    /// {address}, …`) for a hop whose address the rules of [`crate::address`] refuse.
     pub async fn get(
         &self,
         url: &Url,
@@ -151,12 +164,25 @@ impl WebClient {
         max_bytes: usize,
     ) -> Result<Fetched, String> {
         let request = async {
-            let mut builder = self.client.get(url.clone());
-            if let Some(accept) = accept {
-                builder = builder.header(ACCEPT, HeaderValue::from_static(accept));
-            }
-            let mut response = builder.send().await.map_err(|e| describe(&e, url))?;
-            let final_url = response.url().clone();
+            let mut current = url.clone();
+            let mut redirects = 0usize;
+            let mut response = loop {
+                self.check_literal_host(&current)?;
+                let mut builder = self.client.get(current.clone());
+                if let Some(accept) = accept {
+                    builder = builder.header(ACCEPT, HeaderValue::from_static(accept));
+                }
+                let response = builder.send().await.map_err(|e| describe(&e, &current))?;
+                let Some(next) = redirect_target(&response, &current)? else {
+                    break response;
+                };
+                if redirects >= MAX_REDIRECTS {
+                    return Err(format!("too many redirects: {url}"));
+                }
+                redirects += 1;
+                current = next;
+            };
+            let final_url = current;
             let status = response.status();
             let content_type = response
                 .headers()
@@ -188,17 +214,77 @@ impl WebClient {
             )),
         }
     }
+
+    /// Refuses a URL whose host is an address the rules forbid (names are checked by the
+    /// resolver when they are looked up).
+    fn check_literal_host(&self, url: &Url) -> Result<(), String> {
+        // `host_str` is the parsed host: `127.0.0.1` also for `http://2130706433/`, `[::1]` for
+        // IPv6.
+        let host = url.host_str().unwrap_or_default();
+        let bare = host.trim_start_matches('[').trim_end_matches(']');
+        let Ok(ip) = bare.parse::<IpAddr>() else {
+            return Ok(());
+        };
+        check_address(ip, self.allow_private_addresses)
+            .map_err(|refusal| format!("refused to fetch {url}: {refusal}"))
+    }
 }
 
-/// The §8.0 message for a reqwest error.
+/// The URL a redirect response points to, `None` when `response` is not a redirect to follow.
+///
+/// # Errors
+/// A target that is not `http`/`https`, or a `Location` that is not a URL.
+fn redirect_target(response: &reqwest::Response, current: &Url) -> Result<Option<Url>, String> {
+    if !matches!(response.status().as_u16(), 301 | 302 | 303 | 307 | 308) {
+        return Ok(None);
+    }
+    let Some(location) = response.headers().get(LOCATION) else {
+        return Ok(None);
+    };
+    let location = String::from_utf8_lossy(location.as_bytes());
+    let next = current.join(location.trim()).map_err(|_| {
+        format!(
+            "redirect to an invalid URL '{}': {current}",
+            clip(location.trim())
+        )
+    })?;
+    match next.scheme() {
+        "http" | "https" => Ok(Some(next)),
+        scheme => Err(format!(
+            "redirect to unsupported URL scheme '{scheme}': {}",
+            clip(next.as_str())
+        )),
+    }
+}
+
+/// At most 200 characters of `text` (a `data:` URL can be megabytes), with `…` when cut.
+fn clip(text: &str) -> String {
+    match text.char_indices().nth(200) {
+        None => text.to_owned(),
+        Some((cut, _)) => format!("{}…", &text[..cut]),
+    }
+}
+
+/// The host of a proxy variable's value (`http://proxy:3128`, `proxy:3128`).
+fn proxy_host(value: &str) -> Option<String> {
+    let value = value.trim();
+    let with_scheme = if value.contains("://") {
+        value.to_owned()
+    } else {
+        format!("http://{value}")
+    };
+    Url::parse(&with_scheme)
+        .ok()?
+        .host_str()
+        .map(|h| h.trim_start_matches('[').trim_end_matches(']').to_owned())
+}
+
+/// The §8.0 message for a reqwest error; an address the resolver refused is named as such.
 fn describe(error: &reqwest::Error, url: &Url) -> String {
     let mut source: Option<&(dyn std::error::Error + 'static)> = Some(error);
     while let Some(e) = source {
-        if let Some(refusal) = e.downcast_ref::<RedirectRefusal>() {
-            return match refusal {
-                RedirectRefusal::TooMany => format!("too many redirects: {url}"),
-                other => other.to_string(),
-            };
+        if let Some(refusal) = e.downcast_ref::<AddressRefusal>() {
+            return format!("refused to fetch {url}: {refusal}");
         }
         source = e.source();
     }

@@ -9,8 +9,12 @@
 //!   results numbered with title, decoded URL and snippet.
 //!
 //! Both use a [`WebClient`] (user agent, redirects, proxies, `web_timeout_seconds`), taken from
-//! [`elroy_core::Services`] when the runtime put one there.
+//! [`elroy_core::Services`] when the runtime put one there. The client refuses link-local and
+//! cloud metadata addresses always, and loopback, private and unspecified addresses unless
+//! `fetch_allow_private_addresses` is true, at every hop and after DNS resolution
+//! ([`address`]); a redirect to `file:`, `data:` or any scheme but `http`/`https` is an error.
 
+pub mod address;
 mod client;
 mod content;
 mod fetch_page;

@@ -4,7 +4,7 @@
 
 mod common;
 
-use common::{Route, call, context, data, serve};
+use common::{ALLOW_PRIVATE, Route, call, context, data, serve};
 use serde_json::json;
 
 const SPEC_PAGE: &str = "<html><head><title>Example Domain</title><style>p{color:red}</style></head>\n<body><nav>Home | About</nav>\n<h1>Example Domain</h1>\n<p>This domain is for use in   illustrative\nexamples.</p>\n<ul><li>One</li><li>Two <b>bold</b></li></ul>\n<script>var x = 1;</script>\n<footer>© 2026</footer></body></html>";
@@ -362,7 +362,7 @@ async fn proxies_are_used_except_for_loopback_hosts() {
     .await;
     let direct = serve(vec![("/doc", Route::ok("text/plain", "direct"))]).await;
     let env = |name: &str| (name == "HTTP_PROXY").then(|| proxy.base.clone());
-    let client = elroy_tools_web::WebClient::new(5, &env).unwrap();
+    let client = elroy_tools_web::WebClient::new(5, true, &env).unwrap();
     let home = tempfile::tempdir().unwrap();
     let mut ctx = context(home.path(), &[]);
     ctx.services.insert(std::sync::Arc::new(client));
@@ -393,4 +393,175 @@ async fn proxies_are_used_except_for_loopback_hosts() {
         ["http://example.invalid/doc"]
     );
     assert_eq!(direct.seen.lock().unwrap().as_slice(), ["/doc"]);
+}
+
+/// Kind: the model makes elroy reach an address it must not (issue 13 item 6). Loopback and
+/// private addresses need `fetch_allow_private_addresses`, directly, through a redirect and
+/// through a DNS name; link-local and cloud metadata addresses are refused even with it.
+#[tokio::test]
+async fn local_and_private_addresses_are_refused_unless_allowed() {
+    let server = serve(vec![("/admin", Route::ok("text/plain", "secret token"))]).await;
+    let home = tempfile::tempdir().unwrap();
+    let strict = context(home.path(), &[(ALLOW_PRIVATE, "false")]);
+    let open = context(home.path(), &[(ALLOW_PRIVATE, "true")]);
+    let b = &server.base;
+    let admin = format!("{b}/admin");
+    let loopback_hint = "a loopback address (set fetch_allow_private_addresses: true to allow loopback and private addresses)";
+
+    // Directly: refused with the key off, fetched with it on.
+    let refused = call(&strict, "fetch_page", json!({ "url": admin })).await;
+    assert!(refused.is_error);
+    assert_eq!(
+        refused.content,
+        format!(
+            "Error invoking tool fetch_page: refused to fetch {admin}: 127.0.0.1 is {loopback_hint}"
+        )
+    );
+    let allowed = call(&open, "fetch_page", json!({ "url": admin })).await;
+    assert_eq!(allowed.content, format!("URL: {admin}\n\nsecret token"));
+
+    // The same address written another way: decimal IPv4 and IPv4-mapped IPv6.
+    let port = b.rsplit(':').next().unwrap();
+    for (url, ip) in [
+        (format!("http://2130706433:{port}/admin"), "127.0.0.1"),
+        (
+            format!("http://[::ffff:127.0.0.1]:{port}/admin"),
+            "::ffff:127.0.0.1",
+        ),
+    ] {
+        let r = call(&strict, "fetch_page", json!({ "url": url })).await;
+        assert!(
+            r.content.contains(&format!(": {ip} is a loopback address")),
+            "{url}: {}",
+            r.content
+        );
+    }
+
+    // A DNS name that resolves to loopback is refused after resolution.
+    let by_name = format!("http://localhost:{port}/admin");
+    let r = call(&strict, "fetch_page", json!({ "url": by_name })).await;
+    assert!(
+        r.content.starts_with(&format!(
+            "Error invoking tool fetch_page: refused to fetch {by_name}: localhost resolves to "
+        )) && r.content.ends_with(loopback_hint),
+        "{}",
+        r.content
+    );
+
+    // A redirect's target is checked on its own: the redirecting page must be allowed while its
+    // target is not, so the page comes through a (trusted) proxy on loopback and the key is off.
+    let proxy = serve(vec![
+        ("http://example.invalid/to-admin", Route::redirect(&admin)),
+        (
+            "http://example.invalid/to-localhost",
+            Route::redirect(&by_name),
+        ),
+        (
+            "http://example.invalid/to-metadata",
+            Route::redirect("http://169.254.169.254/latest/meta-data/"),
+        ),
+        (
+            "http://example.invalid/to-file",
+            Route::redirect("file:///etc/passwd"),
+        ),
+        (
+            "http://example.invalid/to-data",
+            Route::redirect("data:text/plain,hello"),
+        ),
+        (
+            "http://example.invalid/to-javascript",
+            Route::redirect("javascript:alert(1)"),
+        ),
+    ])
+    .await;
+    let env = |name: &str| (name == "HTTP_PROXY").then(|| proxy.base.clone());
+    let client = elroy_tools_web::WebClient::new(5, false, &env).unwrap();
+    let mut via_proxy = context(home.path(), &[(ALLOW_PRIVATE, "false")]);
+    via_proxy.services.insert(std::sync::Arc::new(client));
+    let fetch = |path: &str| {
+        let url = format!("http://example.invalid{path}");
+        let ctx = &via_proxy;
+        async move { call(ctx, "fetch_page", json!({ "url": url })).await.content }
+    };
+    assert_eq!(
+        fetch("/to-admin").await,
+        format!(
+            "Error invoking tool fetch_page: refused to fetch {admin}: 127.0.0.1 is {loopback_hint}"
+        )
+    );
+    let r = fetch("/to-localhost").await;
+    assert!(
+        r.starts_with(&format!(
+            "Error invoking tool fetch_page: refused to fetch {by_name}: localhost resolves to "
+        )),
+        "{r}"
+    );
+    assert_eq!(
+        fetch("/to-metadata").await,
+        "Error invoking tool fetch_page: refused to fetch http://169.254.169.254/latest/meta-data/: 169.254.169.254 is a cloud metadata address, which elroy never fetches"
+    );
+    // A redirect that is not followed is an error naming its target's scheme, never an empty
+    // page (kind: a redirect elroy does not follow).
+    for (path, scheme, target) in [
+        ("/to-file", "file", "file:///etc/passwd"),
+        ("/to-data", "data", "data:text/plain,hello"),
+        ("/to-javascript", "javascript", "javascript:alert(1)"),
+    ] {
+        assert_eq!(
+            fetch(path).await,
+            format!(
+                "Error invoking tool fetch_page: redirect to unsupported URL scheme '{scheme}': {target}"
+            )
+        );
+    }
+    // The loopback server itself was only reached when allowed.
+    assert_eq!(server.seen.lock().unwrap().as_slice(), ["/admin"]);
+
+    // Link-local and metadata addresses are refused even with the key on.
+    for (url, ip, what) in [
+        (
+            "http://169.254.169.254/latest/meta-data/",
+            "169.254.169.254",
+            "a cloud metadata address",
+        ),
+        (
+            "http://[fd00:ec2::254]/latest/",
+            "fd00:ec2::254",
+            "a cloud metadata address",
+        ),
+        (
+            "http://100.100.100.200/latest/",
+            "100.100.100.200",
+            "a cloud metadata address",
+        ),
+        (
+            "http://169.254.10.10/",
+            "169.254.10.10",
+            "a link-local address",
+        ),
+        ("http://[fe80::1]/", "fe80::1", "a link-local address"),
+    ] {
+        let r = call(&open, "fetch_page", json!({ "url": url })).await;
+        assert_eq!(
+            r.content,
+            format!(
+                "Error invoking tool fetch_page: refused to fetch {url}: {ip} is {what}, which elroy never fetches"
+            )
+        );
+    }
+    // web_search follows the same rules, its base URL included.
+    let search = context(
+        home.path(),
+        &[
+            (ALLOW_PRIVATE, "false"),
+            ("ELROY_WEB_SEARCH_URL", &format!("{b}/html/")),
+        ],
+    );
+    let r = call(&search, "web_search", json!({ "query": "x" })).await;
+    assert_eq!(
+        r.content,
+        format!(
+            "Error invoking tool web_search: refused to fetch {b}/html/?q=x: 127.0.0.1 is {loopback_hint}"
+        )
+    );
 }

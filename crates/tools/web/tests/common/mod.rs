@@ -118,14 +118,21 @@ pub fn shared_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../../shared")
 }
 
-/// A context on a temporary home with `env` as the configuration environment.
+/// The setting that lets the web tools reach loopback servers like the one of [`serve`].
+pub const ALLOW_PRIVATE: &str = "ELROY_FETCH_ALLOW_PRIVATE_ADDRESSES";
+
+/// A context on a temporary home with `env` as the configuration environment. Loopback addresses
+/// are allowed (`fetch_allow_private_addresses: true`) unless `env` sets [`ALLOW_PRIVATE`].
 pub fn context(home: &Path, env: &[(&str, &str)]) -> ToolContext {
+    let allow = (!env.iter().any(|(k, _)| *k == ALLOW_PRIVATE))
+        .then(|| (ALLOW_PRIVATE.to_owned(), "true".to_owned()));
     let config = Config::load(&LoadOptions {
         home: Some(home.to_path_buf()),
         env: env
             .iter()
             .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
             .chain([("TZ".to_owned(), "UTC0".to_owned())])
+            .chain(allow)
             .collect(),
         cwd: home.to_path_buf(),
         user_dir: Some(home.join("user")),

@@ -1,0 +1,106 @@
+//! The CLI's one path to standard output, and its error lines on standard error.
+//!
+//! A reader that closes the pipe early (`elroy config | head -1`) has what it wants. The first
+//! write that fails with a broken pipe marks standard output closed; that write and every later
+//! one are dropped, and the command finishes its work as usual (a turn is still stored, background
+//! work still runs) and exits with the status it would have had, 0 on success: no panic, no error
+//! line. This is ripgrep's choice, rather than the shell convention of dying by `SIGPIPE` (141),
+//! so a closed pipe never interrupts a write to the home. Every other write error is returned.
+//!
+//! Nothing in the CLI writes to standard output any other way (`print!`/`println!` panic on a
+//! closed pipe): clap's help and version text and the shell completions go through here too.
+
+use std::io::Write;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+/// Set once a write to standard output found the pipe closed.
+static STDOUT_CLOSED: AtomicBool = AtomicBool::new(false);
+
+/// Whether a reader closed standard output (every later write is dropped).
+pub(crate) fn stdout_closed() -> bool {
+    STDOUT_CLOSED.load(Ordering::Relaxed)
+}
+
+/// Writes `bytes` to standard output and flushes; a closed pipe marks the output closed and is
+/// not an error.
+///
+/// # Errors
+/// `cannot write to standard output: {error}` for any other failure.
+pub(crate) fn write_bytes(bytes: &[u8]) -> Result<(), String> {
+    if stdout_closed() {
+        return Ok(());
+    }
+    let mut out = std::io::stdout().lock();
+    match out.write_all(bytes).and_then(|()| out.flush()) {
+        Ok(()) => Ok(()),
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => {
+            STDOUT_CLOSED.store(true, Ordering::Relaxed);
+            Ok(())
+        }
+        Err(e) => Err(format!("cannot write to standard output: {e}")),
+    }
+}
+
+/// Writes `text` to standard output as it is (see [`write_bytes`]).
+///
+/// # Errors
+/// As [`write_bytes`].
+pub(crate) fn print(text: &str) -> Result<(), String> {
+    write_bytes(text.as_bytes())
+}
+
+/// Writes `text` and a line break to standard output in one write (see [`write_bytes`]).
+///
+/// # Errors
+/// As [`write_bytes`].
+pub(crate) fn println(text: &str) -> Result<(), String> {
+    let mut line = String::with_capacity(text.len() + 1);
+    line.push_str(text);
+    line.push('\n');
+    write_bytes(line.as_bytes())
+}
+
+/// Writes `text` and a line break to standard error. A failure is ignored: there is nowhere left
+/// to report it, and `eprintln!` would panic.
+pub(crate) fn eprintln(text: &str) {
+    let mut err = std::io::stderr().lock();
+    let _ = writeln!(err, "{text}");
+    let _ = err.flush();
+}
+
+/// The `elroy …` command line parsed, with clap's own output (help, version, usage errors)
+/// written through this module: help and version to standard output (exit 0), usage errors to
+/// standard error (exit 2).
+///
+/// # Errors
+/// The exit status to end with when clap printed help, a version or a usage error.
+pub(crate) fn parse_args<P: clap::Parser>() -> Result<P, std::process::ExitCode> {
+    use std::io::IsTerminal;
+
+    match P::try_parse() {
+        Ok(parsed) => Ok(parsed),
+        Err(error) => {
+            let code = u8::try_from(error.exit_code()).unwrap_or(2);
+            let styled = error.render();
+            if error.use_stderr() {
+                let text = if std::io::stderr().is_terminal() {
+                    styled.ansi().to_string()
+                } else {
+                    styled.to_string()
+                };
+                eprintln(text.trim_end_matches('\n'));
+            } else {
+                let text = if std::io::stdout().is_terminal() {
+                    styled.ansi().to_string()
+                } else {
+                    styled.to_string()
+                };
+                if let Err(message) = print(&text) {
+                    eprintln(&format!("elroy: {message}"));
+                    return Err(std::process::ExitCode::FAILURE);
+                }
+            }
+            Err(std::process::ExitCode::from(code))
+        }
+    }
+}
