@@ -65,7 +65,9 @@ impl LazyHistory {
 struct Unrecorded;
 
 impl ObservedCall for Unrecorded {
-    fn finished(self: Box<Self>, _ctx: &ToolContext, _result: &ToolResult) {}
+    fn finished(self: Box<Self>, _ctx: &ToolContext, _result: &ToolResult) -> Option<String> {
+        None
+    }
 }
 
 impl CallObserver for LazyHistory {
