@@ -4,7 +4,7 @@
 //! and the database consistent; a home that cannot be written (read-only, full disk) gives a clear
 //! tool error, never a panic.
 
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
@@ -553,7 +553,6 @@ fn full_disk_gives_a_clear_tool_error() {
         "create_memory",
     );
     let big = "word ".repeat(20_000); // 100 kB, over the 40 KiB limit below
-    let started = Instant::now();
     let calls = [
         (
             "create_memory",
@@ -574,7 +573,6 @@ fn full_disk_gives_a_clear_tool_error() {
         let line = assert_clean_tool_error(&out, tool);
         assert!(line.contains("File too large"), "{line}");
     }
-    assert!(started.elapsed() < Duration::from_secs(20));
     // Nothing half-written is left behind, and the home still works without the limit.
     assert_markdown_parses(&root);
     for file in markdown_files(&root) {
