@@ -3,7 +3,7 @@
 //! against elroy-testkit's Anthropic Messages mock (`POST /v1/messages`).
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-mod common;
+use crate::common;
 
 use std::process::{Output, Stdio};
 

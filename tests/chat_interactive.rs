@@ -3,7 +3,7 @@
 //! `restart_session` re-executing elroy with a hidden resume turn.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-mod common;
+use crate::common;
 
 use std::io::Write;
 use std::process::{Output, Stdio};
@@ -131,12 +131,12 @@ fn ctrl_c_cancels_the_turn_and_keeps_the_message() {
         .unwrap()
         .write_all(b"remember the milk\n")
         .unwrap();
-    // Wait until the model request is in flight, then press Ctrl-C.
-    let start = std::time::Instant::now();
+    // Wait until the model request is in flight, then press Ctrl-C. (No time limit is asserted:
+    // an elroy that exits without asking the model fails here.)
     while slow.chat_requests().is_empty() {
         assert!(
-            start.elapsed() < std::time::Duration::from_secs(15),
-            "no model request"
+            child.try_wait().unwrap().is_none(),
+            "elroy exited before the model request"
         );
         std::thread::sleep(std::time::Duration::from_millis(20));
     }
@@ -147,8 +147,9 @@ fn ctrl_c_cancels_the_turn_and_keeps_the_message() {
     assert!(status.success());
     let out = child.wait_with_output().unwrap();
     assert!(out.status.success(), "{}", stderr(&out));
+    // The reply would come after 20 s ("too late"): "(cancelled)" shows the turn was cut short.
     assert!(stdout(&out).contains("(cancelled)"), "{}", stdout(&out));
-    assert!(start.elapsed() < std::time::Duration::from_secs(15));
+    assert!(!stdout(&out).contains("too late"), "{}", stdout(&out));
 
     // The message was stored before the model was called: the next turn sends it again.
     let server = MockServer::start();

@@ -2,7 +2,7 @@
 //! server, asserting both what elroy printed and stored and what it sent to the model.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-mod common;
+use crate::common;
 
 use std::io::Write;
 use std::process::{Output, Stdio};

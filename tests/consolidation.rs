@@ -5,7 +5,7 @@
 //! merged by one structured fast-model call.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-mod common;
+use crate::common;
 
 use std::process::{Output, Stdio};
 

@@ -2,17 +2,19 @@
 //! through the real `elroy` binary, in order, in one fresh home, each at its recorded instant
 //! (`ELROY_NOW`), in the recorded zone and user token, and compares each result with Elroy's.
 //!
-//! Calls of tools that are not registered are skipped (their issues are not done yet). The
-//! comparison applies only the spec's documented decisions:
+//! Every call is compared: a call of a tool that is not registered fails the test (kind: a tool
+//! dropped from the registry must not silently shrink the replay), and the number of calls
+//! compared is asserted exactly. The comparison applies only the spec's documented decisions:
 //! - D1: an error of ours starts with Elroy's message (a hint may follow);
 //! - D7: `Trigger Time:` lines compare as instants (we print local time with its offset);
 //! - D8: `Update (…)` stamps inside memory text are not compared;
 //! - JSON results compare as parsed values;
-//! - calls whose `note` says `dev:` / `dev?` are documented deliberate differences and skipped.
+//! - calls whose `note` says `dev:` / `dev?` are documented deliberate differences and skipped;
+//!   they are counted and their number is asserted exactly (`DELIBERATE_DIFFERENCES`).
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-mod common;
+use crate::common;
 
 use common::{TestHome, shared_dir, stderr, stdout};
 use serde_json::Value;
@@ -162,6 +164,11 @@ fn comparison_rules() {
     ));
 }
 
+/// Calls in `expected.json` (Elroy 0.5.0's recording of the fixture home).
+const RECORDED_CALLS: usize = 57;
+/// Calls whose `note` documents a deliberate difference (`dev:` / `dev?`); none today.
+const DELIBERATE_DIFFERENCES: usize = 0;
+
 #[test]
 fn replay_expected_calls_for_every_registered_tool() {
     let expected = load_expected();
@@ -177,12 +184,23 @@ fn replay_expected_calls_for_every_registered_tool() {
         .unwrap();
     let registered: Vec<String> = stdout(&list).lines().map(str::to_owned).collect();
 
-    let (mut compared, mut skipped, mut mismatches) = (0, 0, Vec::new());
-    for call in expected["calls"].as_array().unwrap() {
+    let calls = expected["calls"].as_array().unwrap();
+    assert_eq!(
+        calls.len(),
+        RECORDED_CALLS,
+        "calls recorded in expected.json"
+    );
+    let (mut compared, mut deliberate, mut mismatches) = (0, 0, Vec::new());
+    let mut unregistered = Vec::new();
+    for call in calls {
         let tool = call["tool"].as_str().unwrap();
         let note = call["note"].as_str().unwrap_or_default();
-        if !registered.iter().any(|r| r == tool) || note.contains("dev:") || note.contains("dev?") {
-            skipped += 1;
+        if !registered.iter().any(|r| r == tool) {
+            unregistered.push(format!("#{} {tool}", call["seq"]));
+            continue;
+        }
+        if note.contains("dev:") || note.contains("dev?") {
+            deliberate += 1;
             continue;
         }
         let args = serde_json::to_string(&call["arguments"]).unwrap();
@@ -223,8 +241,22 @@ fn replay_expected_calls_for_every_registered_tool() {
         }
     }
     println!(
-        "replay: {}/{compared} calls match ({skipped} skipped)",
+        "replay: {}/{compared} calls match ({deliberate} deliberate differences skipped)",
         compared - mismatches.len()
+    );
+    assert!(
+        unregistered.is_empty(),
+        "calls of tools `elroy tools list` does not register: {}",
+        unregistered.join(", ")
+    );
+    assert_eq!(
+        deliberate, DELIBERATE_DIFFERENCES,
+        "documented `dev:` calls"
+    );
+    assert_eq!(
+        compared,
+        RECORDED_CALLS - DELIBERATE_DIFFERENCES,
+        "calls compared"
     );
     assert!(
         mismatches.is_empty(),

@@ -4,7 +4,7 @@
 //! (`expected.json` `final`; D7: `Trigger Time:` lines compare as instants), files keep their
 //! bytes (agenda files gain only their `name` line), and a second import changes nothing.
 
-mod common;
+use crate::common;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};

@@ -4,7 +4,7 @@
 //! `isError: true`, and a plugin added while the server runs is announced with
 //! `notifications/tools/list_changed`.
 
-mod common;
+use crate::common;
 
 use std::sync::Arc;
 use std::time::Duration;

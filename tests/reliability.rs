@@ -6,7 +6,7 @@
 //! size limit, a really full `tmpfs`) gives a clear tool error naming the file, never a panic.
 //! No assertion here is about time: speed belongs in the benchmarks.
 
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};

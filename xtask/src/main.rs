@@ -3,7 +3,8 @@
 //! - `cargo xtask schema` regenerates `docs/tools_schema.md` from the registered built-in tools.
 //! - `cargo xtask schema --check` exits 1 and prints a diff when the file is out of date.
 //! - `cargo xtask docs [--check]` does the same for the other generated docs
-//!   (`docs/configuration.md`, `docs/tools.md`).
+//!   (`docs/configuration.md`, `docs/tools.md`, the crate table of `ARCHITECTURE.md` from
+//!   `cargo metadata`) and checks the test layout rules (`workspace_doc.rs`).
 //! - `cargo xtask bench` builds the release binary and prints the headline performance figures
 //!   (`bench.rs`, `docs/performance.md`).
 //! - `cargo xtask scale-home DIR` writes a large synthetic home: 10,000 agenda items, 100,000
@@ -13,6 +14,7 @@ mod bench;
 mod scale_bench;
 mod scale_home;
 mod tools_doc;
+mod workspace_doc;
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -24,8 +26,9 @@ const USAGE: &str = "usage: cargo xtask schema [--check] | docs [--check]
 
   schema           regenerate docs/tools_schema.md from the registered built-in tools
   schema --check   exit 1, showing the difference, when docs/tools_schema.md is out of date
-  docs             regenerate docs/configuration.md (configuration keys) and docs/tools.md (tool guide)
-  docs --check     exit 1, showing the difference, when it is out of date
+  docs             regenerate docs/configuration.md (configuration keys), docs/tools.md (tool guide)
+                   and ARCHITECTURE.md's crate table (from cargo metadata); check the test layout
+  docs --check     exit 1, showing the difference, when one is out of date or the layout is broken
   bench            build release and print the performance figures (cargo xtask bench --help)
   scale-home DIR   write a large synthetic home (cargo xtask scale-home --help)";
 
@@ -58,7 +61,8 @@ fn main() -> ExitCode {
     }
 }
 
-/// `cargo xtask docs [--check]`: `docs/configuration.md` and `docs/tools.md`.
+/// `cargo xtask docs [--check]`: `docs/configuration.md`, `docs/tools.md`, the crate table of
+/// `ARCHITECTURE.md`, and the test layout rules (which are only checked, never fixed).
 fn docs(check: bool) -> ExitCode {
     let configuration = generated(CONFIGURATION_DOC_PATH, &configuration_markdown(), check);
     let tools = generated(
@@ -66,7 +70,56 @@ fn docs(check: bool) -> ExitCode {
         &tools_doc::tools_markdown(&builtin_registry()),
         check,
     );
-    if configuration == ExitCode::SUCCESS && tools == ExitCode::SUCCESS {
+    let workspace = workspace_docs(check);
+    if [configuration, tools, workspace]
+        .iter()
+        .all(|c| *c == ExitCode::SUCCESS)
+    {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::FAILURE
+    }
+}
+
+/// The parts of `docs` that come from `cargo metadata`.
+fn workspace_docs(check: bool) -> ExitCode {
+    let root = workspace_root();
+    let meta = match workspace_doc::cargo_metadata(&root) {
+        Ok(meta) => meta,
+        Err(e) => {
+            eprintln!("{e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    let current =
+        std::fs::read_to_string(root.join(workspace_doc::ARCHITECTURE_PATH)).unwrap_or_default();
+    let expected =
+        workspace_doc::crate_table(&meta).and_then(|t| workspace_doc::splice(&current, &t));
+    let table = match expected {
+        Ok(expected) => generated(workspace_doc::ARCHITECTURE_PATH, &expected, check),
+        Err(e) => {
+            eprintln!("{e}");
+            ExitCode::FAILURE
+        }
+    };
+    let layout = match workspace_doc::layout_problems(&meta, &root) {
+        Ok(problems) if problems.is_empty() => {
+            println!("test layout: every test file and unit test is built");
+            ExitCode::SUCCESS
+        }
+        Ok(problems) => {
+            eprintln!("test layout (docs/development.md, \"Test layout\"):");
+            for p in problems {
+                eprintln!("  {p}");
+            }
+            ExitCode::FAILURE
+        }
+        Err(e) => {
+            eprintln!("{e}");
+            ExitCode::FAILURE
+        }
+    };
+    if table == ExitCode::SUCCESS && layout == ExitCode::SUCCESS {
         ExitCode::SUCCESS
     } else {
         ExitCode::FAILURE
@@ -93,7 +146,15 @@ fn generated(relative: &str, expected: &str, check: bool) -> ExitCode {
         } else {
             "docs"
         };
-        eprintln!("{relative} is out of date; run `cargo xtask {job}` and commit the result:");
+        let what = if relative == workspace_doc::ARCHITECTURE_PATH {
+            " (its crate table is generated from cargo metadata: the packages, their Cargo.toml \
+             `description` and dependencies)"
+        } else {
+            ""
+        };
+        eprintln!(
+            "{relative} is out of date{what}; run `cargo xtask {job}` and commit the result:"
+        );
         let diff = similar::TextDiff::from_lines(current.as_str(), expected);
         eprint!(
             "{}",

@@ -44,3 +44,11 @@ pub fn isoformat_utc(ts: jiff::Timestamp) -> String {
         format!("{base}.{micros:06}+00:00")
     }
 }
+
+// The integration tests (`tests/*.rs`) run in this crate's unit-test executable, so the package
+// builds one test executable (docs/development.md, "Test layout"); they use the crate by its name.
+#[cfg(test)]
+extern crate self as elroy_feature_requests;
+#[cfg(test)]
+#[path = "../tests/main.rs"]
+mod integration_tests;

@@ -517,3 +517,11 @@ fn import_user_names(
     }
     Ok(())
 }
+
+// The integration tests (`tests/*.rs`) run in this crate's unit-test executable, so the package
+// builds one test executable (docs/development.md, "Test layout"); they use the crate by its name.
+#[cfg(test)]
+extern crate self as elroy_import;
+#[cfg(test)]
+#[path = "../tests/main.rs"]
+mod integration_tests;

@@ -20,3 +20,11 @@ pub use soul::{
     BOOTSTRAP_CAP_BYTES, BOOTSTRAP_FILES, SOUL_BLOCK_INTRO, Soul, SoulSection, TRUNCATION_NOTICE,
 };
 pub use store::{Notebook, NotebookError, Target};
+
+// The integration tests (`tests/*.rs`) run in this crate's unit-test executable, so the package
+// builds one test executable (docs/development.md, "Test layout"); they use the crate by its name.
+#[cfg(test)]
+extern crate self as elroy_notebook;
+#[cfg(test)]
+#[path = "../tests/main.rs"]
+mod integration_tests;

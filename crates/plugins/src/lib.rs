@@ -31,3 +31,11 @@ pub use load::{
 pub use probe::PROBE_TIMEOUT;
 pub use schema::{Declaration, parse_schema_output};
 pub use tool::{PluginTool, STDERR_CAP, STDOUT_CAP};
+
+// The integration tests (`tests/*.rs`) run in this crate's unit-test executable, so the package
+// builds one test executable (docs/development.md, "Test layout"); they use the crate by its name.
+#[cfg(test)]
+extern crate self as elroy_plugins;
+#[cfg(test)]
+#[path = "../tests/main.rs"]
+mod integration_tests;

@@ -29,3 +29,11 @@ pub use error::TranscriptError;
 pub use snapshot::render_snapshot;
 pub use store::{ContextItem, StoredMessage, TranscriptStore};
 pub use validate::{Provider, ValidatedItem, Validation, is_system_instruction, validate};
+
+// The integration tests (`tests/*.rs`) run in this crate's unit-test executable, so the package
+// builds one test executable (docs/development.md, "Test layout"); they use the crate by its name.
+#[cfg(test)]
+extern crate self as elroy_transcript;
+#[cfg(test)]
+#[path = "../tests/main.rs"]
+mod integration_tests;

@@ -1,0 +1,8 @@
+//! The integration tests of `elroy-notebook`. They are compiled into the crate's unit-test
+//! executable (`src/lib.rs` includes this file under `#[cfg(test)]`), so the package has one
+//! test executable: `cargo test -p elroy-notebook --lib [FILTER]`. Each file beside this one is a module
+//! that uses the crate through its public name `elroy_notebook`; add new tests to the file of
+//! their concern (docs/development.md, "Test layout").
+
+mod soul;
+mod store;

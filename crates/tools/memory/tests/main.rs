@@ -1,0 +1,8 @@
+//! The integration tests of `elroy-tools-memory`: one test executable for the package
+//! (`cargo test -p elroy-tools-memory --test tools-memory [FILTER]`). Each file beside this one is a module;
+//! add new tests to the file of their concern, or add a file and a `mod` line here
+//! (docs/development.md, "Test layout").
+
+mod common;
+mod replay;
+mod tools;

@@ -1,0 +1,9 @@
+//! The integration tests of `elroy-transcript`. They are compiled into the crate's unit-test
+//! executable (`src/lib.rs` includes this file under `#[cfg(test)]`), so the package has one
+//! test executable: `cargo test -p elroy-transcript --lib [FILTER]`. Each file beside this one is a module
+//! that uses the crate through its public name `elroy_transcript`; add new tests to the file of
+//! their concern (docs/development.md, "Test layout").
+
+mod compression_vectors;
+mod store_roundtrip;
+mod validator_vectors;

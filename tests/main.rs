@@ -1,0 +1,20 @@
+//! The integration tests of `elroy`: one test executable for the package
+//! (`cargo test -p elroy --test elroy [FILTER]`). Each file beside this one is a module;
+//! add new tests to the file of their concern, or add a file and a `mod` line here
+//! (docs/development.md, "Test layout").
+
+mod anthropic_chat;
+mod background_memory;
+mod chat_interactive;
+mod chat_message;
+mod common;
+mod concurrency;
+mod consolidation;
+mod contrib_plugins;
+mod fixture_replay;
+mod history;
+mod import_elroy;
+mod mcp;
+mod memory_undo;
+mod reliability;
+mod tools_cli;
