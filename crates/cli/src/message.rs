@@ -95,7 +95,9 @@ pub(crate) fn run_text(
                 Err(e) => vec![format!("could not run: {e}")],
             };
             for warning in warnings {
-                output::eprintln(&format!("warning: background work after the turn: {warning}"));
+                output::eprintln(&format!(
+                    "warning: background work after the turn: {warning}"
+                ));
             }
             Ok(ExitCode::SUCCESS)
         }

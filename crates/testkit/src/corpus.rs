@@ -125,6 +125,19 @@ pub fn pseudo_word(mut r: usize) -> String {
 /// One memory text (8–19 words). `dense` uses the topic words only (each then in ~15 % of all
 /// memories, a worst case for BM25); otherwise a quarter of the words are topic words and the
 /// rest Zipf(1) over 20,000 ranks. `i` makes every text unique.
+///
+/// ```
+/// use elroy_testkit::corpus::{Rng, TOPIC_WORDS, memory_text};
+/// let (mut a, mut b) = (Rng(7), Rng(7));
+/// let first: Vec<String> = (0..50).map(|i| memory_text(&mut a, i, false)).collect();
+/// let again: Vec<String> = (0..50).map(|i| memory_text(&mut b, i, false)).collect();
+/// assert_eq!(first, again, "deterministic for one seed");
+/// let unique: std::collections::HashSet<&String> = first.iter().collect();
+/// assert_eq!(unique.len(), 50);
+/// let dense = memory_text(&mut a, 1, true);
+/// let words = dense["The user mentioned ".len()..].split(" (note").next().unwrap_or_default();
+/// assert!(words.split(' ').all(|w| TOPIC_WORDS.contains(&w)), "{dense}");
+/// ```
 pub fn memory_text(rng: &mut Rng, i: usize, dense: bool) -> String {
     let mut words: Vec<String> = Vec::new();
     let n = 8 + rng.below(12);
@@ -140,29 +153,4 @@ pub fn memory_text(rng: &mut Rng, i: usize, dense: bool) -> String {
         }
     }
     format!("The user mentioned {} (note {i}).", words.join(" "))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn texts_are_deterministic_and_distinct() {
-        let (mut a, mut b) = (Rng(7), Rng(7));
-        let first: Vec<String> = (0..50).map(|i| memory_text(&mut a, i, false)).collect();
-        let again: Vec<String> = (0..50).map(|i| memory_text(&mut b, i, false)).collect();
-        assert_eq!(first, again);
-        let unique: std::collections::HashSet<&String> = first.iter().collect();
-        assert_eq!(unique.len(), 50);
-        assert_ne!(pseudo_word(0), pseudo_word(1));
-        let dense = memory_text(&mut a, 1, true);
-        let words: Vec<&str> = dense
-            .trim_start_matches("The user mentioned ")
-            .split(" (note")
-            .next()
-            .unwrap_or_default()
-            .split(' ')
-            .collect();
-        assert!(words.iter().all(|w| TOPIC_WORDS.contains(w)), "{dense}");
-    }
 }
