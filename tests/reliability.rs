@@ -1134,8 +1134,20 @@ fn a_really_full_disk_gives_a_clear_error_and_loses_nothing() {
     // 2. The whole home full while elroy runs.
     let before = markdown_snapshot(&root);
     let mut server = McpServer::start(&home);
-    let (error, text) = server.call("get_current_date", serde_json::json!({}));
-    assert!(!error, "{text}");
+    // A server that has been serving: each store is open (stores open on first use) before the
+    // disk fills up.
+    for (tool, args) in [
+        ("get_current_date", serde_json::json!({})),
+        (
+            "examine_memories",
+            serde_json::json!({"question": "anything before"}),
+        ),
+        ("list_agenda_items", serde_json::json!({"item_date": DATE})),
+        ("get_user_preferred_name", serde_json::json!({})),
+    ] {
+        let (error, text) = server.call(tool, args);
+        assert!(!error, "{tool}: {text}");
+    }
     fill(&root, "filler");
     let big = "word ".repeat(2_000);
     let writes = [

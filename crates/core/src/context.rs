@@ -167,14 +167,22 @@ impl Services {
             Ok(Some(service)) => Ok(service),
             Ok(None) => Err(ToolError::new(format!(
                 "{} is not available in this runtime",
-                std::any::type_name::<T>()
+                short_type_name::<T>()
             ))),
             Err(e) => Err(ToolError::new(format!(
                 "{} could not be opened: {e}",
-                std::any::type_name::<T>()
+                short_type_name::<T>()
             ))),
         }
     }
+}
+
+/// `T`'s name without its module path (`MemoryStore`, not `elroy_memory::store::MemoryStore`), for
+/// messages a model or a person reads.
+fn short_type_name<T: ?Sized>() -> &'static str {
+    let full = std::any::type_name::<T>();
+    let plain = full.split('<').next().unwrap_or(full);
+    plain.rsplit("::").next().unwrap_or(plain)
 }
 
 /// The database id of the session's user (`users.id`), as a service: the composition root inserts

@@ -23,3 +23,11 @@ pub fn register(registry: &mut ToolRegistry) {
         .register(sync_tool(Ls))
         .register(sync_tool(ReadFile));
 }
+
+// The integration tests (`tests/*.rs`) run in this crate's unit-test executable, so the package
+// builds one test executable (docs/development.md, "Test layout"); they use the crate by its name.
+#[cfg(test)]
+extern crate self as elroy_tools_fs;
+#[cfg(test)]
+#[path = "../tests/main.rs"]
+mod integration_tests;

@@ -45,7 +45,11 @@ fn eight_processes_keep_every_entry() {
     let children: Vec<_> = (0..PROCESSES)
         .map(|worker| {
             Command::new(&exe)
-                .args(["child_adds_entries", "--exact", "--test-threads=1"])
+                .args([
+                    "concurrency::child_adds_entries",
+                    "--exact",
+                    "--test-threads=1",
+                ])
                 .env(HOME_VAR, home.path())
                 .env(WORKER_VAR, worker.to_string())
                 .stdout(std::process::Stdio::null())
