@@ -355,6 +355,16 @@ fn run_into_closed_pipe(home: &TestHome, args: &[&str], reader: Reader) -> (Opti
         .env("ELROY_NOW", "2026-11-30T10:00:00Z")
         .stdin(Stdio::null())
         .stderr(Stdio::piped());
+    if args == ["mcp"] {
+        // A client that sends `initialize` and goes away before the answer (`elroy mcp | true`).
+        let request = home.home().join("initialize.jsonl");
+        std::fs::write(
+            &request,
+            "{\"jsonrpc\":\"2.0\",\"id\":0,\"method\":\"initialize\",\"params\":{\"protocolVersion\":\"2025-06-18\",\"capabilities\":{},\"clientInfo\":{\"name\":\"t\",\"version\":\"1\"}}}\n",
+        )
+        .unwrap();
+        cmd.stdin(std::fs::File::open(request).unwrap());
+    }
     let out = match reader {
         Reader::ClosedAtStart => {
             let (read_end, write_end) = std::io::pipe().unwrap();
@@ -382,7 +392,8 @@ fn run_into_closed_pipe(home: &TestHome, args: &[&str], reader: Reader) -> (Opti
 /// issue 13 "Broken pipes"). Every command that prints stops quietly: exit 0, no panic (Rust's
 /// `println!` panics with exit 101), no error line, and its work still happens (the turn runs,
 /// the memory is written). Both a pipe closed before the first write (always a broken pipe)
-/// and one closed after the first line are tried.
+/// and one closed after the first line are tried. `elroy mcp` too, with a client that sends
+/// `initialize` and leaves (found by the adversarial run: it printed the transport error, exit 1).
 #[test]
 fn every_printing_command_stops_quietly_on_a_closed_pipe() {
     let server = elroy_testkit::MockServer::start();
@@ -409,6 +420,7 @@ fn every_printing_command_stops_quietly_on_a_closed_pipe() {
         &["undo"],
         &["message", "hello there"],
         &["message", "--json", "hello there"],
+        &["mcp"],
     ];
     for reader in [Reader::ClosedAtStart, Reader::ClosesAfterOneLine] {
         let home = TestHome::new();

@@ -210,9 +210,16 @@ fn read_file_layer(
     if text.trim().is_empty() {
         return Ok(true);
     }
-    let parsed: Value = serde_saphyr::from_str(&text).map_err(|e| ConfigError::Unparsable {
-        path: path.to_owned(),
-        message: one_line(&e.to_string()),
+    // A key given twice: the last value wins, as Elroy (PyYAML) reads its config file, and as
+    // elroy reads front matter (elroy-markdown).
+    let options = serde_saphyr::options! {
+        duplicate_keys: serde_saphyr::options::DuplicateKeyPolicy::LastWins,
+    };
+    let parsed: Value = serde_saphyr::from_str_with_options(&text, options).map_err(|e| {
+        ConfigError::Unparsable {
+            path: path.to_owned(),
+            message: one_line(&e.to_string()),
+        }
     })?;
     let map = match parsed {
         Value::Object(map) => map,

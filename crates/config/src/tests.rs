@@ -305,3 +305,19 @@ fn keys_elroy_does_not_implement_are_refused_when_set() {
     .unwrap();
     assert!(!c.settings.shell_commands);
 }
+
+/// Issue 13 item 3's kind in the configuration file: a key given twice is read as Elroy
+/// (PyYAML) reads it, the last value wins, instead of stopping with the YAML library's hint
+/// (found by the adversarial run). Another of the kind: a repeated boolean key.
+#[test]
+fn a_key_given_twice_in_the_file_takes_the_last_value() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("elroy.conf.yaml"),
+        "web_timeout_seconds: 5\nenable_caching: true\nweb_timeout_seconds: 7\nenable_caching: false\n",
+    )
+    .unwrap();
+    let c = Config::load(&opts(dir.path(), &[])).unwrap();
+    assert_eq!(c.settings.web_timeout_seconds, 7);
+    assert!(!c.settings.enable_caching);
+}

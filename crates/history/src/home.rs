@@ -220,9 +220,11 @@ impl VersionedHome {
 }
 
 /// How old a git lock file must be before elroy, holding the home lock, takes it for one left by a
-/// process that was killed (elroy makes every git write under the home lock; the margin is for a
-/// `git` command the user runs at the same moment).
-const STALE_GIT_LOCK: std::time::Duration = std::time::Duration::from_secs(2);
+/// process that was killed. elroy makes every git write under the home lock, but a `git` command
+/// the user runs in the home may hold a lock for as long as its editor is open (`git commit`,
+/// `git add -p`, `git rebase -i`): a lock younger than this is never removed. Meanwhile a blocked
+/// commit is retried and then journaled (`pending`), so nothing is lost while a lock is held.
+const STALE_GIT_LOCK: std::time::Duration = std::time::Duration::from_secs(15 * 60);
 
 /// Removes the git lock files (`index.lock`, `HEAD.lock`, `refs/heads/*.lock`) a killed elroy process
 /// left behind, so one `SIGKILL` does not stop every later commit. Call with the home lock held.

@@ -293,7 +293,8 @@ fn a_git_lock_left_by_a_killed_process_does_not_stop_commits() {
     let dir = tempfile::tempdir().unwrap();
     let root = dir.path();
     let home = VersionedHome::start(root, now()).unwrap();
-    let old = std::time::SystemTime::now() - std::time::Duration::from_secs(60);
+    // Older than the 15 minutes a live `git` command (an editor open) may hold one.
+    let old = std::time::SystemTime::now() - std::time::Duration::from_secs(20 * 60);
     for lock in [".git/index.lock", ".git/refs/heads/main.lock"] {
         let file = std::fs::File::create(root.join(lock)).unwrap();
         file.set_modified(old).unwrap();
@@ -312,6 +313,17 @@ fn a_git_lock_left_by_a_killed_process_does_not_stop_commits() {
     tool(&home, "add_agenda_item").unwrap();
     assert!(root.join(".git/index.lock").exists());
     assert_eq!(summaries(&home, None)[0], "add_agenda_item: agenda/b.md");
+    // Another of the kind: a lock held for minutes by a live `git commit` whose editor is open
+    // (the adversarial run's case: a 2-second threshold removed it and broke the user's commit).
+    std::fs::File::options()
+        .write(true)
+        .open(root.join(".git/index.lock"))
+        .unwrap()
+        .set_modified(std::time::SystemTime::now() - std::time::Duration::from_secs(3 * 60))
+        .unwrap();
+    write(root, "agenda/b2.md", b"b2\n");
+    tool(&home, "add_agenda_item").unwrap();
+    assert!(root.join(".git/index.lock").exists());
     // A fresh ref lock held past the retry window: the commit fails with the lock error, the lock
     // is left alone, nothing is lost, and the change is committed once the lock is gone.
     std::fs::File::create(root.join(".git/refs/heads/main.lock")).unwrap();
@@ -330,6 +342,7 @@ fn a_git_lock_left_by_a_killed_process_does_not_stop_commits() {
         summaries(&home, None),
         [
             "add_agenda_item: agenda/c.md",
+            "add_agenda_item: agenda/b2.md",
             "add_agenda_item: agenda/b.md",
             "add_agenda_item: agenda/a.md",
             "initial import"
@@ -337,6 +350,12 @@ fn a_git_lock_left_by_a_killed_process_does_not_stop_commits() {
     );
     assert_eq!(
         head_tree_paths(root),
-        [".gitignore", "agenda/a.md", "agenda/b.md", "agenda/c.md"]
+        [
+            ".gitignore",
+            "agenda/a.md",
+            "agenda/b.md",
+            "agenda/b2.md",
+            "agenda/c.md"
+        ]
     );
 }

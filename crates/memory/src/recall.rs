@@ -228,12 +228,25 @@ fn recall_tokens_unbounded(text: &str) -> Vec<String> {
     out
 }
 
-/// The character bigrams of `tokens` (their runs of scripts without spaces), de-duplicated.
+/// At most this many character bigrams of one message take part in a query (a word of a script
+/// without spaces is one or two bigrams, so this is some 32–64 words, as [`MAX_TOKENS`] bounds the
+/// words of other scripts). A long pasted CJK text then costs what a short one does: without the
+/// bound a 20,000-character question took 17 s (thousands of `OR` terms).
+pub const MAX_GRAMS: usize = 4 * MAX_TOKENS;
+
+/// The character bigrams of `tokens` (their runs of scripts without spaces), de-duplicated, the
+/// first [`MAX_GRAMS`] in order.
 fn token_grams(tokens: &[String]) -> Vec<String> {
+    let mut seen = std::collections::HashSet::new();
     let mut out: Vec<String> = Vec::new();
-    for g in tokens.iter().flat_map(|t| elroy_db::grams::grams(t)) {
-        if !out.contains(&g) {
-            out.push(g);
+    for t in tokens {
+        for g in elroy_db::grams::grams(t) {
+            if out.len() == MAX_GRAMS {
+                return out;
+            }
+            if seen.insert(g.clone()) {
+                out.push(g);
+            }
         }
     }
     out
@@ -538,5 +551,23 @@ mod tests {
         // 1: 1/61 + 1/62; 2: 1/62 + 1/61 → tie → lower id first; 3 only once.
         assert_eq!(fuse(&[vec![1, 2, 3], vec![2, 1]]), [1, 2, 3]);
         assert_eq!(fuse(&[vec![5], vec![4]]), [4, 5]);
+    }
+
+    /// A long text in a script without spaces (a pasted Chinese document) gives a bounded query:
+    /// the first `MAX_GRAMS` distinct bigrams, in order (found by an adversarial run: 20,000
+    /// characters made a query of ~20,000 terms). Another of the kind: the previous message.
+    #[test]
+    fn bigrams_of_a_long_text_are_bounded() {
+        let text: String = (0..20_000u32)
+            .filter_map(|i| char::from_u32(0x4E00 + (i * 7919) % 20_000))
+            .collect();
+        let grams = token_grams(&recall_tokens(&text));
+        assert_eq!(grams.len(), MAX_GRAMS);
+        let first: Vec<char> = text.chars().take(2).collect();
+        assert_eq!(grams[0], first.iter().collect::<String>());
+        let previous = token_grams(&previous_tokens(&text, &[]));
+        assert_eq!(previous.len(), MAX_GRAMS);
+        // Short texts are untouched.
+        assert_eq!(token_grams(&recall_tokens("東京タワー")).len(), 4);
     }
 }

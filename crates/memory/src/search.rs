@@ -149,10 +149,27 @@ impl MemoryStore {
                 }
             }
             if out.hits.len() == limit || exhausted {
+                // Files the last scan of `memories/` could not read are not in the index at
+                // all (written by hand, never readable): they are named too.
+                for (file, reason) in self.unreadable_files() {
+                    if !out.skipped.iter().any(|(f, _)| *f == file) {
+                        out.skipped.push((file, reason));
+                    }
+                }
                 return Ok(out);
             }
             want = limit + out.skipped.len();
         }
+    }
+
+    /// `(display path, reason)` of each file in `memories/` that the last full scan could not
+    /// read (invalid front matter, not UTF-8, unreadable); such a file has no index row, so no
+    /// search finds it, and it is named instead.
+    pub fn unreadable_files(&self) -> Vec<(String, String)> {
+        self.unreadable
+            .lock()
+            .map(|list| list.clone())
+            .unwrap_or_default()
     }
 
     /// Active memories for `query`, best first: the keyword ranking fused with the embedding

@@ -42,6 +42,8 @@ pub struct MemoryStore {
     pub(crate) opts: MemoryStoreOptions,
     /// Modification times of `memories/` and `archive/` at the last sync.
     pub(crate) last_scan: Arc<std::sync::Mutex<Option<DirStamps>>>,
+    /// The files of `memories/` the last full scan could not read (`(display path, reason)`).
+    pub(crate) unreadable: Arc<std::sync::Mutex<Vec<(String, String)>>>,
     /// Set when an op-tracked creation made consolidation due (`orchestrator.md` §12.2 trigger),
     /// shared by every clone of the store; the orchestrator takes it after the turn.
     pub(crate) consolidation_due: Arc<std::sync::atomic::AtomicBool>,
@@ -121,6 +123,7 @@ impl MemoryStore {
             db,
             opts,
             last_scan: Arc::default(),
+            unreadable: Arc::default(),
             consolidation_due: Arc::default(),
         };
         let report = store.sync(now)?;

@@ -23,6 +23,9 @@ pub struct SyncReport {
     pub deactivated: Vec<i64>,
     /// Files skipped or changed with a warning (invalid front matter, duplicate ids, new ids).
     pub warnings: Vec<String>,
+    /// `(display path, reason)` of each file in `memories/` that could not be read (it was
+    /// skipped; a search names it: [`MemoryStore::unreadable_files`]).
+    pub unreadable: Vec<(String, String)>,
 }
 
 struct Row {
@@ -141,6 +144,9 @@ impl MemoryStore {
     /// [`MemoryError`] for lock, write and database failures.
     pub fn sync(&self, now: Timestamp) -> Result<SyncReport, MemoryError> {
         let report = self.sync_all(now)?;
+        if let Ok(mut unreadable) = self.unreadable.lock() {
+            unreadable.clone_from(&report.unreadable);
+        }
         // Taken after the scan, which may itself write ids into files. A directory changed within
         // the last two seconds may change again within the file system's timestamp granularity
         // without a visible mtime change ("racy" stamps, as in git), so it is not trusted.
@@ -231,6 +237,12 @@ impl MemoryStore {
                     Ok(doc) => doc,
                     Err(e) => {
                         report.warnings.push(e.to_string());
+                        if !f.in_archive {
+                            report.unreadable.push((
+                                e.file().map_or_else(|| display.clone(), str::to_owned),
+                                e.reason(),
+                            ));
+                        }
                         if let Some(row) = by_file.get(f.file_name.as_str()) {
                             seen.insert(row.id);
                         }

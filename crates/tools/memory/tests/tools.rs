@@ -570,3 +570,53 @@ fn memory_names_are_nfc() {
         .unwrap();
     assert_eq!(m.name, "Jos\u{e9}'s birthday");
 }
+
+/// Issue 13 item 4's kind, files never indexed: a memory file written by hand whose front matter
+/// cannot be read has no index row, so no search finds it; `examine_memories` names it anyway
+/// (found by the adversarial run: only files indexed before and broken later were named).
+/// Another of the kind: a file that is not UTF-8. A file in `archive/` is not named.
+#[test]
+fn examine_memories_names_unreadable_files_written_by_hand() {
+    let env = Env::new(TOKEN, |_| None);
+    let now = ts("2026-03-16T13:30:00Z");
+    env.call(
+        "create_memory",
+        r#"{"name":"Passport","text":"The user's passport expires in June 2027."}"#,
+        now,
+    );
+    let dir = env.home().join("memories");
+    std::fs::write(
+        dir.join("Hand_written.md"),
+        "---\ntitle: Re: x\n---\n\nThe passport photo is in the drawer.",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("Latin1.md"),
+        b"---\nid: 99\n---\n\ncaf\xe9 passport",
+    )
+    .unwrap();
+    std::fs::create_dir_all(dir.join("archive")).unwrap();
+    std::fs::write(dir.join("archive/Old.md"), "---\ntitle: Re: y\n---\n\nold").unwrap();
+    let r = env.call("examine_memories", r#"{"question":"passport"}"#, now);
+    assert!(!r.is_error, "{}", r.content);
+    assert!(
+        r.content
+            .starts_with("## Memory: Passport\n\nThe user's passport expires in June 2027."),
+        "{}",
+        r.content
+    );
+    assert!(
+        r.content.contains(
+            "Skipped unreadable file memories/Hand_written.md: invalid front matter: line 2:"
+        ),
+        "{}",
+        r.content
+    );
+    assert!(
+        r.content
+            .contains("Skipped unreadable file memories/Latin1.md: not valid UTF-8"),
+        "{}",
+        r.content
+    );
+    assert!(!r.content.contains("Old.md"), "{}", r.content);
+}
