@@ -12,17 +12,7 @@ use common::{TestHome, stderr, stdout};
 use elroy_testkit::{MockServer, Reply};
 
 fn home_for(server: &MockServer) -> TestHome {
-    let home = TestHome::new();
-    std::fs::create_dir_all(home.home()).unwrap();
-    std::fs::write(
-        home.home().join("elroy.conf.yaml"),
-        format!(
-            "chat_model: testkit-model\nchat_model_api_base: {}\n",
-            server.base_url()
-        ),
-    )
-    .unwrap();
-    home
+    common::home_with_model(server, "")
 }
 
 fn chat(home: &TestHome, input: &str) -> Output {

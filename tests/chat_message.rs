@@ -15,17 +15,7 @@ const NOW: &str = "2026-11-30T10:00:00Z";
 
 /// A home whose chat model is the mock server.
 fn home_for(server: &MockServer, extra_config: &str) -> TestHome {
-    let home = TestHome::new();
-    std::fs::create_dir_all(home.home()).unwrap();
-    std::fs::write(
-        home.home().join("elroy.conf.yaml"),
-        format!(
-            "chat_model: testkit-model\nchat_model_api_base: {}\n{extra_config}",
-            server.base_url()
-        ),
-    )
-    .unwrap();
-    home
+    common::home_with_model(server, extra_config)
 }
 
 fn message(home: &TestHome, args: &[&str]) -> Output {

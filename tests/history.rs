@@ -307,16 +307,7 @@ fn a_model_turns_tool_call_is_committed_like_a_direct_one() {
             r#"{"text":"Water the plants"}"#,
         ))
         .push(elroy_testkit::Reply::text("Added."));
-    let home = TestHome::new();
-    std::fs::create_dir_all(home.home()).unwrap();
-    std::fs::write(
-        home.home().join("elroy.conf.yaml"),
-        format!(
-            "chat_model: testkit-model\nchat_model_api_base: {}\n",
-            server.base_url()
-        ),
-    )
-    .unwrap();
+    let home = common::home_with_model(&server, "");
     let out = home
         .cmd()
         .env("ELROY_NOW", NOW)

@@ -423,16 +423,7 @@ fn every_printing_command_stops_quietly_on_a_closed_pipe() {
         &["mcp"],
     ];
     for reader in [Reader::ClosedAtStart, Reader::ClosesAfterOneLine] {
-        let home = TestHome::new();
-        std::fs::create_dir_all(home.home()).unwrap();
-        std::fs::write(
-            home.home().join("elroy.conf.yaml"),
-            format!(
-                "chat_model: testkit-model\nchat_model_api_base: {}\n",
-                server.base_url()
-            ),
-        )
-        .unwrap();
+        let home = common::home_with_model(&server, "");
         for args in commands {
             if args[0] == "undo" {
                 // Something to undo.

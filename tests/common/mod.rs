@@ -77,3 +77,19 @@ pub fn stdout(out: &Output) -> String {
 pub fn stderr(out: &Output) -> String {
     String::from_utf8_lossy(&out.stderr).into_owned()
 }
+
+/// A temporary home whose chat model is the testkit's loopback `server`, with `extra_config`
+/// (YAML lines) appended to its `elroy.conf.yaml`.
+pub fn home_with_model(server: &elroy_testkit::MockServer, extra_config: &str) -> TestHome {
+    let home = TestHome::new();
+    std::fs::create_dir_all(home.home()).unwrap();
+    std::fs::write(
+        home.home().join("elroy.conf.yaml"),
+        format!(
+            "chat_model: testkit-model\nchat_model_api_base: {}\n{extra_config}",
+            server.base_url()
+        ),
+    )
+    .unwrap();
+    home
+}
