@@ -36,7 +36,14 @@ const FAMILIES: &[Family] = &[
         guide: "Reminders that come back by themselves: at a time (`trigger_time`, in your time \
                 zone), in a situation (`trigger_context`, matched against the conversation), or \
                 both. They live in `agenda/` beside the agenda items and are shown to the model \
-                when due.",
+                when due; `elroy remind` announces timed ones on the command line.\n\n\
+                `trigger_time` forms: relative (`in 2 hours`, `in 1 hour and 30 minutes`, `+45m`, \
+                `1h30m`); as people say them (`tomorrow 9am`, `tomorrow at 9am`, `friday 17:00`, \
+                `next monday at 5:30 pm`, `tonight at 9`, `9am on wednesday`, `5pm tonight`, \
+                `noon`; a weekday is the next such day, today included, and `next` skips today; \
+                a bare hour only after `at`); absolute (`2026-12-02 09:00`, `2026-12-02`, ISO 8601 \
+                with an offset). Times without an offset are in the configured `timezone`. A time \
+                earlier today is an error that says so; it is never moved to tomorrow.",
         tools: &[
             "create_due_item",
             "print_due_item",

@@ -194,11 +194,17 @@ fn whole_seconds(ts: Timestamp) -> Option<Timestamp> {
 }
 
 /// Parses a `trigger_time` argument (`tools.md` §2.0.1, D7): relative forms first (now + the
-/// duration, 1 second to 3650 days), then absolute forms (naive times in `now`'s zone). The
-/// result is a UTC instant in whole seconds.
+/// duration, 1 second to 3650 days), then the natural forms of issue 16 (`tomorrow 9am`,
+/// `friday 17:00`, `next monday at 5:30 pm`, `tonight at 9`, `noon`: a day word, an optional `at`
+/// and a 12- or 24-hour time; a weekday is the next such day, today included; `next {weekday}` is
+/// the next one after today; a bare hour only after `at`), then absolute forms (naive times in
+/// `now`'s zone). The result is a UTC instant in whole seconds. Used alike by `create_due_item`,
+/// `elroy due snooze` and the interfaces.
 ///
 /// # Errors
-/// The `Invalid datetime format: '{trimmed input}'. …` message.
+/// For a natural form whose time earlier today has passed: `'{input}' is HH:MM today, which has
+/// already passed (it is HH:MM now). …` (never moved to tomorrow). Anything else that is not a
+/// form: the `Invalid datetime format: '{trimmed input}'. …` message.
 ///
 /// ```
 /// use elroy_agenda::parse_trigger_time;
@@ -206,6 +212,7 @@ fn whole_seconds(ts: Timestamp) -> Option<Timestamp> {
 ///     .to_zoned_datetime(jiff::tz::TimeZone::posix("IST-5:30").unwrap());
 /// assert_eq!(parse_trigger_time("in 30 minutes", &now).unwrap().to_string(), "2026-11-30T03:53:24Z");
 /// assert_eq!(parse_trigger_time("2026-12-02 09:00", &now).unwrap().to_string(), "2026-12-02T03:30:00Z");
+/// assert_eq!(parse_trigger_time("tomorrow 9am", &now).unwrap().to_string(), "2026-12-01T03:30:00Z");
 /// assert!(parse_trigger_time("tomorrow", &now).is_err());
 /// ```
 pub fn parse_trigger_time(input: &str, now: &ZonedDateTime) -> Result<Timestamp, String> {
@@ -219,9 +226,208 @@ pub fn parse_trigger_time(input: &str, now: &ZonedDateTime) -> Result<Timestamp,
         let base = whole_seconds(now.timestamp()).ok_or_else(invalid)?;
         return Timestamp::from_second(base.as_second() + seconds).map_err(|_| invalid());
     }
+    if let Some(natural) = natural_time(trimmed, now) {
+        return natural;
+    }
     parse_absolute_time(trimmed, now.time_zone())
         .and_then(whole_seconds)
         .ok_or_else(invalid)
+}
+
+/// The day of a natural form.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum DayWord {
+    Today,
+    Tonight,
+    Tomorrow,
+    /// A weekday name: the next such day, today included.
+    Weekday(Weekday),
+    /// `next {weekday}`: the next such day after today.
+    NextWeekday(Weekday),
+}
+
+fn weekday_word(word: &str) -> Option<Weekday> {
+    Some(match word {
+        "monday" | "mon" => Weekday::Monday,
+        "tuesday" | "tue" | "tues" => Weekday::Tuesday,
+        "wednesday" | "wed" => Weekday::Wednesday,
+        "thursday" | "thu" | "thur" | "thurs" => Weekday::Thursday,
+        "friday" | "fri" => Weekday::Friday,
+        "saturday" | "sat" => Weekday::Saturday,
+        "sunday" | "sun" => Weekday::Sunday,
+        _ => return None,
+    })
+}
+
+/// A day phrase at the start of `words`: the day and how many words it took.
+fn day_phrase(words: &[&str]) -> Option<(DayWord, usize)> {
+    match words {
+        ["today", ..] => Some((DayWord::Today, 1)),
+        ["tonight", ..] => Some((DayWord::Tonight, 1)),
+        ["tomorrow" | "tmrw", ..] => Some((DayWord::Tomorrow, 1)),
+        ["next", day, ..] => weekday_word(day).map(|w| (DayWord::NextWeekday(w), 2)),
+        [day, ..] => weekday_word(day).map(|w| (DayWord::Weekday(w), 1)),
+        [] => None,
+    }
+}
+
+/// A time of day as written: hour, minute, and whether it had `am`/`pm` (`Some(true)` for pm).
+#[derive(Debug, Clone, Copy)]
+struct TimeWords {
+    hour: i8,
+    minute: i8,
+    meridiem: Option<bool>,
+    /// A bare hour (`at 9`): no minutes, no am/pm.
+    bare: bool,
+}
+
+/// The time in `words` (all of them): `9am`, `9 am`, `5:30 pm`, `5:30pm`, `17:00`, `noon`, or a bare
+/// hour (`9`, only after `at`). `None` when the words are not exactly one time.
+fn time_words(words: &[&str]) -> Option<TimeWords> {
+    let text: String = match words {
+        [one] => (*one).to_owned(),
+        [_, "am" | "pm" | "a.m." | "p.m."] => words.concat(),
+        _ => return None,
+    };
+    if text == "noon" {
+        return Some(TimeWords {
+            hour: 12,
+            minute: 0,
+            meridiem: None,
+            bare: false,
+        });
+    }
+    let (clock, meridiem) = if let Some(c) = text
+        .strip_suffix("am")
+        .or_else(|| text.strip_suffix("a.m."))
+    {
+        (c, Some(false))
+    } else if let Some(c) = text
+        .strip_suffix("pm")
+        .or_else(|| text.strip_suffix("p.m."))
+    {
+        (c, Some(true))
+    } else {
+        (text.as_str(), None)
+    };
+    let (hour, minute) = match clock.split_once(':') {
+        Some((h, m)) if m.len() == 2 => (h, Some(m)),
+        Some(_) => return None,
+        None => (clock, None),
+    };
+    let digits = |s: &str| !s.is_empty() && s.len() <= 2 && s.bytes().all(|b| b.is_ascii_digit());
+    if !digits(hour) || minute.is_some_and(|m| !digits(m)) {
+        return None;
+    }
+    let hour: i8 = hour.parse().ok()?;
+    let minute: i8 = minute.map_or(Some(0), |m| m.parse().ok())?;
+    let valid_hour = match meridiem {
+        Some(_) => (1..=12).contains(&hour),
+        None => (0..=23).contains(&hour),
+    };
+    if !valid_hour || !(0..=59).contains(&minute) {
+        return None;
+    }
+    Some(TimeWords {
+        hour,
+        minute,
+        meridiem,
+        bare: meridiem.is_none() && !clock.contains(':'),
+    })
+}
+
+/// The natural forms (issue 16): an optional day word (`today`, `tonight`, `tomorrow`, a weekday,
+/// `next {weekday}`), an optional `at`, and a time (`9am`, `5:30 pm`, `17:00`, `noon`; a bare hour
+/// only after `at`); the day may also follow the time (`5pm tonight`, `9am on friday`). Returns
+/// `None` when `input` is not such a form (the caller tries the other forms), else the instant in
+/// `now`'s zone (a gap or fold as [`parse_absolute_time`]), or the error for a time earlier today
+/// that has passed.
+fn natural_time(input: &str, now: &ZonedDateTime) -> Option<Result<Timestamp, String>> {
+    let lower = input.to_lowercase();
+    let words: Vec<&str> = lower.split_whitespace().collect();
+    let (day, time) = parse_natural(&words)?;
+    let day = day.unwrap_or(DayWord::Today);
+    let today = now.date();
+    let date = match day {
+        DayWord::Today | DayWord::Tonight => today,
+        DayWord::Tomorrow => today.tomorrow().ok()?,
+        DayWord::Weekday(w) => today
+            .nth_weekday(1, w)
+            .ok()
+            .map(|d| if today.weekday() == w { today } else { d })?,
+        DayWord::NextWeekday(w) => today.nth_weekday(1, w).ok()?,
+    };
+    let mut hour = time.hour;
+    match time.meridiem {
+        Some(pm) => hour = hour % 12 + if pm { 12 } else { 0 },
+        // `tonight at 9`, `tonight 9:30`: the evening.
+        None if day == DayWord::Tonight && hour < 12 => hour += 12,
+        None => {}
+    }
+    let dt = date.at(hour, time.minute, 0, 0);
+    let ts = now
+        .time_zone()
+        .to_ambiguous_timestamp(dt)
+        .compatible()
+        .ok()?;
+    if ts < now.timestamp() {
+        let shown = dt.strftime("%H:%M");
+        let example = match day {
+            DayWord::Weekday(w) => format!("next {} {shown}", weekday_name(w)),
+            _ => format!("tomorrow {shown}"),
+        };
+        return Some(Err(format!(
+            "'{input}' is {shown} today, which has already passed (it is {} now). Give a later \
+             time, or another day such as '{example}'",
+            now.strftime("%H:%M")
+        )));
+    }
+    Some(Ok(ts))
+}
+
+fn weekday_name(w: Weekday) -> &'static str {
+    match w {
+        Weekday::Monday => "monday",
+        Weekday::Tuesday => "tuesday",
+        Weekday::Wednesday => "wednesday",
+        Weekday::Thursday => "thursday",
+        Weekday::Friday => "friday",
+        Weekday::Saturday => "saturday",
+        Weekday::Sunday => "sunday",
+    }
+}
+
+/// Splits the words of a natural form into its day and its time.
+fn parse_natural(words: &[&str]) -> Option<(Option<DayWord>, TimeWords)> {
+    let with_at = |rest: &[&str]| -> Option<TimeWords> {
+        match rest {
+            ["at", time @ ..] => time_words(time),
+            time => time_words(time).filter(|t| !t.bare),
+        }
+    };
+    if let Some((day, n)) = day_phrase(words)
+        && let Some(time) = with_at(&words[n..])
+    {
+        return Some((Some(day), time));
+    }
+    if let Some(time) = with_at(words) {
+        return Some((None, time));
+    }
+    // The day after the time: `5pm tonight`, `9am on friday`, `at 9 tomorrow`.
+    for split in 1..words.len() {
+        let (time, day) = words.split_at(split);
+        let day = match day {
+            ["on", rest @ ..] => rest,
+            rest => rest,
+        };
+        if let Some((parsed, n)) = day_phrase(day)
+            && n == day.len()
+            && let Some(time) = with_at(time)
+        {
+            return Some((Some(parsed), time));
+        }
+    }
+    None
 }
 
 /// A stored `trigger_datetime` read back (`formats.md` §8.4): an absolute form with an offset is
@@ -315,6 +521,95 @@ mod tests {
             assert_eq!(err, invalid_datetime_message(bad), "{bad}");
         }
         assert!(parse_trigger_time("in 3650 days", &n).is_ok());
+    }
+
+    /// Issue 16: the natural forms, in the configured zone. `now` is Monday 2026-11-30 08:53:24
+    /// in Kolkata (03:23:24 UTC).
+    #[test]
+    fn natural_forms() {
+        let n = now("Asia/Kolkata");
+        let cases = [
+            ("tomorrow 9am", "2026-12-01 03:30:00+00:00"),
+            ("tomorrow at 9am", "2026-12-01 03:30:00+00:00"),
+            ("Tomorrow at 9 AM", "2026-12-01 03:30:00+00:00"),
+            ("tomorrow at 9", "2026-12-01 03:30:00+00:00"),
+            ("9am tomorrow", "2026-12-01 03:30:00+00:00"),
+            ("today 5:30 pm", "2026-11-30 12:00:00+00:00"),
+            ("5:30pm", "2026-11-30 12:00:00+00:00"),
+            ("at 17:00", "2026-11-30 11:30:00+00:00"),
+            ("17:00", "2026-11-30 11:30:00+00:00"),
+            ("noon", "2026-11-30 06:30:00+00:00"),
+            ("tonight at 9", "2026-11-30 15:30:00+00:00"),
+            ("5pm tonight", "2026-11-30 11:30:00+00:00"),
+            ("tonight 21:15", "2026-11-30 15:45:00+00:00"),
+            ("12am tomorrow", "2026-11-30 18:30:00+00:00"),
+            ("tomorrow 12pm", "2026-12-01 06:30:00+00:00"),
+            // Weekday names: the next such day, today included; `next`: after today.
+            ("friday 17:00", "2026-12-04 11:30:00+00:00"),
+            ("Fri at 5:30 p.m.", "2026-12-04 12:00:00+00:00"),
+            ("9am on wednesday", "2026-12-02 03:30:00+00:00"),
+            ("monday 18:00", "2026-11-30 12:30:00+00:00"),
+            ("next monday 9am", "2026-12-07 03:30:00+00:00"),
+            ("next friday at 9am", "2026-12-04 03:30:00+00:00"),
+        ];
+        for (input, expected) in cases {
+            assert_eq!(stored(input, &n), expected, "{input}");
+        }
+        // A time earlier today is an error that says so (never moved to tomorrow).
+        for (input, hint) in [
+            ("8am", "tomorrow 08:00"),
+            ("today at 8:30", "tomorrow 08:30"),
+            ("monday 7am", "next monday 07:00"),
+        ] {
+            let err = parse_trigger_time(input, &n).unwrap_err();
+            assert!(
+                err.contains("today, which has already passed"),
+                "{input}: {err}"
+            );
+            assert!(err.contains("it is 08:53 now"), "{input}: {err}");
+            assert!(err.contains(hint), "{input}: {err}");
+        }
+        // Anything else keeps the old message.
+        for bad in [
+            "tomorrow",
+            "tonight",
+            "next monday",
+            "9",
+            "13pm",
+            "0am",
+            "25:00",
+            "9:5",
+            "tomorrow at",
+            "at 1 2",
+            "someday 9am",
+            "next 9am",
+            "9am 5pm",
+        ] {
+            let err = parse_trigger_time(bad, &n).unwrap_err();
+            assert_eq!(err, invalid_datetime_message(bad), "{bad}");
+        }
+    }
+
+    /// Natural forms across a daylight-saving change read as the absolute forms do.
+    #[test]
+    fn natural_forms_in_dst_gap_and_fold() {
+        let ny = TimeZone::get("America/New_York").unwrap();
+        let before_gap = "2026-03-07T15:00:00Z"
+            .parse::<Timestamp>()
+            .unwrap()
+            .to_zoned_datetime(ny.clone());
+        assert_eq!(
+            stored("tomorrow 2:30am", &before_gap),
+            "2026-03-08 07:30:00+00:00"
+        );
+        let before_fold = "2026-10-31T15:00:00Z"
+            .parse::<Timestamp>()
+            .unwrap()
+            .to_zoned_datetime(ny);
+        assert_eq!(
+            stored("tomorrow at 1:30am", &before_fold),
+            "2026-11-01 05:30:00+00:00"
+        );
     }
 
     #[test]

@@ -4,4 +4,5 @@
 //! (docs/development.md, "Test layout").
 
 mod effects;
+mod natural_times;
 mod schema;
