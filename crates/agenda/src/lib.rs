@@ -10,7 +10,11 @@
 //! - [`parse_trigger_time`], [`parse_item_date`] and the display helpers (D7).
 //! - [`to_fact`]: the text rendering of an item (`formats.md` §8.5); [`AgendaStore::due_now`] for
 //!   the `⏰ DUE ITEM` injection.
+//! - Reminders (issue 16): [`Announcements`] (which timed due items were announced, per
+//!   [`Channel`], in `state.db`), [`AgendaStore::next_trigger_after`],
+//!   [`AgendaStore::snooze_due_item`], [`AgendaStore::active_items_with_ids`].
 
+mod announcements;
 mod db_index;
 mod error;
 mod index;
@@ -19,6 +23,7 @@ mod scan;
 mod store;
 mod time;
 
+pub use announcements::{Announcements, Channel};
 pub use db_index::{DbIndex, indexed_status};
 pub use error::AgendaError;
 pub use index::{AgendaIndex, IndexEntry, LiveFile, LogIndex};

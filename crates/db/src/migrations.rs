@@ -7,11 +7,16 @@ use crate::DbError;
 
 /// The migrations in order: `(version, SQL)`. Never edit a released entry; append a new one.
 /// Migration 2 adds `recall_grams` (character bigrams of scripts without spaces, see
-/// [`crate::grams`]) and fills it from `recall_fts`.
-pub const MIGRATIONS: &[(i64, &str)] = &[(1, SCHEMA_V1), (2, crate::grams::GRAMS_SCHEMA)];
+/// [`crate::grams`]) and fills it from `recall_fts`. Migration 3 adds `due_announcements`
+/// ([`ANNOUNCEMENTS_SCHEMA`]).
+pub const MIGRATIONS: &[(i64, &str)] = &[
+    (1, SCHEMA_V1),
+    (2, crate::grams::GRAMS_SCHEMA),
+    (3, ANNOUNCEMENTS_SCHEMA),
+];
 
 /// The newest schema version this build knows.
-pub const LATEST_VERSION: i64 = 2;
+pub const LATEST_VERSION: i64 = 3;
 
 const SCHEMA_V1: &str = r#"
 CREATE TABLE meta (
@@ -228,3 +233,20 @@ pub fn migrate(conn: &mut Connection) -> Result<(), DbError> {
     tx.commit()?;
     Ok(())
 }
+
+/// Migration 3 (issue 16): which timed due items were announced (`elroy remind`, the
+/// interfaces): per user, per item id (`agenda_items.id`, stable across renames), per trigger
+/// instant announced (stored UTC, `YYYY-MM-DD HH:MM:SS+00:00`, so a snoozed item fires again) and
+/// per channel (`remind` for the command line, `interface` for the chat front ends, which announce
+/// independently). The primary key makes a claim (`INSERT … ON CONFLICT DO NOTHING`) succeed for
+/// exactly one process. Completed, deleted or renamed items need no clean-up.
+pub const ANNOUNCEMENTS_SCHEMA: &str = r#"
+CREATE TABLE due_announcements (
+  user_id          INTEGER NOT NULL REFERENCES users(id),
+  item_id          INTEGER NOT NULL,
+  trigger_datetime TEXT NOT NULL,
+  channel          TEXT NOT NULL,
+  announced_at     TEXT NOT NULL,
+  PRIMARY KEY (user_id, item_id, trigger_datetime, channel)
+);
+"#;

@@ -36,6 +36,7 @@ fn open_creates_schema_and_pragmas() {
             "codex_sessions",
             "context_entries",
             "context_versions",
+            "due_announcements",
             "embeddings",
             "memories",
             "memory_op_tracker",
@@ -133,6 +134,7 @@ fn migration_2_fills_the_gram_index_from_existing_rows() {
         let c = rusqlite::Connection::open(&path).unwrap();
         c.execute_batch(
             "DROP TABLE recall_grams;
+             DROP TABLE due_announcements;
              UPDATE meta SET value = '1' WHERE key = 'schema_version';
              INSERT INTO recall_fts (rowid, name, body, kind, user_id, item_id)
                VALUES (10, '週末の予定', '土曜日に東京タワーへ行く予定。', 'memory', 1, 5),
@@ -183,4 +185,38 @@ fn user_names_are_stored_in_nfc() {
     let p = db.preferences(user).unwrap();
     assert_eq!(p.preferred_name.as_deref(), Some("Jos\u{e9}"));
     assert_eq!(p.full_name.as_deref(), Some("Zo\u{eb} M\u{fc}ller"));
+}
+
+/// Migration 3 (issue 16): a version-2 database gains `due_announcements`, whose key lets one
+/// claim per (user, item, trigger, channel) succeed.
+#[test]
+fn migration_3_adds_due_announcements() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("state.db");
+    drop(Db::open(&path).unwrap());
+    {
+        let c = rusqlite::Connection::open(&path).unwrap();
+        c.execute_batch(
+            "DROP TABLE due_announcements;
+             UPDATE meta SET value = '2' WHERE key = 'schema_version';",
+        )
+        .unwrap();
+    }
+    let db = Db::open(&path).unwrap();
+    assert_eq!(db.schema_version().unwrap(), 3);
+    let user = db.ensure_user("DEFAULT", now()).unwrap();
+    let claim = |channel: &str| {
+        db.with_conn(|c| {
+            c.execute(
+                "INSERT INTO due_announcements VALUES (?1, 7, '2026-12-01 09:00:00+00:00', ?2, 'x')
+                 ON CONFLICT DO NOTHING",
+                rusqlite::params![user, channel],
+            )
+        })
+        .unwrap()
+    };
+    assert_eq!(
+        (claim("remind"), claim("remind"), claim("interface")),
+        (1, 0, 1)
+    );
 }

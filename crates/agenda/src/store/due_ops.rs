@@ -83,7 +83,7 @@ impl AgendaStore {
         })
     }
 
-    fn due_not_found_active(&self, snap: &Snapshot, name: &str) -> AgendaError {
+    pub(super) fn due_not_found_active(&self, snap: &Snapshot, name: &str) -> AgendaError {
         AgendaError::new(format!(
             "Active due item '{name}' not found. Active due items: {}",
             self.due_names_by_creation(snap).join(", ")

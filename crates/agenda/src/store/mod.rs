@@ -8,6 +8,7 @@
 mod agenda_ops;
 mod due_ops;
 mod matching;
+mod reminder_ops;
 mod views;
 
 use std::path::{Path, PathBuf};

@@ -1,0 +1,83 @@
+//! What the reminder commands read and change (issue 16): every active item with its id (for
+//! `elroy agenda` and `elroy due`), the next trigger time (for `elroy remind --watch`), and
+//! snoozing (a new `trigger_datetime`, nothing else).
+
+use elroy_markdown::Value;
+use jiff::Timestamp;
+
+use super::matching::{active_due, active_items, find_due};
+use super::{AgendaStore, ItemRef, with_front_matter};
+use crate::AgendaError;
+use crate::item::Item;
+use crate::time::{format_python_utc, format_stored_trigger};
+
+impl AgendaStore {
+    /// Every active item (plain and due) with its stable id, by file name. Files with invalid
+    /// front matter are skipped (see [`AgendaStore::broken_files`]).
+    ///
+    /// # Errors
+    /// Lock or directory failures.
+    pub fn active_items_with_ids(&self) -> Result<Vec<(i64, Item)>, AgendaError> {
+        self.locked(|snap| {
+            Ok(active_items(snap)
+                .map(|i| (self.id_of(&i.stem), i.clone()))
+                .collect())
+        })
+    }
+
+    /// The earliest trigger of an active timed due item that is later than `after`, or `None`.
+    /// What `elroy remind --watch` sleeps until.
+    ///
+    /// # Errors
+    /// Lock or directory failures.
+    pub fn next_trigger_after(&self, after: Timestamp) -> Result<Option<Timestamp>, AgendaError> {
+        self.locked(|snap| {
+            Ok(active_due(snap)
+                .filter_map(|i| i.trigger_datetime)
+                .filter(|t| *t > after)
+                .min())
+        })
+    }
+
+    /// Snoozes the active due item called `name` (D6 matching, as `complete_due_item`): sets its
+    /// `trigger_datetime` to `trigger` (stored UTC) and changes nothing else in the file, so
+    /// Elroy 0.5.0 still reads it. `now` guards against a trigger in the past.
+    ///
+    /// # Errors
+    /// `Active due item '{name}' not found. Active due items: …`; `'{name}' has no trigger time
+    /// (it is a contextual due item), so it cannot be snoozed`; the past-time message of
+    /// `create_due_item`; write failures.
+    pub fn snooze_due_item(
+        &self,
+        name: &str,
+        trigger: Timestamp,
+        now: Timestamp,
+    ) -> Result<ItemRef, AgendaError> {
+        if trigger < now {
+            return Err(AgendaError::new(format!(
+                "Attempted to snooze a due item to {}, which is in the past. The current time is {}",
+                format_python_utc(trigger),
+                format_python_utc(now)
+            )));
+        }
+        self.locked(|snap| {
+            let Some(found) = find_due(snap, name) else {
+                return Err(self.due_not_found_active(snap, name));
+            };
+            let item = self.fresh(&found.stem)?;
+            if item.trigger_raw.is_none() {
+                return Err(AgendaError::new(format!(
+                    "'{name}' has no trigger time (it is a contextual due item), so it cannot be \
+                     snoozed"
+                )));
+            }
+            let mut front = item.front_matter().clone();
+            front.insert(
+                "trigger_datetime",
+                Value::Timestamp(format_stored_trigger(trigger)),
+            );
+            self.write(&item.stem, &with_front_matter(&item, &front))?;
+            Ok(self.item_ref(&item))
+        })
+    }
+}
