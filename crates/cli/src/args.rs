@@ -47,6 +47,9 @@ Examples:
   elroy tools list
   elroy tools call add_agenda_item --args '{\"text\":\"Water the plants\"}'
   elroy tools call list_agenda_items
+  elroy agenda week                       the agenda of the next seven days
+  elroy due                               due items, soonest first
+  elroy remind --watch                    announce each due item when it comes due
   elroy config
 
 Reproducible runs: ELROY_NOW=2026-03-16T08:30:00Z fixes the clock; ELROY_TIMEZONE (or TZ) sets the zone.";
@@ -62,6 +65,12 @@ pub enum Command {
     Remember(crate::remember::RememberArgs),
     /// Call a tool directly, list the tools, or show their schemas
     Tools(ToolsArgs),
+    /// The agenda of a day or a week: items with checklist progress and the latest update
+    Agenda(crate::agenda_cmd::AgendaArgs),
+    /// The due items (timed, in time order, then contextual); snooze or complete one
+    Due(crate::due_cmd::DueArgs),
+    /// Announce the due items whose time has passed, once each (--watch: keep running)
+    Remind(crate::remind::RemindArgs),
     /// Show the resolved configuration and where each value came from (secrets masked)
     Config(ConfigArgs),
     /// Serve every tool over the Model Context Protocol on stdin/stdout (for MCP clients such as Claude Desktop or Claude Code)

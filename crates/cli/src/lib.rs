@@ -6,9 +6,11 @@
 //! `elroy-runtime`, call, print. Exit status: 0 success; 1 when a tool call or a turn fails (one
 //! clear line on stderr); 2 for command-line usage errors.
 
+mod agenda_cmd;
 mod args;
 mod chat;
 mod config_cmd;
+mod due_cmd;
 mod history_cmd;
 mod import_cmd;
 mod logging;
@@ -16,6 +18,7 @@ mod mcp_cmd;
 mod message;
 mod output;
 mod remember;
+mod remind;
 mod render;
 mod tools_cmd;
 
@@ -63,6 +66,9 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
         Some(Command::Remember(args)) => remember::run(load_config(&cli)?, args),
         Some(Command::Mcp) => mcp_cmd::run(load_config(&cli)?),
         Some(Command::ImportElroy(args)) => import_cmd::run(load_config(&cli)?, args),
+        Some(Command::Agenda(args)) => agenda_cmd::run(load_config(&cli)?, args),
+        Some(Command::Due(args)) => due_cmd::run(load_config(&cli)?, args),
+        Some(Command::Remind(args)) => remind::run(load_config(&cli)?, args),
         None => {
             use std::io::IsTerminal;
             if std::io::stdin().is_terminal() {

@@ -512,6 +512,9 @@ declare_keys! {
     /// plugin call timeout
     plugin_timeout_seconds: u64 = I1, default "60", env "ELROY_PLUGIN_TIMEOUT_SECONDS",
         spec "orchestrator.md §15.3";
+    /// program run for each `elroy remind` announcement with the title and the body as its last two arguments, e.g. notify-send (words split as a shell would, no shell run)
+    notify_command: Option<String> = S, default null, env "ELROY_NOTIFY_COMMAND",
+        spec "issue 16 item 2";
     /// Codex program and leading arguments
     codex_command: String = S, default "codex", env "ELROY_CODEX_COMMAND",
         spec "orchestrator.md §15.3, D16";

@@ -14,6 +14,8 @@
 //! - [`Runtime::session`]: an [`elroy_orchestrator::Session`] (`elroy message`, `elroy chat`): the
 //!   chat and fast model clients ([`models`]), the stores, and the adapters ([`adapters`]) from the
 //!   stores and the versioned home to the orchestrator's ports.
+//! - [`Runtime::reminders`] and [`Runtime::snooze_due_item`] ([`reminders`]): due items to
+//!   announce, the announcement ledger, the next trigger, snoozing (issue 16).
 //!
 //! Front ends differ only in what they do with the result. Problems that do not stop a command
 //! (a broken agenda file, a memory file that left `memories/`, a fast model that cannot be built)
@@ -24,6 +26,7 @@ pub mod adapters;
 mod effects;
 mod history;
 pub mod models;
+pub mod reminders;
 mod services;
 
 use std::sync::Arc;

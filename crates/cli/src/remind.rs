@@ -1,0 +1,196 @@
+//! `elroy remind [--watch]`: announces every timed due item whose trigger time has passed and
+//! that `elroy remind` has not announced yet, once each (claimed in `state.db` first, so any
+//! number of concurrent runs announce an item once), then exits; with `--watch` it keeps running
+//! and announces each item when it comes due.
+//!
+//! An announcement is a line on stdout (`⏰ 09:00 Call the dentist — Ask about the invoice`), a
+//! terminal bell when stdout is a terminal, and, when configured, `notify_command` run with the
+//! title and the body as its last two arguments (no shell).
+//!
+//! The watcher sleeps until the next trigger but at most [`POLL`], then looks again with the wall
+//! clock: items added, changed, snoozed or deleted by any process (or by hand) are seen within
+//! [`POLL`], and a trigger passed while the machine slept fires on wake, once. SIGINT and SIGTERM
+//! end it with status 0.
+
+use std::io::IsTerminal;
+use std::process::{Command, ExitCode, Stdio};
+use std::time::Duration;
+
+use elroy_config::Config;
+use elroy_runtime::Runtime;
+use elroy_runtime::reminders::{Announcement, Channel, Reminders};
+
+/// The longest the watcher sleeps before looking at the agenda again.
+pub const POLL: Duration = Duration::from_secs(2);
+
+/// How long `notify_command` may run before it is killed.
+const NOTIFY_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// `elroy remind …`
+#[derive(Debug, clap::Args)]
+#[command(after_help = "\
+Announces each timed due item once, when its time has passed: a line on stdout, a bell on a
+terminal, and notify_command when configured (e.g. `notify_command: notify-send`).
+
+Examples:
+  elroy remind                       once (e.g. from cron: * * * * * elroy remind)
+  elroy remind --watch               keep running; announce each item when it comes due")]
+pub struct RemindArgs {
+    /// Keep running and announce each item when it comes due (until SIGINT or SIGTERM)
+    #[arg(long)]
+    pub watch: bool,
+}
+
+pub(crate) fn run(config: Config, args: &RemindArgs) -> Result<ExitCode, String> {
+    let notify = match config.settings.notify_command.as_deref() {
+        Some(command) if !command.trim().is_empty() => Some(
+            shlex::split(command)
+                .filter(|words| !words.is_empty())
+                .ok_or_else(|| format!("notify_command: cannot split {command:?} into words"))?,
+        ),
+        _ => None,
+    };
+    let runtime = Runtime::open(config).map_err(|e| e.to_string())?;
+    for warning in &runtime.warnings {
+        crate::output::eprintln(&format!("warning: {warning}"));
+    }
+    let reminders = runtime.reminders().map_err(|e| e.to_string())?;
+    let announcer = Announcer {
+        notify,
+        bell: std::io::stdout().is_terminal(),
+    };
+    if !args.watch {
+        announcer.announce_due(&reminders, runtime.time.now())?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    crate::block_on(watch(&runtime, &reminders, &announcer))?
+}
+
+struct Announcer {
+    notify: Option<Vec<String>>,
+    bell: bool,
+}
+
+impl Announcer {
+    /// Claims and announces what is due at `now`.
+    fn announce_due(&self, reminders: &Reminders, now: jiff::Timestamp) -> Result<(), String> {
+        let due = reminders
+            .claim_due(now, Channel::CommandLine)
+            .map_err(|e| e.to_string())?;
+        for announcement in &due {
+            self.announce(announcement)?;
+        }
+        Ok(())
+    }
+
+    fn announce(&self, announcement: &Announcement) -> Result<(), String> {
+        let mut line = announcement.line.clone();
+        if self.bell {
+            line.push('\x07');
+        }
+        crate::output::println(&line)?;
+        if let Some(words) = &self.notify
+            && let Err(e) = run_notify(words, &announcement.title, &announcement.body)
+        {
+            crate::output::eprintln(&format!("warning: notify_command: {e}"));
+        }
+        Ok(())
+    }
+}
+
+/// Runs `words` + `title` + `body` directly (no shell), standard output discarded, and waits for
+/// it at most [`NOTIFY_TIMEOUT`].
+fn run_notify(words: &[String], title: &str, body: &str) -> Result<(), String> {
+    let (program, leading) = words.split_first().ok_or("empty command")?;
+    let mut child = Command::new(program)
+        .args(leading)
+        .arg(title)
+        .arg(body)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .spawn()
+        .map_err(|e| format!("cannot run {program}: {e}"))?;
+    let started = std::time::Instant::now();
+    loop {
+        match child.try_wait() {
+            Ok(Some(status)) if status.success() => return Ok(()),
+            Ok(Some(status)) => return Err(format!("{program} ended with {status}")),
+            Ok(None) if started.elapsed() < NOTIFY_TIMEOUT => {
+                std::thread::sleep(Duration::from_millis(10));
+            }
+            Ok(None) => {
+                let _ = child.kill();
+                let _ = child.wait();
+                return Err(format!(
+                    "{program} did not finish within {} s and was stopped",
+                    NOTIFY_TIMEOUT.as_secs()
+                ));
+            }
+            Err(e) => return Err(format!("waiting for {program}: {e}")),
+        }
+    }
+}
+
+/// How long to sleep when it is `now` and the next trigger is `next`: until the trigger, at
+/// most [`POLL`].
+fn sleep_for(now: jiff::Timestamp, next: Option<jiff::Timestamp>) -> Duration {
+    let Some(next) = next else { return POLL };
+    let until = next.duration_since(now);
+    let millis = until.as_millis().max(0);
+    // A few milliseconds late rather than early, so the trigger has passed on waking.
+    Duration::from_millis(u64::try_from(millis).unwrap_or(u64::MAX).saturating_add(5)).min(POLL)
+}
+
+async fn watch(
+    runtime: &Runtime,
+    reminders: &Reminders,
+    announcer: &Announcer,
+) -> Result<ExitCode, String> {
+    use tokio::signal::unix::{SignalKind, signal};
+    let mut terminate =
+        signal(SignalKind::terminate()).map_err(|e| format!("cannot watch for SIGTERM: {e}"))?;
+    let mut interrupt =
+        signal(SignalKind::interrupt()).map_err(|e| format!("cannot watch for SIGINT: {e}"))?;
+    loop {
+        // Wall clock (or ELROY_NOW): a trigger passed during sleep is due on the first look.
+        let now = runtime.time.now();
+        let next = match announcer
+            .announce_due(reminders, now)
+            .and_then(|()| reminders.next_trigger(now).map_err(|e| e.to_string()))
+        {
+            Ok(next) => next,
+            Err(e) => {
+                // A locked database or an unreadable directory: say so, look again later.
+                crate::output::eprintln(&format!("warning: {e}"));
+                None
+            }
+        };
+        if crate::output::stdout_closed() {
+            return Ok(ExitCode::SUCCESS);
+        }
+        tokio::select! {
+            () = tokio::time::sleep(sleep_for(now, next)) => {}
+            _ = terminate.recv() => return Ok(ExitCode::SUCCESS),
+            _ = interrupt.recv() => return Ok(ExitCode::SUCCESS),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+
+    #[test]
+    fn sleeps_until_the_next_trigger_at_most_poll() {
+        let now: jiff::Timestamp = "2026-12-01T09:00:00Z".parse().unwrap();
+        let at = |ms: i64| jiff::Timestamp::from_millisecond(now.as_millisecond() + ms).unwrap();
+        assert_eq!(sleep_for(now, None), POLL);
+        assert_eq!(
+            sleep_for(now, Some(at(1_000))),
+            Duration::from_millis(1_005)
+        );
+        assert_eq!(sleep_for(now, Some(at(60_000))), POLL);
+        assert_eq!(sleep_for(now, Some(at(-5))), Duration::from_millis(5));
+    }
+}

@@ -1,0 +1,216 @@
+//! Reminders (issue 16): what is due and not yet announced, the announcement ledger, the next
+//! trigger time, and snoozing — one API for `elroy remind`, `elroy due` and the chat interfaces.
+//!
+//! ```text
+//! let reminders = runtime.reminders()?;                    // opens the agenda and state.db
+//! for a in reminders.claim_due(now, Channel::Interface)? { show(&a.line) }   // each once
+//! let wake = reminders.next_trigger(now)?;                 // sleep until then (bounded)
+//! ```
+//!
+//! An announcement is claimed in `state.db` before it is shown ([`Reminders::claim_due`], or
+//! [`Reminders::due_announcements`] then [`Reminders::mark_announced`]), so two processes on the
+//! same channel never both show it. Channels are independent: an item announced by a cron
+//! `elroy remind` still appears once in an open chat.
+
+use std::sync::Arc;
+
+use elroy_agenda::{AgendaError, AgendaStore, Announcements, DueItem, format_local_with_offset};
+use elroy_core::{CallObserver, Capabilities, TimeContext, ToolResult, UserId};
+use jiff::Timestamp;
+
+pub use elroy_agenda::Channel;
+
+use crate::{Runtime, RuntimeError};
+
+/// The name a snooze is recorded under in the versioned home (`snooze_due_item: agenda/X.md`).
+pub const SNOOZE_CHANGE: &str = "snooze_due_item";
+
+/// A timed due item to announce, with the texts every front end shows.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Announcement {
+    /// The item (its `trigger_datetime` is the trigger announced).
+    pub item: DueItem,
+    /// One line: `⏰ 09:00 Call the dentist — Ask about the invoice` (time in the configured
+    /// zone, `YYYY-MM-DD HH:MM` when not today; the text on one line; no ` — …` without text).
+    pub line: String,
+    /// The notification title: `09:00 Call the dentist`.
+    pub title: String,
+    /// The notification body: the item's text (may be empty).
+    pub body: String,
+}
+
+/// Reminders of the runtime's user: the agenda store, the announcement ledger and the zone.
+#[derive(Debug, Clone)]
+pub struct Reminders {
+    agenda: Arc<AgendaStore>,
+    ledger: Announcements,
+    time: TimeContext,
+}
+
+impl Runtime {
+    /// The reminders of this runtime's user: opens the agenda store, `state.db` and the user.
+    ///
+    /// # Errors
+    /// [`RuntimeError::Store`] when one of them cannot be opened.
+    pub fn reminders(&self) -> Result<Reminders, RuntimeError> {
+        let open = |what: &str| {
+            elroy_core::ServiceError::new(std::io::Error::other(format!("{what} is not available")))
+        };
+        let agenda = self
+            .services
+            .try_get::<AgendaStore>()?
+            .ok_or_else(|| open("the agenda"))?;
+        let db = self
+            .services
+            .try_get::<elroy_db::Db>()?
+            .ok_or_else(|| open("state.db"))?;
+        let user = self
+            .services
+            .try_get::<UserId>()?
+            .ok_or_else(|| open("the user"))?;
+        Ok(Reminders {
+            agenda,
+            ledger: Announcements::new(db, user.0),
+            time: self.time.clone(),
+        })
+    }
+
+    /// `elroy due snooze NAME WHEN`: moves the active timed due item `name` to `when`, parsed
+    /// like `create_due_item`'s `trigger_time` (`10m`, `in 2 hours`, `tomorrow 9am`, an ISO time)
+    /// against this runtime's clock and zone. Only `trigger_datetime` changes. The change is
+    /// recorded like a tool call (one versioned-home commit `snooze_due_item: agenda/X.md`, which
+    /// `elroy undo` reverts). The result reads like a tool's: `is_error` with the message of
+    /// [`elroy_agenda::parse_trigger_time`] or [`AgendaStore::snooze_due_item`].
+    pub fn snooze_due_item(&self, name: &str, when: &str) -> ToolResult {
+        let ctx = self.tool_context(Capabilities { can_restart: false });
+        let mut arguments = serde_json::Map::new();
+        arguments.insert("name".into(), name.into());
+        arguments.insert("trigger_time".into(), when.into());
+        let observed = self.history.call_starting(&ctx, SNOOZE_CHANGE, &arguments);
+        let outcome = (|| -> Result<String, String> {
+            let now = self.time.now_local();
+            let trigger = elroy_agenda::parse_trigger_time(when, &now)?;
+            let agenda = ctx
+                .services
+                .require::<AgendaStore>()
+                .map_err(|e| e.message().to_owned())?;
+            let item = agenda
+                .snooze_due_item(name, trigger, now.timestamp())
+                .map_err(|e| e.message().to_owned())?;
+            Ok(format!(
+                "Due item '{}' snoozed until {}.",
+                item.name,
+                format_local_with_offset(trigger, &self.time.tz)
+            ))
+        })();
+        let mut result = match outcome {
+            Ok(content) => ToolResult {
+                content,
+                is_error: false,
+                effects: Vec::new(),
+            },
+            Err(content) => ToolResult {
+                content,
+                is_error: true,
+                effects: Vec::new(),
+            },
+        };
+        if let Some(note) = observed.finished(&ctx, &result) {
+            result.content.push_str("\n\n");
+            result.content.push_str(&note);
+        }
+        result
+    }
+}
+
+impl Reminders {
+    /// The timed due items whose trigger is at or before `now` and that were not announced on
+    /// `channel` for that trigger, by trigger time then id. Reads only; see
+    /// [`Reminders::mark_announced`].
+    ///
+    /// # Errors
+    /// Agenda or database failures.
+    pub fn due_announcements(
+        &self,
+        now: Timestamp,
+        channel: Channel,
+    ) -> Result<Vec<Announcement>, AgendaError> {
+        let mut out = Vec::new();
+        for item in self.agenda.due_now(now)? {
+            if !self.ledger.is_announced(&item, channel)? {
+                out.push(self.announcement(item, now));
+            }
+        }
+        Ok(out)
+    }
+
+    /// Records `announcement` as announced on `channel` at `now`. `true` when this caller made
+    /// the record and should show it; `false` when another process (or an earlier call) did.
+    ///
+    /// # Errors
+    /// Database failures.
+    pub fn mark_announced(
+        &self,
+        announcement: &Announcement,
+        channel: Channel,
+        now: Timestamp,
+    ) -> Result<bool, AgendaError> {
+        self.ledger.claim(&announcement.item, channel, now)
+    }
+
+    /// [`Reminders::due_announcements`] then [`Reminders::mark_announced`] for each: the
+    /// announcements this caller won, to be shown now (each exactly once across processes).
+    ///
+    /// # Errors
+    /// Agenda or database failures.
+    pub fn claim_due(
+        &self,
+        now: Timestamp,
+        channel: Channel,
+    ) -> Result<Vec<Announcement>, AgendaError> {
+        let mut won = Vec::new();
+        for announcement in self.due_announcements(now, channel)? {
+            if self.mark_announced(&announcement, channel, now)? {
+                won.push(announcement);
+            }
+        }
+        Ok(won)
+    }
+
+    /// The earliest trigger of an active timed due item after `now` (`None`: none). A watcher
+    /// sleeps until then, bounded by a short poll so that changes by other processes, hand edits
+    /// and machine sleep are noticed.
+    ///
+    /// # Errors
+    /// Agenda failures.
+    pub fn next_trigger(&self, now: Timestamp) -> Result<Option<Timestamp>, AgendaError> {
+        self.agenda.next_trigger_after(now)
+    }
+
+    /// The texts of `item` announced at `now` (see [`Announcement`]).
+    pub fn announcement(&self, item: DueItem, now: Timestamp) -> Announcement {
+        let tz = &self.time.tz;
+        let when = item.trigger_datetime.map_or_else(String::new, |t| {
+            let local = t.to_zoned_datetime(tz.clone());
+            if local.date() == now.to_zoned_datetime(tz.clone()).date() {
+                local.strftime("%H:%M").to_string()
+            } else {
+                local.strftime("%Y-%m-%d %H:%M").to_string()
+            }
+        });
+        let title = format!("{when} {}", item.name);
+        let body = item.text.clone();
+        let one_line = body.split_whitespace().collect::<Vec<_>>().join(" ");
+        let line = if one_line.is_empty() {
+            format!("⏰ {title}")
+        } else {
+            format!("⏰ {title} — {one_line}")
+        };
+        Announcement {
+            item,
+            line,
+            title,
+            body,
+        }
+    }
+}
