@@ -17,4 +17,5 @@ mod import_elroy;
 mod mcp;
 mod memory_undo;
 mod reliability;
+mod reminders;
 mod tools_cli;

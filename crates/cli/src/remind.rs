@@ -20,8 +20,10 @@ use elroy_config::Config;
 use elroy_runtime::Runtime;
 use elroy_runtime::reminders::{Announcement, Channel, Reminders};
 
-/// The longest the watcher sleeps before looking at the agenda again.
-pub const POLL: Duration = Duration::from_secs(2);
+/// The longest the watcher sleeps before looking at the agenda again: an item added or moved by
+/// another process (or a hand edit) is seen within this. A look is cheap (the agenda store's scan
+/// re-reads only changed files; one `state.db` query per due item).
+pub const POLL: Duration = Duration::from_secs(1);
 
 /// How long `notify_command` may run before it is killed.
 const NOTIFY_TIMEOUT: Duration = Duration::from_secs(10);

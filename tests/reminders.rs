@@ -1,0 +1,434 @@
+//! Reminders for a person (issue 16): `elroy agenda`, `elroy due` (snooze, done), `elroy remind`
+//! and `elroy remind --watch`, end to end with the real binary.
+
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+use crate::common;
+
+use std::io::{BufRead, BufReader};
+use std::process::{Output, Stdio};
+use std::sync::mpsc;
+use std::time::{Duration, Instant, SystemTime};
+
+use common::{TestHome, stderr, stdout};
+
+fn run_at(home: &TestHome, now: &str, args: &[&str]) -> Output {
+    home.cmd()
+        .env("ELROY_NOW", now)
+        .args(args)
+        .output()
+        .unwrap()
+}
+
+fn ok_at(home: &TestHome, now: &str, args: &[&str]) -> String {
+    let out = run_at(home, now, args);
+    assert!(out.status.success(), "{args:?}: {}", stderr(&out));
+    assert_eq!(stderr(&out), "", "{args:?} warned");
+    stdout(&out)
+}
+
+fn create_due(home: &TestHome, now: &str, name: &str, text: &str, when: &str) {
+    let args = serde_json::json!({"name": name, "text": text, "trigger_time": when}).to_string();
+    ok_at(
+        home,
+        now,
+        &["tools", "call", "create_due_item", "--args", &args],
+    );
+}
+
+/// A `notify_command` that appends its argument count and arguments to `log`.
+fn recording_script(home: &TestHome) -> (std::path::PathBuf, std::path::PathBuf) {
+    use std::os::unix::fs::PermissionsExt;
+    let log = home.root().join("notify.log");
+    let script = home.root().join("notify.sh");
+    std::fs::write(
+        &script,
+        format!(
+            "#!/bin/sh\n{{ printf 'argc=%s\\n' \"$#\"; for a in \"$@\"; do printf '[%s]\\n' \"$a\"; done; }} >> '{}'\n",
+            log.display()
+        ),
+    )
+    .unwrap();
+    std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
+    (script, log)
+}
+
+/// The "Done when" sequence: not at 08:59, once at 09:01, not again at 09:02; snoozed 10 minutes
+/// at 09:02, once more at 09:13; `notify_command` got exactly the title and the body each time.
+#[test]
+fn remind_announces_each_trigger_once_and_again_after_a_snooze() {
+    let home = TestHome::new();
+    let (script, log) = recording_script(&home);
+    std::fs::create_dir_all(home.home()).unwrap();
+    std::fs::write(
+        home.home().join("elroy.conf.yaml"),
+        format!(
+            "notify_command: {}\ntimezone: Europe/Berlin\n",
+            script.display()
+        ),
+    )
+    .unwrap();
+    // 09:00 in Berlin is 08:00 UTC.
+    create_due(
+        &home,
+        "2026-12-01T07:00:00Z",
+        "Call the dentist",
+        "Ask about the invoice",
+        "09:00",
+    );
+    let remind = |now: &str| ok_at(&home, now, &["remind"]);
+    assert_eq!(remind("2026-12-01T07:59:00Z"), "");
+    assert_eq!(
+        remind("2026-12-01T08:01:00Z"),
+        "⏰ 09:00 Call the dentist — Ask about the invoice\n"
+    );
+    assert_eq!(remind("2026-12-01T08:02:00Z"), "");
+    assert_eq!(
+        ok_at(
+            &home,
+            "2026-12-01T08:02:00Z",
+            &["due", "snooze", "Call the dentist", "10m"]
+        ),
+        "Due item 'Call the dentist' snoozed until 2026-12-01 09:12:00+01:00.\n"
+    );
+    assert_eq!(remind("2026-12-01T08:11:00Z"), "");
+    assert_eq!(
+        remind("2026-12-01T08:13:00Z"),
+        "⏰ 09:12 Call the dentist — Ask about the invoice\n"
+    );
+    assert_eq!(remind("2026-12-01T08:14:00Z"), "");
+    assert_eq!(
+        std::fs::read_to_string(&log).unwrap(),
+        "argc=2\n[09:00 Call the dentist]\n[Ask about the invoice]\n\
+         argc=2\n[09:12 Call the dentist]\n[Ask about the invoice]\n"
+    );
+}
+
+/// Eight `elroy remind` processes at once announce each of five due items exactly once.
+#[test]
+fn concurrent_reminds_announce_each_item_exactly_once() {
+    let home = TestHome::new();
+    let names: Vec<String> = (1..=5).map(|i| format!("Item {i}")).collect();
+    for name in &names {
+        create_due(
+            &home,
+            "2026-12-01T08:00:00Z",
+            name,
+            "text",
+            "2026-12-01 09:00",
+        );
+    }
+    let children: Vec<_> = (0..8)
+        .map(|_| {
+            home.cmd()
+                .env("ELROY_NOW", "2026-12-01T09:30:00Z")
+                .arg("remind")
+                .stdout(Stdio::piped())
+                .stderr(Stdio::piped())
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    let mut lines = Vec::new();
+    for child in children {
+        let out = child.wait_with_output().unwrap();
+        assert!(out.status.success(), "{}", stderr(&out));
+        assert_eq!(stderr(&out), "");
+        lines.extend(stdout(&out).lines().map(str::to_owned));
+    }
+    lines.sort();
+    let expected: Vec<String> = names
+        .iter()
+        .map(|n| format!("⏰ 09:00 {n} — text"))
+        .collect();
+    assert_eq!(lines, expected);
+}
+
+/// The real clock: an item 2 s ahead is announced within 1 s of its time (never before); an item
+/// added meanwhile by another process is announced too; SIGTERM ends the watcher with status 0.
+/// Waits are bounded; nothing else is timed.
+#[test]
+fn watch_announces_items_when_they_come_due_and_stops_on_sigterm() {
+    let home = TestHome::new();
+    // Whole seconds from now (triggers are stored in whole seconds).
+    let at = |seconds: i64| {
+        let now = jiff::Timestamp::now().as_second();
+        jiff::Timestamp::from_second(now + seconds).unwrap()
+    };
+    let first = at(2);
+    let args =
+        serde_json::json!({"name": "First", "text": "one", "trigger_time": first.to_string()})
+            .to_string();
+    let out = home
+        .cmd()
+        .args(["tools", "call", "create_due_item", "--args", &args])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let mut watcher = home
+        .cmd()
+        .args(["remind", "--watch"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let (tx, rx) = mpsc::channel();
+    let reader = BufReader::new(watcher.stdout.take().unwrap());
+    std::thread::spawn(move || {
+        for line in reader.lines() {
+            let Ok(line) = line else { break };
+            if tx.send((line, SystemTime::now())).is_err() {
+                break;
+            }
+        }
+    });
+    let wait_line = |rx: &mpsc::Receiver<(String, SystemTime)>| {
+        rx.recv_timeout(Duration::from_secs(15))
+            .expect("an announcement within 15 s")
+    };
+    let (line, seen) = wait_line(&rx);
+    assert!(line.ends_with("First — one"), "{line}");
+    let due = SystemTime::UNIX_EPOCH + Duration::from_secs(first.as_second() as u64);
+    let late = seen.duration_since(due).expect("announced before its time");
+    assert!(
+        late <= Duration::from_secs(1),
+        "announced {late:?} after its time"
+    );
+
+    // Another process adds an item 1 s ahead while the watcher runs.
+    let second = at(1);
+    let args =
+        serde_json::json!({"name": "Second", "text": "two", "trigger_time": second.to_string()})
+            .to_string();
+    let out = home
+        .cmd()
+        .args(["tools", "call", "create_due_item", "--args", &args])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let (line, seen) = wait_line(&rx);
+    assert!(line.ends_with("Second — two"), "{line}");
+    let due = SystemTime::UNIX_EPOCH + Duration::from_secs(second.as_second() as u64);
+    assert!(seen >= due, "announced before its time");
+
+    let pid = watcher.id().to_string();
+    let kill = std::process::Command::new("kill")
+        .args(["-TERM", &pid])
+        .status()
+        .unwrap();
+    assert!(kill.success());
+    let deadline = Instant::now() + Duration::from_secs(10);
+    let status = loop {
+        if let Some(status) = watcher.try_wait().unwrap() {
+            break status;
+        }
+        if Instant::now() > deadline {
+            let _ = watcher.kill();
+            panic!("elroy remind --watch did not end within 10 s of SIGTERM");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    assert_eq!(status.code(), Some(0));
+    // Nothing was announced twice.
+    assert!(rx.recv_timeout(Duration::from_millis(100)).is_err());
+}
+
+const NOW: &str = "2026-12-01T08:00:00Z";
+
+/// A home with plain items (checklist, updates) over a week and timed and contextual due items.
+fn agenda_home() -> TestHome {
+    let home = TestHome::new();
+    let call = |tool: &str, args: serde_json::Value| {
+        ok_at(
+            &home,
+            NOW,
+            &["tools", "call", tool, "--args", &args.to_string()],
+        );
+    };
+    call(
+        "add_agenda_item",
+        serde_json::json!({"text": "Water the plants\nThe ferns need more.", "item_date": "2026-12-01"}),
+    );
+    call(
+        "add_agenda_checklist_item",
+        serde_json::json!({"item_name": "Water the plants", "text": "ferns"}),
+    );
+    call(
+        "add_agenda_checklist_item",
+        serde_json::json!({"item_name": "Water the plants", "text": "cactus"}),
+    );
+    call(
+        "complete_agenda_checklist_item",
+        serde_json::json!({"item_name": "Water the plants", "checklist_item_id": 1}),
+    );
+    call(
+        "add_agenda_item_update",
+        serde_json::json!({"item_name": "Water the plants", "note": "ferns done"}),
+    );
+    call(
+        "add_agenda_item",
+        serde_json::json!({"text": "Write the report", "item_date": "2026-12-03"}),
+    );
+    call(
+        "add_agenda_item",
+        serde_json::json!({"text": "Next month", "item_date": "2027-01-05"}),
+    );
+    create_due(
+        &home,
+        NOW,
+        "Call the dentist",
+        "Ask about the invoice",
+        "09:00",
+    );
+    create_due(
+        &home,
+        NOW,
+        "Pay rent",
+        "Transfer\nto the landlord",
+        "tomorrow 9am",
+    );
+    create_due(&home, NOW, "Standup", "", "in 10 minutes");
+    call(
+        "create_due_item",
+        serde_json::json!({"name": "Buy milk", "text": "semi-skimmed", "trigger_context": "when at the shop"}),
+    );
+    home
+}
+
+#[test]
+fn agenda_and_due_tables_and_json() {
+    let home = agenda_home();
+    // 35 minutes later: the standup is overdue.
+    let later = "2026-12-01T08:35:00Z";
+    insta::assert_snapshot!("agenda_today", ok_at(&home, later, &["agenda"]));
+    insta::assert_snapshot!("agenda_week", ok_at(&home, later, &["agenda", "week"]));
+    insta::assert_snapshot!(
+        "agenda_tomorrow_empty",
+        ok_at(&home, later, &["agenda", "tomorrow"])
+    );
+    insta::assert_snapshot!(
+        "agenda_week_json",
+        ok_at(&home, later, &["agenda", "week", "--json"])
+    );
+    insta::assert_snapshot!("due", ok_at(&home, later, &["due"]));
+    insta::assert_snapshot!("due_json", ok_at(&home, later, &["due", "--json"]));
+    // NO_COLOR or not, a pipe gets plain text.
+    let plain = home
+        .cmd()
+        .env("ELROY_NOW", later)
+        .env("NO_COLOR", "1")
+        .arg("due")
+        .output()
+        .unwrap();
+    assert_eq!(stdout(&plain), ok_at(&home, later, &["due"]));
+    assert!(!stdout(&plain).contains('\x1b'));
+    // Point 7: another zone changes the display, never the stored trigger.
+    let kolkata = home
+        .cmd()
+        .env("ELROY_NOW", later)
+        .env("ELROY_TIMEZONE", "Asia/Kolkata")
+        .args(["due", "--json"])
+        .output()
+        .unwrap();
+    let json: serde_json::Value = serde_json::from_slice(&kolkata.stdout).unwrap();
+    assert_eq!(json["timed"][1]["trigger_datetime"], "2026-12-01T09:00:00Z");
+    assert_eq!(json["timed"][1]["local"], "2026-12-01 14:30:00+05:30");
+    assert!(
+        std::fs::read_to_string(home.home().join("agenda/Call_the_dentist.md"))
+            .unwrap()
+            .contains("trigger_datetime: 2026-12-01 09:00:00+00:00")
+    );
+    let bad = run_at(&home, later, &["agenda", "someday"]);
+    assert_eq!(bad.status.code(), Some(1));
+    assert!(
+        stderr(&bad).contains("not a day: 'someday'"),
+        "{}",
+        stderr(&bad)
+    );
+}
+
+/// `elroy due snooze` and `elroy due done` are one versioned-home commit each, listed by
+/// `elroy history` and reverted by `elroy undo`; snoozing changes only `trigger_datetime`.
+#[test]
+fn snooze_and_done_are_recorded_and_undone() {
+    let home = agenda_home();
+    let file = home.home().join("agenda/Call_the_dentist.md");
+    let before = std::fs::read_to_string(&file).unwrap();
+    ok_at(
+        &home,
+        NOW,
+        &[
+            "due",
+            "snooze",
+            "Call the dentist",
+            "tomorrow",
+            "at",
+            "10am",
+        ],
+    );
+    let snoozed = std::fs::read_to_string(&file).unwrap();
+    assert_eq!(
+        snoozed,
+        before.replace(
+            "trigger_datetime: 2026-12-01 09:00:00+00:00",
+            "trigger_datetime: 2026-12-02 10:00:00+00:00"
+        )
+    );
+    assert_ne!(snoozed, before);
+    let history = ok_at(&home, NOW, &["history"]);
+    assert!(
+        history
+            .lines()
+            .next()
+            .unwrap()
+            .ends_with("snooze_due_item: agenda/Call_the_dentist.md"),
+        "{history}"
+    );
+    ok_at(
+        &home,
+        NOW,
+        &["due", "done", "Call the dentist", "--comment", "called"],
+    );
+    let history = ok_at(&home, NOW, &["history"]);
+    assert!(
+        history
+            .lines()
+            .next()
+            .unwrap()
+            .ends_with("complete_due_item: agenda/Call_the_dentist.md"),
+        "{history}"
+    );
+    assert!(!ok_at(&home, NOW, &["due"]).contains("Call the dentist"));
+    ok_at(&home, NOW, &["undo"]);
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), snoozed);
+    ok_at(&home, NOW, &["undo"]);
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), before);
+
+    // Errors: unknown item, contextual item, a time that has passed, not a time.
+    for (args, message) in [
+        (
+            vec!["due", "snooze", "Nope", "10m"],
+            "Active due item 'Nope' not found.",
+        ),
+        (
+            vec!["due", "snooze", "Buy milk", "10m"],
+            "'Buy milk' has no trigger time (it is a contextual due item), so it cannot be snoozed",
+        ),
+        (
+            vec!["due", "snooze", "Pay rent", "7am"],
+            "'7am' is 07:00 today, which has already passed (it is 08:00 now).",
+        ),
+        (
+            vec!["due", "snooze", "Pay rent", "whenever"],
+            "Invalid datetime format: 'whenever'.",
+        ),
+        (
+            vec!["due", "done", "Nope"],
+            "Active due item 'Nope' not found.",
+        ),
+    ] {
+        let out = run_at(&home, NOW, &args);
+        assert_eq!(out.status.code(), Some(1), "{args:?}");
+        assert!(stderr(&out).contains(message), "{args:?}: {}", stderr(&out));
+    }
+}
