@@ -214,3 +214,107 @@ impl Reminders {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used, clippy::expect_used)]
+    use super::*;
+
+    fn runtime(home: &std::path::Path, now: &str) -> Runtime {
+        let options = elroy_config::LoadOptions {
+            home: Some(home.to_path_buf()),
+            cwd: home.to_path_buf(),
+            user_dir: Some(home.to_path_buf()),
+            ..elroy_config::LoadOptions::default()
+        };
+        let mut config = elroy_config::Config::load(&options).unwrap();
+        config.now = Some(now.parse().unwrap());
+        config.timezone = jiff::tz::TimeZone::UTC;
+        Runtime::open_with(config, crate::logged_warnings()).unwrap()
+    }
+
+    /// The API the interfaces use: what is due and not announced on a channel, claiming it
+    /// (once), channels independent, the next trigger; a snooze makes it due again later.
+    #[tokio::test]
+    async fn interface_channel_announces_once_independently_of_the_command_line() {
+        let dir = tempfile::tempdir().unwrap();
+        let home = dir.path().join(".elroy");
+        let rt = runtime(&home, "2026-12-01T08:00:00Z");
+        for (name, when) in [("Dentist", "09:00"), ("Rent", "tomorrow 9am")] {
+            let args =
+                format!(r#"{{"name":"{name}","text":"Ask\nabout it","trigger_time":"{when}"}}"#);
+            let r = rt.call_tool("create_due_item", Some(&args)).await;
+            assert!(!r.is_error, "{}", r.content);
+        }
+        let reminders = rt.reminders().unwrap();
+        let at = |s: &str| s.parse::<Timestamp>().unwrap();
+        assert!(
+            reminders
+                .due_announcements(at("2026-12-01T08:59:59Z"), Channel::Interface)
+                .unwrap()
+                .is_empty()
+        );
+        assert_eq!(
+            reminders.next_trigger(at("2026-12-01T08:00:00Z")).unwrap(),
+            Some(at("2026-12-01T09:00:00Z"))
+        );
+        let now = at("2026-12-01T09:00:30Z");
+        let due = reminders
+            .due_announcements(now, Channel::Interface)
+            .unwrap();
+        assert_eq!(due.len(), 1);
+        assert_eq!(due[0].line, "⏰ 09:00 Dentist — Ask about it");
+        assert_eq!(
+            (due[0].title.as_str(), due[0].body.as_str()),
+            ("09:00 Dentist", "Ask\nabout it")
+        );
+        assert!(
+            reminders
+                .mark_announced(&due[0], Channel::Interface, now)
+                .unwrap()
+        );
+        assert!(
+            !reminders
+                .mark_announced(&due[0], Channel::Interface, now)
+                .unwrap()
+        );
+        assert!(
+            reminders
+                .claim_due(now, Channel::Interface)
+                .unwrap()
+                .is_empty()
+        );
+        assert_eq!(
+            reminders
+                .claim_due(now, Channel::CommandLine)
+                .unwrap()
+                .len(),
+            1
+        );
+        assert_eq!(
+            reminders.next_trigger(now).unwrap(),
+            Some(at("2026-12-02T09:00:00Z"))
+        );
+        // Another day's trigger shows its date.
+        let later = at("2026-12-02T10:00:00Z");
+        let rent = reminders.claim_due(later, Channel::Interface).unwrap();
+        assert_eq!(rent[0].line, "⏰ 09:00 Rent — Ask about it");
+        let next_day = reminders.claim_due(at("2026-12-03T10:00:00Z"), Channel::CommandLine);
+        assert_eq!(
+            next_day.unwrap()[0].line,
+            "⏰ 2026-12-02 09:00 Rent — Ask about it"
+        );
+        // A snooze is a new trigger: due again, once, on every channel.
+        let snoozed = rt.snooze_due_item("Dentist", "in 10 minutes");
+        assert!(!snoozed.is_error, "{}", snoozed.content);
+        assert_eq!(
+            snoozed.content,
+            "Due item 'Dentist' snoozed until 2026-12-01 08:10:00+00:00."
+        );
+        let again = reminders
+            .claim_due(at("2026-12-01T08:10:00Z"), Channel::Interface)
+            .unwrap();
+        assert_eq!(again.len(), 1);
+        assert_eq!(again[0].title, "08:10 Dentist");
+    }
+}
