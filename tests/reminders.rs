@@ -104,6 +104,37 @@ fn remind_announces_each_trigger_once_and_again_after_a_snooze() {
     );
 }
 
+/// A `notify_command` that cannot run is a warning; the announcement still happens, once.
+#[test]
+fn a_failing_notify_command_is_a_warning() {
+    let home = TestHome::new();
+    create_due(
+        &home,
+        "2026-12-01T08:00:00Z",
+        "Stretch",
+        "",
+        "2026-12-01 09:00",
+    );
+    let out = home
+        .cmd()
+        .env("ELROY_NOW", "2026-12-01T09:00:00Z")
+        .env(
+            "ELROY_NOTIFY_COMMAND",
+            "/nonexistent/notify --urgency 'very high'",
+        )
+        .arg("remind")
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(stdout(&out), "⏰ 09:00 Stretch\n");
+    assert!(
+        stderr(&out).starts_with("warning: notify_command: cannot run /nonexistent/notify: "),
+        "{}",
+        stderr(&out)
+    );
+    assert_eq!(ok_at(&home, "2026-12-01T09:01:00Z", &["remind"]), "");
+}
+
 /// Eight `elroy remind` processes at once announce each of five due items exactly once.
 #[test]
 fn concurrent_reminds_announce_each_item_exactly_once() {
