@@ -29,6 +29,7 @@ mod log;
 mod paths;
 mod pending;
 mod recorder;
+mod tree;
 mod undo;
 
 pub use error::HistoryError;
