@@ -390,3 +390,74 @@ fn a_hand_edit_made_before_a_start_is_committed_at_start_and_not_under_the_tool(
         Err(elroy_history::HistoryError::EditedSince { .. })
     ));
 }
+
+/// Signals `go` and waits for `done` while it runs, then writes `agenda/call.md`: background work
+/// on another thread writes while this call is under way.
+struct Meanwhile {
+    go: Mutex<std::sync::mpsc::Sender<()>>,
+    done: Mutex<std::sync::mpsc::Receiver<()>>,
+}
+
+impl TypedTool for Meanwhile {
+    type Args = NoArgs;
+    const NAME: &'static str = "meanwhile";
+    const DESCRIPTION: &'static str = "Writes a file while background work writes another.";
+    fn run(&self, ctx: &ToolContext, _: NoArgs) -> Result<ToolOutput, ToolError> {
+        self.go.lock().unwrap().send(()).unwrap();
+        self.done.lock().unwrap().recv().unwrap();
+        let file = ctx.user.elroy_home.join("agenda/call.md");
+        elroy_markdown::write_atomic(&file, b"call\n", "call").unwrap();
+        Ok(ToolOutput::text("done"))
+    }
+}
+
+#[test]
+fn background_work_during_a_call_keeps_its_own_paths() {
+    let s = Setup::new();
+    let (go_tx, go_rx) = std::sync::mpsc::channel();
+    let (done_tx, done_rx) = std::sync::mpsc::channel();
+    let mut registry = ToolRegistry::new();
+    registry.register(sync_tool(Meanwhile {
+        go: Mutex::new(go_tx),
+        done: Mutex::new(done_rx),
+    }));
+    registry.set_call_observer(Arc::new(Recorder::new(s.home.clone())));
+    let (finish_tx, finish_rx) = std::sync::mpsc::channel::<()>();
+    let home = s.home.clone();
+    // The background work writes while the call runs and commits after the call has committed:
+    // the call's commit must not take the background file.
+    let background = std::thread::spawn(move || {
+        go_rx.recv().unwrap();
+        let now = "2026-03-16T09:00:00Z".parse().unwrap();
+        home.record(now, "automatic memory", || {
+            let file = home.root().join("memories/Fact.md");
+            elroy_markdown::write_atomic(&file, b"fact\n", "Fact.md").unwrap();
+            done_tx.send(()).unwrap();
+            finish_rx.recv().unwrap();
+        });
+    });
+    let result = block_on(registry.invoke("meanwhile", None, &s.ctx));
+    assert!(!result.is_error, "{}", result.content);
+    finish_tx.send(()).unwrap();
+    background.join().unwrap();
+    let changes = s.home.history(None).unwrap();
+    let summaries: Vec<(&str, &[String])> = changes
+        .iter()
+        .map(|c| (c.summary.as_str(), c.paths.as_slice()))
+        .collect();
+    assert_eq!(
+        summaries,
+        [
+            (
+                "automatic memory: memories/Fact.md",
+                &["memories/Fact.md".to_owned()][..]
+            ),
+            (
+                "meanwhile: agenda/call.md",
+                &["agenda/call.md".to_owned()][..]
+            ),
+            ("initial import", &[".gitignore".to_owned()][..]),
+        ]
+    );
+    assert_eq!(git_status(s.root()), "");
+}
