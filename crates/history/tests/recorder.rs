@@ -461,3 +461,54 @@ fn background_work_during_a_call_keeps_its_own_paths() {
     );
     assert_eq!(git_status(s.root()), "");
 }
+
+#[test]
+fn a_start_rebuilds_a_missing_or_stat_less_index_without_committing() {
+    let s = Setup::new();
+    s.call(&[("agenda/a.md", Some(b"a\n")), ("USER.md", Some(b"me\n"))]);
+    let before = s.summaries();
+    let now = "2026-03-16T09:00:00Z".parse().unwrap();
+    // Deleted (a user's `rm .git/index`): every file looks new to a status walk.
+    std::fs::remove_file(s.root().join(".git/index")).unwrap();
+    VersionedHome::start(s.root(), now).unwrap();
+    assert_eq!(s.summaries(), before);
+    assert_eq!(git_status(s.root()), "");
+    // Without stat data (as an index built from a tree is), or with every file touched: the
+    // files are read once, found unchanged, and their stat data is written back.
+    let repo = git2::Repository::open(s.root()).unwrap();
+    let mut index = repo.index().unwrap();
+    let stat_less: Vec<git2::IndexEntry> = index
+        .iter()
+        .map(|mut entry| {
+            entry.ctime = git2::IndexTime::new(0, 0);
+            entry.mtime = git2::IndexTime::new(0, 0);
+            entry.ino = 0;
+            entry.file_size = 0;
+            entry
+        })
+        .collect();
+    for entry in &stat_less {
+        index.add(entry).unwrap();
+    }
+    index.write().unwrap();
+    assert_eq!(
+        repo.index()
+            .unwrap()
+            .get_path(Path::new("agenda/a.md"), 0)
+            .unwrap()
+            .file_size,
+        0
+    );
+    VersionedHome::start(s.root(), now).unwrap();
+    assert_eq!(s.summaries(), before);
+    let entry = git2::Repository::open(s.root())
+        .unwrap()
+        .index()
+        .unwrap()
+        .get_path(Path::new("agenda/a.md"), 0)
+        .unwrap();
+    #[cfg(unix)]
+    assert_eq!(entry.file_size, 2, "stat data written back");
+    let _ = entry;
+    assert_eq!(git_status(s.root()), "");
+}
