@@ -544,3 +544,39 @@ fn a_git_lock_held_past_the_retry_window_is_recorded_at_the_next_start() {
     );
     assert!(all.iter().all(|l| !l.ends_with("external edit")), "{all:?}");
 }
+
+/// What the git program's `git status --porcelain` prints for the home.
+fn git_status(home: &TestHome) -> String {
+    let out = std::process::Command::new("git")
+        .args(["status", "--porcelain", "--untracked-files=all"])
+        .current_dir(home.home())
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    String::from_utf8(out.stdout).unwrap()
+}
+
+#[test]
+fn the_index_stays_current_so_git_status_is_clean_after_every_change() {
+    // Issue 14: each commit writes `.git/index` (with stat data) for the paths it committed, so the
+    // user's `git status` is clean and fast, and elroy's start-up walk reads no unchanged file.
+    let home = TestHome::new();
+    call(&home, "add_agenda_item", r#"{"text":"Buy milk"}"#);
+    assert_eq!(git_status(&home), "");
+    call(
+        &home,
+        "add_agenda_item_update",
+        r#"{"item_name":"Buy milk","note":"oat"}"#,
+    );
+    assert_eq!(git_status(&home), "");
+    call(&home, "delete_agenda_item", r#"{"item_name":"Buy milk"}"#);
+    assert_eq!(git_status(&home), "");
+    assert!(run(&home, &["undo"]).status.success());
+    assert_eq!(git_status(&home), "");
+    // A hand edit shows in `git status` until the next start commits it as an external edit.
+    std::fs::write(home.home().join("USER.md"), "Likes tea.\n").unwrap();
+    assert_eq!(git_status(&home), "?? USER.md\n");
+    call(&home, "get_current_date", "{}");
+    assert_eq!(history(&home, None)[0], "2026-03-16 08:30:00 external edit");
+    assert_eq!(git_status(&home), "");
+}

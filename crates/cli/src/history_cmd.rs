@@ -36,9 +36,10 @@ pub(crate) fn history(config: &Config, args: &HistoryArgs) -> Result<ExitCode, S
         .path
         .as_deref()
         .map(|p| home_relative(&config.paths.elroy_home, p));
-    let changes = home.history(filter.as_deref()).map_err(|e| e.to_string())?;
-    for change in changes {
-        output::println(&format!(
+    // Printed as found, so `elroy history | head` stops after the few lines it reads.
+    let mut printed = Ok(());
+    home.walk_history(filter.as_deref(), &mut |change| {
+        printed = output::println(&format!(
             "{} {} {}",
             change.short_id,
             change
@@ -46,8 +47,11 @@ pub(crate) fn history(config: &Config, args: &HistoryArgs) -> Result<ExitCode, S
                 .to_zoned_datetime(config.timezone.clone())
                 .strftime("%Y-%m-%d %H:%M:%S"),
             change.summary
-        ))?;
-    }
+        ));
+        printed.is_ok() && !output::stdout_closed()
+    })
+    .map_err(|e| e.to_string())?;
+    printed?;
     Ok(ExitCode::SUCCESS)
 }
 

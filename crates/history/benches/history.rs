@@ -2,9 +2,10 @@
 //! every tool call.
 //!
 //! Run: `cargo bench -p elroy-history --bench history`. `start_unchanged` is the check every start
-//! makes (one status walk, no lock, no commit); `call_without_change` is the recorder around a
-//! tool call that wrote nothing (two status walks); `call_adding_one_file` commits one new file;
-//! `initial_import` is the first start of such a home.
+//! makes (one status walk comparing stat data with `.git/index`, no commit);
+//! `call_without_change` is the recorder around a tool call that wrote nothing (no git access);
+//! `call_adding_one_file` commits one new file (the paths from the write journal, no status
+//! walk); `initial_import` is the first start of such a home.
 
 #![allow(missing_docs, clippy::unwrap_used, clippy::expect_used)]
 
@@ -78,9 +79,11 @@ impl TypedTool for Touch {
     fn run(&self, ctx: &ToolContext, _: NoArgs) -> Result<ToolOutput, ToolError> {
         if self.write {
             let n = COUNTER.fetch_add(1, Ordering::Relaxed);
-            std::fs::write(
-                ctx.user.elroy_home.join(format!("agenda/New_{n}.md")),
-                "new\n",
+            // Through elroy-markdown, as the stores write: its journal names the path.
+            elroy_markdown::write_atomic(
+                &ctx.user.elroy_home.join(format!("agenda/New_{n}.md")),
+                b"new\n",
+                "new",
             )
             .unwrap();
         }

@@ -2,16 +2,17 @@
 
 use std::path::{Path, PathBuf};
 
-use git2::{
-    ErrorCode, Oid, Repository, RepositoryInitOptions, Signature, Status, StatusOptions, Time,
-};
+use git2::{ErrorCode, Oid, Repository, RepositoryInitOptions, Signature, Time};
 use jiff::Timestamp;
 
 use elroy_markdown::HomeLock;
 
 use crate::HistoryError;
-use crate::paths::{GITIGNORE, PATHSPECS, is_store_path};
-use crate::pending::{retrying, write_index_best_effort};
+use crate::paths::GITIGNORE;
+use crate::pending::retrying;
+use crate::tree::{
+    CommitIf, blob_at, commit_files, hash, read_work_tree, store_candidates, sync_index,
+};
 
 /// The committer and author name of every commit elroy makes.
 pub const COMMITTER_NAME: &str = "elroy";
@@ -50,8 +51,10 @@ impl VersionedHome {
     /// a new repository (or one without commits) gets an [`INITIAL_IMPORT`] commit of the stores as
     /// they are; otherwise changes elroy saved but could not commit earlier (the journal, see
     /// [`HistoryError::NotRecorded`]) are committed under their own names, then changes made since
-    /// the last commit are committed as [`EXTERNAL_EDIT`]. Cheap when nothing changed: one status
-    /// walk of the store paths, no lock.
+    /// the last commit are committed as [`EXTERNAL_EDIT`]. Runs under the home lock. Cheap when
+    /// nothing changed: one status walk of the store paths that compares each file's stat with
+    /// `.git/index` and reads only files whose stat changed (their fresh stat data is written back,
+    /// so they are not read again).
     ///
     /// # Errors
     /// [`HistoryError`] when the repository cannot be created or the commit fails (a git lock held
@@ -60,22 +63,10 @@ impl VersionedHome {
         let home = VersionedHome {
             root: elroy_home.to_path_buf(),
         };
-        // Without the lock, "is there a repository" means "does it open": another process may be
-        // creating it under the lock right now (`.git` exists but is not complete yet); waiting
-        // for the lock then finds it done.
-        if home.repo().is_err() {
-            let _lock = HomeLock::acquire(elroy_home)?;
-            if !elroy_home.join(".git").exists() {
-                init(elroy_home)?;
-            }
-        }
-        {
-            let repo = home.repo()?;
-            if head_born(&repo)? && !home.has_pending() && store_statuses(&repo)?.is_empty() {
-                return Ok(home);
-            }
-        }
         let _lock = HomeLock::acquire(elroy_home)?;
+        if !elroy_home.join(".git").exists() {
+            init(elroy_home)?;
+        }
         clear_stale_git_locks(elroy_home);
         let repo = home.repo()?;
         if head_born(&repo)? {
@@ -83,6 +74,12 @@ impl VersionedHome {
             // first, so they are never taken for outside edits.
             if let Err(e) = home.commit_pending(&repo) {
                 tracing::warn!("versioned home: journaled changes not committed yet: {e}");
+                return Ok(home);
+            }
+        }
+        let candidates = store_candidates(&repo)?;
+        if head_born(&repo)? {
+            if candidates.is_empty() {
                 return Ok(home);
             }
             // A tool call of another elroy process may have written a file and not committed it
@@ -96,7 +93,7 @@ impl VersionedHome {
                 return Ok(home);
             }
         }
-        match home.commit_locked(now, &external_edit_message) {
+        match home.commit_work_tree(&repo, candidates, now, &external_edit_message) {
             Ok(_) => Ok(home),
             // A git lock held past the retry window: the edits stay in the work tree and are
             // committed at a later start; this session still records its own changes.
@@ -124,8 +121,9 @@ impl VersionedHome {
 
     /// Commits every changed store file (new, modified, deleted) with the message `message_for`
     /// makes from the changed paths (sorted, relative to the home); [`INITIAL_IMPORT`] when the
-    /// repository has no commit yet. Checks without the lock first, then stages and commits under
-    /// the home lock, so concurrent processes neither lose nor duplicate a change.
+    /// repository has no commit yet. Finds them with one status walk (see
+    /// [`VersionedHome::start`]) under the home lock, so concurrent processes neither lose nor
+    /// duplicate a change. Tool calls do not use this: they commit the paths they wrote.
     ///
     /// Returns the new commit, or `None` when nothing changed.
     ///
@@ -136,86 +134,69 @@ impl VersionedHome {
         now: Timestamp,
         message_for: &dyn Fn(&[String]) -> String,
     ) -> Result<Option<Oid>, HistoryError> {
-        {
-            let repo = self.repo()?;
-            if head_born(&repo)? && !self.has_pending() && store_statuses(&repo)?.is_empty() {
-                return Ok(None);
-            }
-        }
         let _lock = HomeLock::acquire(&self.root)?;
         clear_stale_git_locks(&self.root);
         let repo = self.repo()?;
         if head_born(&repo)? {
             self.commit_pending(&repo)?;
         }
-        self.commit_locked(now, message_for)
+        let candidates = store_candidates(&repo)?;
+        self.commit_work_tree(&repo, candidates, now, message_for)
     }
 
-    /// [`VersionedHome::commit_changes`] with the home lock held (and journaled changes committed):
-    /// retried for [`crate::RETRY_WINDOW`] while a git lock is taken.
-    fn commit_locked(
+    /// Commits the work-tree state of those of `candidates` (store paths) that differ from HEAD as
+    /// one commit `message_for(changed paths)` ([`INITIAL_IMPORT`], with `.gitignore`, when HEAD is
+    /// unborn), retried for [`crate::RETRY_WINDOW`] while a git lock is taken, then brings
+    /// `.git/index` up to date for every candidate. Call with the home lock held.
+    pub(crate) fn commit_work_tree(
         &self,
+        repo: &Repository,
+        mut candidates: Vec<String>,
         now: Timestamp,
         message_for: &dyn Fn(&[String]) -> String,
     ) -> Result<Option<Oid>, HistoryError> {
-        retrying(|| self.commit_locked_once(now, message_for))
-    }
-
-    fn commit_locked_once(
-        &self,
-        now: Timestamp,
-        message_for: &dyn Fn(&[String]) -> String,
-    ) -> Result<Option<Oid>, HistoryError> {
-        // A fresh handle: another process may have committed while we waited for the lock.
-        let repo = self.repo()?;
-        let born = head_born(&repo)?;
-        let mut index = repo.index()?;
-        if born {
-            // From HEAD's tree, not from what `.git/index` says: the index file may be stale (its
-            // lock was taken when elroy last committed).
-            index.read_tree(&repo.head()?.peel_to_tree()?)?;
-        } else {
+        let born = head_born(repo)?;
+        if !born {
             let gitignore = self.root.join(".gitignore");
             if !gitignore.exists() {
                 elroy_markdown::write_atomic(&gitignore, GITIGNORE.as_bytes(), ".gitignore")?;
             }
-            index.add_path(Path::new(".gitignore"))?;
+            candidates.push(".gitignore".to_owned());
         }
-        for (path, deleted) in store_statuses(&repo)? {
-            if deleted {
-                index.remove_path(Path::new(&path))?;
-            } else {
-                index.add_path(Path::new(&path))?;
-            }
-        }
-        write_index_best_effort(&mut index)?;
-        let tree_id = index.write_tree()?;
-        let parent = if born {
-            Some(repo.head()?.peel_to_commit()?)
+        let head = if born {
+            Some(repo.head()?.peel_to_tree()?)
         } else {
             None
         };
-        let tree = repo.find_tree(tree_id)?;
-        let message = match &parent {
-            Some(parent) => {
-                let paths = changed_paths(&repo, Some(&parent.tree()?), &tree)?;
-                if paths.is_empty() {
-                    return Ok(None);
+        let mut files = Vec::new();
+        for path in &candidates {
+            let bytes = read_work_tree(&self.root, path)?;
+            let state = hash(bytes.as_deref())?;
+            let committed = match &head {
+                Some(tree) => blob_at(tree, path)?,
+                None => None,
+            };
+            if state != committed || !born {
+                if let Some(bytes) = &bytes {
+                    repo.blob(bytes)?;
                 }
-                message_for(&paths)
+                files.push((path.clone(), state));
             }
-            None => INITIAL_IMPORT.to_owned(),
-        };
-        let parents: Vec<&git2::Commit<'_>> = parent.iter().collect();
-        let sig = signature(now)?;
-        Ok(Some(repo.commit(
-            Some("HEAD"),
-            &sig,
-            &sig,
-            &message,
-            &tree,
-            &parents,
-        )?))
+        }
+        let initial = |_: &[String]| INITIAL_IMPORT.to_owned();
+        let message_for: &dyn Fn(&[String]) -> String = if born { message_for } else { &initial };
+        let id = retrying(|| {
+            commit_files(
+                repo,
+                &self.root,
+                now,
+                &files,
+                message_for,
+                CommitIf::Changed,
+            )
+        })?;
+        sync_index(repo, &self.root, &candidates);
+        Ok(id)
     }
 }
 
@@ -339,30 +320,6 @@ pub(crate) fn head_born(repo: &Repository) -> Result<bool, HistoryError> {
         Err(e) if matches!(e.code(), ErrorCode::UnbornBranch | ErrorCode::NotFound) => Ok(false),
         Err(e) => Err(e.into()),
     }
-}
-
-/// Store files that differ from the index or the last commit: `(path, deleted from the work tree)`.
-pub(crate) fn store_statuses(repo: &Repository) -> Result<Vec<(String, bool)>, HistoryError> {
-    let mut options = StatusOptions::new();
-    options
-        .include_untracked(true)
-        .recurse_untracked_dirs(true)
-        .include_ignored(false)
-        .exclude_submodules(true)
-        .renames_head_to_index(false)
-        .renames_index_to_workdir(false);
-    for spec in PATHSPECS {
-        options.pathspec(spec);
-    }
-    let statuses = repo.statuses(Some(&mut options))?;
-    Ok(statuses
-        .iter()
-        .filter(|entry| entry.status() != Status::CURRENT)
-        .filter_map(|entry| {
-            let path = entry.path().ok()?.to_owned();
-            is_store_path(&path).then(|| (path, entry.status().contains(Status::WT_DELETED)))
-        })
-        .collect())
 }
 
 /// Paths whose content differs between `old` (none: the empty tree) and `new`, sorted.

@@ -62,19 +62,37 @@ impl VersionedHome {
     /// # Errors
     /// [`HistoryError::Git`] when the repository cannot be read.
     pub fn history(&self, path: Option<&str>) -> Result<Vec<Change>, HistoryError> {
+        let mut changes = Vec::new();
+        self.walk_history(path, &mut |change| {
+            changes.push(change);
+            true
+        })?;
+        Ok(changes)
+    }
+
+    /// As [`VersionedHome::history`], one change at a time: `each` gets the changes newest first
+    /// and returns whether to go on, so a reader that wants the newest few (`elroy history |
+    /// head`) costs those few, not the whole history (each change is a tree diff).
+    ///
+    /// # Errors
+    /// [`HistoryError::Git`] when the repository cannot be read.
+    pub fn walk_history(
+        &self,
+        path: Option<&str>,
+        each: &mut dyn FnMut(Change) -> bool,
+    ) -> Result<(), HistoryError> {
         let repo = self.repo()?;
         if !head_born(&repo)? {
-            return Ok(Vec::new());
+            return Ok(());
         }
         let filter = path.map(|p| p.trim_end_matches('/').trim_start_matches("./"));
-        let mut changes = Vec::new();
         for id in first_parent_walk(&repo)? {
             let change = Change::of(&repo, &repo.find_commit(id?)?)?;
-            if filter.is_none_or(|f| change.paths.iter().any(|p| matches(p, f))) {
-                changes.push(change);
+            if filter.is_none_or(|f| change.paths.iter().any(|p| matches(p, f))) && !each(change) {
+                break;
             }
         }
-        Ok(changes)
+        Ok(())
     }
 }
 

@@ -11,11 +11,11 @@ use std::collections::BTreeMap;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use git2::{ErrorCode, Index, ObjectType, Oid, Repository};
+use git2::{ErrorCode, ObjectType, Oid, Repository};
 use jiff::Timestamp;
 use serde_json::{Value, json};
 
-use crate::home::signature;
+use crate::tree::{CommitIf, commit_files, sync_index};
 use crate::{HistoryError, VersionedHome};
 
 /// How long a commit that finds a git lock file taken is retried before its change is journaled.
@@ -47,17 +47,6 @@ pub(crate) fn retrying<T>(
             other => return other,
         }
     }
-}
-
-/// Writes the in-memory `index` to `.git/index` when it can: the tree elroy commits is built from
-/// HEAD's tree in memory, so a taken `index.lock` (or a full disk) costs only a stale index file,
-/// a cache (a later status walk re-reads the files it lists; the next commit rebuilds it from
-/// HEAD). Never fails.
-pub(crate) fn write_index_best_effort(index: &mut Index) -> Result<(), HistoryError> {
-    if let Err(e) = index.write() {
-        tracing::debug!("versioned home: .git/index not updated: {e}");
-    }
-    Ok(())
 }
 
 /// One change saved to the stores but not committed.
@@ -196,9 +185,14 @@ impl VersionedHome {
             }
         }
         elroy_markdown::remove_file(&path, JOURNAL)?;
-        let mut index = repo.index()?;
-        index.read_tree(&repo.head()?.peel_to_tree()?)?;
-        write_index_best_effort(&mut index)?;
+        let mut paths: Vec<String> = lines
+            .iter()
+            .filter_map(|line| Pending::from_line(line))
+            .flat_map(|pending| pending.files.into_keys())
+            .collect();
+        paths.sort();
+        paths.dedup();
+        sync_index(repo, self.root(), &paths);
         Ok(made)
     }
 
@@ -207,39 +201,24 @@ impl VersionedHome {
         repo: &Repository,
         pending: &Pending,
     ) -> Result<Option<Oid>, HistoryError> {
-        let head = repo.head()?.peel_to_commit()?;
-        let mut index = Index::new()?;
-        index.read_tree(&head.tree()?)?;
+        let mut files = Vec::new();
         for (path, state) in &pending.files {
             let state = match state {
                 Some(id) if repo.find_blob(*id).is_ok() => Some(*id),
                 Some(_) => stored_state(repo, self.root(), path)?,
                 None => None,
             };
-            match state {
-                Some(id) => index.add(&crate::recorder::entry(path, id))?,
-                None => {
-                    if index.get_path(Path::new(path), 0).is_some() {
-                        index.remove_path(Path::new(path))?;
-                    }
-                }
-            }
+            files.push((path.clone(), state));
         }
-        let tree_id = index.write_tree_to(repo)?;
-        if tree_id == head.tree_id() {
-            return Ok(None);
-        }
-        let tree = repo.find_tree(tree_id)?;
         let time = Timestamp::from_second(pending.time).unwrap_or(Timestamp::UNIX_EPOCH);
-        let sig = signature(time)?;
-        Ok(Some(repo.commit(
-            Some("HEAD"),
-            &sig,
-            &sig,
-            &pending.message,
-            &tree,
-            &[&head],
-        )?))
+        commit_files(
+            repo,
+            self.root(),
+            time,
+            &files,
+            &|_| pending.message.clone(),
+            CommitIf::Changed,
+        )
     }
 }
 

@@ -1,20 +1,20 @@
 //! [`Recorder`]: the call observer that commits what each tool call changed.
 
-use std::collections::BTreeMap;
-use std::path::Path;
-
-use git2::{Index, IndexEntry, IndexTime, ObjectType, Oid, Repository};
+use git2::{Oid, Repository};
 use jiff::Timestamp;
 use serde_json::{Map, Value};
 
 use elroy_core::{CallObserver, ObservedCall, ToolContext, ToolResult};
-use elroy_markdown::HomeLock;
+use elroy_markdown::{Before, HomeLock, Touched, WriteScope};
 
 use crate::home::{
-    CallsLock, changed_paths, clear_stale_git_locks, external_edit_message, head_born, signature,
-    store_statuses, tool_message,
+    CallsLock, clear_stale_git_locks, external_edit_message, head_born, tool_message,
 };
-use crate::pending::{FileState, Pending, retrying, stored_state, write_index_best_effort};
+use crate::paths::is_store_path;
+use crate::pending::{FileState, Pending, retrying};
+use crate::tree::{
+    CommitIf, blob_at, commit_files, hash, read_work_tree, store_candidates, sync_index,
+};
 use crate::{HistoryError, VersionedHome};
 
 /// Commits the store files a tool call changed as `{tool}: {paths}` (e.g.
@@ -22,14 +22,17 @@ use crate::{HistoryError, VersionedHome};
 /// ([`elroy_core::ToolRegistry::set_call_observer`]), so direct calls, model turns and MCP calls are
 /// all recorded.
 ///
-/// Before the tool runs it notes the store files that already differ from the last commit (hand
-/// edits not yet committed, or another process's change about to be committed) and keeps their
-/// content; after, it commits only what the call changed. A file that was edited by hand and then
-/// changed by the tool gets two commits: the hand edit as `external edit`, then the tool's change,
-/// so undoing the tool never reverts the hand edit. A call that changed nothing makes no commit. A
-/// commit that finds a git lock taken is retried for [`crate::RETRY_WINDOW`]; one that still fails
-/// never fails the call: the change is journaled, committed under the tool's name the next time
-/// elroy commits or starts, and the call's result gets a note saying it was saved but not recorded
+/// The paths come from the write journal ([`elroy_markdown::WriteScope`]): every store write goes
+/// through `elroy_markdown`, which notes, for each path the call changed, its content just before
+/// the call's first change of it. After the call only those paths are looked at (no status walk
+/// of the home): a path whose content is back to what it was, or already committed, makes no
+/// commit; one whose earlier content differs from the last commit (a hand edit not committed yet)
+/// gets two commits, the hand edit as `external edit`, then the tool's change, so undoing the tool
+/// never reverts the hand edit. Hand edits of files the call did not touch are left for the next
+/// start (`external edit`). A call that changed nothing touches no git file at all. A commit that
+/// finds a git lock taken is retried for [`crate::RETRY_WINDOW`]; one that still fails never fails
+/// the call: the change is journaled, committed under the tool's name the next time elroy commits
+/// or starts, and the call's result gets a note saying it was saved but not recorded
 /// ([`HistoryError::NotRecorded`]).
 #[derive(Debug, Clone)]
 pub struct Recorder {
@@ -46,7 +49,7 @@ impl Recorder {
 struct RecordedCall {
     home: VersionedHome,
     name: String,
-    before: BTreeMap<String, FileState>,
+    scope: WriteScope,
     // Held (shared) until the call's changes are committed; see `CallsLock`.
     _calls: Option<CallsLock>,
 }
@@ -59,14 +62,13 @@ impl CallObserver for Recorder {
         _arguments: &Map<String, Value>,
     ) -> Box<dyn ObservedCall> {
         let calls = CallsLock::open(self.home.root()).and_then(CallsLock::shared);
-        let before = self.home.snapshot();
-        if let Err(e) = calls.as_ref().and(before.as_ref()) {
+        if let Err(e) = &calls {
             tracing::warn!(tool = name, "versioned home: {e}");
         }
         Box::new(RecordedCall {
             home: self.home.clone(),
             name: name.to_owned(),
-            before: before.unwrap_or_default(),
+            scope: WriteScope::begin(self.home.root()),
             _calls: calls.ok(),
         })
     }
@@ -74,9 +76,10 @@ impl CallObserver for Recorder {
 
 impl ObservedCall for RecordedCall {
     fn finished(self: Box<Self>, ctx: &ToolContext, _result: &ToolResult) -> Option<String> {
+        let touched = self.scope.finish();
         match self
             .home
-            .commit_call(ctx.time.now(), &self.name, &self.before)
+            .commit_touched(ctx.time.now(), &self.name, &touched)
         {
             Ok(Some(id)) => {
                 tracing::debug!(tool = %self.name, commit = %id, "versioned home: committed");
@@ -95,89 +98,90 @@ impl ObservedCall for RecordedCall {
     }
 }
 
+/// A path to commit: its state and, when it exists, its bytes (written to the object database
+/// when committing).
+type Staged = (String, FileState, Option<Vec<u8>>);
+
 impl VersionedHome {
     /// Runs `work` (a change to the stores that is not a tool call, e.g. background memory work)
     /// and commits what it changed as `{label}: {paths}`, exactly as [`Recorder`] does for a tool
     /// call: hand edits made before are left out, a commit that fails is retried and then journaled
-    /// (see [`HistoryError::NotRecorded`]), and logged. Returns what `work` returned.
+    /// (see [`HistoryError::NotRecorded`]), and logged. `work` runs on the calling thread; the
+    /// changes it makes there are its own even while a tool call runs on another thread of the
+    /// process ([`WriteScope::on_this_thread`]). Returns what `work` returned.
     pub fn record<R>(&self, now: Timestamp, label: &str, work: impl FnOnce() -> R) -> R {
         let calls = CallsLock::open(self.root()).and_then(CallsLock::shared);
-        let before = self.snapshot();
-        if let Err(e) = calls.as_ref().and(before.as_ref()) {
+        if let Err(e) = &calls {
             tracing::warn!(label, "versioned home: {e}");
         }
+        let scope = WriteScope::on_this_thread(self.root());
         let result = work();
-        match self.commit_call(now, label, &before.unwrap_or_default()) {
-            Ok(_) => {}
-            Err(e) => tracing::warn!(label, "versioned home: could not commit: {e}"),
+        let touched = scope.finish();
+        if let Err(e) = self.commit_touched(now, label, &touched) {
+            tracing::warn!(label, "versioned home: could not commit: {e}");
         }
         drop(calls);
         result
     }
 
-    /// The store files that differ from the last commit, with their content written to the object
-    /// database (so a hand edit can be committed as it was even after a tool overwrites it).
-    fn snapshot(&self) -> Result<BTreeMap<String, FileState>, HistoryError> {
-        let repo = self.repo()?;
-        let mut before = BTreeMap::new();
-        for (path, deleted) in store_statuses(&repo)? {
-            let state = if deleted {
-                None
-            } else {
-                match std::fs::read(self.root().join(&path)) {
-                    Ok(bytes) => Some(repo.blob(&bytes)?),
-                    Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
-                    Err(e) => return Err(read_err(&path, &e)),
-                }
-            };
-            before.insert(path, state);
-        }
-        Ok(before)
-    }
-
-    /// Commits what a call of `tool` changed, given the [`VersionedHome::snapshot`] taken before
-    /// it: files unchanged since then are left alone; files that were dirty before and changed
-    /// since get their earlier state committed first as `external edit`. Changes journaled by
-    /// earlier failed commits are committed first. A commit that finds a git lock taken is retried
-    /// for [`crate::RETRY_WINDOW`]; if it still fails, the change is journaled.
+    /// Commits what a call of `tool` changed, given the paths it touched (from the write journal)
+    /// and their content before: paths whose content is as before, or as HEAD has it, are left
+    /// alone; a path whose content before differs from HEAD gets that content committed first as
+    /// `external edit`. Changes journaled by earlier failed commits are committed first. A commit
+    /// that finds a git lock taken is retried for [`crate::RETRY_WINDOW`]; if it still fails, the
+    /// change is journaled. `.git/index` is brought up to date for the committed paths.
     ///
     /// # Errors
     /// [`HistoryError::NotRecorded`] (journaled) or [`HistoryError::NotJournaled`] when the call
     /// changed files and they could not be committed; other [`HistoryError`]s when the lock or the
     /// repository could not even be opened (nothing is known about the call's changes then).
-    pub(crate) fn commit_call(
+    pub(crate) fn commit_touched(
         &self,
         now: Timestamp,
         tool: &str,
-        before: &BTreeMap<String, FileState>,
+        touched: &[Touched],
     ) -> Result<Option<Oid>, HistoryError> {
-        // Straight to the lock (45 µs uncontended): a status walk outside it would only be repeated
-        // inside it.
+        let touched: Vec<&Touched> = touched.iter().filter(|t| is_store_path(&t.path)).collect();
+        if touched.is_empty() && !self.has_pending() {
+            return Ok(None);
+        }
         let _lock = HomeLock::acquire(self.root())?;
         clear_stale_git_locks(self.root());
         let repo = self.repo()?;
         if !head_born(&repo)? {
-            drop(_lock);
-            return self.commit_changes(now, &|paths| tool_message(tool, paths));
+            // No history yet (the start failed): the first commit takes the stores as they are.
+            let candidates = store_candidates(&repo)?;
+            return self
+                .commit_work_tree(&repo, candidates, now, &|paths| tool_message(tool, paths));
         }
         // Earlier changes that could not be committed go first, in order.
         let replayed = self.commit_pending(&repo);
-        let mut ours: Vec<(String, bool)> = Vec::new();
-        let mut earlier: Vec<(String, FileState)> = Vec::new();
-        for (path, deleted) in store_statuses(&repo)? {
-            let state = if deleted {
-                None
-            } else {
-                hash_file(self.root(), &path)?
-            };
-            match before.get(&path) {
-                Some(old) if *old == state => {}
-                Some(old) => {
-                    earlier.push((path.clone(), *old));
-                    ours.push((path, deleted));
+        let head = repo.head()?.peel_to_tree()?;
+        let mut earlier: Vec<Staged> = Vec::new();
+        let mut ours: Vec<Staged> = Vec::new();
+        for t in touched {
+            let committed = blob_at(&head, &t.path)?;
+            let (before, before_bytes) = match &t.before {
+                Before::Missing => (None, None),
+                Before::Bytes(bytes) => (hash(Some(bytes))?, Some(bytes.clone())),
+                Before::Unreadable(e) => {
+                    tracing::warn!(
+                        path = %t.path,
+                        "versioned home: its content before {tool} was unreadable ({e}); \
+                         taken as last committed"
+                    );
+                    (committed, None)
                 }
-                None => ours.push((path, deleted)),
+            };
+            let bytes = read_work_tree(self.root(), &t.path)?;
+            let state = hash(bytes.as_deref())?;
+            if state == before || state == committed {
+                continue;
             }
+            if before != committed {
+                earlier.push((t.path.clone(), before, before_bytes));
+            }
+            ours.push((t.path.clone(), state, bytes));
         }
         if ours.is_empty() {
             if let Err(e) = replayed {
@@ -185,37 +189,62 @@ impl VersionedHome {
             }
             return Ok(None);
         }
-        let committed =
-            replayed.and_then(|_| retrying(|| commit_ours(&repo, now, tool, &earlier, &ours)));
+        let committed = replayed.and_then(|_| {
+            let earlier = store_blobs(&repo, &earlier)?;
+            let ours = store_blobs(&repo, &ours)?;
+            retrying(|| {
+                if !earlier.is_empty() {
+                    commit_files(
+                        &repo,
+                        self.root(),
+                        now,
+                        &earlier,
+                        &external_edit_message,
+                        CommitIf::Changed,
+                    )?;
+                }
+                commit_files(
+                    &repo,
+                    self.root(),
+                    now,
+                    &ours,
+                    &|paths| tool_message(tool, paths),
+                    CommitIf::Changed,
+                )
+            })
+        });
         let reason = match committed {
-            Ok(id) => return Ok(id),
+            Ok(id) => {
+                let paths: Vec<String> = ours.iter().map(|(p, _, _)| p.clone()).collect();
+                sync_index(&repo, self.root(), &paths);
+                return Ok(id);
+            }
             Err(e) => e.to_string(),
         };
         // Saved but not committed: journal it, so it is committed under the tool's name later.
-        let paths: Vec<String> = ours.iter().map(|(p, _)| p.clone()).collect();
+        let paths: Vec<String> = ours.iter().map(|(p, _, _)| p.clone()).collect();
         let mut entries = Vec::new();
         if !earlier.is_empty() {
-            let earlier_paths: Vec<String> = earlier.iter().map(|(p, _)| p.clone()).collect();
+            let earlier_paths: Vec<String> = earlier.iter().map(|(p, _, _)| p.clone()).collect();
             entries.push(Pending {
                 message: external_edit_message(&earlier_paths),
                 time: now.as_second(),
-                files: earlier.iter().cloned().collect(),
+                files: earlier
+                    .iter()
+                    .map(|(p, state, bytes)| (p.clone(), stored(&repo, *state, bytes.as_deref())))
+                    .collect(),
             });
         }
         let message = tool_message(tool, &paths);
-        let files = paths
-            .iter()
-            .map(|path| Ok((path.clone(), stored_state(&repo, self.root(), path)?)))
-            .collect::<Result<BTreeMap<_, _>, HistoryError>>();
-        let journaled = files.and_then(|files| {
-            entries.push(Pending {
-                message: message.clone(),
-                time: now.as_second(),
-                files,
-            });
-            entries.iter().try_for_each(|pending| self.journal(pending))
+        entries.push(Pending {
+            message: message.clone(),
+            time: now.as_second(),
+            files: ours
+                .iter()
+                .map(|(p, state, bytes)| (p.clone(), stored(&repo, *state, bytes.as_deref())))
+                .collect(),
         });
-        match journaled {
+        match entries.iter().try_for_each(|pending| self.journal(pending)) {
             Ok(()) => Err(HistoryError::NotRecorded {
                 summary: message.lines().next().unwrap_or_default().to_owned(),
                 reason,
@@ -227,100 +256,27 @@ impl VersionedHome {
     }
 }
 
-/// One attempt at committing a call's changes: the `earlier` states of files that were dirty before
-/// it as `external edit`, then `ours` (the work tree's current files) as `{tool}: {paths}`. The tree
-/// is built in memory from HEAD's; `.git/index` is updated when it can be.
-fn commit_ours(
+/// Writes the bytes of `staged` to the object database; returns the paths and states.
+fn store_blobs(
     repo: &Repository,
-    now: Timestamp,
-    tool: &str,
-    earlier: &[(String, FileState)],
-    ours: &[(String, bool)],
-) -> Result<Option<Oid>, HistoryError> {
-    let mut index = repo.index()?;
-    index.read_tree(&repo.head()?.peel_to_tree()?)?;
-    if !earlier.is_empty() {
-        for (path, state) in earlier {
-            match state {
-                Some(id) => index.add(&entry(path, *id))?,
-                None => remove(&mut index, path)?,
+    staged: &[Staged],
+) -> Result<Vec<(String, FileState)>, HistoryError> {
+    staged
+        .iter()
+        .map(|(path, state, bytes)| {
+            if let Some(bytes) = bytes {
+                repo.blob(bytes)?;
             }
-        }
-        commit_index(repo, &mut index, now, &external_edit_message)?;
-    }
-    for (path, deleted) in ours {
-        if *deleted {
-            remove(&mut index, path)?;
-        } else {
-            index.add_path(Path::new(path))?;
-        }
-    }
-    commit_index(repo, &mut index, now, &|paths| tool_message(tool, paths))
+            Ok((path.clone(), *state))
+        })
+        .collect()
 }
 
-/// Writes `index` and commits its tree on HEAD with `message_for(changed paths)`; `None` when the
-/// tree equals HEAD's.
-fn commit_index(
-    repo: &Repository,
-    index: &mut Index,
-    now: Timestamp,
-    message_for: &dyn Fn(&[String]) -> String,
-) -> Result<Option<Oid>, HistoryError> {
-    write_index_best_effort(index)?;
-    let tree = repo.find_tree(index.write_tree()?)?;
-    let head = repo.head()?.peel_to_commit()?;
-    let paths = changed_paths(repo, Some(&head.tree()?), &tree)?;
-    if paths.is_empty() {
-        return Ok(None);
+/// `state`, its bytes written to the object database when they can be (for the journal: a state
+/// whose blob is missing is taken from the work tree when the journal is committed).
+fn stored(repo: &Repository, state: FileState, bytes: Option<&[u8]>) -> FileState {
+    if let Some(bytes) = bytes {
+        let _ = repo.blob(bytes);
     }
-    let sig = signature(now)?;
-    Ok(Some(repo.commit(
-        Some("HEAD"),
-        &sig,
-        &sig,
-        &message_for(&paths),
-        &tree,
-        &[&head],
-    )?))
-}
-
-fn remove(index: &mut Index, path: &str) -> Result<(), HistoryError> {
-    if index.get_path(Path::new(path), 0).is_some() {
-        index.remove_path(Path::new(path))?;
-    }
-    Ok(())
-}
-
-/// An index entry for a regular file with blob `id` (no stat data: the next status re-reads the
-/// file).
-pub(crate) fn entry(path: &str, id: Oid) -> IndexEntry {
-    IndexEntry {
-        ctime: IndexTime::new(0, 0),
-        mtime: IndexTime::new(0, 0),
-        dev: 0,
-        ino: 0,
-        mode: 0o100_644,
-        uid: 0,
-        gid: 0,
-        file_size: 0,
-        id,
-        flags: u16::try_from(path.len()).unwrap_or(0xfff).min(0xfff),
-        flags_extended: 0,
-        path: path.as_bytes().to_vec(),
-    }
-}
-
-fn hash_file(root: &Path, path: &str) -> Result<FileState, HistoryError> {
-    match std::fs::read(root.join(path)) {
-        Ok(bytes) => Ok(Some(Oid::hash_object(ObjectType::Blob, &bytes)?)),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
-        Err(e) => Err(read_err(path, &e)),
-    }
-}
-
-fn read_err(path: &str, e: &std::io::Error) -> HistoryError {
-    HistoryError::Read {
-        path: path.to_owned(),
-        message: e.to_string(),
-    }
+    state
 }

@@ -7,10 +7,10 @@ use jiff::Timestamp;
 
 use elroy_markdown::HomeLock;
 
-use crate::home::{EXTERNAL_EDIT, INITIAL_IMPORT, head_born, signature};
+use crate::home::{EXTERNAL_EDIT, INITIAL_IMPORT, head_born};
 use crate::log::{Change, first_parent_walk};
-use crate::pending::{Pending, retrying, write_index_best_effort};
-use crate::recorder::entry;
+use crate::pending::{Pending, retrying};
+use crate::tree::{CommitIf, commit_files, sync_index};
 use crate::{HistoryError, VersionedHome};
 
 /// The summary prefix of an undo commit: `undo: {original summary}`.
@@ -89,7 +89,7 @@ impl VersionedHome {
             "{UNDO_PREFIX}{}\n\n{REVERTS}{}\n",
             original.summary, original.id
         );
-        let id = match retrying(|| commit_restored(&repo, now, &message, &restored)) {
+        let id = match retrying(|| commit_restored(&repo, self.root(), now, &message, &restored)) {
             Ok(id) => id,
             Err(e) => {
                 // The files are restored; the commit saying so waits in the journal.
@@ -114,31 +114,27 @@ impl VersionedHome {
     }
 }
 
-/// One attempt at the undo commit: HEAD's tree with `restored` (path, blob or deleted), built in
-/// memory; `.git/index` is updated when it can be.
+/// One attempt at the undo commit: HEAD's tree with `restored` (path, blob or deleted), updated
+/// path by path; `.git/index` is brought up to date for those paths.
 fn commit_restored(
     repo: &Repository,
+    root: &Path,
     now: Timestamp,
     message: &str,
     restored: &[(String, Option<Oid>)],
 ) -> Result<Oid, HistoryError> {
-    let head = repo.head()?.peel_to_commit()?;
-    let mut index = repo.index()?;
-    index.read_tree(&head.tree()?)?;
-    for (path, state) in restored {
-        match state {
-            Some(id) => index.add(&entry(path, *id))?,
-            None => {
-                if index.get_path(Path::new(path), 0).is_some() {
-                    index.remove_path(Path::new(path))?;
-                }
-            }
-        }
-    }
-    write_index_best_effort(&mut index)?;
-    let tree = repo.find_tree(index.write_tree()?)?;
-    let sig = signature(now)?;
-    Ok(repo.commit(Some("HEAD"), &sig, &sig, message, &tree, &[&head])?)
+    let id = commit_files(
+        repo,
+        root,
+        now,
+        restored,
+        &|_| message.to_owned(),
+        CommitIf::Always,
+    )?
+    .ok_or_else(|| HistoryError::Git(git2::Error::from_str("the undo commit was not made")))?;
+    let paths: Vec<String> = restored.iter().map(|(p, _)| p.clone()).collect();
+    sync_index(repo, root, &paths);
+    Ok(id)
 }
 
 /// The newest commit elroy made that is not undone yet.

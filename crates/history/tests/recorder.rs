@@ -30,13 +30,17 @@ impl TypedTool for Put {
                 fail = true;
                 continue;
             }
+            // `HAND:path`: a hand edit made while the call runs (not through elroy-markdown).
+            if let Some(path) = path.strip_prefix("HAND:") {
+                std::fs::write(ctx.user.elroy_home.join(path), bytes.unwrap_or_default()).unwrap();
+                continue;
+            }
             let file = ctx.user.elroy_home.join(&path);
+            // As the stores do: through elroy-markdown, whose write journal tells the recorder
+            // which paths the call changed.
             match bytes {
-                Some(bytes) => {
-                    std::fs::create_dir_all(file.parent().unwrap()).unwrap();
-                    std::fs::write(file, bytes).unwrap();
-                }
-                None => std::fs::remove_file(file).unwrap(),
+                Some(bytes) => elroy_markdown::write_atomic(&file, &bytes, &path).unwrap(),
+                None => elroy_markdown::remove_file(&file, &path).unwrap(),
             }
         }
         if fail {
@@ -198,8 +202,8 @@ fn work_outside_a_tool_call_is_recorded_under_its_label() {
     std::fs::write(s.root().join("USER.md"), "by hand\n").unwrap();
     let now = "2026-03-16T09:00:00Z".parse().unwrap();
     let answer = s.home.record(now, "automatic memory", || {
-        std::fs::create_dir_all(s.root().join("memories")).unwrap();
-        std::fs::write(s.root().join("memories/Fact.md"), "fact\n").unwrap();
+        elroy_markdown::write_atomic(&s.root().join("memories/Fact.md"), b"fact\n", "Fact.md")
+            .unwrap();
         42
     });
     assert_eq!(answer, 42);
@@ -207,4 +211,304 @@ fn work_outside_a_tool_call_is_recorded_under_its_label() {
         s.summaries(),
         ["automatic memory: memories/Fact.md", "initial import"]
     );
+}
+
+/// What `git status --porcelain` (the git program) prints for the home.
+fn git_status(root: &Path) -> String {
+    let out = std::process::Command::new("git")
+        .args(["status", "--porcelain", "--untracked-files=all"])
+        .current_dir(root)
+        .output()
+        .expect("git runs");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).unwrap()
+}
+
+fn head_paths(root: &Path) -> Vec<String> {
+    let repo = git2::Repository::open(root).unwrap();
+    let tree = repo.head().unwrap().peel_to_tree().unwrap();
+    let mut paths = Vec::new();
+    tree.walk(git2::TreeWalkMode::PreOrder, |dir, entry| {
+        if entry.kind() == Some(git2::ObjectType::Blob) {
+            paths.push(format!("{dir}{}", entry.name().unwrap()));
+        }
+        git2::TreeWalkResult::Ok
+    })
+    .unwrap();
+    paths
+}
+
+#[test]
+fn a_call_commits_only_its_own_paths_when_a_file_is_edited_by_hand_meanwhile() {
+    let s = Setup::new();
+    s.call(&[("agenda/a.md", Some(b"a\n")), ("USER.md", Some(b"me\n"))]);
+    // While the call runs, the user edits USER.md: it is not the tool's change.
+    s.call(&[
+        ("agenda/b.md", Some(b"b\n")),
+        ("HAND:USER.md", Some(b"edited by hand\n")),
+    ]);
+    let changes = s.home.history(None).unwrap();
+    assert_eq!(changes[0].summary, "put_files: agenda/b.md");
+    assert_eq!(changes[0].paths, ["agenda/b.md"]);
+    assert_eq!(git_status(s.root()), " M USER.md\n");
+    let now = "2026-03-16T09:00:00Z".parse().unwrap();
+    VersionedHome::start(s.root(), now).unwrap();
+    let changes = s.home.history(None).unwrap();
+    assert_eq!(changes[0].summary, "external edit");
+    assert_eq!(changes[0].paths, ["USER.md"]);
+    assert_eq!(git_status(s.root()), "");
+}
+
+#[test]
+fn a_write_that_changes_nothing_makes_no_commit() {
+    let s = Setup::new();
+    s.call(&[("agenda/a.md", Some(b"a\n"))]);
+    let before = s.summaries();
+    // The same bytes again, and a file written and then put back as it was.
+    s.call(&[("agenda/a.md", Some(b"a\n"))]);
+    s.call(&[
+        ("agenda/a.md", Some(b"other\n")),
+        ("agenda/a.md", Some(b"a\n")),
+    ]);
+    assert_eq!(s.summaries(), before);
+    assert_eq!(git_status(s.root()), "");
+}
+
+#[test]
+fn removals_and_renames_are_committed() {
+    let s = Setup::new();
+    s.call(&[
+        ("agenda/a.md", Some(b"a\n")),
+        ("memories/m.md", Some(b"m\n")),
+    ]);
+    s.call(&[("agenda/a.md", None)]);
+    assert_eq!(s.summaries()[0], "put_files: agenda/a.md");
+    assert_eq!(head_paths(s.root()), [".gitignore", "memories/m.md"]);
+    // A rename (the memory archive, a due item renamed) commits both paths.
+    let now = "2026-03-16T09:00:00Z".parse().unwrap();
+    s.home.record(now, "archive", || {
+        elroy_markdown::rename_file(
+            &s.root().join("memories/m.md"),
+            &s.root().join("memories/archive/m.md"),
+            "memories/archive/m.md",
+        )
+        .unwrap();
+    });
+    let last = &s.home.history(None).unwrap()[0];
+    assert_eq!(last.paths, ["memories/archive/m.md", "memories/m.md"]);
+    assert_eq!(
+        head_paths(s.root()),
+        [".gitignore", "memories/archive/m.md"]
+    );
+    assert_eq!(git_status(s.root()), "");
+    // Undo brings the removed file back.
+    s.home.undo(now).unwrap();
+    assert_eq!(head_paths(s.root()), [".gitignore", "memories/m.md"]);
+    assert_eq!(git_status(s.root()), "");
+}
+
+#[test]
+fn the_index_is_current_with_stat_data_after_each_commit() {
+    let s = Setup::new();
+    s.call(&[
+        ("agenda/a.md", Some(b"a\n")),
+        ("MEMORY.md", Some(b"notes\n")),
+    ]);
+    assert_eq!(git_status(s.root()), "");
+    let repo = git2::Repository::open(s.root()).unwrap();
+    let index = repo.index().unwrap();
+    let entry = index.get_path(Path::new("agenda/a.md"), 0).unwrap();
+    // Stat data is filled in, so a status walk compares the stat and does not read the file.
+    #[cfg(unix)]
+    {
+        assert_eq!(entry.file_size, 2);
+        assert_ne!((entry.mtime.seconds(), entry.ino), (0, 0));
+    }
+    let _ = entry;
+    let now = "2026-03-16T09:00:00Z".parse().unwrap();
+    s.home.undo(now).unwrap();
+    assert_eq!(git_status(s.root()), "");
+}
+
+#[test]
+fn a_taken_index_lock_leaves_the_commit_made_and_the_next_start_refreshes_the_index() {
+    let s = Setup::new();
+    s.call(&[("agenda/a.md", Some(b"a\n"))]);
+    // The user's `git` holds .git/index.lock: the commit is still made (trees are built from
+    // HEAD's, not from the index); the index is left as it was.
+    let lock = s.root().join(".git/index.lock");
+    std::fs::write(&lock, "").unwrap();
+    s.call(&[
+        ("agenda/a.md", Some(b"a2\n")),
+        ("agenda/b.md", Some(b"b\n")),
+    ]);
+    std::fs::remove_file(&lock).unwrap();
+    assert_eq!(s.summaries()[0], "put_files: agenda/a.md, agenda/b.md");
+    assert_ne!(
+        git_status(s.root()),
+        "",
+        "the index is stale until the next start"
+    );
+    let now = "2026-03-16T09:00:00Z".parse().unwrap();
+    VersionedHome::start(s.root(), now).unwrap();
+    // Nothing is taken for an outside edit, and the index is current again.
+    assert_eq!(s.summaries()[0], "put_files: agenda/a.md, agenda/b.md");
+    assert_eq!(git_status(s.root()), "");
+}
+
+#[test]
+fn a_hand_edit_made_before_a_start_is_committed_at_start_and_not_under_the_tool() {
+    let s = Setup::new();
+    s.call(&[("agenda/a.md", Some(b"elroy 1\n"))]);
+    std::fs::write(s.root().join("agenda/a.md"), "by hand\n").unwrap();
+    let now = "2026-03-16T09:00:00Z".parse().unwrap();
+    VersionedHome::start(s.root(), now).unwrap();
+    s.call(&[("agenda/a.md", Some(b"elroy 2\n"))]);
+    assert_eq!(
+        s.summaries(),
+        [
+            "put_files: agenda/a.md",
+            "external edit",
+            "put_files: agenda/a.md",
+            "initial import"
+        ]
+    );
+    s.home.undo(now).unwrap();
+    assert_eq!(
+        std::fs::read(s.root().join("agenda/a.md")).unwrap(),
+        b"by hand\n"
+    );
+    // Undo refuses when a file of the change was edited since.
+    s.call(&[("agenda/a.md", Some(b"elroy 3\n"))]);
+    std::fs::write(s.root().join("agenda/a.md"), "by hand again\n").unwrap();
+    assert!(matches!(
+        s.home.undo(now),
+        Err(elroy_history::HistoryError::EditedSince { .. })
+    ));
+}
+
+/// Signals `go` and waits for `done` while it runs, then writes `agenda/call.md`: background work
+/// on another thread writes while this call is under way.
+struct Meanwhile {
+    go: Mutex<std::sync::mpsc::Sender<()>>,
+    done: Mutex<std::sync::mpsc::Receiver<()>>,
+}
+
+impl TypedTool for Meanwhile {
+    type Args = NoArgs;
+    const NAME: &'static str = "meanwhile";
+    const DESCRIPTION: &'static str = "Writes a file while background work writes another.";
+    fn run(&self, ctx: &ToolContext, _: NoArgs) -> Result<ToolOutput, ToolError> {
+        self.go.lock().unwrap().send(()).unwrap();
+        self.done.lock().unwrap().recv().unwrap();
+        let file = ctx.user.elroy_home.join("agenda/call.md");
+        elroy_markdown::write_atomic(&file, b"call\n", "call").unwrap();
+        Ok(ToolOutput::text("done"))
+    }
+}
+
+#[test]
+fn background_work_during_a_call_keeps_its_own_paths() {
+    let s = Setup::new();
+    let (go_tx, go_rx) = std::sync::mpsc::channel();
+    let (done_tx, done_rx) = std::sync::mpsc::channel();
+    let mut registry = ToolRegistry::new();
+    registry.register(sync_tool(Meanwhile {
+        go: Mutex::new(go_tx),
+        done: Mutex::new(done_rx),
+    }));
+    registry.set_call_observer(Arc::new(Recorder::new(s.home.clone())));
+    let (finish_tx, finish_rx) = std::sync::mpsc::channel::<()>();
+    let home = s.home.clone();
+    // The background work writes while the call runs and commits after the call has committed:
+    // the call's commit must not take the background file.
+    let background = std::thread::spawn(move || {
+        go_rx.recv().unwrap();
+        let now = "2026-03-16T09:00:00Z".parse().unwrap();
+        home.record(now, "automatic memory", || {
+            let file = home.root().join("memories/Fact.md");
+            elroy_markdown::write_atomic(&file, b"fact\n", "Fact.md").unwrap();
+            done_tx.send(()).unwrap();
+            finish_rx.recv().unwrap();
+        });
+    });
+    let result = block_on(registry.invoke("meanwhile", None, &s.ctx));
+    assert!(!result.is_error, "{}", result.content);
+    finish_tx.send(()).unwrap();
+    background.join().unwrap();
+    let changes = s.home.history(None).unwrap();
+    let summaries: Vec<(&str, &[String])> = changes
+        .iter()
+        .map(|c| (c.summary.as_str(), c.paths.as_slice()))
+        .collect();
+    assert_eq!(
+        summaries,
+        [
+            (
+                "automatic memory: memories/Fact.md",
+                &["memories/Fact.md".to_owned()][..]
+            ),
+            (
+                "meanwhile: agenda/call.md",
+                &["agenda/call.md".to_owned()][..]
+            ),
+            ("initial import", &[".gitignore".to_owned()][..]),
+        ]
+    );
+    assert_eq!(git_status(s.root()), "");
+}
+
+#[test]
+fn a_start_rebuilds_a_missing_or_stat_less_index_without_committing() {
+    let s = Setup::new();
+    s.call(&[("agenda/a.md", Some(b"a\n")), ("USER.md", Some(b"me\n"))]);
+    let before = s.summaries();
+    let now = "2026-03-16T09:00:00Z".parse().unwrap();
+    // Deleted (a user's `rm .git/index`): every file looks new to a status walk.
+    std::fs::remove_file(s.root().join(".git/index")).unwrap();
+    VersionedHome::start(s.root(), now).unwrap();
+    assert_eq!(s.summaries(), before);
+    assert_eq!(git_status(s.root()), "");
+    // Without stat data (as an index built from a tree is), or with every file touched: the
+    // files are read once, found unchanged, and their stat data is written back.
+    let repo = git2::Repository::open(s.root()).unwrap();
+    let mut index = repo.index().unwrap();
+    let stat_less: Vec<git2::IndexEntry> = index
+        .iter()
+        .map(|mut entry| {
+            entry.ctime = git2::IndexTime::new(0, 0);
+            entry.mtime = git2::IndexTime::new(0, 0);
+            entry.ino = 0;
+            entry.file_size = 0;
+            entry
+        })
+        .collect();
+    for entry in &stat_less {
+        index.add(entry).unwrap();
+    }
+    index.write().unwrap();
+    assert_eq!(
+        repo.index()
+            .unwrap()
+            .get_path(Path::new("agenda/a.md"), 0)
+            .unwrap()
+            .file_size,
+        0
+    );
+    VersionedHome::start(s.root(), now).unwrap();
+    assert_eq!(s.summaries(), before);
+    let entry = git2::Repository::open(s.root())
+        .unwrap()
+        .index()
+        .unwrap()
+        .get_path(Path::new("agenda/a.md"), 0)
+        .unwrap();
+    #[cfg(unix)]
+    assert_eq!(entry.file_size, 2, "stat data written back");
+    let _ = entry;
+    assert_eq!(git_status(s.root()), "");
 }

@@ -73,7 +73,8 @@ fn pause_before_rename(path: &Path) {
 /// Writes `contents` to `path` atomically (§3.5): a temporary file `.<name>.tmp-<pid>-<8 hex>` in
 /// the same directory, fsync, rename over the target, fsync the directory. The target's permission
 /// bits are kept when it existed. The parent directory is created when missing. On failure the
-/// temporary file is removed and the target is untouched. Tests can stop it just before the
+/// temporary file is removed and the target is untouched. The change is noted in the write
+/// journal ([`crate::WriteScope`]) when a scope is open for the file's home. Tests can stop it just before the
 /// rename ([`PAUSE_BEFORE_RENAME_ENV`]); it is inert unless that variable is set.
 ///
 /// # Errors
@@ -84,6 +85,7 @@ pub fn write_atomic(path: &Path, contents: &[u8], file: &str) -> Result<(), Mark
         .filter(|p| !p.as_os_str().is_empty())
         .unwrap_or(Path::new("."));
     fs::create_dir_all(dir).map_err(|e| write_err(file, &e))?;
+    crate::journal::before_change(path);
     let name = path
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
@@ -133,6 +135,7 @@ pub fn write_atomic(path: &Path, contents: &[u8], file: &str) -> Result<(), Mark
 /// # Errors
 /// [`MarkdownError::Write`] (`Unable to write {file}: {os error}`).
 pub fn remove_file(path: &Path, file: &str) -> Result<(), MarkdownError> {
+    crate::journal::before_change(path);
     fs::remove_file(path).map_err(|e| write_err(file, &e))?;
     if let Some(dir) = path.parent() {
         sync_dir(dir);
@@ -149,6 +152,8 @@ pub fn rename_file(from: &Path, to: &Path, to_file: &str) -> Result<(), Markdown
     if let Some(dir) = to.parent() {
         fs::create_dir_all(dir).map_err(|e| write_err(to_file, &e))?;
     }
+    crate::journal::before_change(from);
+    crate::journal::before_change(to);
     match fs::rename(from, to) {
         Ok(()) => {
             if let Some(dir) = to.parent() {

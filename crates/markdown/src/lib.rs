@@ -10,11 +10,14 @@
 //! - [`sanitize_filename`] and [`unique_path`]: names to file names (§2), bounded to 255 bytes;
 //!   [`normalize_name`]: the NFC form every store gives names on input and lookup.
 //! - [`write_atomic`]: temp file + fsync + rename (§3.5); [`HomeLock`]: the per-home lock (§3.6).
+//! - [`WriteScope`]: the write journal, the paths a tool call or background work changed under a
+//!   home (the versioned home commits exactly those).
 //! - [`read_text`]: reads a file as UTF-8 with the BOM skipped.
 
 mod atomic;
 mod error;
 mod frontmatter;
+mod journal;
 mod lock;
 mod names;
 mod value;
@@ -25,6 +28,7 @@ pub use atomic::{
 };
 pub use error::MarkdownError;
 pub use frontmatter::{Document, read_text};
+pub use journal::{Before, Touched, WriteScope};
 pub use lock::{HomeLock, LOCK_FILE_NAME, LOCK_TIMEOUT};
 pub use names::{
     MAX_BASE_BYTES, MAX_FILE_NAME_BYTES, is_windows_device_name, normalize_name, sanitize_filename,
