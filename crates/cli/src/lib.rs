@@ -16,6 +16,7 @@ mod mcp_cmd;
 mod message;
 mod output;
 mod remember;
+mod reminders;
 mod render;
 mod tools_cmd;
 
