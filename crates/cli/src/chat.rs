@@ -322,7 +322,7 @@ fn finish_background_on_exit(
     let Some(work) = background else {
         return;
     };
-    match runtime.block_on(tokio::time::timeout(limit, work)) {
+    match runtime.block_on(async { tokio::time::timeout(limit, work).await }) {
         Ok(report) => report_background(&report, palette, printer),
         Err(_) => printer.print(&format!(
             "{}Stopped waiting after {} s: the background work after the last reply (automatic memory, self-reflection, context refresh, consolidation) did not finish; what it had not written yet runs again after a later turn.{}",
@@ -673,7 +673,9 @@ pub(crate) fn run(config: Config) -> Result<ExitCode, String> {
                         &palette,
                     ),
                     Input::Command(command) => {
-                        finish_background(&runtime, &mut background, &palette, &printer);
+                        if command.waits_for_background() {
+                            finish_background(&runtime, &mut background, &palette, &printer);
+                        }
                         let output = runtime.block_on(elroy_commands::run(&command, &mut chat));
                         print_output(&output, &palette);
                         if let Ok(mut names) = names.lock() {
