@@ -135,10 +135,10 @@ pub fn chat_model_choice(config: &Config, env: EnvLookup<'_>) -> Option<(String,
         "inferred from ANTHROPIC_API_KEY"
     } else if config.settings.anthropic_api_key.is_some() {
         "inferred from anthropic_api_key"
-    } else if config.settings.openai_api_key.is_some() {
-        "inferred from openai_api_key"
     } else if env("OPENAI_API_KEY").is_some() {
         "inferred from OPENAI_API_KEY"
+    } else if config.settings.openai_api_key.is_some() {
+        "inferred from openai_api_key"
     } else {
         "inferred from GEMINI_API_KEY"
     };
