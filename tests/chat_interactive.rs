@@ -1,6 +1,7 @@
 //! `elroy chat` end to end with piped input (the line editor reads plain lines when standard input
-//! is not a terminal): history file, session-context pair, streamed reply, `exit`, and
-//! `restart_session` re-executing elroy with a hidden resume turn.
+//! is not a terminal): history file, session-context pair, streamed reply, slash commands, `exit`,
+//! background work, and `restart_session` re-executing elroy with a hidden resume turn; and the
+//! plain REPL in a pseudo-terminal (rustix pty): Tab completion, a reminder above the prompt.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 use crate::common;
@@ -383,4 +384,169 @@ fn leaving_waits_for_background_work_at_most_five_seconds() {
         out.contains("Stopped waiting after 5 s: the background work after the last reply"),
         "{out}\n{err}"
     );
+}
+
+/// A pseudo-terminal: the master side, and the path of the terminal side.
+fn open_pty() -> (std::fs::File, std::fs::File) {
+    use rustix::pty::{OpenptFlags, grantpt, openpt, ptsname, unlockpt};
+    let master = openpt(OpenptFlags::RDWR | OpenptFlags::NOCTTY).unwrap();
+    grantpt(&master).unwrap();
+    unlockpt(&master).unwrap();
+    let name = ptsname(&master, Vec::new()).unwrap();
+    rustix::termios::tcsetwinsize(
+        &master,
+        rustix::termios::Winsize {
+            ws_row: 30,
+            ws_col: 100,
+            ws_xpixel: 0,
+            ws_ypixel: 0,
+        },
+    )
+    .unwrap();
+    let terminal = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .open(name.to_str().unwrap())
+        .unwrap();
+    (std::fs::File::from(master), terminal)
+}
+
+/// `elroy chat --plain` in a pseudo-terminal, its screen output collected as it arrives.
+struct PtyChat {
+    child: std::process::Child,
+    master: std::fs::File,
+    screen: std::sync::Arc<std::sync::Mutex<String>>,
+}
+
+impl PtyChat {
+    fn start(home: &TestHome) -> Self {
+        let (master, terminal) = open_pty();
+        let child = home
+            .cmd()
+            .args(["chat", "--plain"])
+            .stdin(terminal.try_clone().unwrap())
+            .stdout(terminal.try_clone().unwrap())
+            .stderr(terminal)
+            .spawn()
+            .unwrap();
+        let screen = std::sync::Arc::new(std::sync::Mutex::new(String::new()));
+        let sink = std::sync::Arc::clone(&screen);
+        let mut reader = master.try_clone().unwrap();
+        std::thread::spawn(move || {
+            let mut buf = [0u8; 4096];
+            // Ends with an error (EIO) once elroy has closed the terminal.
+            while let Ok(n) = std::io::Read::read(&mut reader, &mut buf) {
+                if n == 0 {
+                    break;
+                }
+                sink.lock()
+                    .unwrap()
+                    .push_str(&String::from_utf8_lossy(&buf[..n]));
+            }
+        });
+        PtyChat {
+            child,
+            master,
+            screen,
+        }
+    }
+
+    fn type_keys(&mut self, keys: &[u8]) {
+        self.master.write_all(keys).unwrap();
+        self.master.flush().unwrap();
+    }
+
+    /// Waits (at most 30 s) until the screen output satisfies `what`; returns it.
+    fn wait_for(&self, what: &dyn Fn(&str) -> bool, label: &str) -> String {
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+        loop {
+            let seen = self.screen.lock().unwrap().clone();
+            if what(&seen) {
+                return seen;
+            }
+            assert!(
+                std::time::Instant::now() < deadline,
+                "no {label} within 30 s; screen so far:\n{seen:?}"
+            );
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+    }
+
+    /// Clears the line (Ctrl-U), leaves (Ctrl-D) and checks the exit (at most 30 s).
+    fn leave(mut self) {
+        self.type_keys(b"\x15\x04");
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+        loop {
+            if let Some(status) = self.child.try_wait().unwrap() {
+                assert!(status.success());
+                return;
+            }
+            if std::time::Instant::now() > deadline {
+                let _ = self.child.kill();
+                panic!(
+                    "elroy did not leave on Ctrl-D: {:?}",
+                    self.screen.lock().unwrap()
+                );
+            }
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+    }
+}
+
+/// Issue 16 item 5: a reminder that comes due while the plain REPL waits for input is printed
+/// above the prompt, and the text being typed is still there (redrawn after it).
+#[test]
+fn a_reminder_appears_above_the_prompt_with_the_typed_text_intact() {
+    let server = MockServer::start();
+    let home = home_for(&server);
+    // Real clock: the item comes due 8 s from now, after the REPL has started.
+    let at = jiff::Timestamp::now() + jiff::SignedDuration::from_secs(8);
+    let args = serde_json::json!({
+        "name": "Call the dentist",
+        "text": "Ask about the invoice",
+        "trigger_time": at.strftime("%Y-%m-%dT%H:%M:%SZ").to_string(),
+    });
+    let created = home.call("create_due_item", &args.to_string());
+    assert!(created.status.success(), "{}", stderr(&created));
+
+    let mut chat = PtyChat::start(&home);
+    chat.wait_for(
+        &|s| s.contains("/help for commands") && s.contains("> "),
+        "prompt",
+    );
+    chat.type_keys(b"hello wor");
+    chat.wait_for(&|s| s.contains("hello wor"), "typed text");
+    let seen = chat.wait_for(
+        &|s| s.find("⏰").is_some_and(|at| s[at..].contains("hello wor")),
+        "reminder followed by the typed text",
+    );
+    let at = seen.find("⏰").unwrap();
+    assert!(
+        seen[at..].contains("Call the dentist — Ask about the invoice"),
+        "{seen:?}"
+    );
+    // The typed text was never sent.
+    chat.leave();
+    assert!(server.requests().is_empty(), "{:?}", server.requests());
+}
+
+/// Tab completes a command name in the line editor; the completed command runs without the model.
+#[test]
+fn tab_completes_command_names() {
+    let server = MockServer::start();
+    let home = home_for(&server);
+    let mut chat = PtyChat::start(&home);
+    chat.wait_for(
+        &|s| s.contains("/help for commands") && s.contains("> "),
+        "prompt",
+    );
+    chat.type_keys(b"/ag\t");
+    chat.wait_for(&|s| s.contains("/agenda"), "completion");
+    chat.type_keys(b" tomorrow\r");
+    chat.wait_for(
+        &|s| s.contains("Nothing on the agenda for"),
+        "agenda output",
+    );
+    chat.leave();
+    assert!(server.requests().is_empty(), "{:?}", server.requests());
 }
