@@ -196,7 +196,11 @@ impl<'a> Renderer<'a> {
                 self.end_thought();
                 self.wrote_text = true;
                 let color = self.palette.system.clone();
-                self.print(&color, &format!("\n```{language}\n{content}```\n"));
+                let styled = !self.palette.reset.is_empty();
+                self.print(
+                    &color,
+                    &crate::render::code_block(&language, &content, styled),
+                );
             }
             TurnEvent::ToolCall {
                 name, arguments, ..
