@@ -701,6 +701,10 @@ pub(crate) fn run(config: Config) -> Result<ExitCode, String> {
                             return restart(&message);
                         }
                         background = work;
+                        // The model may have created or renamed memories.
+                        if let Ok(mut names) = names.lock() {
+                            *names = chat.completion_names();
+                        }
                     }
                 }
             }
