@@ -55,9 +55,51 @@ pub enum Reply {
     /// `event: {its "type"}` and `data: {the value}` (to test a stream split any way, an `error`
     /// event, or a stream that ends without `message_stop`). Other requests get HTTP 400.
     AnthropicEvents(Vec<Value>),
+    /// A streamed text answer held in the middle: `first` is sent at once, the rest of the
+    /// stream (`rest`, the finish chunk, `[DONE]`) only after [`Release::release`] — to see what
+    /// a front end shows while the server still holds the rest. Streaming OpenAI requests only
+    /// (others get HTTP 400). Built by [`Reply::held`].
+    Held {
+        /// The text sent at once.
+        first: String,
+        /// The text sent after the release.
+        rest: String,
+        /// Lets the rest go.
+        release: Release,
+    },
+}
+
+/// Lets the rest of a [`Reply::Held`] stream go (once released, it stays released).
+#[derive(Debug, Clone)]
+pub struct Release(pub(crate) std::sync::Arc<tokio::sync::Semaphore>);
+
+impl Release {
+    /// Sends the rest of the held answer.
+    pub fn release(&self) {
+        self.0.add_permits(1);
+    }
+}
+
+impl PartialEq for Release {
+    fn eq(&self, other: &Self) -> bool {
+        std::sync::Arc::ptr_eq(&self.0, &other.0)
+    }
 }
 
 impl Reply {
+    /// A streamed text answer whose `rest` waits for the returned [`Release`] ([`Reply::Held`]).
+    pub fn held(first: impl Into<String>, rest: impl Into<String>) -> (Self, Release) {
+        let release = Release(std::sync::Arc::new(tokio::sync::Semaphore::new(0)));
+        (
+            Reply::Held {
+                first: first.into(),
+                rest: rest.into(),
+                release: release.clone(),
+            },
+            release,
+        )
+    }
+
     /// A text answer.
     pub fn text(content: impl Into<String>) -> Self {
         Reply::Answer {

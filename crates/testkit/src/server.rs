@@ -484,7 +484,49 @@ fn respond(request: &RecordedRequest, reply: Reply) -> Response {
             "testkit: Anthropic events need a /v1/messages request",
             None,
         ),
+        Reply::Held {
+            first,
+            rest,
+            release,
+        } => {
+            if !request.is_stream() {
+                return error_response(
+                    400,
+                    "testkit: a held answer needs a streaming request",
+                    None,
+                );
+            }
+            held_sse(first, rest, release)
+        }
     }
+}
+
+/// The SSE stream of a held answer: the role chunk and `first` at once, then, after the
+/// release, `rest`, the finish chunk and `[DONE]`.
+fn held_sse(first: String, rest: String, release: crate::reply::Release) -> Response {
+    let all = answer_chunks(&first, &[], usize::MAX, "stop");
+    let frame = |chunk: &Value| format!("data: {chunk}\n\n");
+    let now: String = all[..all.len() - 1].iter().map(frame).collect();
+    let mut later = answer_chunks(&rest, &[], usize::MAX, "stop");
+    later.remove(0);
+    let later: String = later.iter().map(frame).collect::<String>() + "data: [DONE]\n\n";
+    let parts: Vec<(Option<crate::reply::Release>, String)> =
+        vec![(None, now), (Some(release), later)];
+    let stream = futures_util::stream::unfold(parts.into_iter(), |mut parts| async move {
+        let (gate, text) = parts.next()?;
+        if let Some(gate) = gate {
+            // Closed only when the semaphore is dropped, which the release handle prevents.
+            let _ = gate.0.acquire().await.map(|permit| permit.forget());
+            gate.0.add_permits(1);
+        }
+        Some((Ok::<_, std::convert::Infallible>(Bytes::from(text)), parts))
+    });
+    (
+        StatusCode::OK,
+        [(header::CONTENT_TYPE, "text/event-stream")],
+        axum::body::Body::from_stream(stream),
+    )
+        .into_response()
 }
 
 /// The answer to an Anthropic Messages request.
@@ -536,6 +578,7 @@ fn respond_anthropic(request: &RecordedRequest, reply: Reply) -> Response {
         Reply::AnthropicEvents(_) => refuse("testkit: raw events need a streaming request"),
         Reply::Chunks { .. } => refuse("testkit: OpenAI chunks cannot answer /v1/messages"),
         Reply::Embedding(_) => refuse("testkit: an embedding cannot answer /v1/messages"),
+        Reply::Held { .. } => refuse("testkit: a held answer cannot answer /v1/messages"),
     }
 }
 
