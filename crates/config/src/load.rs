@@ -135,6 +135,14 @@ pub(crate) fn load(opts: &LoadOptions) -> Result<Config, ConfigError> {
     if !valid_user_token(&token) {
         return Err(ConfigError::InvalidUserToken(token));
     }
+    if !matches!(settings.ui.as_str(), "full" | "plain") {
+        return Err(ConfigError::InvalidValue {
+            key: "ui".into(),
+            origin: source_of("ui"),
+            expected: "full or plain".into(),
+            got: Value::String(settings.ui.clone()).to_string(),
+        });
+    }
     let (timezone, timezone_name) =
         match resolve_timezone(settings.timezone.as_deref(), opts.env("TZ")) {
             Ok(tz) => tz,

@@ -94,6 +94,11 @@ fn bad_values_name_key_value_and_source() {
         e.to_string(),
         r#"invalid value for show_internal_thought (environment variable ELROY_SHOW_INTERNAL_THOUGHT): expected a boolean, got "maybe""#
     );
+    let e = Config::load(&opts(dir.path(), &[("ELROY_UI", "fullscreen")])).unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        r#"invalid value for ui (environment variable ELROY_UI): expected full or plain, got "fullscreen""#
+    );
     let c = Config::load(&opts(
         dir.path(),
         &[("ELROY_SHOW_INTERNAL_THOUGHT", "false")],
