@@ -18,6 +18,7 @@ mod output;
 mod remember;
 mod render;
 mod tools_cmd;
+mod tui_cmd;
 
 use std::process::ExitCode;
 
@@ -56,7 +57,7 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
         }
         Some(Command::Config(args)) => config_cmd::run(&load_config(&cli)?, args),
         Some(Command::Tools(args)) => tools_cmd::run(load_config(&cli)?, args),
-        Some(Command::Chat) => chat::run(load_config(&cli)?),
+        Some(Command::Chat) => tui_cmd::chat(load_config(&cli)?),
         Some(Command::Message(args)) => message::run(load_config(&cli)?, args),
         Some(Command::History(args)) => history_cmd::history(&load_config(&cli)?, args),
         Some(Command::Undo) => history_cmd::undo(&load_config(&cli)?),
@@ -66,7 +67,7 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
         None => {
             use std::io::IsTerminal;
             if std::io::stdin().is_terminal() {
-                chat::run(load_config(&cli)?)
+                tui_cmd::chat(load_config(&cli)?)
             } else {
                 let args = message::MessageArgs {
                     text: None,

@@ -55,6 +55,58 @@ pub enum Reply {
     /// `event: {its "type"}` and `data: {the value}` (to test a stream split any way, an `error`
     /// event, or a stream that ends without `message_stop`). Other requests get HTTP 400.
     AnthropicEvents(Vec<Value>),
+    /// A streamed text answer held open: `head` is sent at once, then the stream waits (the
+    /// connection open, no `[DONE]`) until [`Gate::open`] is called, then sends `tail`, the
+    /// finish chunk and `data: [DONE]`. To watch a reply arrive before it ends, or cancel it
+    /// mid-stream. A non-streaming request gets HTTP 400.
+    Held {
+        /// Text sent at once.
+        head: String,
+        /// Text sent after the gate opens.
+        tail: String,
+        /// What releases the rest.
+        gate: Gate,
+    },
+}
+
+/// Releases a [`Reply::Held`] stream; clones share one gate.
+#[derive(Debug, Clone, Default)]
+pub struct Gate(std::sync::Arc<GateInner>);
+
+#[derive(Debug, Default)]
+struct GateInner {
+    open: std::sync::atomic::AtomicBool,
+    notify: tokio::sync::Notify,
+}
+
+impl PartialEq for Gate {
+    fn eq(&self, other: &Self) -> bool {
+        std::sync::Arc::ptr_eq(&self.0, &other.0)
+    }
+}
+
+impl Gate {
+    /// A closed gate.
+    pub fn new() -> Self {
+        Gate::default()
+    }
+
+    /// Opens the gate: held streams send the rest (now and from then on).
+    pub fn open(&self) {
+        self.0.open.store(true, std::sync::atomic::Ordering::SeqCst);
+        self.0.notify.notify_waiters();
+    }
+
+    /// Waits until the gate is open.
+    pub(crate) async fn wait(&self) {
+        loop {
+            let notified = self.0.notify.notified();
+            if self.0.open.load(std::sync::atomic::Ordering::SeqCst) {
+                return;
+            }
+            notified.await;
+        }
+    }
 }
 
 impl Reply {
@@ -130,6 +182,15 @@ impl Reply {
             *retry_after = Some(seconds);
         }
         self
+    }
+
+    /// A streamed answer: `head` at once, `tail` after `gate` opens ([`Reply::Held`]).
+    pub fn held(head: impl Into<String>, tail: impl Into<String>, gate: &Gate) -> Self {
+        Reply::Held {
+            head: head.into(),
+            tail: tail.into(),
+            gate: gate.clone(),
+        }
     }
 
     /// Raw SSE chunks ending with `data: [DONE]`.

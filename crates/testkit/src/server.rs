@@ -462,6 +462,13 @@ fn respond(request: &RecordedRequest, reply: Reply) -> Response {
                 error_response(400, "testkit: raw chunks need a streaming request", None)
             }
         }
+        Reply::Held { head, tail, gate } => {
+            if request.is_stream() {
+                held_sse(head, tail, gate)
+            } else {
+                error_response(400, "testkit: a held reply needs a streaming request", None)
+            }
+        }
         Reply::EmptyStreamUnlessNonStreaming(text) => {
             if request.is_stream() {
                 sse(&[], true)
@@ -536,6 +543,7 @@ fn respond_anthropic(request: &RecordedRequest, reply: Reply) -> Response {
         Reply::AnthropicEvents(_) => refuse("testkit: raw events need a streaming request"),
         Reply::Chunks { .. } => refuse("testkit: OpenAI chunks cannot answer /v1/messages"),
         Reply::Embedding(_) => refuse("testkit: an embedding cannot answer /v1/messages"),
+        Reply::Held { .. } => refuse("testkit: a held OpenAI stream cannot answer /v1/messages"),
     }
 }
 
@@ -569,6 +577,44 @@ fn sse(chunks: &[Value], done: bool) -> Response {
         StatusCode::OK,
         [(header::CONTENT_TYPE, "text/event-stream")],
         body,
+    )
+        .into_response()
+}
+
+fn sse_text(chunks: &[Value], done: bool) -> String {
+    let mut body = String::new();
+    for chunk in chunks {
+        body.push_str("data: ");
+        body.push_str(&chunk.to_string());
+        body.push_str("\n\n");
+    }
+    if done {
+        body.push_str("data: [DONE]\n\n");
+    }
+    body
+}
+
+/// [`Reply::Held`]: the head's chunks at once, the rest after the gate opens.
+fn held_sse(head: String, tail: String, gate: crate::reply::Gate) -> Response {
+    let mut first = answer_chunks(&head, &[], usize::MAX, "stop");
+    first.pop(); // no finish chunk yet
+    let mut rest = answer_chunks(&tail, &[], usize::MAX, "stop");
+    rest.remove(0); // the role chunk was sent
+    let stages = vec![
+        (None, sse_text(&first, false)),
+        (Some(gate), sse_text(&rest, true)),
+    ];
+    let stream = futures_util::stream::unfold(stages.into_iter(), |mut stages| async move {
+        let (gate, text) = stages.next()?;
+        if let Some(gate) = gate {
+            gate.wait().await;
+        }
+        Some((Ok::<_, std::convert::Infallible>(Bytes::from(text)), stages))
+    });
+    (
+        StatusCode::OK,
+        [(header::CONTENT_TYPE, "text/event-stream")],
+        axum::body::Body::from_stream(stream),
     )
         .into_response()
 }

@@ -1,0 +1,251 @@
+//! The full-screen interface end to end: the real binary in a pseudo-terminal (opened with
+//! rustix), its screen read with the vt100 crate, against the loopback mock model. Every wait is
+//! bounded (the test fails showing the screen); nothing asserts a duration.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+use std::fs::File;
+use std::io::{Read, Write};
+use std::process::Child;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use elroy_testkit::{Gate, MockServer, Reply};
+use rustix::pty::{OpenptFlags, grantpt, openpt, ptsname, unlockpt};
+use rustix::termios::{Winsize, tcsetwinsize};
+
+use crate::common::{self, TestHome};
+
+/// How long a test waits for the screen to show something.
+const WAIT: Duration = Duration::from_secs(30);
+
+struct Screen {
+    master: File,
+    parser: Arc<Mutex<vt100::Parser>>,
+    child: Child,
+}
+
+fn winsize(rows: u16, cols: u16) -> Winsize {
+    Winsize {
+        ws_row: rows,
+        ws_col: cols,
+        ws_xpixel: 0,
+        ws_ypixel: 0,
+    }
+}
+
+impl Screen {
+    /// `elroy ARGS` on a `rows`×`cols` pseudo-terminal.
+    fn open(home: &TestHome, args: &[&str], rows: u16, cols: u16) -> Screen {
+        let master =
+            openpt(OpenptFlags::RDWR | OpenptFlags::NOCTTY | OpenptFlags::CLOEXEC).unwrap();
+        grantpt(&master).unwrap();
+        unlockpt(&master).unwrap();
+        let name = ptsname(&master, Vec::new()).unwrap();
+        tcsetwinsize(&master, winsize(rows, cols)).unwrap();
+        let slave = std::fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .open(name.to_str().unwrap())
+            .unwrap();
+        let child = home
+            .cmd()
+            .args(args)
+            .env("TERM", "xterm-256color")
+            .stdin(slave.try_clone().unwrap())
+            .stdout(slave.try_clone().unwrap())
+            .stderr(slave)
+            .spawn()
+            .unwrap();
+        let master = File::from(master);
+        let parser = Arc::new(Mutex::new(vt100::Parser::new(rows, cols, 0)));
+        let mut reader = master.try_clone().unwrap();
+        let feed = Arc::clone(&parser);
+        std::thread::spawn(move || {
+            let mut buf = [0u8; 8192];
+            while let Ok(n) = reader.read(&mut buf) {
+                if n == 0 {
+                    break;
+                }
+                feed.lock().unwrap().process(&buf[..n]);
+            }
+        });
+        Screen {
+            master,
+            parser,
+            child,
+        }
+    }
+
+    fn text(&self) -> String {
+        self.parser.lock().unwrap().screen().contents()
+    }
+
+    /// Waits until the screen satisfies `done`; fails with the screen after [`WAIT`].
+    fn wait_for(&self, what: &str, done: impl Fn(&str) -> bool) -> String {
+        let start = Instant::now();
+        loop {
+            let text = self.text();
+            if done(&text) {
+                return text;
+            }
+            assert!(
+                start.elapsed() < WAIT,
+                "timed out waiting for {what}; the screen:\n{text}"
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+
+    fn wait_text(&self, needle: &str) -> String {
+        self.wait_for(&format!("{needle:?}"), |t| t.contains(needle))
+    }
+
+    fn send(&mut self, bytes: &str) {
+        self.master.write_all(bytes.as_bytes()).unwrap();
+        self.master.flush().unwrap();
+    }
+
+    fn resize(&mut self, rows: u16, cols: u16) {
+        tcsetwinsize(&self.master, winsize(rows, cols)).unwrap();
+        self.parser
+            .lock()
+            .unwrap()
+            .screen_mut()
+            .set_size(rows, cols);
+        let pid = rustix::process::Pid::from_child(&self.child);
+        rustix::process::kill_process(pid, rustix::process::Signal::WINCH).unwrap();
+    }
+
+    /// Ctrl+D on an empty input, then waits for the process to end.
+    fn quit(mut self) {
+        self.send("\x04");
+        let start = Instant::now();
+        loop {
+            if let Some(status) = self.child.try_wait().unwrap() {
+                assert!(
+                    status.success(),
+                    "elroy exited with {status}; the screen:\n{}",
+                    self.text()
+                );
+                return;
+            }
+            assert!(
+                start.elapsed() < WAIT,
+                "elroy did not exit; the screen:\n{}",
+                self.text()
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+}
+
+impl Drop for Screen {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn ready(screen: &Screen) {
+    screen.wait_text("INSERT");
+}
+
+#[test]
+fn a_reply_streams_in_visibly_before_it_ends() {
+    let server = MockServer::start();
+    let gate = Gate::new();
+    server.push(Reply::held(
+        "The first words arrive",
+        " and then the rest of it.",
+        &gate,
+    ));
+    let home = common::home_with_model(&server, "");
+    let mut screen = Screen::open(&home, &["chat"], 24, 80);
+    ready(&screen);
+    screen.send("hello there\r");
+    let during = screen.wait_text("The first words arrive");
+    assert!(!during.contains("the rest of it"), "{during}");
+    assert!(during.contains("hello there"), "{during}");
+    gate.open();
+    screen.wait_text("and then the rest of it.");
+    screen.quit();
+}
+
+#[test]
+fn ctrl_c_cancels_mid_stream_and_the_next_message_works() {
+    let server = MockServer::start();
+    let gate = Gate::new();
+    server.push(Reply::held("Partial answer so far", " never sent", &gate));
+    server.push(Reply::text("The second answer."));
+    let home = common::home_with_model(&server, "");
+    let mut screen = Screen::open(&home, &["chat"], 24, 100);
+    ready(&screen);
+    screen.send("first\r");
+    screen.wait_text("Partial answer so far");
+    screen.send("\x03");
+    let cancelled = screen.wait_text("(cancelled)");
+    assert!(cancelled.contains("Partial answer so far"), "{cancelled}");
+    screen.send("second\r");
+    screen.wait_text("The second answer.");
+    assert_eq!(server.chat_requests().len(), 2);
+    screen.quit();
+}
+
+#[test]
+fn a_resize_redraws_and_shows_the_sidebar_when_wide_enough() {
+    let server = MockServer::start();
+    let home = common::home_with_model(&server, "");
+    let mut screen = Screen::open(&home, &["chat"], 24, 80);
+    let narrow = screen.wait_text("INSERT");
+    assert!(
+        !narrow.contains("Memories"),
+        "no sidebar below 100 columns:\n{narrow}"
+    );
+    screen.resize(30, 120);
+    screen.wait_text("Memories");
+    screen.resize(24, 80);
+    screen.wait_for("the sidebar to hide again", |t| {
+        !t.contains("Memories") && t.contains("INSERT")
+    });
+    screen.quit();
+}
+
+#[test]
+fn a_tool_runs_from_the_palette_and_c_in_the_agenda_tab_completes_it() {
+    let server = MockServer::start();
+    let home = common::home_with_model(&server, "");
+    let mut screen = Screen::open(&home, &["chat"], 30, 120);
+    ready(&screen);
+    // Ctrl+P, filter, Enter opens the form; the required field first.
+    screen.send("\x10");
+    screen.wait_text("Palette");
+    screen.send("add_agenda_item");
+    screen.wait_text("> add_agenda_item");
+    screen.send("\r");
+    screen.wait_text("*text:");
+    screen.send("Buy oat milk\r");
+    screen.wait_text("⚙ add_agenda_item");
+    // The Agenda tab (refreshed after the tool) lists it; browse mode, `c` completes it.
+    screen.wait_for("the item in the Agenda tab", |t| {
+        t.lines().any(|l| l.contains("│Buy oat milk"))
+    });
+    screen.send("\x1b");
+    screen.wait_text("BROWSE");
+    screen.send("g");
+    screen.send("c");
+    screen.wait_text("⚙ complete_agenda_item");
+    screen.wait_for("the Agenda tab without the item", |t| {
+        !t.lines().any(|l| l.contains("│Buy oat milk"))
+    });
+    screen.send("\x1b");
+    screen.wait_text("INSERT");
+    screen.quit();
+    assert!(
+        server.chat_requests().is_empty(),
+        "no model request for tools run from the interface"
+    );
+    let history = home.cmd().arg("history").output().unwrap();
+    let text = common::stdout(&history);
+    assert!(text.contains("complete_agenda_item"), "{text}");
+    assert!(text.contains("add_agenda_item"), "{text}");
+}
