@@ -209,11 +209,34 @@ impl Runtime {
         &self,
         capabilities: Capabilities,
     ) -> Result<elroy_orchestrator::Session, RuntimeError> {
-        let models = models::Models::build(
-            &self.config,
-            &elroy_llm::select::process_env,
-            self.warn.as_ref(),
-        )?;
+        self.session_with_model(capabilities, None)
+    }
+
+    /// [`Runtime::session`] with `chat_model` in place of the configured chat model when given
+    /// (as `--model NAME` would: aliases resolved, provider chosen by the name; the fast model
+    /// follows the chat model unless `fast_model` is set). Used by the interactive `/model NAME`
+    /// command: the switch lasts for this session only, nothing is written to the configuration.
+    ///
+    /// # Errors
+    /// As [`Runtime::session`]; [`RuntimeError::Model`] when `chat_model` cannot be built (no
+    /// key for its provider).
+    pub fn session_with_model(
+        &self,
+        capabilities: Capabilities,
+        chat_model: Option<&str>,
+    ) -> Result<elroy_orchestrator::Session, RuntimeError> {
+        let models = match chat_model {
+            None => models::Models::build(
+                &self.config,
+                &elroy_llm::select::process_env,
+                self.warn.as_ref(),
+            )?,
+            Some(name) => {
+                let mut config = (*self.config).clone();
+                config.settings.chat_model = Some(name.to_owned());
+                models::Models::build(&config, &elroy_llm::select::process_env, self.warn.as_ref())?
+            }
+        };
         let parts = adapters::session_parts(self, models, capabilities)?;
         Ok(elroy_orchestrator::Session::start(parts)?)
     }

@@ -1,0 +1,561 @@
+//! Running a command without the model.
+
+use elroy_agenda::{AgendaStore, Kind};
+use elroy_core::{Message, UserId};
+use elroy_history::VersionedHome;
+use elroy_transcript::{ContextItem, TranscriptStore};
+use serde_json::{Value, json};
+
+use crate::parse::{Command, help_lines};
+use crate::session::ChatSession;
+
+/// What the front end should do after a command (the engine already did the work).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Action {
+    /// Leave the interface (after waiting for background work, as on Ctrl-D).
+    Exit,
+    /// A new context was started: a full-screen front end clears its conversation pane.
+    ClearContext,
+    /// The chat model is now `name` for this session (status bar, banner).
+    SwitchModel(String),
+}
+
+/// A command's result, front-end neutral.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct CommandOutput {
+    /// Markdown lines to show (headings, `- ` lists, `` `code` ``); may be empty.
+    pub lines: Vec<String>,
+    /// The command failed (show the lines in the warning colour); nothing was changed.
+    pub is_error: bool,
+    /// What the front end should do next, if anything.
+    pub action: Option<Action>,
+}
+
+impl CommandOutput {
+    fn lines(lines: Vec<String>) -> Self {
+        CommandOutput {
+            lines,
+            ..CommandOutput::default()
+        }
+    }
+
+    fn text(text: &str) -> Self {
+        Self::lines(text.lines().map(str::to_owned).collect())
+    }
+
+    fn error(text: &str) -> Self {
+        CommandOutput {
+            is_error: true,
+            ..Self::text(text)
+        }
+    }
+
+    fn with_action(mut self, action: Action) -> Self {
+        self.action = Some(action);
+        self
+    }
+}
+
+/// How many changes `/history` lists.
+pub const HISTORY_LINES: usize = 15;
+
+/// The longest default name of a `/remember` memory, in characters (as `elroy remember`).
+const DEFAULT_NAME_CHARS: usize = 60;
+
+/// Runs `command` on `chat` without any chat-model request:
+///
+/// - `/help`: the command list;
+/// - `/agenda [DATE]`: `list_agenda_items` for DATE (`today`, `tomorrow`, `yesterday` or
+///   `YYYY-MM-DD`, default today), one line per item with checklist progress;
+/// - `/due`: the active due items from the agenda store, timed ones by trigger time (in the
+///   configured zone, `overdue` marked), then contextual ones;
+/// - `/memories [QUESTION]`: `examine_memories` for QUESTION (its recall may embed the question
+///   when embeddings are configured), else the active memories' names;
+/// - `/remember TEXT`: `create_memory` named after TEXT's first line (as `elroy remember`);
+/// - `/requests`: `list_feature_requests`; `/tools`: the registry;
+/// - `/history`: the last [`HISTORY_LINES`] changes of the versioned home; `/undo`: reverts the
+///   last one (as `elroy undo`);
+/// - `/model [NAME]`: shows the model, or switches to NAME ([`ChatSession::switch_model`],
+///   [`Action::SwitchModel`]);
+/// - `/clear`: a new context — the system prompt and a fresh session-context pair, one
+///   transcript version with reason `clear` ([`Action::ClearContext`]); the messages stay in
+///   the transcript;
+/// - `/exit`: [`Action::Exit`].
+///
+/// Tools are called as direct calls through the runtime ([`elroy_runtime::Runtime::call_tool`]):
+/// validated as a model's call, recorded in the versioned home, effects applied to the active
+/// context. A failure is an output with `is_error` and the tool's or store's message.
+pub async fn run(command: &Command, chat: &mut ChatSession) -> CommandOutput {
+    match command {
+        Command::Help => {
+            let mut lines = vec!["Commands:".to_owned()];
+            lines.extend(help_lines());
+            lines.push(
+                "Anything else is sent to the model; start with `//` to send a message that begins with `/`."
+                    .to_owned(),
+            );
+            CommandOutput::lines(lines)
+        }
+        Command::Agenda(date) => agenda(chat, date.as_deref()).await,
+        Command::Due => due(chat),
+        Command::Memories(None) => memory_names(chat),
+        Command::Memories(Some(question)) => {
+            tool(chat, "examine_memories", &json!({ "question": question })).await
+        }
+        Command::Remember(None) => CommandOutput::error("Usage: /remember TEXT"),
+        Command::Remember(Some(text)) => {
+            let name = default_name(text);
+            tool(
+                chat,
+                "create_memory",
+                &json!({ "name": name, "text": text }),
+            )
+            .await
+        }
+        Command::Requests => tool(chat, "list_feature_requests", &json!({})).await,
+        Command::History => history(chat),
+        Command::Undo => undo(chat),
+        Command::Model(None) => {
+            let mut lines = vec![format!("Chat model: `{}`", chat.model_name())];
+            if chat.model_override().is_some() {
+                lines.push("(switched with /model for this session)".to_owned());
+            }
+            lines.push("Switch for this session with `/model NAME` (e.g. `/model sonnet`).".into());
+            CommandOutput::lines(lines)
+        }
+        Command::Model(Some(name)) => match chat.switch_model(name) {
+            Ok(()) => CommandOutput::text(&format!(
+                "Chat model for this session: `{}`",
+                chat.model_name()
+            ))
+            .with_action(Action::SwitchModel(chat.model_name().to_owned())),
+            Err(e) => CommandOutput::error(&format!("Cannot switch to {name}: {e}")),
+        },
+        Command::Tools => tools(chat),
+        Command::Clear => clear(chat),
+        Command::Exit => CommandOutput::default().with_action(Action::Exit),
+    }
+}
+
+/// A direct tool call; its text as the output.
+async fn tool(chat: &ChatSession, name: &str, arguments: &Value) -> CommandOutput {
+    let result = chat
+        .runtime()
+        .call_tool(name, Some(&arguments.to_string()))
+        .await;
+    if result.is_error {
+        CommandOutput::error(&result.content)
+    } else {
+        CommandOutput::text(&result.content)
+    }
+}
+
+/// `today`/`tomorrow`/`yesterday` as `YYYY-MM-DD` in the configured zone; other text unchanged
+/// (the tool validates it).
+fn agenda_date(chat: &ChatSession, date: Option<&str>) -> String {
+    let today = chat.runtime().time.today();
+    let shifted = |days: i64| {
+        today
+            .checked_add(jiff::Span::new().days(days))
+            .unwrap_or(today)
+            .to_string()
+    };
+    match date.map(str::to_lowercase).as_deref() {
+        None | Some("today") => today.to_string(),
+        Some("tomorrow") => shifted(1),
+        Some("yesterday") => shifted(-1),
+        Some(_) => date.unwrap_or_default().to_owned(),
+    }
+}
+
+async fn agenda(chat: &ChatSession, date: Option<&str>) -> CommandOutput {
+    let day = agenda_date(chat, date);
+    let result = chat
+        .runtime()
+        .call_tool(
+            "list_agenda_items",
+            Some(&json!({ "item_date": day }).to_string()),
+        )
+        .await;
+    if result.is_error {
+        return CommandOutput::error(&result.content);
+    }
+    let Ok(listing) = serde_json::from_str::<Value>(&result.content) else {
+        return CommandOutput::text(&result.content);
+    };
+    let items = listing["items"].as_array().cloned().unwrap_or_default();
+    if items.is_empty() {
+        return CommandOutput::text(&format!("Nothing on the agenda for {day}."));
+    }
+    let mut lines = vec![format!("**Agenda for {day}**")];
+    for item in items {
+        let name = item["name"].as_str().unwrap_or_default();
+        let text = item["text"].as_str().unwrap_or_default();
+        let total = item["checklist_total"].as_u64().unwrap_or(0);
+        let done = item["checklist_completed"].as_u64().unwrap_or(0);
+        let progress = if total > 0 {
+            format!(" ({done}/{total})")
+        } else {
+            String::new()
+        };
+        let first = text.lines().next().unwrap_or_default();
+        if first.is_empty() || first == name {
+            lines.push(format!("- **{name}**{progress}"));
+        } else {
+            lines.push(format!("- **{name}**{progress} — {first}"));
+        }
+    }
+    CommandOutput::lines(lines)
+}
+
+fn due(chat: &ChatSession) -> CommandOutput {
+    let runtime = chat.runtime();
+    let store = match runtime.services.try_get::<AgendaStore>() {
+        Ok(Some(store)) => store,
+        Ok(None) => return CommandOutput::error("The agenda store is not available."),
+        Err(e) => return CommandOutput::error(&e.to_string()),
+    };
+    let tz = runtime.time.tz.clone();
+    let entries = match store.recall_entries(&tz) {
+        Ok(entries) => entries,
+        Err(e) => return CommandOutput::error(&e.to_string()),
+    };
+    let mut items = Vec::new();
+    for entry in entries.into_iter().filter(|e| e.kind == Kind::Due) {
+        match store.item_by_id(entry.id) {
+            Ok(Some(item)) => items.push(item),
+            Ok(None) => {}
+            Err(e) => return CommandOutput::error(&e.to_string()),
+        }
+    }
+    if items.is_empty() {
+        return CommandOutput::text("No due items.");
+    }
+    items.sort_by(|a, b| {
+        (a.trigger_datetime.is_none(), a.trigger_datetime, &a.stem).cmp(&(
+            b.trigger_datetime.is_none(),
+            b.trigger_datetime,
+            &b.stem,
+        ))
+    });
+    let now = runtime.time.now();
+    let mut lines = vec!["**Due items**".to_owned()];
+    for item in &items {
+        let text = item.main_text().trim();
+        let text = text.lines().next().unwrap_or_default();
+        let when = match (item.trigger_datetime, &item.trigger_context) {
+            (Some(at), _) => {
+                let local = at
+                    .to_zoned_datetime(tz.clone())
+                    .strftime("%Y-%m-%d %H:%M")
+                    .to_string();
+                if at <= now {
+                    format!("{local}, overdue")
+                } else {
+                    local
+                }
+            }
+            (None, Some(context)) => format!("when: {context}"),
+            (None, None) => String::new(),
+        };
+        let mut line = format!("- **{}**", item.name());
+        if !when.is_empty() {
+            line.push_str(&format!(" ({when})"));
+        }
+        if !text.is_empty() {
+            line.push_str(&format!(" — {text}"));
+        }
+        lines.push(line);
+    }
+    CommandOutput::lines(lines)
+}
+
+fn memory_names(chat: &ChatSession) -> CommandOutput {
+    let store = match chat
+        .runtime()
+        .services
+        .try_get::<elroy_memory::MemoryStore>()
+    {
+        Ok(Some(store)) => store,
+        Ok(None) => return CommandOutput::error("The memory store is not available."),
+        Err(e) => return CommandOutput::error(&e.to_string()),
+    };
+    match store.active_names() {
+        Ok(names) if names.is_empty() => {
+            CommandOutput::text("No memories yet. Store one with `/remember TEXT`.")
+        }
+        Ok(names) => {
+            let mut lines = vec![format!("**Memories ({})**", names.len())];
+            lines.extend(names.iter().map(|n| format!("- {n}")));
+            lines.push("Search them with `/memories QUESTION`.".to_owned());
+            CommandOutput::lines(lines)
+        }
+        Err(e) => CommandOutput::error(&e.to_string()),
+    }
+}
+
+fn versioned_home(chat: &ChatSession) -> Result<VersionedHome, CommandOutput> {
+    let config = &chat.runtime().config;
+    if !config.settings.versioned_home {
+        return Err(CommandOutput::error(
+            "The versioned home is off (versioned_home: false), so there is no history.",
+        ));
+    }
+    VersionedHome::open(&config.paths.elroy_home).map_err(|e| CommandOutput::error(&e.to_string()))
+}
+
+fn history(chat: &ChatSession) -> CommandOutput {
+    let home = match versioned_home(chat) {
+        Ok(home) => home,
+        Err(output) => return output,
+    };
+    let changes = match home.history(None) {
+        Ok(changes) => changes,
+        Err(e) => return CommandOutput::error(&e.to_string()),
+    };
+    if changes.is_empty() {
+        return CommandOutput::text("No changes yet.");
+    }
+    let tz = chat.runtime().time.tz.clone();
+    let mut lines = vec!["**Latest changes** (newest first; `/undo` reverts the first)".to_owned()];
+    for change in changes.iter().take(HISTORY_LINES) {
+        lines.push(format!(
+            "- `{}` {} {}",
+            change.short_id,
+            change
+                .time
+                .to_zoned_datetime(tz.clone())
+                .strftime("%Y-%m-%d %H:%M"),
+            change.summary
+        ));
+    }
+    if changes.len() > HISTORY_LINES {
+        lines.push(format!(
+            "… {} more: `elroy history`",
+            changes.len() - HISTORY_LINES
+        ));
+    }
+    CommandOutput::lines(lines)
+}
+
+fn undo(chat: &ChatSession) -> CommandOutput {
+    let home = match versioned_home(chat) {
+        Ok(home) => home,
+        Err(output) => return output,
+    };
+    match home.undo(chat.runtime().time.now()) {
+        Ok(undone) => {
+            let mut lines = vec![format!(
+                "Undid {} (`{}`) as `{}`",
+                undone.original.summary, undone.original.short_id, undone.commit.short_id
+            )];
+            for path in &undone.original.paths {
+                let verb = if home.root().join(path).exists() {
+                    "restored"
+                } else {
+                    "removed"
+                };
+                lines.push(format!("- {verb} {path}"));
+            }
+            CommandOutput::lines(lines)
+        }
+        Err(e) => CommandOutput::error(&e.to_string()),
+    }
+}
+
+fn tools(chat: &ChatSession) -> CommandOutput {
+    let registry = &chat.runtime().registry;
+    let mut lines = vec![format!("**Tools ({})**", registry.len())];
+    for spec in registry.specs() {
+        let first = spec.description.lines().next().unwrap_or_default().trim();
+        lines.push(format!("- `{}` — {first}", spec.name));
+    }
+    lines.push("Call one yourself with `elroy tools call NAME --args JSON`.".to_owned());
+    CommandOutput::lines(lines)
+}
+
+/// A new context: the system prompt alone, then the session-context pair (§2.6).
+fn clear(chat: &ChatSession) -> CommandOutput {
+    let runtime = chat.runtime();
+    let services = &runtime.services;
+    let (transcript, user) = match (
+        services.try_get::<TranscriptStore>(),
+        services.try_get::<UserId>(),
+    ) {
+        (Ok(Some(t)), Ok(Some(u))) => (t, u),
+        (Err(e), _) | (_, Err(e)) => return CommandOutput::error(&e.to_string()),
+        _ => return CommandOutput::error("The transcript is not available."),
+    };
+    let system = ContextItem::New(Message::system(chat.session().system_prompt().to_owned()));
+    if let Err(e) = transcript.set_context(user.0, "clear", runtime.time.now(), &[system]) {
+        return CommandOutput::error(&e.to_string());
+    }
+    if let Err(e) = chat.session().add_session_context() {
+        return CommandOutput::error(&e.to_string());
+    }
+    CommandOutput::text("Started a new context. The conversation so far stays in the transcript.")
+        .with_action(Action::ClearContext)
+}
+
+/// The first non-blank line of `text`, trimmed, cut to 60 characters (as `elroy remember`).
+fn default_name(text: &str) -> String {
+    text.lines()
+        .map(str::trim)
+        .find(|l| !l.is_empty())
+        .unwrap_or_default()
+        .chars()
+        .take(DEFAULT_NAME_CHARS)
+        .collect::<String>()
+        .trim_end()
+        .to_owned()
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used, clippy::expect_used)]
+    use super::*;
+    use crate::parse::{Input, parse};
+    use elroy_core::Capabilities;
+    use elroy_testkit::{MockServer, TempHome};
+
+    fn open(home: &TempHome) -> ChatSession {
+        let options = elroy_config::LoadOptions {
+            home: Some(home.path().to_path_buf()),
+            cwd: home.path().to_path_buf(),
+            user_dir: Some(home.path().to_path_buf()),
+            env: [
+                ("ELROY_NOW".to_owned(), "2026-12-01T09:30:00Z".to_owned()),
+                ("TZ".to_owned(), "UTC0".to_owned()),
+            ]
+            .into_iter()
+            .collect(),
+            ..elroy_config::LoadOptions::default()
+        };
+        let config = elroy_config::Config::load(&options).unwrap();
+        ChatSession::open(
+            config,
+            Capabilities { can_restart: false },
+            elroy_runtime::logged_warnings(),
+        )
+        .unwrap()
+    }
+
+    async fn typed(chat: &mut ChatSession, line: &str) -> CommandOutput {
+        match parse(line) {
+            Input::Command(command) => run(&command, chat).await,
+            other => panic!("{line:?} is not a command: {other:?}"),
+        }
+    }
+
+    /// Every command runs without the model: the mock server sees no request at all, and the
+    /// changes (`/remember`) are in the history and reverted by `/undo`.
+    #[tokio::test]
+    async fn commands_make_no_model_request() {
+        let server = MockServer::start();
+        let home = TempHome::with_model(&server.base_url());
+        let mut chat = open(&home);
+        let rt = chat.runtime();
+        let added = rt
+            .call_tool("add_agenda_item", Some(r#"{"text":"Water the plants"}"#))
+            .await;
+        assert!(!added.is_error, "{}", added.content);
+        let due = rt
+            .call_tool(
+                "create_due_item",
+                Some(r#"{"name":"Dentist","text":"Call the dentist","trigger_time":"in 30 minutes"}"#),
+            )
+            .await;
+        assert!(!due.is_error, "{}", due.content);
+        let ctx_due = rt
+            .call_tool(
+                "create_due_item",
+                Some(r#"{"name":"Tea","text":"Buy tea","trigger_context":"at the shop"}"#),
+            )
+            .await;
+        assert!(!ctx_due.is_error, "{}", ctx_due.content);
+
+        let agenda = typed(&mut chat, "/agenda").await;
+        assert!(!agenda.is_error, "{agenda:?}");
+        assert_eq!(agenda.lines[0], "**Agenda for 2026-12-01**");
+        assert!(
+            agenda.lines[1].starts_with("- **Water_the_plants**"),
+            "{agenda:?}"
+        );
+        let tomorrow = typed(&mut chat, "/agenda tomorrow").await;
+        assert_eq!(tomorrow.lines, ["Nothing on the agenda for 2026-12-02."]);
+        let bad = typed(&mut chat, "/agenda someday").await;
+        assert!(bad.is_error, "{bad:?}");
+
+        let due = typed(&mut chat, "/due").await;
+        assert_eq!(due.lines.len(), 3, "{due:?}");
+        assert!(
+            due.lines[1].starts_with("- **Dentist** (2026-12-01 10:00)"),
+            "{due:?}"
+        );
+        assert!(
+            due.lines[2].contains("Tea") && due.lines[2].contains("at the shop"),
+            "{due:?}"
+        );
+
+        let remembered = typed(&mut chat, "/remember Favourite tea is oolong").await;
+        assert!(!remembered.is_error, "{remembered:?}");
+        let names = typed(&mut chat, "/memories").await;
+        assert!(
+            names.lines.iter().any(|l| l == "- Favourite tea is oolong"),
+            "{names:?}"
+        );
+        let found = typed(&mut chat, "/memories which tea do I like").await;
+        assert!(!found.is_error, "{found:?}");
+        assert!(
+            found.lines.iter().any(|l| l.contains("oolong")),
+            "{found:?}"
+        );
+
+        let history = typed(&mut chat, "/history").await;
+        assert!(history.lines[1].contains("create_memory"), "{history:?}");
+        let undone = typed(&mut chat, "/undo").await;
+        assert!(!undone.is_error, "{undone:?}");
+        assert!(
+            undone.lines[0].starts_with("Undid create_memory"),
+            "{undone:?}"
+        );
+
+        for line in ["/help", "/tools", "/requests", "/model", "/remember"] {
+            let out = typed(&mut chat, line).await;
+            assert!(!out.lines.is_empty(), "{line}: {out:?}");
+        }
+        assert!(typed(&mut chat, "/remember").await.is_error);
+        assert_eq!(typed(&mut chat, "/exit").await.action, Some(Action::Exit));
+        assert!(server.requests().is_empty(), "{:?}", server.requests());
+    }
+
+    /// `/clear` leaves the system prompt and a fresh session-context pair; `/model NAME`
+    /// switches the session's model without a request.
+    #[tokio::test]
+    async fn clear_and_model_switch() {
+        let server = MockServer::start();
+        let home = TempHome::with_model(&server.base_url());
+        let mut chat = open(&home);
+        chat.session().add_session_context().unwrap();
+        chat.session().add_session_context().unwrap();
+        let cleared = typed(&mut chat, "/clear").await;
+        assert_eq!(cleared.action, Some(Action::ClearContext), "{cleared:?}");
+        let services = &chat.runtime().services;
+        let transcript = services.try_get::<TranscriptStore>().unwrap().unwrap();
+        let user = services.try_get::<UserId>().unwrap().unwrap();
+        let context = transcript.active_context(user.0).unwrap();
+        assert_eq!(context.len(), 3, "{context:?}");
+        assert_eq!(context[0].message.role, elroy_core::Role::System);
+
+        assert_eq!(chat.model_name(), "testkit-model");
+        let switched = typed(&mut chat, "/model other-model").await;
+        assert_eq!(
+            switched.action,
+            Some(Action::SwitchModel("other-model".into())),
+            "{switched:?}"
+        );
+        assert_eq!(chat.model_name(), "other-model");
+        assert_eq!(chat.model_override(), Some("other-model"));
+        assert!(server.requests().is_empty());
+    }
+}

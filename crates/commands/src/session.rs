@@ -1,0 +1,137 @@
+//! [`ChatSession`]: what an interactive front end holds — the opened home and the model session.
+
+use elroy_config::Config;
+use elroy_core::Capabilities;
+use elroy_orchestrator::Session;
+use elroy_runtime::{Runtime, RuntimeError, WarningSink};
+
+use crate::complete::CompletionNames;
+
+/// The session handle of an interactive front end: the [`Runtime`] (stores, registry with the
+/// versioned-home observer, direct tool calls) and the orchestrator [`Session`] built over it
+/// (model turns). Both share the same lazily opened stores, so a command's change is seen by the
+/// next turn and recorded in the history exactly like a model's call.
+pub struct ChatSession {
+    runtime: Runtime,
+    session: Session,
+    capabilities: Capabilities,
+    /// The model chosen with `/model NAME`, if any (`None`: the configured one).
+    model_override: Option<String>,
+}
+
+impl std::fmt::Debug for ChatSession {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ChatSession")
+            .field("model", &self.session.model_name())
+            .field("model_override", &self.model_override)
+            .finish_non_exhaustive()
+    }
+}
+
+impl ChatSession {
+    /// Opens `config`'s home (warnings found later go to `warn`) and starts a session for a front
+    /// end with `capabilities` ([`Runtime::session`]).
+    ///
+    /// # Errors
+    /// [`RuntimeError`] when the home cannot be opened, no chat model can be chosen or built, or
+    /// the session cannot start.
+    pub fn open(
+        config: Config,
+        capabilities: Capabilities,
+        warn: WarningSink,
+    ) -> Result<Self, RuntimeError> {
+        let runtime = Runtime::open_with(config, warn)?;
+        Self::from_runtime(runtime, capabilities)
+    }
+
+    /// Starts a session over an opened runtime.
+    ///
+    /// # Errors
+    /// As [`Runtime::session`].
+    pub fn from_runtime(
+        runtime: Runtime,
+        capabilities: Capabilities,
+    ) -> Result<Self, RuntimeError> {
+        let session = runtime.session(capabilities)?;
+        Ok(ChatSession {
+            runtime,
+            session,
+            capabilities,
+            model_override: None,
+        })
+    }
+
+    /// The opened home: configuration, stores, registry, direct tool calls.
+    pub fn runtime(&self) -> &Runtime {
+        &self.runtime
+    }
+
+    /// The model session: turns, background work.
+    pub fn session(&self) -> &Session {
+        &self.session
+    }
+
+    /// The chat model's name as its client reports it (`gpt-4o`, `testkit-model`).
+    pub fn model_name(&self) -> &str {
+        self.session.model_name()
+    }
+
+    /// Replaces the session with one whose chat model is `name` (as `--model NAME`: aliases
+    /// resolved), for this process only; the configuration is not written. The active context
+    /// carries over (it lives in `state.db`). On error the current session stays.
+    ///
+    /// # Errors
+    /// [`RuntimeError::Model`] when `name` cannot be used (no key for its provider).
+    pub fn switch_model(&mut self, name: &str) -> Result<(), RuntimeError> {
+        let session = self
+            .runtime
+            .session_with_model(self.capabilities, Some(name))?;
+        self.session = session;
+        self.model_override = Some(name.to_owned());
+        Ok(())
+    }
+
+    /// The model chosen with `/model NAME` in this session, if any.
+    pub fn model_override(&self) -> Option<&str> {
+        self.model_override.as_deref()
+    }
+
+    /// Names for argument completion: the configured chat model, the model aliases, and the
+    /// active memories' names (empty when the memory store cannot be opened).
+    pub fn completion_names(&self) -> CompletionNames {
+        let mut models: Vec<String> = self
+            .runtime
+            .config
+            .settings
+            .chat_model
+            .iter()
+            .cloned()
+            .collect();
+        for alias in MODEL_ALIASES {
+            if !models.iter().any(|m| m == alias) {
+                models.push((*alias).to_owned());
+            }
+        }
+        let memories = self
+            .runtime
+            .services
+            .try_get::<elroy_memory::MemoryStore>()
+            .ok()
+            .flatten()
+            .and_then(|store| store.active_names().ok())
+            .unwrap_or_default();
+        CompletionNames { models, memories }
+    }
+}
+
+/// The model aliases of `orchestrator.md` §14.2 (`elroy_llm::select::resolve_alias`).
+const MODEL_ALIASES: &[&str] = &[
+    "sonnet",
+    "opus",
+    "haiku",
+    "gpt-5",
+    "gpt5-mini",
+    "gpt5-nano",
+    "o1",
+    "o1_mini",
+];
