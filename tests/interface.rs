@@ -249,3 +249,24 @@ fn a_tool_runs_from_the_palette_and_c_in_the_agenda_tab_completes_it() {
     assert!(text.contains("complete_agenda_item"), "{text}");
     assert!(text.contains("add_agenda_item"), "{text}");
 }
+
+#[test]
+fn slash_agenda_lists_without_a_model_request_and_unknown_words_list_the_commands() {
+    let server = MockServer::start();
+    let home = common::home_with_model(&server, "");
+    let added = home.call("add_agenda_item", r#"{"text": "Water the ferns"}"#);
+    assert!(added.status.success(), "{}", common::stderr(&added));
+    // 80 columns: no sidebar, so the item can only come from the command's output.
+    let mut screen = Screen::open(&home, &["chat"], 24, 80);
+    ready(&screen);
+    screen.send("/agenda\r");
+    screen.wait_text("Water the ferns");
+    screen.send("/nonsense\r");
+    screen.wait_text("Unknown command /nonsense");
+    screen.quit();
+    assert!(
+        server.chat_requests().is_empty(),
+        "{:?}",
+        server.chat_requests().len()
+    );
+}

@@ -13,7 +13,7 @@ pub(crate) fn chat(config: Config) -> Result<ExitCode, String> {
     if !(std::io::stdin().is_terminal() && std::io::stdout().is_terminal()) {
         return crate::chat::run(config);
     }
-    match elroy_tui::run(config, None)? {
+    match elroy_tui::run(config)? {
         elroy_tui::Outcome::Exit(code) => Ok(code),
         elroy_tui::Outcome::Restart(message) => crate::chat::restart(&message),
     }

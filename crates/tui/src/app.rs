@@ -7,6 +7,7 @@ use std::cell::Cell;
 use std::collections::{HashSet, VecDeque};
 use std::path::PathBuf;
 
+use elroy_commands::Input as Typed;
 use elroy_orchestrator::TurnEvent;
 use ratatui::crossterm::event::{
     KeyCode, KeyEvent, KeyEventKind, KeyModifiers, MouseEvent, MouseEventKind,
@@ -160,6 +161,8 @@ pub struct App {
     pub tools: Vec<PaletteEntry>,
     /// Interface commands for the palette (`/agenda`, …) with their descriptions.
     pub commands: Vec<(String, String)>,
+    /// Names for Tab completion of command arguments (models, memories).
+    pub completion: elroy_commands::CompletionNames,
     /// Due items named in reminders while open (highlighted in the Due tab).
     pub reminded: HashSet<String>,
     /// Set when the interface should end.
@@ -190,7 +193,11 @@ impl App {
             last_width: Cell::new(SIDEBAR_MIN_WIDTH),
             current: None,
             tools: Vec::new(),
-            commands: vec![("/exit".into(), "Leave elroy".into())],
+            commands: elroy_commands::COMMANDS
+                .iter()
+                .map(|c| (format!("/{}", c.name), c.help.to_owned()))
+                .collect(),
+            completion: elroy_commands::CompletionNames::default(),
             reminded: HashSet::new(),
             quitting: false,
         }
@@ -208,30 +215,47 @@ impl App {
 
     // ----- text and turns -----
 
-    /// Submits what the input holds: a command runs at once, a message starts a turn or is
-    /// queued while one runs.
+    /// Submits what the input holds (parsed by elroy-commands): a command runs at once without
+    /// the model, an unknown `/word` lists the commands, a message starts a turn or is queued
+    /// while one runs (`//text` sends `/text`).
     fn submit(&mut self) -> Vec<Action> {
         if self.input.is_empty() {
             return Vec::new();
         }
         let text = self.input.take();
-        let trimmed = text.trim();
-        if let Some(rest) = trimmed.strip_prefix("//") {
-            return self.send(format!("/{rest}"));
-        }
-        if trimmed.starts_with('/') {
-            if matches!(trimmed, "/exit" | "/quit") {
+        match elroy_commands::parse(&text) {
+            Typed::Empty => Vec::new(),
+            Typed::NotCommand(message) => self.send(message),
+            Typed::Command(elroy_commands::Command::Exit) => {
                 self.quitting = true;
-                return vec![Action::Quit];
+                vec![Action::Quit]
             }
-            self.entries.push(Entry::User(trimmed.to_owned()));
-            return vec![Action::Command(trimmed.to_owned())];
+            Typed::Command(_) => {
+                self.entries.push(Entry::User(text.trim().to_owned()));
+                self.scroll_top = None;
+                vec![Action::Command(text.trim().to_owned())]
+            }
+            Typed::Unknown { word } => {
+                self.entries.push(Entry::User(text.trim().to_owned()));
+                self.entries.push(Entry::Output {
+                    text: elroy_commands::unknown_message(&word).join("\n"),
+                    is_error: true,
+                });
+                self.scroll_top = None;
+                Vec::new()
+            }
         }
-        if matches!(trimmed, "exit" | "quit") {
-            self.quitting = true;
-            return vec![Action::Quit];
+    }
+
+    /// A command's output (markdown lines) in the conversation.
+    pub fn on_command_output(&mut self, lines: &[String], is_error: bool) {
+        if !lines.is_empty() {
+            self.entries.push(Entry::Output {
+                text: lines.join("\n"),
+                is_error,
+            });
         }
-        self.send(text)
+        self.scroll_top = None;
     }
 
     fn send(&mut self, text: String) -> Vec<Action> {
@@ -403,6 +427,9 @@ impl App {
                     item.highlight = self.reminded.contains(&item.name);
                 }
             }
+        }
+        if let Some(memories) = tabs.iter().find(|t| t.kind == TabKind::Memories) {
+            self.completion.memories = memories.items.iter().map(|i| i.name.clone()).collect();
         }
         self.tabs = tabs;
         self.tab = self.tab.min(self.tabs.len().saturating_sub(1));
@@ -585,26 +612,24 @@ impl App {
         Vec::new()
     }
 
-    /// Tab in the input: completes a `/command` name from the known commands.
+    /// Tab in the input: completes a command name or argument (elroy-commands); several
+    /// candidates are listed, one replaces the word.
     fn complete_command(&mut self) {
         let text = self.input.text();
-        if !text.starts_with('/') || text.contains(' ') {
+        if text.contains('\n') {
             return;
         }
-        let found: Vec<&String> = self
-            .commands
-            .iter()
-            .map(|(c, _)| c)
-            .filter(|c| c.starts_with(&text))
-            .collect();
-        match found.as_slice() {
+        let candidates = elroy_commands::complete(&text, text.len(), &self.completion);
+        match candidates.as_slice() {
             [one] => {
-                let one = format!("{one} ");
-                self.input.set_text(&one);
+                let mut line = text[..one.start.min(text.len())].to_owned();
+                line.push_str(&one.replacement);
+                line.push(' ');
+                self.input.set_text(&line);
             }
             [] => {}
             many => {
-                let list: Vec<&str> = many.iter().map(|s| s.as_str()).collect();
+                let list: Vec<&str> = many.iter().map(|c| c.replacement.as_str()).collect();
                 self.notice(NoticeKind::Info, list.join("  "));
             }
         }

@@ -53,6 +53,13 @@ pub enum Entry {
     },
     /// A line from the interface.
     Notice(NoticeKind, String),
+    /// An interface command's output (markdown).
+    Output {
+        /// The markdown text.
+        text: String,
+        /// Shown in the warning colour.
+        is_error: bool,
+    },
 }
 
 impl Entry {
@@ -156,6 +163,14 @@ impl Entry {
                         }
                     }
                 }
+            }
+            Entry::Output { text, is_error } => {
+                let style = if *is_error {
+                    theme.warning
+                } else {
+                    theme.system
+                };
+                out.extend(markdown::render(text, width, style, theme.dim, theme.color));
             }
             Entry::Notice(kind, text) => {
                 let (style, prefix) = match kind {

@@ -27,7 +27,7 @@ pub mod theme;
 pub mod ui;
 pub mod wrap;
 
-pub use run::{CommandOutput, CommandRunner, Outcome, QUIT_WAIT, RESUME_VARIABLE, run};
+pub use run::{Outcome, QUIT_WAIT, RESUME_VARIABLE, run};
 
 #[cfg(test)]
 mod snapshots;

@@ -7,10 +7,11 @@ use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::Duration;
 
+use elroy_commands::{Action as CommandAction, ChatSession, Input};
 use elroy_config::Config;
 use elroy_core::Capabilities;
+use elroy_core::TimeContext;
 use elroy_orchestrator::{Session, TurnEvent, TurnInput};
-use elroy_runtime::Runtime;
 use futures_util::StreamExt;
 use ratatui::crossterm::event::{
     DisableBracketedPaste, DisableMouseCapture, EnableBracketedPaste, EnableMouseCapture, Event,
@@ -21,7 +22,7 @@ use ratatui::crossterm::terminal::{
     EnterAlternateScreen, LeaveAlternateScreen, disable_raw_mode, enable_raw_mode,
 };
 use ratatui::{Terminal, backend::CrosstermBackend};
-use tokio::sync::mpsc;
+use tokio::sync::{RwLock, mpsc};
 use tokio::task::JoinHandle;
 
 use crate::app::{Action, App};
@@ -47,21 +48,6 @@ pub enum Outcome {
     Restart(String),
 }
 
-/// Runs interface commands (`/agenda`, `/help`, …) without the model. The CLI passes the
-/// slash-command engine; `None` answers that the command is unknown.
-pub type CommandRunner = Arc<dyn Fn(&str) -> CommandOutput + Send + Sync>;
-
-/// What an interface command produced.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct CommandOutput {
-    /// The text shown in the conversation.
-    pub text: String,
-    /// Whether it is an error.
-    pub is_error: bool,
-    /// The command asks to leave.
-    pub quit: bool,
-}
-
 enum Msg {
     Turn(u64, TurnEvent),
     TurnEnd(u64, Result<Option<String>, String>),
@@ -76,7 +62,7 @@ enum Msg {
     Reminders(Vec<crate::app::Reminder>),
     BackgroundDone(Vec<String>),
     Tokens(usize),
-    Command(CommandOutput),
+    Command(elroy_commands::CommandOutput, String),
 }
 
 struct Terminal_ {
@@ -115,29 +101,32 @@ impl Drop for Terminal_ {
     }
 }
 
-/// Opens the home, starts a session (through the composition root) and runs the full-screen
-/// interface until the user leaves. `commands` runs `/…` commands; `None`: only `/exit`.
+/// Opens the home, starts a session (through the composition root, as an elroy-commands
+/// [`ChatSession`] so `/…` commands run on it) and runs the full-screen interface until the user
+/// leaves.
 ///
 /// # Errors
 /// A clear message when the session cannot start or the terminal cannot be set up.
-pub fn run(config: Config, commands: Option<CommandRunner>) -> Result<Outcome, String> {
+pub fn run(config: Config) -> Result<Outcome, String> {
     let no_color = std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty());
     let theme = Theme::from_config(&config, no_color);
     let history = config.paths.history_file();
     let show_thoughts = config.settings.show_internal_thought;
     let home = config.paths.elroy_home.display().to_string();
     // Warnings go to the log: stderr is under the full-screen interface.
-    let runtime =
-        Runtime::open_with(config, elroy_runtime::logged_warnings()).map_err(|e| e.to_string())?;
-    for warning in &runtime.warnings {
+    let chat = ChatSession::open(
+        config,
+        Capabilities { can_restart: true },
+        elroy_runtime::logged_warnings(),
+    )
+    .map_err(|e| e.to_string())?;
+    for warning in &chat.runtime().warnings {
         tracing::warn!("{warning}");
     }
-    let session = runtime
-        .session(Capabilities { can_restart: true })
-        .map_err(|e| e.to_string())?;
-    if let Err(e) = session.add_session_context() {
+    if let Err(e) = chat.session().add_session_context() {
         tracing::warn!("could not add the session context: {e}");
     }
+    let runtime = chat.runtime();
     let panels: Vec<String> = runtime
         .services
         .get::<elroy_plugins::Panels>()
@@ -145,7 +134,7 @@ pub fn run(config: Config, commands: Option<CommandRunner>) -> Result<Outcome, S
         .unwrap_or_default();
     let mut app = App::new(theme, Some(history), &panels);
     app.show_thoughts = show_thoughts;
-    app.status.model = session.model_name().to_owned();
+    app.status.model = chat.model_name().to_owned();
     app.status.home = shorten_home(&home);
     app.tools = runtime
         .registry
@@ -153,17 +142,13 @@ pub fn run(config: Config, commands: Option<CommandRunner>) -> Result<Outcome, S
         .into_iter()
         .map(PaletteEntry::tool)
         .collect();
+    app.completion = chat.completion_names();
     let tokio_rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
         .build()
         .map_err(|e| format!("cannot start the async runtime: {e}"))?;
-    let result = tokio_rt.block_on(event_loop(
-        app,
-        Arc::new(runtime),
-        Arc::new(session),
-        commands,
-    ));
+    let result = tokio_rt.block_on(event_loop(app, chat));
     // Background tasks still running (a stuck plugin panel) are not waited for again.
     tokio_rt.shutdown_timeout(Duration::from_millis(100));
     result
@@ -179,11 +164,10 @@ fn shorten_home(home: &str) -> String {
 
 struct Loop {
     tx: mpsc::UnboundedSender<Msg>,
-    runtime: Arc<Runtime>,
-    session: Arc<Session>,
+    chat: Arc<RwLock<ChatSession>>,
+    time: TimeContext,
     sidebar: Arc<dyn SidebarSource>,
     reminders: Arc<dyn ReminderSource>,
-    commands: Option<CommandRunner>,
     turn: Option<(u64, JoinHandle<()>)>,
     generation: u64,
     background: Option<JoinHandle<()>>,
@@ -196,14 +180,15 @@ impl Loop {
     fn start_turn(&mut self, input: TurnInput) {
         self.generation += 1;
         let generation = self.generation;
-        let session = Arc::clone(&self.session);
+        let chat = Arc::clone(&self.chat);
         let tx = self.tx.clone();
         let handle = tokio::spawn(async move {
             let events = tx.clone();
             let mut sink = move |event: TurnEvent| {
                 let _ = events.send(Msg::Turn(generation, event));
             };
-            let result = session.turn(&input, &mut sink).await;
+            let chat = chat.read().await;
+            let result = chat.session().turn(&input, &mut sink).await;
             let _ = tx.send(Msg::TurnEnd(
                 generation,
                 result.map(|o| o.restart).map_err(|e| e.to_string()),
@@ -218,13 +203,14 @@ impl Loop {
             return;
         }
         app.status.background = Some("memory and context work…".into());
-        let session = Arc::clone(&self.session);
+        let chat = Arc::clone(&self.chat);
         let tx = self.tx.clone();
         self.background = Some(tokio::spawn(async move {
-            let report = session.after_turn().await;
+            let chat = chat.read().await;
+            let report = chat.session().after_turn().await;
             let failures = report.failures.iter().map(ToString::to_string).collect();
             let _ = tx.send(Msg::BackgroundDone(failures));
-            let tokens = token_estimate(&session);
+            let tokens = token_estimate(chat.session());
             let _ = tx.send(Msg::Tokens(tokens));
         }));
     }
@@ -245,7 +231,7 @@ impl Loop {
     fn poll_reminders(&self) {
         let source = Arc::clone(&self.reminders);
         let tx = self.tx.clone();
-        let now = self.runtime.time.now();
+        let now = self.time.now();
         tokio::task::spawn_blocking(move || {
             let due = source.take_due(now);
             if !due.is_empty() {
@@ -255,10 +241,11 @@ impl Loop {
     }
 
     fn run_tool(&self, name: String, arguments: String, form: bool) {
-        let runtime = Arc::clone(&self.runtime);
+        let chat = Arc::clone(&self.chat);
         let tx = self.tx.clone();
         tokio::spawn(async move {
-            let result = runtime.call_tool(&name, Some(&arguments)).await;
+            let chat = chat.read().await;
+            let result = chat.runtime().call_tool(&name, Some(&arguments)).await;
             let _ = tx.send(Msg::Tool {
                 name,
                 arguments,
@@ -269,23 +256,19 @@ impl Loop {
         });
     }
 
+    /// Runs a `/…` command on the session (elroy-commands, no model request). It needs the
+    /// session to itself, so it starts when the running turn and background work let go of it.
     fn run_command(&self, text: String) {
+        let Input::Command(command) = elroy_commands::parse(&text) else {
+            return;
+        };
+        let chat = Arc::clone(&self.chat);
         let tx = self.tx.clone();
-        match &self.commands {
-            Some(runner) => {
-                let runner = Arc::clone(runner);
-                tokio::task::spawn_blocking(move || {
-                    let _ = tx.send(Msg::Command(runner(&text)));
-                });
-            }
-            None => {
-                let _ = tx.send(Msg::Command(CommandOutput {
-                    text: format!("Unknown command {text}. Commands: /exit. Start with // to send a message that begins with /."),
-                    is_error: true,
-                    quit: false,
-                }));
-            }
-        }
+        tokio::spawn(async move {
+            let mut chat = chat.write().await;
+            let output = elroy_commands::run(&command, &mut chat).await;
+            let _ = tx.send(Msg::Command(output, chat.model_name().to_owned()));
+        });
     }
 }
 
@@ -303,33 +286,24 @@ fn token_estimate(session: &Session) -> usize {
         .unwrap_or(0)
 }
 
-async fn event_loop(
-    mut app: App,
-    runtime: Arc<Runtime>,
-    session: Arc<Session>,
-    commands: Option<CommandRunner>,
-) -> Result<Outcome, String> {
+async fn event_loop(mut app: App, chat: ChatSession) -> Result<Outcome, String> {
     let (tx, mut rx) = mpsc::unbounded_channel();
-    let sidebar: Arc<dyn SidebarSource> = Arc::new(StoreSidebar::new(
-        runtime.services.clone(),
-        runtime.time.clone(),
-    ));
+    let runtime = chat.runtime();
+    let time = runtime.time.clone();
+    let sidebar: Arc<dyn SidebarSource> =
+        Arc::new(StoreSidebar::new(runtime.services.clone(), time.clone()));
     let reminders: Arc<dyn ReminderSource> =
         match runtime.services.get::<elroy_agenda::AgendaStore>() {
-            Some(store) => Arc::new(AgendaReminders::new(
-                store,
-                runtime.time.tz.clone(),
-                runtime.time.now(),
-            )),
+            Some(store) => Arc::new(AgendaReminders::new(store, time.tz.clone(), time.now())),
             None => Arc::new(NoReminders),
         };
+    app.status.tokens = Some(token_estimate(chat.session()));
     let mut lp = Loop {
         tx,
-        runtime,
-        session: Arc::clone(&session),
+        chat: Arc::new(RwLock::new(chat)),
+        time,
         sidebar,
         reminders,
-        commands,
         turn: None,
         generation: 0,
         background: None,
@@ -337,7 +311,6 @@ async fn event_loop(
         reload: false,
         restart: None,
     };
-    app.status.tokens = Some(token_estimate(&session));
     let mut term = Terminal_::enter().map_err(|e| format!("cannot set up the terminal: {e}"))?;
     let mut events = EventStream::new();
     lp.refresh();
@@ -501,19 +474,14 @@ fn handle(app: &mut App, lp: &mut Loop, msg: Msg) -> Vec<Action> {
             app.status.tokens = Some(tokens);
             Vec::new()
         }
-        Msg::Command(output) => {
-            let kind = if output.is_error {
-                NoticeKind::Warning
-            } else {
-                NoticeKind::Info
-            };
-            if !output.text.is_empty() {
-                app.notice(kind, output.text);
+        Msg::Command(output, model) => {
+            match &output.action {
+                Some(CommandAction::Exit) => app.quitting = true,
+                Some(CommandAction::ClearContext) => app.entries.clear(),
+                Some(CommandAction::SwitchModel(_)) | None => {}
             }
-            app.scroll_top = None;
-            if output.quit {
-                app.quitting = true;
-            }
+            app.status.model = model;
+            app.on_command_output(&output.lines, output.is_error);
             vec![Action::Refresh]
         }
     }

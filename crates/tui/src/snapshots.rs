@@ -246,7 +246,7 @@ fn palette_filtered() {
     let Some(Overlay::Palette(p)) = &app.overlay else {
         panic!("palette open")
     };
-    assert_eq!(p.matches.len(), 2);
+    assert_eq!(p.matches.len(), 3, "two tools and /agenda");
     insta::assert_snapshot!(draw(&app, 100, 18));
 }
 
