@@ -270,3 +270,27 @@ fn slash_agenda_lists_without_a_model_request_and_unknown_words_list_the_command
         server.chat_requests().len()
     );
 }
+
+#[test]
+fn a_due_item_that_comes_due_appears_as_a_reminder_without_any_key() {
+    let server = MockServer::start();
+    let home = common::home_with_model(&server, "");
+    let screen = Screen::open(&home, &["chat"], 24, 120);
+    ready(&screen);
+    // Created by another process while the interface is open, due two seconds later.
+    let at = jiff::Timestamp::now() + jiff::SignedDuration::from_secs(2);
+    let args = serde_json::json!({
+        "name": "Stretch break",
+        "text": "Stand up and stretch",
+        "trigger_time": at.strftime("%Y-%m-%dT%H:%M:%SZ").to_string(),
+    });
+    let created = home.call("create_due_item", &args.to_string());
+    assert!(created.status.success(), "{}", common::stderr(&created));
+    let text = screen.wait_text("Stretch break — Stand up and stretch");
+    assert!(text.contains('⏰'), "{text}");
+    assert!(
+        server.chat_requests().is_empty(),
+        "the reminder needs no model request"
+    );
+    screen.quit();
+}

@@ -3,7 +3,7 @@
 //! return the [`Action`]s the event loop carries out (start a turn, run a tool, …). Nothing here
 //! does IO, so the tests drive it directly and draw it with ratatui's `TestBackend`.
 
-use std::cell::Cell;
+use std::cell::{Cell, RefCell};
 use std::collections::{HashSet, VecDeque};
 use std::path::PathBuf;
 
@@ -105,6 +105,19 @@ pub struct Status {
     pub tick: usize,
 }
 
+/// One entry's rendered lines and what they were rendered from.
+#[derive(Debug, Clone)]
+pub struct CachedLines {
+    /// The pane width.
+    pub width: usize,
+    /// Whether thoughts were shown.
+    pub thoughts: bool,
+    /// The entry as rendered.
+    pub entry: Entry,
+    /// The lines.
+    pub lines: Vec<ratatui::text::Line<'static>>,
+}
+
 /// A due item that came due while the interface was open.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Reminder {
@@ -155,6 +168,9 @@ pub struct App {
     pub geometry: Cell<(usize, usize)>,
     /// The terminal width of the last draw (F2 toggles from what was shown).
     pub last_width: Cell<u16>,
+    /// Rendered lines of each entry, reused while the entry and the width are unchanged (a
+    /// streaming reply re-renders only itself).
+    pub line_cache: RefCell<Vec<Option<CachedLines>>>,
     /// The reply being streamed (index into `entries`).
     current: Option<usize>,
     /// Every tool for the palette.
@@ -191,6 +207,7 @@ impl App {
             scroll_top: None,
             geometry: Cell::new((0, 0)),
             last_width: Cell::new(SIDEBAR_MIN_WIDTH),
+            line_cache: RefCell::new(Vec::new()),
             current: None,
             tools: Vec::new(),
             commands: elroy_commands::COMMANDS
@@ -201,6 +218,32 @@ impl App {
             reminded: HashSet::new(),
             quitting: false,
         }
+    }
+
+    /// The lines of entry `index` at `width`, from the cache when nothing changed.
+    pub fn entry_lines(&self, index: usize, width: usize) -> Vec<ratatui::text::Line<'static>> {
+        let Some(entry) = self.entries.get(index) else {
+            return Vec::new();
+        };
+        let mut cache = self.line_cache.borrow_mut();
+        if cache.len() != self.entries.len() {
+            cache.resize(self.entries.len(), None);
+        }
+        if let Some(Some(c)) = cache.get(index)
+            && c.width == width
+            && c.thoughts == self.show_thoughts
+            && c.entry == *entry
+        {
+            return c.lines.clone();
+        }
+        let lines = entry.lines(width, &self.theme, self.show_thoughts);
+        cache[index] = Some(CachedLines {
+            width,
+            thoughts: self.show_thoughts,
+            entry: entry.clone(),
+            lines: lines.clone(),
+        });
+        lines
     }
 
     /// Whether the sidebar is drawn at `width` columns.

@@ -65,11 +65,11 @@ fn draw_conversation(app: &App, frame: &mut Frame<'_>, area: Rect) {
             app.theme.dim,
         )));
     }
-    for (i, entry) in app.entries.iter().enumerate() {
+    for i in 0..app.entries.len() {
         if !lines.is_empty() {
             lines.push(Line::default());
         }
-        let mut entry_lines = entry.lines(width, &app.theme, app.show_thoughts);
+        let mut entry_lines = app.entry_lines(i, width);
         let selected =
             app.mode == Mode::Browse && app.pane == Pane::Conversation && app.entry == Some(i);
         if selected && let Some(first) = entry_lines.first_mut() {
