@@ -294,3 +294,32 @@ fn a_due_item_that_comes_due_appears_as_a_reminder_without_any_key() {
     );
     screen.quit();
 }
+
+#[test]
+fn a_turn_that_ends_while_background_work_runs_accepts_the_next_message_at_once() {
+    let server = MockServer::start();
+    server.push(Reply::text("First reply."));
+    server.push(Reply::text("Second reply."));
+    // The fast model (automatic memory after every message) answers slowly.
+    let fast = MockServer::start();
+    fast.delay(Duration::from_secs(8));
+    fast.fallback(Reply::text("# Memory\nThe user said hello."));
+    let extra = format!(
+        "fast_model: testkit-fast\nfast_model_api_base: {}\nmessages_between_memory: 1\n",
+        fast.base_url()
+    );
+    let home = common::home_with_model(&server, &extra);
+    let mut screen = Screen::open(&home, &["chat"], 24, 80);
+    ready(&screen);
+    screen.send("hello\r");
+    screen.wait_text("First reply.");
+    screen.wait_text("memory and context work");
+    screen.send("and again\r");
+    let second = screen.wait_text("Second reply.");
+    assert!(
+        second.contains("memory and context work"),
+        "the second reply came while the first one's background work still ran:\n{second}"
+    );
+    assert!(!fast.requests().is_empty(), "the background work asked the fast model");
+    screen.quit();
+}
