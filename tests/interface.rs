@@ -320,6 +320,9 @@ fn a_turn_that_ends_while_background_work_runs_accepts_the_next_message_at_once(
         second.contains("memory and context work"),
         "the second reply came while the first one's background work still ran:\n{second}"
     );
-    assert!(!fast.requests().is_empty(), "the background work asked the fast model");
+    assert!(
+        !fast.requests().is_empty(),
+        "the background work asked the fast model"
+    );
     screen.quit();
 }

@@ -714,7 +714,8 @@ impl App {
                         Vec::new()
                     }
                     PaletteAction::Tool(spec) => match Form::for_spec(&spec) {
-                        Some(form) => {
+                        Some(mut form) => {
+                            self.fill_names(&mut form);
                             self.overlay = Some(Overlay::Form(form));
                             Vec::new()
                         }
@@ -734,6 +735,24 @@ impl App {
         }
         self.overlay = Some(Overlay::Palette(p));
         Vec::new()
+    }
+
+    /// Gives each `*name` field of `form` the names it can take, from the sidebar's tabs.
+    fn fill_names(&self, form: &mut Form) {
+        for field in &mut form.fields {
+            let kind = match field.name.as_str() {
+                "item_name" => Some(TabKind::Agenda),
+                "name" | "old_name" if form.tool.contains("due") => Some(TabKind::Due),
+                "memory_name" => Some(TabKind::Memories),
+                "identifier" if form.tool.contains("feature_request") => Some(TabKind::Requests),
+                _ => None,
+            };
+            if let Some(kind) = kind
+                && let Some(tab) = self.tabs.iter().find(|t| t.kind == kind)
+            {
+                field.names = tab.items.iter().map(|i| i.name.clone()).collect();
+            }
+        }
     }
 
     fn form_key(&mut self, mut f: Form, key: KeyEvent) -> Vec<Action> {

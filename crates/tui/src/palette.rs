@@ -132,6 +132,9 @@ pub struct Field {
     pub help: String,
     /// What was typed.
     pub value: String,
+    /// Existing names this field takes (`*name` fields: agenda items, due items, memories,
+    /// requests); Left/Right cycle through them.
+    pub names: Vec<String>,
 }
 
 /// A form for one tool, generated from its schema.
@@ -177,6 +180,7 @@ impl Form {
                         .trim()
                         .to_owned(),
                     value: String::new(),
+                    names: Vec::new(),
                 })
                 .collect(),
             focus: 0,
@@ -197,6 +201,7 @@ impl Form {
         let choices: Vec<String> = match (&field.choices, field.ty) {
             (Some(c), _) => c.clone(),
             (None, Some(ParamType::Boolean)) => vec!["true".into(), "false".into()],
+            _ if !field.names.is_empty() => field.names.clone(),
             _ => return,
         };
         if choices.is_empty() {

@@ -62,6 +62,7 @@ enum Msg {
     Reminders(Vec<crate::app::Reminder>),
     BackgroundDone(Vec<String>),
     Tokens(usize),
+    Names(elroy_commands::CompletionNames),
     Command(elroy_commands::CommandOutput, String),
 }
 
@@ -113,6 +114,13 @@ pub fn run(config: Config) -> Result<Outcome, String> {
     let history = config.paths.history_file();
     let show_thoughts = config.settings.show_internal_thought;
     let home = config.paths.elroy_home.display().to_string();
+    // The first screen is drawn before the home is opened, so it does not wait for the stores or
+    // the model client however large the home is; the sidebar and the token estimate follow.
+    let mut term = Terminal_::enter().map_err(|e| format!("cannot set up the terminal: {e}"))?;
+    let mut app = App::new(theme, Some(history), &[]);
+    app.status.home = shorten_home(&home);
+    app.status.phase = Some("opening the home…".into());
+    let _ = term.terminal.draw(|frame| crate::ui::render(&app, frame));
     // Warnings go to the log: stderr is under the full-screen interface.
     let chat = ChatSession::open(
         config,
@@ -132,23 +140,22 @@ pub fn run(config: Config) -> Result<Outcome, String> {
         .get::<elroy_plugins::Panels>()
         .map(|p| p.0.iter().map(|p| p.title.clone()).collect())
         .unwrap_or_default();
-    let mut app = App::new(theme, Some(history), &panels);
+    app.tabs = crate::sidebar::initial_tabs(&panels);
+    app.status.phase = None;
     app.show_thoughts = show_thoughts;
     app.status.model = chat.model_name().to_owned();
-    app.status.home = shorten_home(&home);
     app.tools = runtime
         .registry
         .specs()
         .into_iter()
         .map(PaletteEntry::tool)
         .collect();
-    app.completion = chat.completion_names();
     let tokio_rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
         .build()
         .map_err(|e| format!("cannot start the async runtime: {e}"))?;
-    let result = tokio_rt.block_on(event_loop(app, chat));
+    let result = tokio_rt.block_on(event_loop(app, chat, term));
     // Background tasks still running (a stuck plugin panel) are not waited for again.
     tokio_rt.shutdown_timeout(Duration::from_millis(100));
     result
@@ -256,6 +263,17 @@ impl Loop {
         });
     }
 
+    /// The token estimate and the completion names (models, memories), read in the background.
+    fn load_names(&self) {
+        let chat = Arc::clone(&self.chat);
+        let tx = self.tx.clone();
+        tokio::spawn(async move {
+            let chat = chat.read().await;
+            let _ = tx.send(Msg::Tokens(token_estimate(chat.session())));
+            let _ = tx.send(Msg::Names(chat.completion_names()));
+        });
+    }
+
     /// Runs a `/…` command on the session (elroy-commands, no model request). It needs the
     /// session to itself, so it starts when the running turn and background work let go of it.
     fn run_command(&self, text: String) {
@@ -286,7 +304,11 @@ fn token_estimate(session: &Session) -> usize {
         .unwrap_or(0)
 }
 
-async fn event_loop(mut app: App, chat: ChatSession) -> Result<Outcome, String> {
+async fn event_loop(
+    mut app: App,
+    chat: ChatSession,
+    mut term: Terminal_,
+) -> Result<Outcome, String> {
     let (tx, mut rx) = mpsc::unbounded_channel();
     let runtime = chat.runtime();
     let time = runtime.time.clone();
@@ -297,7 +319,6 @@ async fn event_loop(mut app: App, chat: ChatSession) -> Result<Outcome, String> 
             Some(store) => Arc::new(AgendaReminders::new(store, time.tz.clone(), time.now())),
             None => Arc::new(NoReminders),
         };
-    app.status.tokens = Some(token_estimate(chat.session()));
     let mut lp = Loop {
         tx,
         chat: Arc::new(RwLock::new(chat)),
@@ -311,9 +332,9 @@ async fn event_loop(mut app: App, chat: ChatSession) -> Result<Outcome, String> 
         reload: false,
         restart: None,
     };
-    let mut term = Terminal_::enter().map_err(|e| format!("cannot set up the terminal: {e}"))?;
     let mut events = EventStream::new();
     lp.refresh();
+    lp.load_names();
     // A restart hands over a hidden resume message (§13).
     if let Ok(resume) = std::env::var(RESUME_VARIABLE)
         && !resume.trim().is_empty()
@@ -469,6 +490,13 @@ fn handle(app: &mut App, lp: &mut Loop, msg: Msg) -> Vec<Action> {
                 );
             }
             vec![Action::Refresh]
+        }
+        Msg::Names(names) => {
+            app.completion.models = names.models;
+            if app.completion.memories.is_empty() {
+                app.completion.memories = names.memories;
+            }
+            Vec::new()
         }
         Msg::Tokens(tokens) => {
             app.status.tokens = Some(tokens);

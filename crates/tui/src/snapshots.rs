@@ -402,3 +402,35 @@ fn slash_commands_and_newlines() {
     app.on_paste("c\nd");
     assert_eq!(app.input.text(), "a\nbc\nd");
 }
+
+#[test]
+fn name_fields_cycle_through_existing_names() {
+    let mut app = app();
+    app.on_sidebar(home_tabs());
+    let mut complete = ToolSpec::new("complete_agenda_item", "Mark an agenda item done.", None);
+    complete.params = Some(vec![ParamSpec::new(
+        "item_name",
+        ParamType::String,
+        "The item.",
+        true,
+    )]);
+    app.tools = vec![PaletteEntry::tool(&complete)];
+    app.on_key(ctrl('p'));
+    type_text(&mut app, "complete");
+    app.on_key(key(KeyCode::Enter));
+    app.on_key(key(KeyCode::Right));
+    let Some(Overlay::Form(form)) = &app.overlay else {
+        panic!("form open")
+    };
+    assert_eq!(form.fields[0].value, "Renew passport");
+    app.on_key(key(KeyCode::Right));
+    let actions = app.on_key(key(KeyCode::Enter));
+    assert_eq!(
+        actions,
+        [Action::RunTool {
+            name: "complete_agenda_item".into(),
+            arguments: r#"{"item_name":"Plan the trip"}"#.into(),
+            form: true
+        }]
+    );
+}

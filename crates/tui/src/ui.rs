@@ -345,6 +345,11 @@ fn draw_form(app: &App, form: &Form, frame: &mut Frame<'_>, area: Rect) {
     for (i, f) in form.fields.iter().enumerate() {
         let ty = match (&f.choices, f.ty) {
             (Some(c), _) => format!("one of {}", c.join("|")),
+            (None, Some(t)) if !f.names.is_empty() => format!(
+                "{}; ←/→ {} names",
+                format!("{t:?}").to_lowercase(),
+                f.names.len()
+            ),
             (None, Some(t)) => format!("{t:?}").to_lowercase(),
             (None, None) => "any JSON".into(),
         };
