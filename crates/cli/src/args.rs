@@ -31,6 +31,10 @@ pub struct Cli {
     #[arg(long, global = true, value_name = "NAME")]
     pub model: Option<String>,
 
+    /// Chat in the plain line REPL instead of the full-screen interface [config: ui: plain]
+    #[arg(long, global = true)]
+    pub plain: bool,
+
     /// Log more (to $ELROY_HOME/logs/elroy.log, never to stdout)
     #[arg(short, long, global = true)]
     pub verbose: bool,
@@ -42,7 +46,7 @@ pub struct Cli {
 
 const AFTER_HELP: &str = "\
 Examples:
-  elroy                                   chat (or: echo \"hi\" | elroy)
+  elroy                                   chat (or: echo \"hi\" | elroy; --plain for the line REPL)
   elroy message \"Add an agenda item: water the plants\"
   elroy tools list
   elroy tools call add_agenda_item --args '{\"text\":\"Water the plants\"}'
@@ -54,7 +58,7 @@ Reproducible runs: ELROY_NOW=2026-03-16T08:30:00Z fixes the clock; ELROY_TIMEZON
 /// The subcommands.
 #[derive(Debug, Subcommand)]
 pub enum Command {
-    /// Interactive chat (the default when standard input is a terminal)
+    /// Interactive chat: the full-screen interface on a terminal, the line REPL with --plain (the default when standard input is a terminal)
     Chat,
     /// Send one message and print the reply; TEXT, or standard input when omitted
     Message(crate::message::MessageArgs),

@@ -1,21 +1,39 @@
-//! `elroy chat` (and `elroy` on a terminal): the interactive chat. A line editor with history in
-//! `$ELROY_HOME/cache/history`, a spinner while waiting, the reply streamed as it arrives as
-//! markdown rendered line by line (thoughts dimmed, code blocks set apart), Ctrl-C cancelling the running turn (the user message is stored
-//! before the model is called, so it is kept), `exit` or Ctrl-D to leave, and `restart_session`
-//! re-executing elroy with `ELROY_RESTART_RESUME_MESSAGE` (`orchestrator.md` §13).
+//! `elroy chat --plain` (and `elroy` on a terminal with `ui: plain`): the line REPL. A one-line
+//! banner (model, home, `/help`); a line editor with history in `$ELROY_HOME/cache/history` and
+//! Tab completion of the slash commands (elroy-commands); slash commands run without the model;
+//! a spinner while waiting, then the reply streamed word by word as markdown (thoughts dimmed,
+//! code blocks set apart, wrapping between words); Ctrl-C cancelling the running turn (the user
+//! message is stored before the model is called, so it is kept), `/exit`, `exit` or Ctrl-D to
+//! leave; and `restart_session` re-executing elroy with `ELROY_RESTART_RESUME_MESSAGE`
+//! (`orchestrator.md` §13).
+//!
+//! The line editor runs on its own thread ([`LineReader`]) so that the background work after a
+//! reply (memory, consolidation, context refresh) runs while the next line is typed; a line
+//! submitted before it finished waits for it (a turn and the refresh must not interleave), and
+//! leaving waits for it at most [`EXIT_WAIT`]. Reminders that come due while elroy waits for
+//! input are printed above the prompt without disturbing the typed text
+//! ([`crate::reminders`]).
 
+use std::future::Future;
+use std::pin::Pin;
 use std::process::ExitCode;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use elroy_commands::{Action, ChatSession, CommandOutput, CompletionNames, Input};
 use elroy_config::Config;
 use elroy_core::Capabilities;
-use elroy_orchestrator::{Session, TurnEvent, TurnInput};
+use elroy_orchestrator::{AfterTurn, Session, TurnEvent, TurnInput};
 use indicatif::{ProgressBar, ProgressStyle};
-use rustyline::DefaultEditor;
 use rustyline::error::ReadlineError;
+use rustyline::history::FileHistory;
+use rustyline::{Editor, ExternalPrinter};
 
-use crate::message::open_session;
 use crate::render::MarkdownStream;
+
+/// How long leaving waits for the background work after the last reply.
+pub const EXIT_WAIT: Duration = Duration::from_secs(5);
 
 /// The variable carrying the hidden resume message across a restart (§13).
 pub const RESUME_VARIABLE: &str = "ELROY_RESTART_RESUME_MESSAGE";
@@ -45,7 +63,7 @@ fn color(spec: &str) -> String {
     }
 }
 
-struct Palette {
+pub(crate) struct Palette {
     reset: String,
     assistant: String,
     thought: String,
@@ -57,7 +75,7 @@ struct Palette {
 impl Palette {
     /// Colours from the config when standard output is a terminal and `NO_COLOR` is unset; no
     /// escapes otherwise.
-    fn from_config(config: &Config) -> Self {
+    pub(crate) fn from_config(config: &Config) -> Self {
         use std::io::IsTerminal;
         let enabled = std::io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none();
         let c = |value: &str| {
@@ -96,7 +114,7 @@ impl<'a> Renderer<'a> {
         spinner.enable_steady_tick(Duration::from_millis(100));
         Renderer {
             palette,
-            markdown: MarkdownStream::new(!palette.reset.is_empty()),
+            markdown: MarkdownStream::new(!palette.reset.is_empty(), terminal_width()),
             spinner: Some(spinner),
             show_thoughts,
             in_thought: false,
@@ -227,13 +245,26 @@ impl<'a> Renderer<'a> {
     }
 }
 
-/// Runs one turn with Ctrl-C cancelling it. Returns the restart message, if any.
+/// The width of standard output when it is a terminal (`None`: no wrapping).
+fn terminal_width() -> Option<usize> {
+    use std::io::IsTerminal;
+    if !std::io::stdout().is_terminal() {
+        return None;
+    }
+    terminal_size::terminal_size().map(|(w, _)| usize::from(w.0))
+}
+
+/// The background work after a reply, running while the next line is read.
+type Background = Pin<Box<dyn Future<Output = AfterTurn>>>;
+
+/// Runs one turn with Ctrl-C cancelling it. Returns the restart message, if any, and the
+/// background work to run after it (not started yet: the caller polls it while reading input).
 fn run_turn(
     runtime: &tokio::runtime::Runtime,
-    session: &Session,
+    session: &Arc<Session>,
     input: &TurnInput,
     palette: &Palette,
-) -> Option<String> {
+) -> (Option<String>, Option<Background>) {
     let show = session.parts().settings.show_internal_thought;
     let mut renderer = Renderer::new(palette, show);
     let outcome = runtime.block_on(async {
@@ -246,21 +277,59 @@ fn run_turn(
     match outcome {
         None => {
             renderer.handle(TurnEvent::Cancelled);
-            None
+            (None, None)
         }
         Some(Ok(outcome)) => {
-            // Every background step runs; each failure is shown as a warning line (and logged).
-            let report = runtime.block_on(session.after_turn());
-            let color = palette.warning.clone();
-            for failure in &report.failures {
-                renderer.print(
-                    &color,
-                    &format!("warning: background work after the turn: {failure}\n"),
-                );
-            }
-            outcome.restart
+            let session = Arc::clone(session);
+            let background: Background = Box::pin(async move { session.after_turn().await });
+            (outcome.restart, Some(background))
         }
-        Some(Err(_)) => None,
+        Some(Err(_)) => (None, None),
+    }
+}
+
+/// Shows the failures of the background work, each as one warning line.
+fn report_background(report: &AfterTurn, palette: &Palette, printer: &SharedPrinter) {
+    for failure in &report.failures {
+        printer.print(&format!(
+            "{}warning: background work after the turn: {failure}{}",
+            palette.warning, palette.reset
+        ));
+    }
+}
+
+/// Waits for the background work before the next turn or command; says so when it has to wait.
+fn finish_background(
+    runtime: &tokio::runtime::Runtime,
+    background: &mut Option<Background>,
+    palette: &Palette,
+    printer: &SharedPrinter,
+) {
+    if let Some(work) = background.take() {
+        let report = runtime.block_on(work);
+        report_background(&report, palette, printer);
+    }
+}
+
+/// On exit: waits for the background work at most `limit`, then says what was not finished.
+fn finish_background_on_exit(
+    runtime: &tokio::runtime::Runtime,
+    background: Option<Background>,
+    palette: &Palette,
+    printer: &SharedPrinter,
+    limit: Duration,
+) {
+    let Some(work) = background else {
+        return;
+    };
+    match runtime.block_on(tokio::time::timeout(limit, work)) {
+        Ok(report) => report_background(&report, palette, printer),
+        Err(_) => printer.print(&format!(
+            "{}Stopped waiting after {} s: the background work after the last reply (automatic memory, self-reflection, context refresh, consolidation) did not finish; what it had not written yet runs again after a later turn.{}",
+            palette.warning,
+            limit.as_secs(),
+            palette.reset
+        )),
     }
 }
 
@@ -288,50 +357,291 @@ pub(crate) fn restart(resume_message: &str) -> Result<ExitCode, String> {
     }
 }
 
+/// Where lines that must not disturb the prompt go: rustyline's external printer while the
+/// editor runs on a terminal, else standard output.
+#[derive(Clone, Default)]
+pub(crate) struct SharedPrinter(Option<Arc<Mutex<Box<dyn ExternalPrinter + Send>>>>);
+
+impl SharedPrinter {
+    /// Prints one line (a newline is added).
+    pub(crate) fn print(&self, line: &str) {
+        if let Some(printer) = &self.0
+            && let Ok(mut printer) = printer.lock()
+            && printer.print(format!("{line}\n")).is_ok()
+        {
+            return;
+        }
+        let _ = crate::output::println(line);
+    }
+}
+
+/// Completes the slash commands (elroy-commands) in the line editor.
+struct ChatHelper {
+    names: Arc<Mutex<CompletionNames>>,
+}
+
+impl rustyline::completion::Completer for ChatHelper {
+    type Candidate = rustyline::completion::Pair;
+
+    fn complete(
+        &self,
+        line: &str,
+        pos: usize,
+        _ctx: &rustyline::Context<'_>,
+    ) -> rustyline::Result<(usize, Vec<Self::Candidate>)> {
+        let names = self.names.lock().map(|n| n.clone()).unwrap_or_default();
+        let candidates = elroy_commands::complete(line, pos, &names);
+        let start = candidates.first().map_or(pos, |c| c.start);
+        Ok((
+            start,
+            candidates
+                .into_iter()
+                .map(|c| rustyline::completion::Pair {
+                    display: if c.help.is_empty() {
+                        c.replacement.clone()
+                    } else {
+                        format!("{}  {}", c.replacement, c.help)
+                    },
+                    replacement: c.replacement,
+                })
+                .collect(),
+        ))
+    }
+}
+
+impl rustyline::hint::Hinter for ChatHelper {
+    type Hint = String;
+}
+impl rustyline::highlight::Highlighter for ChatHelper {}
+impl rustyline::validate::Validator for ChatHelper {}
+impl rustyline::Helper for ChatHelper {}
+
+/// What the editor thread is asked to do.
+enum Request {
+    /// Read one line with this prompt.
+    Read(String),
+    /// Add a line to the history and save the history file.
+    Remember(String),
+}
+
+/// The line editor on its own thread: [`LineReader::read`] waits for a line while the caller's
+/// async runtime drives other work (the background work after a reply).
+struct LineReader {
+    requests: std::sync::mpsc::Sender<Request>,
+    lines: tokio::sync::mpsc::UnboundedReceiver<Result<String, ReadlineError>>,
+    /// True while the editor waits for input (reminders are printed only then).
+    at_prompt: Arc<AtomicBool>,
+    printer: SharedPrinter,
+}
+
+impl LineReader {
+    fn start(
+        history: std::path::PathBuf,
+        names: Arc<Mutex<CompletionNames>>,
+    ) -> Result<Self, String> {
+        let mut editor: Editor<ChatHelper, FileHistory> =
+            Editor::new().map_err(|e| format!("cannot open the terminal: {e}"))?;
+        editor.set_helper(Some(ChatHelper { names }));
+        if let Some(parent) = history.parent() {
+            let _ = std::fs::create_dir_all(parent);
+        }
+        let _ = editor.load_history(&history);
+        let printer = SharedPrinter(
+            editor
+                .create_external_printer()
+                .ok()
+                .map(|p| Arc::new(Mutex::new(Box::new(p) as Box<dyn ExternalPrinter + Send>))),
+        );
+        let (requests, inbox) = std::sync::mpsc::channel::<Request>();
+        let (outbox, lines) = tokio::sync::mpsc::unbounded_channel();
+        let at_prompt = Arc::new(AtomicBool::new(false));
+        let flag = Arc::clone(&at_prompt);
+        std::thread::Builder::new()
+            .name("elroy-line-editor".into())
+            .spawn(move || {
+                for request in inbox {
+                    match request {
+                        Request::Read(prompt) => {
+                            flag.store(true, Ordering::SeqCst);
+                            let line = editor.readline(&prompt);
+                            flag.store(false, Ordering::SeqCst);
+                            if outbox.send(line).is_err() {
+                                break;
+                            }
+                        }
+                        Request::Remember(line) => {
+                            let _ = editor.add_history_entry(line);
+                            let _ = editor.save_history(&history);
+                        }
+                    }
+                }
+            })
+            .map_err(|e| format!("cannot start the line editor: {e}"))?;
+        Ok(LineReader {
+            requests,
+            lines,
+            at_prompt,
+            printer,
+        })
+    }
+
+    /// Reads one line; meanwhile drives `background` to its end (and shows its warnings).
+    fn read(
+        &mut self,
+        prompt: &str,
+        runtime: &tokio::runtime::Runtime,
+        background: &mut Option<Background>,
+        palette: &Palette,
+    ) -> Result<String, ReadlineError> {
+        if self
+            .requests
+            .send(Request::Read(prompt.to_owned()))
+            .is_err()
+        {
+            return Err(ReadlineError::Eof);
+        }
+        let printer = self.printer.clone();
+        let lines = &mut self.lines;
+        runtime.block_on(async {
+            if let Some(work) = background.as_mut() {
+                tokio::select! {
+                    line = lines.recv() => return line.unwrap_or(Err(ReadlineError::Eof)),
+                    report = work => {
+                        report_background(&report, palette, &printer);
+                    }
+                }
+                *background = None;
+            }
+            lines.recv().await.unwrap_or(Err(ReadlineError::Eof))
+        })
+    }
+
+    fn remember(&self, line: &str) {
+        let _ = self.requests.send(Request::Remember(line.to_owned()));
+    }
+}
+
+/// Prints a command's output: markdown lines rendered like a reply, errors in the warning colour.
+fn print_output(output: &CommandOutput, palette: &Palette) {
+    let color = if output.is_error {
+        &palette.warning
+    } else {
+        &palette.system
+    };
+    let mut markdown = MarkdownStream::new(!palette.reset.is_empty(), terminal_width());
+    let mut text = String::new();
+    for line in &output.lines {
+        text.push_str(&markdown.push(line));
+        text.push_str(&markdown.push("\n"));
+    }
+    text.push_str(&markdown.finish());
+    if !text.is_empty() {
+        let _ = crate::output::print(&format!("{color}{text}{}", palette.reset));
+    }
+}
+
+/// The one-line banner: `elroy · model NAME · home DIR · /help for commands`.
+pub(crate) fn banner(model: &str, home: &std::path::Path) -> String {
+    format!(
+        "elroy · model {model} · home {} · /help for commands, Ctrl-D to leave",
+        home.display()
+    )
+}
+
 pub(crate) fn run(config: Config) -> Result<ExitCode, String> {
     let palette = Palette::from_config(&config);
     let history = config.paths.history_file();
-    let session = open_session(config, Capabilities { can_restart: true })?;
+    let home = config.paths.elroy_home.clone();
+    let mut chat = ChatSession::open(
+        config,
+        Capabilities { can_restart: true },
+        elroy_runtime::stderr_warnings(),
+    )
+    .map_err(|e| e.to_string())?;
+    for warning in &chat.runtime().warnings {
+        tracing::warn!("{warning}");
+    }
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
         .map_err(|e| format!("cannot start the async runtime: {e}"))?;
-    let mut editor = DefaultEditor::new().map_err(|e| format!("cannot open the terminal: {e}"))?;
-    if let Some(parent) = history.parent() {
-        let _ = std::fs::create_dir_all(parent);
-    }
-    let _ = editor.load_history(&history);
+    let names = Arc::new(Mutex::new(chat.completion_names()));
+    let mut reader = LineReader::start(history, Arc::clone(&names))?;
+    let printer = reader.printer.clone();
+    let _ = crate::output::println(&format!(
+        "{}{}{}",
+        palette.system,
+        banner(chat.model_name(), &home),
+        palette.reset
+    ));
 
     // §2.1 step 7: the session-context pair.
-    if let Err(e) = session.add_session_context() {
+    if let Err(e) = chat.session().add_session_context() {
         tracing::warn!("could not add the session context: {e}");
     }
 
+    let mut background: Option<Background> = None;
     // A restart hands over a hidden resume message (§13). The variable cannot be removed from
     // this process without unsafe code; a later restart overwrites it.
     if let Ok(resume) = std::env::var(RESUME_VARIABLE)
         && !resume.trim().is_empty()
-        && let Some(message) = run_turn(&runtime, &session, &TurnInput::hidden(resume), &palette)
     {
-        return restart(&message);
+        let (restart_message, work) = run_turn(
+            &runtime,
+            &chat.shared_session(),
+            &TurnInput::hidden(resume),
+            &palette,
+        );
+        if let Some(message) = restart_message {
+            return restart(&message);
+        }
+        background = work;
     }
+
+    let reminders = crate::reminders::start_in_session(&chat, &reader.at_prompt, &printer);
 
     let prompt = format!("{}> {}", palette.user, palette.reset);
     loop {
-        match editor.readline(&prompt) {
+        match reader.read(&prompt, &runtime, &mut background, &palette) {
             Ok(line) => {
-                let text = line.trim();
-                if text.is_empty() {
+                if line.trim().is_empty() {
                     continue;
                 }
-                let _ = editor.add_history_entry(text);
-                let _ = editor.save_history(&history);
-                if matches!(text, "exit" | "quit" | "/exit" | "/quit") {
-                    break;
-                }
-                if let Some(message) = run_turn(&runtime, &session, &TurnInput::new(text), &palette)
-                {
-                    return restart(&message);
+                reader.remember(line.trim());
+                match elroy_commands::parse(&line) {
+                    Input::Empty => {}
+                    Input::Unknown { word } => print_output(
+                        &CommandOutput {
+                            lines: elroy_commands::unknown_message(&word),
+                            is_error: true,
+                            action: None,
+                        },
+                        &palette,
+                    ),
+                    Input::Command(command) => {
+                        finish_background(&runtime, &mut background, &palette, &printer);
+                        let output = runtime.block_on(elroy_commands::run(&command, &mut chat));
+                        print_output(&output, &palette);
+                        if let Ok(mut names) = names.lock() {
+                            *names = chat.completion_names();
+                        }
+                        if output.action == Some(Action::Exit) {
+                            break;
+                        }
+                    }
+                    Input::NotCommand(text) => {
+                        finish_background(&runtime, &mut background, &palette, &printer);
+                        let (restart_message, work) = run_turn(
+                            &runtime,
+                            &chat.shared_session(),
+                            &TurnInput::new(text.trim()),
+                            &palette,
+                        );
+                        if let Some(message) = restart_message {
+                            return restart(&message);
+                        }
+                        background = work;
+                    }
                 }
             }
             Err(ReadlineError::Interrupted) => continue,
@@ -339,5 +649,7 @@ pub(crate) fn run(config: Config) -> Result<ExitCode, String> {
             Err(e) => return Err(format!("cannot read input: {e}")),
         }
     }
+    drop(reminders);
+    finish_background_on_exit(&runtime, background, &palette, &printer, EXIT_WAIT);
     Ok(ExitCode::SUCCESS)
 }

@@ -16,9 +16,9 @@ mod mcp_cmd;
 mod message;
 mod output;
 mod remember;
+mod reminders;
 mod render;
 mod tools_cmd;
-mod tui_cmd;
 
 use std::process::ExitCode;
 
@@ -57,7 +57,13 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
         }
         Some(Command::Config(args)) => config_cmd::run(&load_config(&cli)?, args),
         Some(Command::Tools(args)) => tools_cmd::run(load_config(&cli)?, args),
-        Some(Command::Chat) => tui_cmd::chat(load_config(&cli)?),
+        Some(Command::Chat) => {
+            let config = load_config(&cli)?;
+            match choose_front_end(cli.plain, &config.settings.ui, terminals()) {
+                FrontEnd::FullScreen => full_screen(config),
+                FrontEnd::Plain | FrontEnd::NonInteractive => chat::run(config),
+            }
+        }
         Some(Command::Message(args)) => message::run(load_config(&cli)?, args),
         Some(Command::History(args)) => history_cmd::history(&load_config(&cli)?, args),
         Some(Command::Undo) => history_cmd::undo(&load_config(&cli)?),
@@ -65,18 +71,76 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
         Some(Command::Mcp) => mcp_cmd::run(load_config(&cli)?),
         Some(Command::ImportElroy(args)) => import_cmd::run(load_config(&cli)?, args),
         None => {
-            use std::io::IsTerminal;
-            if std::io::stdin().is_terminal() {
-                tui_cmd::chat(load_config(&cli)?)
-            } else {
-                let args = message::MessageArgs {
-                    text: None,
-                    json: false,
-                    tool: None,
-                };
-                message::run(load_config(&cli)?, &args)
+            let config = load_config(&cli)?;
+            match choose_front_end(cli.plain, &config.settings.ui, terminals()) {
+                FrontEnd::FullScreen => full_screen(config),
+                FrontEnd::Plain => chat::run(config),
+                FrontEnd::NonInteractive => {
+                    let args = message::MessageArgs {
+                        text: None,
+                        json: false,
+                        tool: None,
+                    };
+                    message::run(config, &args)
+                }
             }
         }
+    }
+}
+
+/// The interface `elroy` and `elroy chat` open.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum FrontEnd {
+    /// The full-screen interface (standard input and output are terminals, no `--plain`, `ui`
+    /// is not `plain`).
+    FullScreen,
+    /// The line REPL (`--plain` or `ui: plain` on a terminal; standard output not a terminal).
+    Plain,
+    /// Standard input is not a terminal: `elroy` reads one message from it, `elroy chat` reads
+    /// its lines with the line REPL (as before the full-screen interface).
+    NonInteractive,
+}
+
+/// Whether standard input and standard output are terminals.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Terminals {
+    /// Standard input is a terminal.
+    pub stdin: bool,
+    /// Standard output is a terminal.
+    pub stdout: bool,
+}
+
+fn terminals() -> Terminals {
+    use std::io::IsTerminal;
+    Terminals {
+        stdin: std::io::stdin().is_terminal(),
+        stdout: std::io::stdout().is_terminal(),
+    }
+}
+
+/// The one place that decides the interface (issue 15 item 1): `plain_flag` is `--plain`, `ui`
+/// the `ui` key (`full` or `plain`; any other value is taken as `full`, with a warning).
+pub(crate) fn choose_front_end(plain_flag: bool, ui: &str, terminals: Terminals) -> FrontEnd {
+    if !terminals.stdin {
+        return FrontEnd::NonInteractive;
+    }
+    let ui = ui.trim().to_lowercase();
+    if !matches!(ui.as_str(), "full" | "plain") {
+        tracing::warn!("ui: {ui:?} is neither full nor plain; using full");
+    }
+    if plain_flag || ui == "plain" || !terminals.stdout {
+        FrontEnd::Plain
+    } else {
+        FrontEnd::FullScreen
+    }
+}
+
+/// The full-screen interface (elroy-tui); a restart asked by `restart_session` re-executes elroy
+/// (`orchestrator.md` §13), as the line REPL does.
+fn full_screen(config: Config) -> Result<ExitCode, String> {
+    match elroy_tui::run(config)? {
+        elroy_tui::Outcome::Exit(code) => Ok(code),
+        elroy_tui::Outcome::Restart(message) => chat::restart(&message),
     }
 }
 
@@ -122,4 +186,41 @@ pub(crate) fn text_or_stdin(text: Option<&str>, what: &str) -> Result<String, St
         }
     };
     Ok(text.trim_end_matches(['\n', '\r']).to_owned())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const BOTH: Terminals = Terminals {
+        stdin: true,
+        stdout: true,
+    };
+
+    #[test]
+    fn front_end_choice() {
+        assert_eq!(choose_front_end(false, "full", BOTH), FrontEnd::FullScreen);
+        assert_eq!(choose_front_end(false, "Full ", BOTH), FrontEnd::FullScreen);
+        assert_eq!(choose_front_end(false, "fancy", BOTH), FrontEnd::FullScreen);
+        assert_eq!(choose_front_end(true, "full", BOTH), FrontEnd::Plain);
+        assert_eq!(choose_front_end(false, "plain", BOTH), FrontEnd::Plain);
+        assert_eq!(choose_front_end(false, "PLAIN", BOTH), FrontEnd::Plain);
+        let piped_out = Terminals {
+            stdin: true,
+            stdout: false,
+        };
+        assert_eq!(choose_front_end(false, "full", piped_out), FrontEnd::Plain);
+        for stdout in [true, false] {
+            let piped_in = Terminals {
+                stdin: false,
+                stdout,
+            };
+            for (flag, ui) in [(false, "full"), (true, "full"), (false, "plain")] {
+                assert_eq!(
+                    choose_front_end(flag, ui, piped_in),
+                    FrontEnd::NonInteractive
+                );
+            }
+        }
+    }
 }

@@ -1,5 +1,7 @@
 //! [`ChatSession`]: what an interactive front end holds — the opened home and the model session.
 
+use std::sync::Arc;
+
 use elroy_config::Config;
 use elroy_core::Capabilities;
 use elroy_orchestrator::Session;
@@ -13,7 +15,7 @@ use crate::complete::CompletionNames;
 /// next turn and recorded in the history exactly like a model's call.
 pub struct ChatSession {
     runtime: Runtime,
-    session: Session,
+    session: Arc<Session>,
     capabilities: Capabilities,
     /// The model chosen with `/model NAME`, if any (`None`: the configured one).
     model_override: Option<String>,
@@ -55,7 +57,7 @@ impl ChatSession {
         let session = runtime.session(capabilities)?;
         Ok(ChatSession {
             runtime,
-            session,
+            session: Arc::new(session),
             capabilities,
             model_override: None,
         })
@@ -69,6 +71,13 @@ impl ChatSession {
     /// The model session: turns, background work.
     pub fn session(&self) -> &Session {
         &self.session
+    }
+
+    /// The model session, shared: for work that outlives a borrow of this handle, such as the
+    /// background work after a reply ([`Session::after_turn`]) running while the next input is
+    /// read. After [`ChatSession::switch_model`] a clone still refers to the previous session.
+    pub fn shared_session(&self) -> Arc<Session> {
+        Arc::clone(&self.session)
     }
 
     /// The chat model's name as its client reports it (`gpt-4o`, `testkit-model`).
@@ -86,7 +95,7 @@ impl ChatSession {
         let session = self
             .runtime
             .session_with_model(self.capabilities, Some(name))?;
-        self.session = session;
+        self.session = Arc::new(session);
         self.model_override = Some(name.to_owned());
         Ok(())
     }

@@ -472,6 +472,8 @@ declare_keys! {
     /// UI colour
     internal_thought_color: String = S, default "'#708090'", env "ELROY_INTERNAL_THOUGHT_COLOR",
         spec "orchestrator.md §15.3";
+    /// interactive interface on a terminal: full (the full-screen interface) or plain (the line REPL; also --plain)
+    ui: String = S, default "full", env "ELROY_UI", spec "issue 15 item 1";
     /// Elroy's shell tool switch; elroy has no shell tool
     shell_commands: bool = B, default "false", env "ELROY_SHELL_COMMANDS",
         spec "orchestrator.md §15.3", unimplemented;

@@ -1,0 +1,229 @@
+//! Reminders in the plain REPL (issue 16, point 5): a due item that comes due while elroy waits
+//! for input is printed above the prompt, without disturbing what is being typed (rustyline's
+//! external printer redraws the prompt and the typed text below the printed line).
+//!
+//! The mechanism is independent of where reminders come from: a [`ReminderSource`] is asked
+//! every [`POLL_INTERVAL`] for the lines to announce; lines are printed only while the editor
+//! waits for input (during a turn the model receives due items itself, `orchestrator.md` §5).
+//! [`StoreReminders`] is the source used today: the timed items of the agenda store whose trigger
+//! passes while the REPL is open, each announced once per trigger time by this process (an
+//! interim source until the "due and not yet announced" record in `state.db`, shared with `elroy
+//! remind`, is available: only [`start_in_session`] changes then).
+
+use std::collections::HashSet;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+
+use elroy_agenda::AgendaStore;
+use elroy_commands::ChatSession;
+use elroy_core::TimeContext;
+use jiff::Timestamp;
+
+use crate::chat::SharedPrinter;
+
+/// How often the source is asked.
+pub const POLL_INTERVAL: Duration = Duration::from_secs(1);
+
+/// Where reminders come from.
+pub trait ReminderSource: Send {
+    /// The announcement lines of the items that came due since the last call, each returned once
+    /// (`⏰ 09:00 Call the dentist — Ask about the invoice`).
+    fn due_lines(&mut self) -> Vec<String>;
+}
+
+/// Stops the reminder thread when dropped.
+pub struct Reminders {
+    stop: Arc<AtomicBool>,
+}
+
+impl Drop for Reminders {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::SeqCst);
+    }
+}
+
+/// Starts a thread that asks `source` every `interval` and hands each line to `print` — only
+/// while `at_prompt` is true (lines found meanwhile wait for the next prompt). Stops when the
+/// returned handle is dropped.
+pub fn start(
+    mut source: Box<dyn ReminderSource>,
+    at_prompt: Arc<AtomicBool>,
+    mut print: Box<dyn FnMut(&str) + Send>,
+    interval: Duration,
+) -> Reminders {
+    let stop = Arc::new(AtomicBool::new(false));
+    let stopped = Arc::clone(&stop);
+    let spawned = std::thread::Builder::new()
+        .name("elroy-reminders".into())
+        .spawn(move || {
+            let mut waiting: Vec<String> = Vec::new();
+            while !stopped.load(Ordering::SeqCst) {
+                waiting.extend(source.due_lines());
+                if at_prompt.load(Ordering::SeqCst) {
+                    for line in waiting.drain(..) {
+                        print(&line);
+                    }
+                }
+                std::thread::sleep(interval);
+            }
+        });
+    if let Err(e) = spawned {
+        tracing::warn!("reminders are off: cannot start their thread: {e}");
+    }
+    Reminders { stop }
+}
+
+/// The reminders of the chat's home, printed through `printer` while `at_prompt`; `None` when
+/// standard input or output is not a terminal (a piped chat gets due items in its turns only).
+pub(crate) fn start_in_session(
+    chat: &ChatSession,
+    at_prompt: &Arc<AtomicBool>,
+    printer: &SharedPrinter,
+) -> Option<Reminders> {
+    use std::io::IsTerminal;
+    if !std::io::stdin().is_terminal() || !std::io::stdout().is_terminal() {
+        return None;
+    }
+    let store = chat
+        .runtime()
+        .services
+        .try_get::<AgendaStore>()
+        .ok()
+        .flatten()?;
+    let source = StoreReminders::new(store, chat.runtime().time.clone());
+    let printer = printer.clone();
+    Some(start(
+        Box::new(source),
+        Arc::clone(at_prompt),
+        Box::new(move |line| printer.print(line)),
+        POLL_INTERVAL,
+    ))
+}
+
+/// Timed due items of the agenda store whose trigger passes while the REPL is open. Items
+/// already due when it opens are left to the first turn (the model announces them).
+pub struct StoreReminders {
+    store: Arc<AgendaStore>,
+    time: TimeContext,
+    announced: HashSet<(i64, Timestamp)>,
+}
+
+impl StoreReminders {
+    /// A source over `store`; what is due now counts as announced.
+    pub fn new(store: Arc<AgendaStore>, time: TimeContext) -> Self {
+        let mut source = StoreReminders {
+            store,
+            time,
+            announced: HashSet::new(),
+        };
+        let _ = source.due_lines();
+        source
+    }
+}
+
+impl ReminderSource for StoreReminders {
+    fn due_lines(&mut self) -> Vec<String> {
+        let Ok(due) = self.store.due_now(self.time.now()) else {
+            return Vec::new();
+        };
+        let mut lines = Vec::new();
+        for item in due {
+            let Some(at) = item.trigger_datetime else {
+                continue;
+            };
+            if self.announced.insert((item.id, at)) {
+                lines.push(announcement(
+                    &at.to_zoned_datetime(self.time.tz.clone())
+                        .strftime("%H:%M")
+                        .to_string(),
+                    &item.name,
+                    &item.text,
+                ));
+            }
+        }
+        lines
+    }
+}
+
+/// `⏰ 09:00 Call the dentist — Ask about the invoice` (the first line of the text; the name
+/// alone when there is none).
+pub fn announcement(time: &str, name: &str, text: &str) -> String {
+    let first = text.lines().map(str::trim).find(|l| !l.is_empty());
+    match first {
+        Some(text) if text != name => format!("⏰ {time} {name} — {text}"),
+        _ => format!("⏰ {time} {name}"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use std::sync::Mutex;
+    use std::time::Instant;
+
+    use super::*;
+
+    /// A source that yields its scripted lines one call at a time.
+    struct Fake(Arc<Mutex<Vec<Vec<String>>>>);
+
+    impl ReminderSource for Fake {
+        fn due_lines(&mut self) -> Vec<String> {
+            let mut script = self.0.lock().unwrap();
+            if script.is_empty() {
+                Vec::new()
+            } else {
+                script.remove(0)
+            }
+        }
+    }
+
+    fn wait_for(printed: &Arc<Mutex<Vec<String>>>, count: usize) -> Vec<String> {
+        let deadline = Instant::now() + Duration::from_secs(5);
+        while printed.lock().unwrap().len() < count && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        printed.lock().unwrap().clone()
+    }
+
+    /// Lines are printed only while the editor waits for input, each once, in order; lines that
+    /// came due during a turn wait for the next prompt.
+    #[test]
+    fn prints_only_at_the_prompt_and_once() {
+        let script = Arc::new(Mutex::new(vec![
+            vec!["⏰ 09:00 first".to_owned()],
+            vec![],
+            vec!["⏰ 09:01 second".to_owned()],
+        ]));
+        let printed = Arc::new(Mutex::new(Vec::new()));
+        let at_prompt = Arc::new(AtomicBool::new(false));
+        let sink = Arc::clone(&printed);
+        let handle = start(
+            Box::new(Fake(Arc::clone(&script))),
+            Arc::clone(&at_prompt),
+            Box::new(move |line| sink.lock().unwrap().push(line.to_owned())),
+            Duration::from_millis(5),
+        );
+        // Not at the prompt: the source is read, nothing is printed.
+        let deadline = Instant::now() + Duration::from_secs(5);
+        while !script.lock().unwrap().is_empty() && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        assert!(printed.lock().unwrap().is_empty());
+        at_prompt.store(true, Ordering::SeqCst);
+        assert_eq!(wait_for(&printed, 2), ["⏰ 09:00 first", "⏰ 09:01 second"]);
+        std::thread::sleep(Duration::from_millis(30));
+        assert_eq!(printed.lock().unwrap().len(), 2);
+        drop(handle);
+    }
+
+    #[test]
+    fn announcement_lines() {
+        assert_eq!(
+            announcement("09:00", "Call the dentist", "Ask about the invoice\nmore"),
+            "⏰ 09:00 Call the dentist — Ask about the invoice"
+        );
+        assert_eq!(announcement("09:00", "Tea", ""), "⏰ 09:00 Tea");
+        assert_eq!(announcement("09:00", "Tea", "Tea"), "⏰ 09:00 Tea");
+    }
+}
