@@ -36,6 +36,17 @@ fn winsize(rows: u16, cols: u16) -> Winsize {
 impl Screen {
     /// `elroy ARGS` on a `rows`×`cols` pseudo-terminal.
     fn open(home: &TestHome, args: &[&str], rows: u16, cols: u16) -> Screen {
+        Self::open_with(home, args, rows, cols, &[])
+    }
+
+    /// [`Screen::open`] with extra environment variables.
+    fn open_with(
+        home: &TestHome,
+        args: &[&str],
+        rows: u16,
+        cols: u16,
+        env: &[(&str, &str)],
+    ) -> Screen {
         let master =
             openpt(OpenptFlags::RDWR | OpenptFlags::NOCTTY | OpenptFlags::CLOEXEC).unwrap();
         grantpt(&master).unwrap();
@@ -47,8 +58,12 @@ impl Screen {
             .write(true)
             .open(name.to_str().unwrap())
             .unwrap();
-        let child = home
-            .cmd()
+        let mut cmd = home.cmd();
+        cmd.env_remove("VISUAL");
+        for (name, value) in env {
+            cmd.env(name, value);
+        }
+        let child = cmd
             .args(args)
             .env("TERM", "xterm-256color")
             .stdin(slave.try_clone().unwrap())
@@ -146,8 +161,12 @@ impl Drop for Screen {
     }
 }
 
+/// Waits for the session to be open: the status bar names the model (the first screen is drawn
+/// before the home is opened).
 fn ready(screen: &Screen) {
-    screen.wait_text("INSERT");
+    screen.wait_for("the session", |t| {
+        t.contains("testkit-model") && t.contains("INSERT")
+    });
 }
 
 #[test]
@@ -196,7 +215,8 @@ fn a_resize_redraws_and_shows_the_sidebar_when_wide_enough() {
     let server = MockServer::start();
     let home = common::home_with_model(&server, "");
     let mut screen = Screen::open(&home, &["chat"], 24, 80);
-    let narrow = screen.wait_text("INSERT");
+    ready(&screen);
+    let narrow = screen.text();
     assert!(
         !narrow.contains("Memories"),
         "no sidebar below 100 columns:\n{narrow}"
@@ -325,4 +345,45 @@ fn a_turn_that_ends_while_background_work_runs_accepts_the_next_message_at_once(
         "the background work asked the fast model"
     );
     screen.quit();
+}
+
+#[test]
+fn e_in_the_detail_view_opens_the_editor_and_the_view_shows_the_file_again() {
+    let server = MockServer::start();
+    let home = common::home_with_model(&server, "");
+    let added = home.call("add_agenda_item", r#"{"text": "Plan the garden"}"#);
+    assert!(added.status.success(), "{}", common::stderr(&added));
+    let mut screen = Screen::open_with(
+        &home,
+        &["chat"],
+        30,
+        120,
+        &[(
+            "EDITOR",
+            "sh -c 'printf \"\\nTomatoes along the fence\\n\" >> \"$0\"'",
+        )],
+    );
+    ready(&screen);
+    screen.wait_for("the item in the Agenda tab", |t| {
+        t.lines().any(|l| l.contains("│Plan the garden"))
+    });
+    screen.send("\x1b");
+    screen.wait_text("BROWSE");
+    screen.send("g");
+    screen.send("\r");
+    screen.wait_text("e edit");
+    screen.send("e");
+    screen.wait_text("Tomatoes along the fence");
+    screen.send("\x1b");
+    screen.wait_for("the detail view to close", |t| {
+        !t.contains("e edit") && t.contains("BROWSE")
+    });
+    screen.send("\x1b");
+    screen.wait_text("INSERT");
+    screen.quit();
+    let files = std::fs::read_dir(home.home().join("agenda")).unwrap();
+    let text: String = files
+        .map(|f| std::fs::read_to_string(f.unwrap().path()).unwrap())
+        .collect();
+    assert!(text.contains("Tomatoes along the fence"), "{text}");
 }

@@ -19,7 +19,7 @@ use ratatui::crossterm::event::{
 };
 use ratatui::crossterm::execute;
 use ratatui::crossterm::terminal::{
-    EnterAlternateScreen, LeaveAlternateScreen, disable_raw_mode, enable_raw_mode,
+    Clear, ClearType, EnterAlternateScreen, LeaveAlternateScreen, disable_raw_mode, enable_raw_mode,
 };
 use ratatui::{Terminal, backend::CrosstermBackend};
 use tokio::sync::{RwLock, mpsc};
@@ -66,25 +66,44 @@ enum Msg {
     Command(elroy_commands::CommandOutput, String),
 }
 
+/// The terminal in raw mode on the alternate screen; restored when dropped (also on errors and
+/// panics that unwind), and around `$EDITOR`.
 struct Terminal_ {
     terminal: Terminal<CrosstermBackend<std::io::Stdout>>,
+    active: bool,
 }
 
 impl Terminal_ {
     fn enter() -> std::io::Result<Self> {
+        let terminal = Terminal::new(CrosstermBackend::new(std::io::stdout()))?;
+        let mut this = Terminal_ {
+            terminal,
+            active: false,
+        };
+        this.resume()?;
+        Ok(this)
+    }
+
+    fn resume(&mut self) -> std::io::Result<()> {
         enable_raw_mode()?;
-        let mut out = std::io::stdout();
+        self.active = true;
         execute!(
-            out,
+            self.terminal.backend_mut(),
             EnterAlternateScreen,
             EnableBracketedPaste,
-            EnableMouseCapture
+            EnableMouseCapture,
+            Clear(ClearType::All)
         )?;
-        let terminal = Terminal::new(CrosstermBackend::new(std::io::stdout()))?;
-        Ok(Terminal_ { terminal })
+        // Fresh buffers: the next draw paints every cell (`Terminal::clear` would ask the
+        // terminal for the cursor position, which not every terminal answers).
+        self.terminal = Terminal::new(CrosstermBackend::new(std::io::stdout()))?;
+        Ok(())
     }
 
     fn leave(&mut self) {
+        if !std::mem::take(&mut self.active) {
+            return;
+        }
         let _ = disable_raw_mode();
         let _ = execute!(
             self.terminal.backend_mut(),
@@ -396,9 +415,8 @@ async fn event_loop(
                     drop(events);
                     term.leave();
                     let status = open_editor(&path);
-                    term = Terminal_::enter()
+                    term.resume()
                         .map_err(|e| format!("cannot set up the terminal: {e}"))?;
-                    let _ = term.terminal.clear();
                     events = EventStream::new();
                     if let Err(e) = status {
                         app.notice(NoticeKind::Warning, e);
