@@ -364,10 +364,15 @@ async fn event_loop(
     }
     let mut tick = tokio::time::interval(Duration::from_millis(100));
     let mut ticks: u64 = 0;
+    // Drawn after every event and message; on a bare tick only while a spinner turns.
+    let mut redraw = true;
     loop {
-        term.terminal
-            .draw(|frame| crate::ui::render(&app, frame))
-            .map_err(|e| format!("cannot draw: {e}"))?;
+        if redraw {
+            term.terminal
+                .draw(|frame| crate::ui::render(&app, frame))
+                .map_err(|e| format!("cannot draw: {e}"))?;
+        }
+        redraw = true;
         let mut actions = Vec::new();
         tokio::select! {
             event = events.next() => match event {
@@ -388,6 +393,7 @@ async fn event_loop(
             _ = tick.tick() => {
                 ticks += 1;
                 app.status.tick = app.status.tick.wrapping_add(1);
+                redraw = app.status.phase.is_some() || app.status.background.is_some();
                 if ticks.is_multiple_of(10) {
                     lp.poll_reminders();
                 }
