@@ -387,3 +387,28 @@ fn e_in_the_detail_view_opens_the_editor_and_the_view_shows_the_file_again() {
         .collect();
     assert!(text.contains("Tomatoes along the fence"), "{text}");
 }
+
+#[test]
+fn restart_session_re_executes_into_the_interface_with_a_hidden_resume_turn() {
+    let server = MockServer::start();
+    server
+        .push(Reply::tool_call(
+            "restart_session",
+            r#"{"resume_message":"Say you are back."}"#,
+        ))
+        .push(Reply::text("Restarting now."))
+        .push(Reply::text("I'm back and ready."));
+    let home = common::home_with_model(&server, "");
+    let mut screen = Screen::open(&home, &["chat"], 24, 100);
+    ready(&screen);
+    screen.send("please restart yourself\r");
+    screen.wait_text("I'm back and ready.");
+    let sent = server.chat_requests();
+    assert_eq!(sent.len(), 3, "{sent:?}");
+    assert!(!sent[2].has_tools(), "the resume turn is hidden: no tools");
+    assert_eq!(
+        sent[2].last_user_text().as_deref(),
+        Some("Say you are back.")
+    );
+    screen.quit();
+}
