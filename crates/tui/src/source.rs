@@ -5,11 +5,12 @@
 use std::sync::Arc;
 
 use elroy_agenda::{AgendaStore, Kind};
-use elroy_core::{Services, TimeContext, UserId};
+use elroy_core::{RecallKind, Services, TimeContext, UserId};
 use elroy_feature_requests::FeatureRequestStore;
 use elroy_memory::MemoryStore;
 use elroy_plugins::Panels;
 use elroy_tools_codex::CodexSessions;
+use elroy_transcript::TranscriptStore;
 use jiff::ToSpan;
 
 use crate::sidebar::{SideItem, SidebarSource, Tab, TabKind};
@@ -135,11 +136,25 @@ impl StoreSidebar {
         Ok(items)
     }
 
+    /// The memories in the current context first (pinned or recalled there, marked `in context`),
+    /// then the other active ones by name, at most [`LIST_LIMIT`].
     fn memories(&self) -> Result<Vec<SideItem>, String> {
         let store: Arc<MemoryStore> = self.services.require().map_err(|e| e.to_string())?;
         let names = store.active_names().map_err(|e| e.to_string())?;
+        let in_context = self.context_memories();
+        let mut ordered: Vec<(String, bool)> = in_context
+            .iter()
+            .filter(|n| names.contains(n))
+            .map(|n| (n.clone(), true))
+            .collect();
+        ordered.extend(
+            names
+                .into_iter()
+                .filter(|n| !in_context.contains(n))
+                .map(|n| (n, false)),
+        );
         let mut items = Vec::new();
-        for name in names.into_iter().rev().take(LIST_LIMIT) {
+        for (name, current) in ordered.into_iter().take(LIST_LIMIT) {
             let (detail, path) = match store.active_by_name(&name) {
                 Ok(Some(memory)) => (
                     store.text(&memory).unwrap_or_default(),
@@ -149,6 +164,11 @@ impl StoreSidebar {
             };
             items.push(SideItem {
                 label: name.clone(),
+                meta: if current {
+                    "in context".into()
+                } else {
+                    String::new()
+                },
                 name,
                 detail,
                 path,
@@ -156,6 +176,28 @@ impl StoreSidebar {
             });
         }
         Ok(items)
+    }
+
+    /// Names of the memories carried by recall messages of the active context, newest first.
+    fn context_memories(&self) -> Vec<String> {
+        let (Some(transcript), Some(user)) = (
+            self.services.get::<TranscriptStore>(),
+            self.services.get::<UserId>(),
+        ) else {
+            return Vec::new();
+        };
+        let Ok(context) = transcript.active_context(user.0) else {
+            return Vec::new();
+        };
+        let mut names = Vec::new();
+        for stored in context.iter().rev() {
+            for meta in stored.message.recall_metadata().unwrap_or_default() {
+                if meta.memory_type == RecallKind::Memory && !names.contains(&meta.name) {
+                    names.push(meta.name);
+                }
+            }
+        }
+        names
     }
 
     fn requests(&self) -> Result<Vec<SideItem>, String> {
@@ -244,5 +286,108 @@ impl SidebarSource for StoreSidebar {
             }
         }
         tabs
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used, clippy::expect_used)]
+    use super::*;
+    use elroy_runtime::Runtime;
+
+    fn runtime(home: &std::path::Path) -> Runtime {
+        let mut env = std::collections::HashMap::new();
+        env.insert("ELROY_NOW".to_owned(), "2026-12-01T08:00:00Z".to_owned());
+        env.insert("TZ".to_owned(), "UTC0".to_owned());
+        let options = elroy_config::LoadOptions {
+            home: Some(home.to_path_buf()),
+            cwd: home.to_path_buf(),
+            user_dir: Some(home.to_path_buf()),
+            env,
+            ..elroy_config::LoadOptions::default()
+        };
+        Runtime::open_with(
+            elroy_config::Config::load(&options).unwrap(),
+            elroy_runtime::logged_warnings(),
+        )
+        .unwrap()
+    }
+
+    #[tokio::test]
+    async fn every_tab_is_read_from_the_stores() {
+        let dir = tempfile::tempdir().unwrap();
+        let rt = runtime(dir.path());
+        for (tool, args) in [
+            ("add_agenda_item", r#"{"text": "Renew passport"}"#),
+            (
+                "add_agenda_checklist_item",
+                r#"{"item_name": "Renew passport", "text": "photos"}"#,
+            ),
+            (
+                "add_agenda_item",
+                r#"{"text": "Plan the trip", "item_date": "2026-12-03"}"#,
+            ),
+            (
+                "add_agenda_item",
+                r#"{"text": "Next month", "item_date": "2027-01-15"}"#,
+            ),
+            (
+                "create_due_item",
+                r#"{"name": "Call the dentist", "text": "Ask about the invoice", "trigger_time": "2026-12-01T08:30:00Z"}"#,
+            ),
+            (
+                "create_due_item",
+                r#"{"name": "Water plants", "text": "Balcony", "trigger_time": "2026-12-01T18:00:00Z"}"#,
+            ),
+            (
+                "create_due_item",
+                r#"{"name": "In Paris", "text": "Visit the museum", "trigger_context": "when in Paris"}"#,
+            ),
+            (
+                "create_memory",
+                r#"{"name": "Likes green tea", "text": "Prefers green tea in the afternoon."}"#,
+            ),
+            (
+                "make_feature_request",
+                r#"{"title": "Shorter replies", "description": "Keep it brief."}"#,
+            ),
+        ] {
+            let result = rt.call_tool(tool, Some(args)).await;
+            assert!(!result.is_error, "{tool}: {}", result.content);
+        }
+        // An hour later: the 08:30 item is overdue.
+        let later = TimeContext::fixed("2026-12-01T09:00:00Z".parse().unwrap(), rt.time.tz.clone());
+        let tabs = StoreSidebar::new(rt.services.clone(), later).load();
+        let rows = |kind: TabKind| -> Vec<(String, String)> {
+            let tab = tabs.iter().find(|t| t.kind == kind).unwrap();
+            tab.items
+                .iter()
+                .map(|i| (i.label.clone(), i.meta.clone()))
+                .collect()
+        };
+        let agenda = rows(TabKind::Agenda);
+        assert_eq!(agenda[0], ("Renew passport".into(), "today 0/1".into()));
+        assert_eq!(agenda[1].0, "Plan the trip");
+        assert_eq!(
+            agenda.len(),
+            2,
+            "only today and the next 7 days: {agenda:?}"
+        );
+        let due = rows(TabKind::Due);
+        assert_eq!(due[0], ("Call the dentist".into(), "overdue 08:30".into()));
+        assert_eq!(due[1], ("Water plants".into(), "18:00".into()));
+        assert_eq!(due[2], ("In Paris".into(), "context".into()));
+        let due_tab = tabs.iter().find(|t| t.kind == TabKind::Due).unwrap();
+        assert!(due_tab.items[0].warn && !due_tab.items[1].warn);
+        let memories = rows(TabKind::Memories);
+        assert_eq!(
+            memories[0],
+            ("Likes green tea".into(), "in context".into()),
+            "create_memory pins it"
+        );
+        assert_eq!(rows(TabKind::Requests)[0].0, "Shorter replies");
+        assert!(rows(TabKind::Codex).is_empty());
+        let detail = &tabs[0].items[0].detail;
+        assert!(detail.contains("photos"), "{detail}");
     }
 }
