@@ -412,3 +412,27 @@ fn restart_session_re_executes_into_the_interface_with_a_hidden_resume_turn() {
     );
     screen.quit();
 }
+
+#[test]
+fn a_plugin_panel_gets_its_own_sidebar_tab() {
+    let server = MockServer::start();
+    let probe = TestHome::new();
+    let repo = probe.root().join("my-contrib");
+    let home = common::home_with_model(
+        &server,
+        &format!("contrib_tools_path: [\"{}\"]\n", repo.display()),
+    );
+    let args = serde_json::json!({ "path": repo.display().to_string() }).to_string();
+    let created = home.call("create_contrib_repo", &args);
+    assert!(created.status.success(), "{}", common::stderr(&created));
+    let mut screen = Screen::open(&home, &["chat"], 30, 120);
+    ready(&screen);
+    screen.send("\x1b");
+    screen.wait_text("BROWSE");
+    // Left from the first tab wraps to the last one: the panel.
+    screen.send("\x1b[D");
+    screen.wait_text("This tab is drawn by hello_panel.");
+    screen.send("\x1b");
+    screen.wait_text("INSERT");
+    screen.quit();
+}
