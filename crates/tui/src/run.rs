@@ -135,6 +135,18 @@ pub fn run(config: Config) -> Result<Outcome, String> {
     let home = config.paths.elroy_home.display().to_string();
     // The first screen is drawn before the home is opened, so it does not wait for the stores or
     // the model client however large the home is; the sidebar and the token estimate follow.
+    // A panic (a bug) restores the terminal before its message is printed, so it can be read.
+    let previous = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        let _ = disable_raw_mode();
+        let _ = execute!(
+            std::io::stdout(),
+            DisableMouseCapture,
+            DisableBracketedPaste,
+            LeaveAlternateScreen
+        );
+        previous(info);
+    }));
     let mut term = Terminal_::enter().map_err(|e| format!("cannot set up the terminal: {e}"))?;
     let mut app = App::new(theme, Some(history), &[]);
     app.status.home = shorten_home(&home);
