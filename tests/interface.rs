@@ -187,7 +187,7 @@ fn a_reply_streams_in_visibly_before_it_ends() {
     assert!(during.contains("hello there"), "{during}");
     gate.open();
     screen.wait_text("and then the rest of it.");
-    screen.quit();
+    let _ = screen.quit();
 }
 
 #[test]
@@ -207,7 +207,7 @@ fn ctrl_c_cancels_mid_stream_and_the_next_message_works() {
     screen.send("second\r");
     screen.wait_text("The second answer.");
     assert_eq!(server.chat_requests().len(), 2);
-    screen.quit();
+    let _ = screen.quit();
 }
 
 #[test]
@@ -227,7 +227,7 @@ fn a_resize_redraws_and_shows_the_sidebar_when_wide_enough() {
     screen.wait_for("the sidebar to hide again", |t| {
         !t.contains("Memories") && t.contains("INSERT")
     });
-    screen.quit();
+    let _ = screen.quit();
 }
 
 #[test]
@@ -312,7 +312,7 @@ fn a_due_item_that_comes_due_appears_as_a_reminder_without_any_key() {
         server.chat_requests().is_empty(),
         "the reminder needs no model request"
     );
-    screen.quit();
+    let _ = screen.quit();
 }
 
 #[test]
@@ -344,7 +344,7 @@ fn a_turn_that_ends_while_background_work_runs_accepts_the_next_message_at_once(
         !fast.requests().is_empty(),
         "the background work asked the fast model"
     );
-    screen.quit();
+    let _ = screen.quit();
 }
 
 #[test]
@@ -410,7 +410,7 @@ fn restart_session_re_executes_into_the_interface_with_a_hidden_resume_turn() {
         sent[2].last_user_text().as_deref(),
         Some("Say you are back.")
     );
-    screen.quit();
+    let _ = screen.quit();
 }
 
 #[test]
@@ -434,5 +434,5 @@ fn a_plugin_panel_gets_its_own_sidebar_tab() {
     screen.wait_text("This tab is drawn by hello_panel.");
     screen.send("\x1b");
     screen.wait_text("INSERT");
-    screen.quit();
+    let _ = screen.quit();
 }

@@ -84,6 +84,25 @@ mod tests {
     use super::*;
 
     #[test]
+    fn no_color_turns_every_colour_off() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let options = elroy_config::LoadOptions {
+            home: Some(dir.path().to_path_buf()),
+            cwd: dir.path().to_path_buf(),
+            user_dir: Some(dir.path().to_path_buf()),
+            ..elroy_config::LoadOptions::default()
+        };
+        let config = Config::load(&options).expect("config");
+        let coloured = Theme::from_config(&config, false);
+        assert!(coloured.color);
+        assert_eq!(
+            coloured.assistant,
+            Style::new().fg(Color::Rgb(0x77, 0xdf, 0xd8))
+        );
+        assert_eq!(Theme::from_config(&config, true), Theme::plain());
+    }
+
+    #[test]
     fn colours_are_read_from_hex_and_names() {
         assert_eq!(parse_color("#77DFD8"), Some(Color::Rgb(0x77, 0xdf, 0xd8)));
         assert_eq!(parse_color("'#9ACD32'"), Some(Color::Rgb(0x9a, 0xcd, 0x32)));
