@@ -9,7 +9,7 @@ use std::process::Child;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use elroy_testkit::{Gate, MockServer, Reply};
+use elroy_testkit::{MockServer, Reply};
 use rustix::pty::{OpenptFlags, grantpt, openpt, ptsname, unlockpt};
 use rustix::termios::{Winsize, tcsetwinsize};
 
@@ -174,12 +174,8 @@ fn ready(screen: &Screen) {
 #[test]
 fn a_reply_streams_in_visibly_before_it_ends() {
     let server = MockServer::start();
-    let gate = Gate::new();
-    server.push(Reply::held(
-        "The first words arrive",
-        " and then the rest of it.",
-        &gate,
-    ));
+    let (held, release) = Reply::held("The first words arrive", " and then the rest of it.");
+    server.push(held);
     let home = common::home_with_model(&server, "");
     let mut screen = Screen::open(&home, &["chat"], 24, 80);
     ready(&screen);
@@ -187,7 +183,7 @@ fn a_reply_streams_in_visibly_before_it_ends() {
     let during = screen.wait_text("The first words arrive");
     assert!(!during.contains("the rest of it"), "{during}");
     assert!(during.contains("hello there"), "{during}");
-    gate.open();
+    release.release();
     screen.wait_text("and then the rest of it.");
     let _ = screen.quit();
 }
@@ -195,8 +191,8 @@ fn a_reply_streams_in_visibly_before_it_ends() {
 #[test]
 fn ctrl_c_cancels_mid_stream_and_the_next_message_works() {
     let server = MockServer::start();
-    let gate = Gate::new();
-    server.push(Reply::held("Partial answer so far", " never sent", &gate));
+    let (held, _release) = Reply::held("Partial answer so far", " never sent");
+    server.push(held);
     server.push(Reply::text("The second answer."));
     let home = common::home_with_model(&server, "");
     let mut screen = Screen::open(&home, &["chat"], 24, 100);

@@ -454,3 +454,39 @@ fn every_printing_command_stops_quietly_on_a_closed_pipe() {
         .count();
     assert!(turns >= 4, "{turns} turns reached the model");
 }
+
+/// Issue 15 item 10: `elroy config` shows the chat model that will be used and why, not `null`.
+#[test]
+fn config_shows_the_inferred_chat_model() {
+    let home = TestHome::new();
+    let line = |configure: &dyn Fn(&mut std::process::Command)| {
+        let mut cmd = home.cmd();
+        cmd.arg("config");
+        configure(&mut cmd);
+        let out = cmd.output().unwrap();
+        assert!(out.status.success(), "{}", stderr(&out));
+        stdout(&out)
+            .lines()
+            .find(|l| l.starts_with("chat_model "))
+            .unwrap()
+            .split_whitespace()
+            .collect::<Vec<_>>()
+            .join(" ")
+    };
+    assert_eq!(
+        line(&|c| {
+            c.env("OPENAI_API_KEY", "sk-test");
+        }),
+        "chat_model = openai/gpt-5 (inferred from OPENAI_API_KEY)"
+    );
+    assert_eq!(
+        line(&|_| {}),
+        "chat_model = none (no chat_model and no provider key; see docs/models.md)"
+    );
+    assert_eq!(
+        line(&|c| {
+            c.args(["--model", "gpt-4o"]);
+        }),
+        "chat_model = gpt-4o (command-line flag --model)"
+    );
+}

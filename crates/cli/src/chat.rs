@@ -196,7 +196,11 @@ impl<'a> Renderer<'a> {
                 self.end_thought();
                 self.wrote_text = true;
                 let color = self.palette.system.clone();
-                self.print(&color, &format!("\n```{language}\n{content}```\n"));
+                let styled = !self.palette.reset.is_empty();
+                self.print(
+                    &color,
+                    &crate::render::code_block(&language, &content, styled),
+                );
             }
             TurnEvent::ToolCall {
                 name, arguments, ..
@@ -322,7 +326,7 @@ fn finish_background_on_exit(
     let Some(work) = background else {
         return;
     };
-    match runtime.block_on(tokio::time::timeout(limit, work)) {
+    match runtime.block_on(async { tokio::time::timeout(limit, work).await }) {
         Ok(report) => report_background(&report, palette, printer),
         Err(_) => printer.print(&format!(
             "{}Stopped waiting after {} s: the background work after the last reply (automatic memory, self-reflection, context refresh, consolidation) did not finish; what it had not written yet runs again after a later turn.{}",
@@ -548,16 +552,70 @@ pub(crate) fn banner(model: &str, home: &std::path::Path) -> String {
     )
 }
 
+/// Opens the chat; when no chat model is configured, looks for a local model server (issue 15
+/// item 10): prints the settings that use the first one found and, on a terminal, offers to use it
+/// for this session; else explains the three ways to get a model.
+fn open_chat(config: Config) -> Result<ChatSession, String> {
+    let open = |config: Config| {
+        ChatSession::open(
+            config,
+            Capabilities { can_restart: true },
+            elroy_runtime::stderr_warnings(),
+        )
+    };
+    let message = match open(config.clone()) {
+        Ok(chat) => return Ok(chat),
+        Err(elroy_runtime::RuntimeError::Model(elroy_llm::LlmError::NoModel(message))) => message,
+        Err(e) => return Err(e.to_string()),
+    };
+    let found = crate::block_on(elroy_llm::probe::probe_local_servers(
+        elroy_llm::probe::LOCAL_SERVERS,
+        elroy_llm::probe::PROBE_TIMEOUT,
+    ))?;
+    let Some(server) = found else {
+        for line in elroy_llm::probe::no_model_help() {
+            crate::output::eprintln(&line);
+        }
+        return Err(message);
+    };
+    crate::output::eprintln(&format!(
+        "No chat model is configured, but {} answers at {}. To use it, set:",
+        server.name, server.base_url
+    ));
+    for line in server.settings() {
+        crate::output::eprintln(&format!("  {line}"));
+    }
+    crate::output::eprintln(
+        "(or chat_model_api_base and chat_model in elroy.conf.yaml; docs/models.md has details)",
+    );
+    use std::io::IsTerminal;
+    let Some(model) = server.models.first() else {
+        return Err(message);
+    };
+    if !std::io::stdin().is_terminal() || !std::io::stdout().is_terminal() {
+        return Err(message);
+    }
+    let _ = crate::output::print(&format!(
+        "Use {model} from {} for this session? [y/N] ",
+        server.name
+    ));
+    let mut answer = String::new();
+    if std::io::stdin().read_line(&mut answer).is_err()
+        || !matches!(answer.trim().to_lowercase().as_str(), "y" | "yes")
+    {
+        return Err(message);
+    }
+    let mut config = config;
+    config.settings.chat_model = Some(model.clone());
+    config.settings.chat_model_api_base = Some(server.base_url.clone());
+    open(config).map_err(|e| e.to_string())
+}
+
 pub(crate) fn run(config: Config) -> Result<ExitCode, String> {
     let palette = Palette::from_config(&config);
     let history = config.paths.history_file();
     let home = config.paths.elroy_home.clone();
-    let mut chat = ChatSession::open(
-        config,
-        Capabilities { can_restart: true },
-        elroy_runtime::stderr_warnings(),
-    )
-    .map_err(|e| e.to_string())?;
+    let mut chat = open_chat(config)?;
     for warning in &chat.runtime().warnings {
         tracing::warn!("{warning}");
     }
@@ -619,7 +677,9 @@ pub(crate) fn run(config: Config) -> Result<ExitCode, String> {
                         &palette,
                     ),
                     Input::Command(command) => {
-                        finish_background(&runtime, &mut background, &palette, &printer);
+                        if command.waits_for_background() {
+                            finish_background(&runtime, &mut background, &palette, &printer);
+                        }
                         let output = runtime.block_on(elroy_commands::run(&command, &mut chat));
                         print_output(&output, &palette);
                         if let Ok(mut names) = names.lock() {
@@ -641,6 +701,10 @@ pub(crate) fn run(config: Config) -> Result<ExitCode, String> {
                             return restart(&message);
                         }
                         background = work;
+                        // The model may have created or renamed memories.
+                        if let Ok(mut names) = names.lock() {
+                            *names = chat.completion_names();
+                        }
                     }
                 }
             }

@@ -43,7 +43,28 @@ pub(crate) fn run(config: &Config, args: &ConfigArgs) -> Result<ExitCode, String
             } else {
                 r.value.display()
             };
-            (r.def.name.to_owned(), shown, r.source.to_string())
+            let mut source = r.source.to_string();
+            let mut shown = shown;
+            if r.def.name == "chat_model" {
+                // The model that will actually be used, and why (issue 15 item 10).
+                match elroy_llm::select::chat_model_choice(config, &elroy_llm::select::process_env)
+                {
+                    Some((name, why)) if !why.is_empty() => {
+                        shown = name;
+                        source = if r.value.display() == "null" {
+                            why
+                        } else {
+                            format!("{why}, {source}")
+                        };
+                    }
+                    Some(_) => {}
+                    None => {
+                        shown = "none".into();
+                        source = "no chat_model and no provider key; see docs/models.md".into();
+                    }
+                }
+            }
+            (r.def.name.to_owned(), shown, source)
         })
         .collect();
     if args.json {

@@ -317,6 +317,27 @@ impl MarkdownStream {
     }
 }
 
+/// A complete code block (a `CodeBlock` event): with styles, a dim `── language ──` label and
+/// the code indented by two spaces (copyable without fences); without, the fenced block as the
+/// model wrote it. Starts and ends on a line of its own.
+pub(crate) fn code_block(language: &str, content: &str, styles: bool) -> String {
+    if !styles {
+        return format!("\n```{language}\n{content}```\n");
+    }
+    let label = if language.trim().is_empty() {
+        "code"
+    } else {
+        language.trim()
+    };
+    let mut out = format!("\n{DIM}── {label} ──{NORMAL_INTENSITY}\n");
+    for line in content.lines() {
+        out.push_str("  ");
+        out.push_str(line);
+        out.push('\n');
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -421,6 +442,19 @@ mod tests {
             render_plain("# one two three four", 12),
             "# one two\nthree four"
         );
+    }
+
+    #[test]
+    fn code_blocks() {
+        assert_eq!(
+            code_block("rust", "fn main() {}\n", false),
+            "\n```rust\nfn main() {}\n```\n"
+        );
+        assert_eq!(
+            plain(&code_block("rust", "fn main() {\n    run();\n}\n", true)),
+            "\n── rust ──\n  fn main() {\n      run();\n  }\n"
+        );
+        assert_eq!(plain(&code_block("", "x\n", true)), "\n── code ──\n  x\n");
     }
 
     fn render_plain(text: &str, width: usize) -> String {

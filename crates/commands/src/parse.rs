@@ -115,6 +115,19 @@ pub enum Command {
     Exit,
 }
 
+impl Command {
+    /// Whether the command changes the context, the memories or the session and so must wait
+    /// for the background work after the last reply (`/remember`, `/undo`, `/clear`, `/model
+    /// NAME`); the others only read and run at once, while that work goes on. `/exit` waits in
+    /// its own way (at most 5 s, see the front ends).
+    pub fn waits_for_background(&self) -> bool {
+        matches!(
+            self,
+            Command::Remember(_) | Command::Undo | Command::Clear | Command::Model(Some(_))
+        )
+    }
+}
+
 /// What a typed line is.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Input {

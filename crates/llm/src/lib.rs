@@ -33,6 +33,7 @@ mod embed;
 mod error;
 mod genai_chat;
 mod openai;
+pub mod probe;
 mod retry;
 pub mod select;
 mod text;

@@ -116,6 +116,35 @@ pub fn chat_model_name(config: &Config, env: EnvLookup<'_>) -> Result<String, Ll
     Err(LlmError::NoModel(NO_MODEL_MESSAGE.to_owned()))
 }
 
+/// The chat model that will be used and why, for `elroy config`: `("gpt-5", "inferred from
+/// OPENAI_API_KEY")`, `("claude-sonnet-4-5-20250929", "alias sonnet")`; `None` when none can be
+/// chosen. A `chat_model` set without an alias has the reason `""` (its source says where it was
+/// set).
+pub fn chat_model_choice(config: &Config, env: EnvLookup<'_>) -> Option<(String, String)> {
+    if let Some(name) = &config.settings.chat_model {
+        let resolved = resolve_alias(name);
+        let why = if resolved == name {
+            String::new()
+        } else {
+            format!("alias {name}")
+        };
+        return Some((resolved.to_owned(), why));
+    }
+    let name = chat_model_name(config, env).ok()?;
+    let why = if env("ANTHROPIC_API_KEY").is_some() {
+        "inferred from ANTHROPIC_API_KEY"
+    } else if config.settings.anthropic_api_key.is_some() {
+        "inferred from anthropic_api_key"
+    } else if env("OPENAI_API_KEY").is_some() {
+        "inferred from OPENAI_API_KEY"
+    } else if config.settings.openai_api_key.is_some() {
+        "inferred from openai_api_key"
+    } else {
+        "inferred from GEMINI_API_KEY"
+    };
+    Some((name, why.to_owned()))
+}
+
 /// The endpoint for `role` (§14.3): protocol from the name, base URL from `{role}_api_base` (the fast
 /// model falls back to the chat model's settings), key from `{role}_api_key` then the provider's
 /// variables.
@@ -373,5 +402,36 @@ mod tests {
         let e = endpoint(&c, ModelRole::Embedding, &env_of(&[])).unwrap();
         assert_eq!(e.model, "text-embedding-3-small");
         assert_eq!(e.base_url, "http://127.0.0.1:9/v1");
+    }
+
+    /// `elroy config` shows the model that will be used and why (issue 15 item 10).
+    #[test]
+    fn chat_model_choice_says_why() {
+        let (_d, plain) = config("");
+        assert_eq!(chat_model_choice(&plain, &env_of(&[])), None);
+        assert_eq!(
+            chat_model_choice(&plain, &env_of(&[("OPENAI_API_KEY", "sk")])),
+            Some(("openai/gpt-5".into(), "inferred from OPENAI_API_KEY".into()))
+        );
+        assert_eq!(
+            chat_model_choice(
+                &plain,
+                &env_of(&[("OPENAI_API_KEY", "sk"), ("ANTHROPIC_API_KEY", "a")])
+            ),
+            Some((
+                DEFAULT_ANTHROPIC_MODEL.into(),
+                "inferred from ANTHROPIC_API_KEY".into()
+            ))
+        );
+        let (_d, alias) = config("chat_model: sonnet\n");
+        assert_eq!(
+            chat_model_choice(&alias, &env_of(&[])),
+            Some((DEFAULT_ANTHROPIC_MODEL.into(), "alias sonnet".into()))
+        );
+        let (_d, named) = config("chat_model: gpt-4o\n");
+        assert_eq!(
+            chat_model_choice(&named, &env_of(&[])),
+            Some(("gpt-4o".into(), String::new()))
+        );
     }
 }

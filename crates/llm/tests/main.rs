@@ -5,3 +5,4 @@
 
 mod against_testkit;
 mod anthropic;
+mod probe;

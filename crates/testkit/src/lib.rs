@@ -32,5 +32,5 @@ mod reply;
 mod server;
 
 pub use home::TempHome;
-pub use reply::{Gate, Reply, ScriptedCall};
+pub use reply::{Release, Reply, ScriptedCall};
 pub use server::{MockServer, RecordedRequest};

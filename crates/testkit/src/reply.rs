@@ -55,61 +55,51 @@ pub enum Reply {
     /// `event: {its "type"}` and `data: {the value}` (to test a stream split any way, an `error`
     /// event, or a stream that ends without `message_stop`). Other requests get HTTP 400.
     AnthropicEvents(Vec<Value>),
-    /// A streamed text answer held open: `head` is sent at once, then the stream waits (the
-    /// connection open, no `[DONE]`) until [`Gate::open`] is called, then sends `tail`, the
-    /// finish chunk and `data: [DONE]`. To watch a reply arrive before it ends, or cancel it
-    /// mid-stream. A non-streaming request gets HTTP 400.
+    /// A streamed text answer held in the middle: `first` is sent at once, the rest of the
+    /// stream (`rest`, the finish chunk, `[DONE]`) only after [`Release::release`] — to see what
+    /// a front end shows while the server still holds the rest. Streaming OpenAI requests only
+    /// (others get HTTP 400). Built by [`Reply::held`].
     Held {
-        /// Text sent at once.
-        head: String,
-        /// Text sent after the gate opens.
-        tail: String,
-        /// What releases the rest.
-        gate: Gate,
+        /// The text sent at once.
+        first: String,
+        /// The text sent after the release.
+        rest: String,
+        /// Lets the rest go.
+        release: Release,
     },
 }
 
-/// Releases a [`Reply::Held`] stream; clones share one gate.
-#[derive(Debug, Clone, Default)]
-pub struct Gate(std::sync::Arc<GateInner>);
+/// Lets the rest of a [`Reply::Held`] stream go (once released, it stays released).
+#[derive(Debug, Clone)]
+pub struct Release(pub(crate) std::sync::Arc<tokio::sync::Semaphore>);
 
-#[derive(Debug, Default)]
-struct GateInner {
-    open: std::sync::atomic::AtomicBool,
-    notify: tokio::sync::Notify,
+impl Release {
+    /// Sends the rest of the held answer.
+    pub fn release(&self) {
+        self.0.add_permits(1);
+    }
 }
 
-impl PartialEq for Gate {
+impl PartialEq for Release {
     fn eq(&self, other: &Self) -> bool {
         std::sync::Arc::ptr_eq(&self.0, &other.0)
     }
 }
 
-impl Gate {
-    /// A closed gate.
-    pub fn new() -> Self {
-        Gate::default()
-    }
-
-    /// Opens the gate: held streams send the rest (now and from then on).
-    pub fn open(&self) {
-        self.0.open.store(true, std::sync::atomic::Ordering::SeqCst);
-        self.0.notify.notify_waiters();
-    }
-
-    /// Waits until the gate is open.
-    pub(crate) async fn wait(&self) {
-        loop {
-            let notified = self.0.notify.notified();
-            if self.0.open.load(std::sync::atomic::Ordering::SeqCst) {
-                return;
-            }
-            notified.await;
-        }
-    }
-}
-
 impl Reply {
+    /// A streamed text answer whose `rest` waits for the returned [`Release`] ([`Reply::Held`]).
+    pub fn held(first: impl Into<String>, rest: impl Into<String>) -> (Self, Release) {
+        let release = Release(std::sync::Arc::new(tokio::sync::Semaphore::new(0)));
+        (
+            Reply::Held {
+                first: first.into(),
+                rest: rest.into(),
+                release: release.clone(),
+            },
+            release,
+        )
+    }
+
     /// A text answer.
     pub fn text(content: impl Into<String>) -> Self {
         Reply::Answer {
@@ -182,15 +172,6 @@ impl Reply {
             *retry_after = Some(seconds);
         }
         self
-    }
-
-    /// A streamed answer: `head` at once, `tail` after `gate` opens ([`Reply::Held`]).
-    pub fn held(head: impl Into<String>, tail: impl Into<String>, gate: &Gate) -> Self {
-        Reply::Held {
-            head: head.into(),
-            tail: tail.into(),
-            gate: gate.clone(),
-        }
     }
 
     /// Raw SSE chunks ending with `data: [DONE]`.

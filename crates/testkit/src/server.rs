@@ -462,13 +462,6 @@ fn respond(request: &RecordedRequest, reply: Reply) -> Response {
                 error_response(400, "testkit: raw chunks need a streaming request", None)
             }
         }
-        Reply::Held { head, tail, gate } => {
-            if request.is_stream() {
-                held_sse(head, tail, gate)
-            } else {
-                error_response(400, "testkit: a held reply needs a streaming request", None)
-            }
-        }
         Reply::EmptyStreamUnlessNonStreaming(text) => {
             if request.is_stream() {
                 sse(&[], true)
@@ -491,7 +484,49 @@ fn respond(request: &RecordedRequest, reply: Reply) -> Response {
             "testkit: Anthropic events need a /v1/messages request",
             None,
         ),
+        Reply::Held {
+            first,
+            rest,
+            release,
+        } => {
+            if !request.is_stream() {
+                return error_response(
+                    400,
+                    "testkit: a held answer needs a streaming request",
+                    None,
+                );
+            }
+            held_sse(first, rest, release)
+        }
     }
+}
+
+/// The SSE stream of a held answer: the role chunk and `first` at once, then, after the
+/// release, `rest`, the finish chunk and `[DONE]`.
+fn held_sse(first: String, rest: String, release: crate::reply::Release) -> Response {
+    let all = answer_chunks(&first, &[], usize::MAX, "stop");
+    let frame = |chunk: &Value| format!("data: {chunk}\n\n");
+    let now: String = all[..all.len() - 1].iter().map(frame).collect();
+    let mut later = answer_chunks(&rest, &[], usize::MAX, "stop");
+    later.remove(0);
+    let later: String = later.iter().map(frame).collect::<String>() + "data: [DONE]\n\n";
+    let parts: Vec<(Option<crate::reply::Release>, String)> =
+        vec![(None, now), (Some(release), later)];
+    let stream = futures_util::stream::unfold(parts.into_iter(), |mut parts| async move {
+        let (gate, text) = parts.next()?;
+        if let Some(gate) = gate {
+            // Closed only when the semaphore is dropped, which the release handle prevents.
+            let _ = gate.0.acquire().await.map(|permit| permit.forget());
+            gate.0.add_permits(1);
+        }
+        Some((Ok::<_, std::convert::Infallible>(Bytes::from(text)), parts))
+    });
+    (
+        StatusCode::OK,
+        [(header::CONTENT_TYPE, "text/event-stream")],
+        axum::body::Body::from_stream(stream),
+    )
+        .into_response()
 }
 
 /// The answer to an Anthropic Messages request.
@@ -543,7 +578,7 @@ fn respond_anthropic(request: &RecordedRequest, reply: Reply) -> Response {
         Reply::AnthropicEvents(_) => refuse("testkit: raw events need a streaming request"),
         Reply::Chunks { .. } => refuse("testkit: OpenAI chunks cannot answer /v1/messages"),
         Reply::Embedding(_) => refuse("testkit: an embedding cannot answer /v1/messages"),
-        Reply::Held { .. } => refuse("testkit: a held OpenAI stream cannot answer /v1/messages"),
+        Reply::Held { .. } => refuse("testkit: a held answer cannot answer /v1/messages"),
     }
 }
 
@@ -577,44 +612,6 @@ fn sse(chunks: &[Value], done: bool) -> Response {
         StatusCode::OK,
         [(header::CONTENT_TYPE, "text/event-stream")],
         body,
-    )
-        .into_response()
-}
-
-fn sse_text(chunks: &[Value], done: bool) -> String {
-    let mut body = String::new();
-    for chunk in chunks {
-        body.push_str("data: ");
-        body.push_str(&chunk.to_string());
-        body.push_str("\n\n");
-    }
-    if done {
-        body.push_str("data: [DONE]\n\n");
-    }
-    body
-}
-
-/// [`Reply::Held`]: the head's chunks at once, the rest after the gate opens.
-fn held_sse(head: String, tail: String, gate: crate::reply::Gate) -> Response {
-    let mut first = answer_chunks(&head, &[], usize::MAX, "stop");
-    first.pop(); // no finish chunk yet
-    let mut rest = answer_chunks(&tail, &[], usize::MAX, "stop");
-    rest.remove(0); // the role chunk was sent
-    let stages = vec![
-        (None, sse_text(&first, false)),
-        (Some(gate), sse_text(&rest, true)),
-    ];
-    let stream = futures_util::stream::unfold(stages.into_iter(), |mut stages| async move {
-        let (gate, text) = stages.next()?;
-        if let Some(gate) = gate {
-            gate.wait().await;
-        }
-        Some((Ok::<_, std::convert::Infallible>(Bytes::from(text)), stages))
-    });
-    (
-        StatusCode::OK,
-        [(header::CONTENT_TYPE, "text/event-stream")],
-        axum::body::Body::from_stream(stream),
     )
         .into_response()
 }
