@@ -14,6 +14,7 @@ mod contrib_plugins;
 mod fixture_replay;
 mod history;
 mod import_elroy;
+mod interface;
 mod mcp;
 mod memory_undo;
 mod reliability;

@@ -338,7 +338,7 @@ fn finish_background_on_exit(
 }
 
 /// Re-executes this program with the same arguments plus the resume message (§13).
-fn restart(resume_message: &str) -> Result<ExitCode, String> {
+pub(crate) fn restart(resume_message: &str) -> Result<ExitCode, String> {
     let exe = std::env::current_exe().map_err(|e| format!("cannot restart: {e}"))?;
     let mut command = std::process::Command::new(exe);
     command

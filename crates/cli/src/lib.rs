@@ -141,10 +141,13 @@ pub(crate) fn choose_front_end(plain_flag: bool, ui: &str, terminals: Terminals)
     }
 }
 
-/// The full-screen interface.
+/// The full-screen interface (elroy-tui); a restart asked by `restart_session` re-executes elroy
+/// (`orchestrator.md` §13), as the line REPL does.
 fn full_screen(config: Config) -> Result<ExitCode, String> {
-    // lead: call elroy_tui::run here
-    chat::run(config)
+    match elroy_tui::run(config)? {
+        elroy_tui::Outcome::Exit(code) => Ok(code),
+        elroy_tui::Outcome::Restart(message) => chat::restart(&message),
+    }
 }
 
 /// Loads the configuration with the global flags as the top layer.

@@ -1,0 +1,581 @@
+//! The event loop: the terminal (crossterm's event stream), the running turn, tools run from the
+//! palette or browse mode, background work after a reply, sidebar loads and reminders, all
+//! merged on one channel into [`App`]; the screen is drawn after each batch of messages.
+
+use std::io::Write;
+use std::process::ExitCode;
+use std::sync::Arc;
+use std::time::Duration;
+
+use elroy_commands::{Action as CommandAction, ChatSession, Input};
+use elroy_config::Config;
+use elroy_core::Capabilities;
+use elroy_core::TimeContext;
+use elroy_orchestrator::{Session, TurnEvent, TurnInput};
+use futures_util::StreamExt;
+use ratatui::crossterm::event::{
+    DisableBracketedPaste, DisableMouseCapture, EnableBracketedPaste, EnableMouseCapture, Event,
+    EventStream,
+};
+use ratatui::crossterm::execute;
+use ratatui::crossterm::terminal::{
+    Clear, ClearType, EnterAlternateScreen, LeaveAlternateScreen, disable_raw_mode, enable_raw_mode,
+};
+use ratatui::{Terminal, backend::CrosstermBackend};
+use tokio::sync::{RwLock, mpsc};
+use tokio::task::JoinHandle;
+
+use crate::app::{Action, App};
+use crate::conversation::NoticeKind;
+use crate::palette::PaletteEntry;
+use crate::reminders::{AgendaReminders, NoReminders, ReminderSource};
+use crate::sidebar::{SidebarSource, Tab};
+use crate::source::StoreSidebar;
+use crate::theme::Theme;
+
+/// How long quitting waits for background work after the last reply.
+pub const QUIT_WAIT: Duration = Duration::from_secs(5);
+/// The variable carrying the hidden resume message across a restart (`orchestrator.md` §13).
+pub const RESUME_VARIABLE: &str = "ELROY_RESTART_RESUME_MESSAGE";
+
+/// How the interface ended.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Outcome {
+    /// The user left; the exit code to return.
+    Exit(ExitCode),
+    /// `restart_session` asked for a restart with this resume message: the caller re-executes
+    /// elroy with it in [`RESUME_VARIABLE`].
+    Restart(String),
+}
+
+enum Msg {
+    Turn(u64, TurnEvent),
+    TurnEnd(u64, Result<Option<String>, String>),
+    Tool {
+        name: String,
+        arguments: String,
+        content: String,
+        is_error: bool,
+        form: bool,
+    },
+    Sidebar(Vec<Tab>),
+    Reminders(Vec<crate::app::Reminder>),
+    BackgroundDone(Vec<String>),
+    Tokens(usize),
+    Names(elroy_commands::CompletionNames),
+    Command(elroy_commands::CommandOutput, String),
+}
+
+/// The terminal in raw mode on the alternate screen; restored when dropped (also on errors and
+/// panics that unwind), and around `$EDITOR`.
+struct Terminal_ {
+    terminal: Terminal<CrosstermBackend<std::io::Stdout>>,
+    active: bool,
+}
+
+impl Terminal_ {
+    fn enter() -> std::io::Result<Self> {
+        let terminal = Terminal::new(CrosstermBackend::new(std::io::stdout()))?;
+        let mut this = Terminal_ {
+            terminal,
+            active: false,
+        };
+        this.resume()?;
+        Ok(this)
+    }
+
+    fn resume(&mut self) -> std::io::Result<()> {
+        enable_raw_mode()?;
+        self.active = true;
+        execute!(
+            self.terminal.backend_mut(),
+            EnterAlternateScreen,
+            EnableBracketedPaste,
+            EnableMouseCapture,
+            Clear(ClearType::All)
+        )?;
+        // Fresh buffers: the next draw paints every cell (`Terminal::clear` would ask the
+        // terminal for the cursor position, which not every terminal answers).
+        self.terminal = Terminal::new(CrosstermBackend::new(std::io::stdout()))?;
+        Ok(())
+    }
+
+    fn leave(&mut self) {
+        if !std::mem::take(&mut self.active) {
+            return;
+        }
+        let _ = disable_raw_mode();
+        let _ = execute!(
+            self.terminal.backend_mut(),
+            DisableMouseCapture,
+            DisableBracketedPaste,
+            LeaveAlternateScreen
+        );
+        let _ = self.terminal.show_cursor();
+    }
+}
+
+impl Drop for Terminal_ {
+    fn drop(&mut self) {
+        self.leave();
+    }
+}
+
+/// Opens the home, starts a session (through the composition root, as an elroy-commands
+/// [`ChatSession`] so `/…` commands run on it) and runs the full-screen interface until the user
+/// leaves.
+///
+/// # Errors
+/// A clear message when the session cannot start or the terminal cannot be set up.
+pub fn run(config: Config) -> Result<Outcome, String> {
+    let no_color = std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty());
+    let theme = Theme::from_config(&config, no_color);
+    let history = config.paths.history_file();
+    let show_thoughts = config.settings.show_internal_thought;
+    let home = config.paths.elroy_home.display().to_string();
+    // The first screen is drawn before the home is opened, so it does not wait for the stores or
+    // the model client however large the home is; the sidebar and the token estimate follow.
+    // A panic (a bug) restores the terminal before its message is printed, so it can be read.
+    let previous = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        let _ = disable_raw_mode();
+        let _ = execute!(
+            std::io::stdout(),
+            DisableMouseCapture,
+            DisableBracketedPaste,
+            LeaveAlternateScreen
+        );
+        previous(info);
+    }));
+    let mut term = Terminal_::enter().map_err(|e| format!("cannot set up the terminal: {e}"))?;
+    let mut app = App::new(theme, Some(history), &[]);
+    app.status.home = shorten_home(&home);
+    app.status.phase = Some("opening the home…".into());
+    let _ = term.terminal.draw(|frame| crate::ui::render(&app, frame));
+    // Warnings go to the log: stderr is under the full-screen interface.
+    let chat = ChatSession::open(
+        config,
+        Capabilities { can_restart: true },
+        elroy_runtime::logged_warnings(),
+    )
+    .map_err(|e| e.to_string())?;
+    for warning in &chat.runtime().warnings {
+        tracing::warn!("{warning}");
+    }
+    if let Err(e) = chat.session().add_session_context() {
+        tracing::warn!("could not add the session context: {e}");
+    }
+    let runtime = chat.runtime();
+    let panels: Vec<String> = runtime
+        .services
+        .get::<elroy_plugins::Panels>()
+        .map(|p| p.0.iter().map(|p| p.title.clone()).collect())
+        .unwrap_or_default();
+    app.tabs = crate::sidebar::initial_tabs(&panels);
+    app.status.phase = None;
+    app.show_thoughts = show_thoughts;
+    app.status.model = chat.model_name().to_owned();
+    app.tools = runtime
+        .registry
+        .specs()
+        .into_iter()
+        .map(PaletteEntry::tool)
+        .collect();
+    let tokio_rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .map_err(|e| format!("cannot start the async runtime: {e}"))?;
+    let result = tokio_rt.block_on(event_loop(app, chat, term));
+    // Background tasks still running (a stuck plugin panel) are not waited for again.
+    tokio_rt.shutdown_timeout(Duration::from_millis(100));
+    result
+}
+
+/// `/home/me/.elroy` as `~/.elroy`.
+fn shorten_home(home: &str) -> String {
+    match std::env::var("HOME") {
+        Ok(h) if !h.is_empty() && home.starts_with(&h) => format!("~{}", &home[h.len()..]),
+        _ => home.to_owned(),
+    }
+}
+
+struct Loop {
+    tx: mpsc::UnboundedSender<Msg>,
+    chat: Arc<RwLock<ChatSession>>,
+    time: TimeContext,
+    sidebar: Arc<dyn SidebarSource>,
+    reminders: Arc<dyn ReminderSource>,
+    turn: Option<(u64, JoinHandle<()>)>,
+    generation: u64,
+    background: Option<JoinHandle<()>>,
+    loading: bool,
+    reload: bool,
+    restart: Option<String>,
+}
+
+impl Loop {
+    fn start_turn(&mut self, input: TurnInput) {
+        self.generation += 1;
+        let generation = self.generation;
+        let chat = Arc::clone(&self.chat);
+        let tx = self.tx.clone();
+        let handle = tokio::spawn(async move {
+            let events = tx.clone();
+            let mut sink = move |event: TurnEvent| {
+                let _ = events.send(Msg::Turn(generation, event));
+            };
+            let chat = chat.read().await;
+            let result = chat.session().turn(&input, &mut sink).await;
+            let _ = tx.send(Msg::TurnEnd(
+                generation,
+                result.map(|o| o.restart).map_err(|e| e.to_string()),
+            ));
+        });
+        self.turn = Some((generation, handle));
+    }
+
+    fn start_background(&mut self, app: &mut App) {
+        if self.background.as_ref().is_some_and(|h| !h.is_finished()) {
+            // One background run at a time (orchestrator.md §12): a due job fires again next turn.
+            return;
+        }
+        app.status.background = Some("memory and context work…".into());
+        let chat = Arc::clone(&self.chat);
+        let tx = self.tx.clone();
+        self.background = Some(tokio::spawn(async move {
+            let chat = chat.read().await;
+            let report = chat.session().after_turn().await;
+            let failures = report.failures.iter().map(ToString::to_string).collect();
+            let _ = tx.send(Msg::BackgroundDone(failures));
+            let tokens = token_estimate(chat.session());
+            let _ = tx.send(Msg::Tokens(tokens));
+        }));
+    }
+
+    fn refresh(&mut self) {
+        if self.loading {
+            self.reload = true;
+            return;
+        }
+        self.loading = true;
+        let source = Arc::clone(&self.sidebar);
+        let tx = self.tx.clone();
+        tokio::task::spawn_blocking(move || {
+            let _ = tx.send(Msg::Sidebar(source.load()));
+        });
+    }
+
+    fn poll_reminders(&self) {
+        let source = Arc::clone(&self.reminders);
+        let tx = self.tx.clone();
+        let now = self.time.now();
+        tokio::task::spawn_blocking(move || {
+            let due = source.take_due(now);
+            if !due.is_empty() {
+                let _ = tx.send(Msg::Reminders(due));
+            }
+        });
+    }
+
+    fn run_tool(&self, name: String, arguments: String, form: bool) {
+        let chat = Arc::clone(&self.chat);
+        let tx = self.tx.clone();
+        tokio::spawn(async move {
+            let chat = chat.read().await;
+            let result = chat.runtime().call_tool(&name, Some(&arguments)).await;
+            let _ = tx.send(Msg::Tool {
+                name,
+                arguments,
+                content: result.content,
+                is_error: result.is_error,
+                form,
+            });
+        });
+    }
+
+    /// The token estimate and the completion names (models, memories), read in the background.
+    fn load_names(&self) {
+        let chat = Arc::clone(&self.chat);
+        let tx = self.tx.clone();
+        tokio::spawn(async move {
+            let chat = chat.read().await;
+            let _ = tx.send(Msg::Tokens(token_estimate(chat.session())));
+            let _ = tx.send(Msg::Names(chat.completion_names()));
+        });
+    }
+
+    /// Runs a `/…` command on the session (elroy-commands, no model request). It needs the
+    /// session to itself, so it starts when the running turn and background work let go of it.
+    fn run_command(&self, text: String) {
+        let Input::Command(command) = elroy_commands::parse(&text) else {
+            return;
+        };
+        let chat = Arc::clone(&self.chat);
+        let tx = self.tx.clone();
+        tokio::spawn(async move {
+            let mut chat = chat.write().await;
+            let output = elroy_commands::run(&command, &mut chat).await;
+            let _ = tx.send(Msg::Command(output, chat.model_name().to_owned()));
+        });
+    }
+}
+
+fn token_estimate(session: &Session) -> usize {
+    let parts = session.parts();
+    parts
+        .transcript
+        .active_context(parts.user_id)
+        .map(|context| {
+            context
+                .iter()
+                .map(|m| elroy_transcript::estimate_tokens(&m.message))
+                .sum()
+        })
+        .unwrap_or(0)
+}
+
+async fn event_loop(
+    mut app: App,
+    chat: ChatSession,
+    mut term: Terminal_,
+) -> Result<Outcome, String> {
+    let (tx, mut rx) = mpsc::unbounded_channel();
+    let runtime = chat.runtime();
+    let time = runtime.time.clone();
+    let sidebar: Arc<dyn SidebarSource> =
+        Arc::new(StoreSidebar::new(runtime.services.clone(), time.clone()));
+    let reminders: Arc<dyn ReminderSource> =
+        match runtime.services.get::<elroy_agenda::AgendaStore>() {
+            Some(store) => Arc::new(AgendaReminders::new(store, time.tz.clone(), time.now())),
+            None => Arc::new(NoReminders),
+        };
+    let mut lp = Loop {
+        tx,
+        chat: Arc::new(RwLock::new(chat)),
+        time,
+        sidebar,
+        reminders,
+        turn: None,
+        generation: 0,
+        background: None,
+        loading: false,
+        reload: false,
+        restart: None,
+    };
+    let mut events = EventStream::new();
+    lp.refresh();
+    lp.load_names();
+    // A restart hands over a hidden resume message (§13).
+    if let Ok(resume) = std::env::var(RESUME_VARIABLE)
+        && !resume.trim().is_empty()
+    {
+        app.turn_running = true;
+        app.status.phase = Some("resuming…".into());
+        lp.start_turn(TurnInput::hidden(resume));
+    }
+    let mut tick = tokio::time::interval(Duration::from_millis(100));
+    let mut ticks: u64 = 0;
+    // Drawn after every event and message; on a bare tick only while a spinner turns.
+    let mut redraw = true;
+    loop {
+        if redraw {
+            term.terminal
+                .draw(|frame| crate::ui::render(&app, frame))
+                .map_err(|e| format!("cannot draw: {e}"))?;
+        }
+        redraw = true;
+        let mut actions = Vec::new();
+        tokio::select! {
+            event = events.next() => match event {
+                Some(Ok(Event::Key(key))) => actions = app.on_key(key),
+                Some(Ok(Event::Paste(text))) => app.on_paste(&text),
+                Some(Ok(Event::Mouse(mouse))) => app.on_mouse(mouse),
+                Some(Ok(_)) => {}
+                Some(Err(e)) => return Err(format!("cannot read the terminal: {e}")),
+                None => break,
+            },
+            Some(msg) = rx.recv() => {
+                actions = handle(&mut app, &mut lp, msg);
+                // Batch what is already waiting (streamed tokens) before drawing again.
+                while let Ok(msg) = rx.try_recv() {
+                    actions.extend(handle(&mut app, &mut lp, msg));
+                }
+            }
+            _ = tick.tick() => {
+                ticks += 1;
+                app.status.tick = app.status.tick.wrapping_add(1);
+                redraw = app.status.phase.is_some() || app.status.background.is_some();
+                if ticks.is_multiple_of(10) {
+                    lp.poll_reminders();
+                }
+            }
+        }
+        let mut queue = std::collections::VecDeque::from(actions);
+        while let Some(action) = queue.pop_front() {
+            match action {
+                Action::Send(text) => lp.start_turn(TurnInput::new(text)),
+                Action::Cancel => {
+                    if let Some((_, handle)) = lp.turn.take() {
+                        handle.abort();
+                        app.on_turn_event(TurnEvent::Cancelled);
+                        queue.extend(app.on_turn_end());
+                    }
+                }
+                Action::RunTool {
+                    name,
+                    arguments,
+                    form,
+                } => lp.run_tool(name, arguments, form),
+                Action::Command(text) => lp.run_command(text),
+                Action::Refresh => lp.refresh(),
+                Action::Edit(path) => {
+                    drop(events);
+                    term.leave();
+                    let status = open_editor(&path);
+                    term.resume()
+                        .map_err(|e| format!("cannot set up the terminal: {e}"))?;
+                    events = EventStream::new();
+                    if let Err(e) = status {
+                        app.notice(NoticeKind::Warning, e);
+                    }
+                    lp.refresh();
+                }
+                Action::Bell => {
+                    let _ = std::io::stdout().write_all(b"\x07");
+                    let _ = std::io::stdout().flush();
+                }
+                Action::Quit => app.quitting = true,
+            }
+        }
+        if app.quitting || lp.restart.is_some() {
+            break;
+        }
+    }
+    if let Some((_, handle)) = lp.turn.take() {
+        handle.abort();
+    }
+    // Background work after the last reply: waited for at most QUIT_WAIT.
+    let mut unfinished = None;
+    if let Some(handle) = lp.background.take()
+        && !handle.is_finished()
+    {
+        app.status.background = Some("finishing background work (at most 5 s)…".into());
+        let _ = term.terminal.draw(|frame| crate::ui::render(&app, frame));
+        if tokio::time::timeout(QUIT_WAIT, handle).await.is_err() {
+            unfinished = Some(
+                "the memory and context work after the last reply did not finish; it runs again after the next reply if still due",
+            );
+        }
+    }
+    drop(term);
+    if let Some(text) = unfinished {
+        eprintln!("elroy: {text}");
+    }
+    Ok(match lp.restart {
+        Some(message) => Outcome::Restart(message),
+        None => Outcome::Exit(ExitCode::SUCCESS),
+    })
+}
+
+fn handle(app: &mut App, lp: &mut Loop, msg: Msg) -> Vec<Action> {
+    match msg {
+        Msg::Turn(generation, event) => {
+            if lp.turn.as_ref().is_some_and(|(g, _)| *g == generation) {
+                app.on_turn_event(event);
+            }
+            Vec::new()
+        }
+        Msg::TurnEnd(generation, result) => {
+            if lp.turn.as_ref().is_none_or(|(g, _)| *g != generation) {
+                return Vec::new();
+            }
+            lp.turn = None;
+            let ok = result.is_ok();
+            if let Ok(Some(message)) = result {
+                lp.restart = Some(message);
+            }
+            let actions = app.on_turn_end();
+            if ok {
+                lp.start_background(app);
+            }
+            actions
+        }
+        Msg::Tool {
+            name,
+            arguments,
+            content,
+            is_error,
+            form,
+        } => app.on_tool_result(&name, &arguments, content, is_error, form),
+        Msg::Sidebar(tabs) => {
+            lp.loading = false;
+            app.on_sidebar(tabs);
+            if std::mem::take(&mut lp.reload) {
+                lp.refresh();
+            }
+            Vec::new()
+        }
+        Msg::Reminders(reminders) => app.on_reminders(reminders),
+        Msg::BackgroundDone(failures) => {
+            app.status.background = None;
+            for failure in failures {
+                app.notice(
+                    NoticeKind::Warning,
+                    format!("warning: background work after the turn: {failure}"),
+                );
+            }
+            vec![Action::Refresh]
+        }
+        Msg::Names(names) => {
+            app.completion.models = names.models;
+            if app.completion.memories.is_empty() {
+                app.completion.memories = names.memories;
+            }
+            Vec::new()
+        }
+        Msg::Tokens(tokens) => {
+            app.status.tokens = Some(tokens);
+            Vec::new()
+        }
+        Msg::Command(output, model) => {
+            match &output.action {
+                Some(CommandAction::Exit) => app.quitting = true,
+                Some(CommandAction::ClearContext) => app.entries.clear(),
+                Some(CommandAction::SwitchModel(_)) | None => {}
+            }
+            app.status.model = model;
+            app.on_command_output(&output.lines, output.is_error);
+            vec![Action::Refresh]
+        }
+    }
+}
+
+/// Runs `$VISUAL` / `$EDITOR` (default `vi`) on `path`, split into words like a shell would
+/// (no shell runs), and waits for it.
+fn open_editor(path: &std::path::Path) -> Result<(), String> {
+    let editor = std::env::var("VISUAL")
+        .ok()
+        .filter(|v| !v.trim().is_empty())
+        .or_else(|| {
+            std::env::var("EDITOR")
+                .ok()
+                .filter(|v| !v.trim().is_empty())
+        })
+        .unwrap_or_else(|| "vi".into());
+    let words = shlex::split(&editor)
+        .filter(|w| !w.is_empty())
+        .ok_or_else(|| format!("cannot read EDITOR={editor}"))?;
+    let status = tokio::task::block_in_place(|| {
+        std::process::Command::new(&words[0])
+            .args(&words[1..])
+            .arg(path)
+            .status()
+    })
+    .map_err(|e| format!("cannot run {}: {e}", words[0]))?;
+    if status.success() {
+        Ok(())
+    } else {
+        Err(format!("{} exited with {status}", words[0]))
+    }
+}

@@ -1,0 +1,436 @@
+//! Snapshot tests of the screen (ratatui `TestBackend`, insta): each state the issue names,
+//! drawn without colours so the snapshots are plain text.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use elroy_core::{ParamSpec, ParamType, ToolSpec};
+use elroy_orchestrator::TurnEvent;
+use ratatui::Terminal;
+use ratatui::backend::TestBackend;
+use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+
+use crate::app::{Action, App, Mode, Overlay, Reminder};
+use crate::palette::PaletteEntry;
+use crate::sidebar::{SideItem, Tab, TabKind};
+use crate::theme::Theme;
+
+fn draw(app: &App, width: u16, height: u16) -> String {
+    let mut terminal = Terminal::new(TestBackend::new(width, height)).unwrap();
+    terminal.draw(|f| crate::ui::render(app, f)).unwrap();
+    let buffer = terminal.backend().buffer().clone();
+    let mut out = String::new();
+    for y in 0..buffer.area.height {
+        let mut line = String::new();
+        let mut skip = 0;
+        for x in 0..buffer.area.width {
+            if skip > 0 {
+                skip -= 1;
+                continue;
+            }
+            let symbol = buffer[(x, y)].symbol();
+            skip = unicode_width::UnicodeWidthStr::width(symbol).saturating_sub(1);
+            line.push_str(symbol);
+        }
+        out.push_str(line.trim_end());
+        out.push('\n');
+    }
+    out
+}
+
+fn app() -> App {
+    let mut app = App::new(Theme::plain(), None, &["Hello".to_owned()]);
+    app.status.model = "gpt-test".into();
+    app.status.home = "~/.elroy".into();
+    app.status.tokens = Some(1234);
+    app.tools = tools().iter().map(PaletteEntry::tool).collect();
+    app
+}
+
+fn tools() -> Vec<ToolSpec> {
+    let mut add = ToolSpec::new("add_agenda_item", "Add an item to the agenda.", None);
+    add.params = Some(vec![
+        ParamSpec::new("text", ParamType::String, "What to do.", true),
+        ParamSpec::new(
+            "item_date",
+            ParamType::String,
+            "YYYY-MM-DD; default today.",
+            false,
+        ),
+    ]);
+    let mut ls = ToolSpec::new("ls", "List a directory.", None);
+    let mut mode = ParamSpec::new(
+        "max_entries",
+        ParamType::Integer,
+        "At most this many entries.",
+        false,
+    );
+    mode.enum_values = None;
+    let mut kind = ParamSpec::new("scope", ParamType::String, "Which sessions.", false);
+    kind.enum_values = Some(vec!["contrib".into(), "elroy".into()]);
+    ls.params = Some(vec![
+        ParamSpec::new("path", ParamType::String, "The directory.", true),
+        mode,
+        kind,
+    ]);
+    vec![
+        add,
+        ToolSpec::new("complete_agenda_item", "Mark an agenda item done.", None),
+        ToolSpec::new("get_current_date", "Today's date and time.", None),
+        ls,
+        ToolSpec::new("web_search", "Search the web.", None),
+    ]
+}
+
+fn home_tabs() -> Vec<Tab> {
+    let item = |label: &str, meta: &str| SideItem {
+        label: label.into(),
+        meta: meta.into(),
+        name: label.into(),
+        detail: format!(
+            "---\nname: {label}\n---\n# {label}\n\n- [x] call the bank\n- [ ] send the form\n\n## Updates\n\n- 2026-11-30: started"
+        ),
+        path: Some(format!("/home/agenda/{label}.md").into()),
+        ..SideItem::default()
+    };
+    let tab = |kind: TabKind, title: &str, items: Vec<SideItem>| Tab {
+        title: title.into(),
+        kind,
+        items,
+        markdown: None,
+        empty_text: "none".into(),
+    };
+    let mut overdue = item("Call the dentist", "overdue 08:30");
+    overdue.warn = true;
+    vec![
+        tab(
+            TabKind::Agenda,
+            "Agenda",
+            vec![
+                item("Renew passport", "today 1/2"),
+                item("Plan the trip", "Thu 03"),
+            ],
+        ),
+        tab(
+            TabKind::Due,
+            "Due",
+            vec![
+                overdue,
+                item("Water plants", "18:00"),
+                item("When in Paris", "context"),
+            ],
+        ),
+        tab(
+            TabKind::Memories,
+            "Memories",
+            vec![item("Likes green tea", ""), item("Works at Acme", "")],
+        ),
+        tab(
+            TabKind::Requests,
+            "Requests",
+            vec![item("Shorter replies", "open")],
+        ),
+        tab(TabKind::Codex, "Codex", vec![]),
+        Tab {
+            title: "Hello".into(),
+            kind: TabKind::Panel,
+            items: vec![],
+            markdown: Some("# Hello from contrib\n\nThis tab is drawn by hello_panel.".into()),
+            empty_text: String::new(),
+        },
+    ]
+}
+
+fn key(code: KeyCode) -> KeyEvent {
+    KeyEvent::new(code, KeyModifiers::NONE)
+}
+
+fn ctrl(c: char) -> KeyEvent {
+    KeyEvent::new(KeyCode::Char(c), KeyModifiers::CONTROL)
+}
+
+fn type_text(app: &mut App, text: &str) {
+    for c in text.chars() {
+        app.on_key(key(KeyCode::Char(c)));
+    }
+}
+
+#[test]
+fn empty_home() {
+    let mut app = app();
+    app.on_sidebar(
+        crate::sidebar::initial_tabs(&["Hello".into()])
+            .into_iter()
+            .map(|mut t| {
+                t.empty_text = format!("No {}.", t.title.to_lowercase());
+                t
+            })
+            .collect(),
+    );
+    insta::assert_snapshot!(draw(&app, 120, 20));
+}
+
+#[test]
+fn home_with_agenda_due_memories_requests_and_a_panel() {
+    let mut app = app();
+    app.on_sidebar(home_tabs());
+    app.mode = Mode::Browse;
+    let mut screens = draw(&app, 120, 16);
+    app.on_key(key(KeyCode::Char('d')));
+    screens.push_str(&draw(&app, 120, 10));
+    app.on_key(key(KeyCode::Char('m')));
+    screens.push_str(&draw(&app, 120, 10));
+    app.on_key(key(KeyCode::Char('r')));
+    screens.push_str(&draw(&app, 120, 10));
+    app.on_key(key(KeyCode::Right));
+    app.on_key(key(KeyCode::Right));
+    screens.push_str(&draw(&app, 120, 10));
+    insta::assert_snapshot!(screens);
+}
+
+#[test]
+fn streaming_reply_with_a_code_block_and_a_tool_call() {
+    let mut app = app();
+    app.on_sidebar(home_tabs());
+    type_text(&mut app, "Add a trip item and show me hello world");
+    let actions = app.on_key(key(KeyCode::Enter));
+    assert_eq!(
+        actions,
+        [Action::Send(
+            "Add a trip item and show me hello world".into()
+        )]
+    );
+    app.on_turn_event(TurnEvent::Status("thinking...".into()));
+    app.on_turn_event(TurnEvent::ToolCall {
+        id: "1".into(),
+        name: "add_agenda_item".into(),
+        arguments: "{\"text\": \"Plan the trip\"}".into(),
+    });
+    app.on_turn_event(TurnEvent::ToolResult {
+        id: "1".into(),
+        name: "add_agenda_item".into(),
+        content: "Agenda item 'Plan the trip' created for 2026-12-01.".into(),
+        is_error: false,
+    });
+    app.on_turn_event(TurnEvent::ToolCall {
+        id: "2".into(),
+        name: "read_file".into(),
+        arguments: "{\"path\": \"notes.txt\"}".into(),
+    });
+    app.on_turn_event(TurnEvent::ToolResult {
+        id: "2".into(),
+        name: "read_file".into(),
+        content: "Error invoking tool read_file: no such file: notes.txt".into(),
+        is_error: true,
+    });
+    for delta in [
+        "Done! ",
+        "Here is **hello world** in Rust, a language whose compiler ",
+        "checks a lot:",
+    ] {
+        app.on_turn_event(TurnEvent::TextDelta(delta.into()));
+    }
+    app.on_turn_event(TurnEvent::CodeBlock {
+        language: "rust".into(),
+        content: "fn main() {\n    println!(\"hello world\");\n}\n".into(),
+    });
+    app.on_turn_event(TurnEvent::TextDelta("And it".into()));
+    // Mid-stream: the reply is drawn as far as it came, the status shows the phase.
+    insta::assert_snapshot!(draw(&app, 100, 28));
+}
+
+#[test]
+fn palette_filtered() {
+    let mut app = app();
+    app.on_key(ctrl('p'));
+    type_text(&mut app, "agnd");
+    let Some(Overlay::Palette(p)) = &app.overlay else {
+        panic!("palette open")
+    };
+    assert_eq!(p.matches.len(), 3, "two tools and /agenda");
+    insta::assert_snapshot!(draw(&app, 100, 18));
+}
+
+#[test]
+fn tool_form_with_a_validation_error() {
+    let mut app = app();
+    app.on_key(ctrl('p'));
+    type_text(&mut app, "ls");
+    app.on_key(key(KeyCode::Enter));
+    assert!(matches!(app.overlay, Some(Overlay::Form(_))));
+    app.on_key(key(KeyCode::Tab));
+    type_text(&mut app, "many");
+    app.on_key(key(KeyCode::Tab));
+    app.on_key(key(KeyCode::Right));
+    let actions = app.on_key(key(KeyCode::Enter));
+    assert_eq!(
+        actions,
+        [Action::RunTool {
+            name: "ls".into(),
+            arguments: r#"{"max_entries":"many","scope":"contrib"}"#.into(),
+            form: true
+        }]
+    );
+    // What the registry answers for a model's call with these arguments.
+    app.on_tool_result(
+        "ls",
+        r#"{"max_entries":"many"}"#,
+        "Error invoking tool ls: Missing required argument: path".into(),
+        true,
+        true,
+    );
+    insta::assert_snapshot!(draw(&app, 100, 20));
+}
+
+#[test]
+fn detail_view() {
+    let mut app = app();
+    app.on_sidebar(home_tabs());
+    app.on_key(key(KeyCode::Esc));
+    app.on_key(key(KeyCode::Char('j')));
+    app.on_key(key(KeyCode::Char('k')));
+    app.on_key(key(KeyCode::Enter));
+    assert!(matches!(app.overlay, Some(Overlay::Detail { .. })));
+    let mut screen = draw(&app, 100, 22);
+    app.on_key(key(KeyCode::Char('d')));
+    let confirm = draw(&app, 100, 22);
+    let hint = confirm
+        .lines()
+        .find(|l| l.contains("again"))
+        .expect("the confirmation is shown");
+    screen.push_str(hint);
+    let actions = app.on_key(key(KeyCode::Char('d')));
+    assert_eq!(
+        actions,
+        [Action::RunTool {
+            name: "delete_agenda_item".into(),
+            arguments: r#"{"item_name":"Renew passport"}"#.into(),
+            form: false
+        }]
+    );
+    insta::assert_snapshot!(screen);
+}
+
+#[test]
+fn small_terminal_80x24_hides_the_sidebar_and_f2_shows_it() {
+    let mut app = app();
+    app.on_sidebar(home_tabs());
+    type_text(&mut app, "hello");
+    app.on_key(key(KeyCode::Enter));
+    app.on_turn_event(TurnEvent::TextDelta("Hi! A long line that has to wrap at the edge of a narrow terminal without splitting any of its words.".into()));
+    app.on_turn_end();
+    app.on_reminders(vec![Reminder {
+        name: "Call the dentist".into(),
+        text: "Ask about the invoice".into(),
+        time: "09:00".into(),
+    }]);
+    let mut screens = draw(&app, 80, 24);
+    app.on_key(key(KeyCode::F(2)));
+    screens.push_str(&draw(&app, 80, 24));
+    insta::assert_snapshot!(screens);
+}
+
+#[test]
+fn cancel_keeps_the_partial_reply_and_a_queued_message_follows() {
+    let mut app = app();
+    type_text(&mut app, "first");
+    app.on_key(key(KeyCode::Enter));
+    app.on_turn_event(TurnEvent::TextDelta("Partial answ".into()));
+    type_text(&mut app, "second");
+    assert!(
+        app.on_key(key(KeyCode::Enter)).is_empty(),
+        "queued, not sent"
+    );
+    assert_eq!(app.on_key(ctrl('c')), [Action::Cancel]);
+    app.on_turn_event(TurnEvent::Cancelled);
+    let actions = app.on_turn_end();
+    assert!(
+        actions.contains(&Action::Send("second".into())),
+        "{actions:?}"
+    );
+    let screen = draw(&app, 80, 14);
+    assert!(screen.contains("Partial answ"), "{screen}");
+    assert!(screen.contains("(cancelled)"), "{screen}");
+    assert!(screen.contains("Queued (1 waiting)"), "{screen}");
+    // Ctrl+C with no turn clears the input; Ctrl+D on an empty input quits.
+    app.on_turn_end();
+    type_text(&mut app, "draft");
+    assert!(app.on_key(ctrl('c')).is_empty());
+    assert!(app.input.is_empty());
+    assert_eq!(app.on_key(ctrl('d')), [Action::Quit]);
+}
+
+#[test]
+fn scrolling_keeps_its_place_while_a_reply_streams() {
+    let mut app = app();
+    for i in 0..40 {
+        app.notice(crate::conversation::NoticeKind::Info, format!("line {i}"));
+    }
+    draw(&app, 80, 20);
+    app.on_key(key(KeyCode::PageUp));
+    let before = draw(&app, 80, 20);
+    app.entries
+        .push(crate::conversation::Entry::streaming_reply());
+    app.on_turn_event(TurnEvent::TextDelta("new text arriving".into()));
+    let after = draw(&app, 80, 20);
+    assert_eq!(
+        before.lines().next(),
+        after.lines().next(),
+        "the view did not move"
+    );
+    app.on_key(key(KeyCode::PageDown));
+    app.on_key(key(KeyCode::PageDown));
+    assert!(draw(&app, 80, 20).contains("new text arriving"));
+}
+
+#[test]
+fn slash_commands_and_newlines() {
+    let mut app = app();
+    type_text(&mut app, "/agenda");
+    assert_eq!(
+        app.on_key(key(KeyCode::Enter)),
+        [Action::Command("/agenda".into())]
+    );
+    type_text(&mut app, "//etc");
+    assert_eq!(
+        app.on_key(key(KeyCode::Enter)),
+        [Action::Send("/etc".into())]
+    );
+    app.on_turn_end();
+    type_text(&mut app, "a");
+    app.on_key(KeyEvent::new(KeyCode::Enter, KeyModifiers::ALT));
+    type_text(&mut app, "b");
+    app.on_paste("c\nd");
+    assert_eq!(app.input.text(), "a\nbc\nd");
+}
+
+#[test]
+fn name_fields_cycle_through_existing_names() {
+    let mut app = app();
+    app.on_sidebar(home_tabs());
+    let mut complete = ToolSpec::new("complete_agenda_item", "Mark an agenda item done.", None);
+    complete.params = Some(vec![ParamSpec::new(
+        "item_name",
+        ParamType::String,
+        "The item.",
+        true,
+    )]);
+    app.tools = vec![PaletteEntry::tool(&complete)];
+    app.on_key(ctrl('p'));
+    type_text(&mut app, "complete");
+    app.on_key(key(KeyCode::Enter));
+    app.on_key(key(KeyCode::Right));
+    let Some(Overlay::Form(form)) = &app.overlay else {
+        panic!("form open")
+    };
+    assert_eq!(form.fields[0].value, "Renew passport");
+    app.on_key(key(KeyCode::Right));
+    let actions = app.on_key(key(KeyCode::Enter));
+    assert_eq!(
+        actions,
+        [Action::RunTool {
+            name: "complete_agenda_item".into(),
+            arguments: r#"{"item_name":"Plan the trip"}"#.into(),
+            form: true
+        }]
+    );
+}

@@ -1,0 +1,456 @@
+//! Drawing: [`render`] draws an [`App`] into a frame and does nothing else (the snapshot tests
+//! draw with ratatui's `TestBackend`). Layout: conversation on the left, sidebar on the right
+//! (hidden below 100 columns unless F2 shows it), the input under them, the status bar last;
+//! the palette, a tool form or a detail view over the middle.
+
+use ratatui::Frame;
+use ratatui::layout::{Constraint, Layout, Rect};
+use ratatui::style::{Modifier, Style};
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Block, Borders, Clear, Paragraph, Wrap};
+
+use crate::app::{App, Mode, Overlay, Pane};
+use crate::markdown;
+use crate::palette::Form;
+use crate::sidebar::TabKind;
+
+const SPINNER: [&str; 10] = ["⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"];
+/// The input grows up to this many text lines.
+const INPUT_MAX_LINES: usize = 6;
+
+/// Draws the whole interface.
+pub fn render(app: &App, frame: &mut Frame<'_>) {
+    let area = frame.area();
+    app.last_width.set(area.width);
+    let input_lines = app.input.line_count().clamp(1, INPUT_MAX_LINES) as u16;
+    let [main, input, status] = Layout::vertical([
+        Constraint::Min(3),
+        Constraint::Length(input_lines + 1),
+        Constraint::Length(1),
+    ])
+    .areas(area);
+    if app.sidebar_shown(area.width) {
+        let side = (area.width / 3).clamp(24, 48);
+        let [conv, bar] =
+            Layout::horizontal([Constraint::Min(20), Constraint::Length(side)]).areas(main);
+        draw_conversation(app, frame, conv);
+        draw_sidebar(app, frame, bar);
+    } else {
+        draw_conversation(app, frame, main);
+    }
+    draw_input(app, frame, input);
+    draw_status(app, frame, status);
+    match &app.overlay {
+        Some(Overlay::Palette(_)) => draw_palette(app, frame, area),
+        Some(Overlay::Form(form)) => draw_form(app, form, frame, area),
+        Some(Overlay::Detail {
+            tab,
+            item,
+            confirm_delete,
+        }) => draw_detail(app, *tab, *item, *confirm_delete, frame, area),
+        None => {}
+    }
+}
+
+fn draw_conversation(app: &App, frame: &mut Frame<'_>, area: Rect) {
+    let width = area.width.saturating_sub(1) as usize;
+    let mut lines: Vec<Line<'static>> = Vec::new();
+    if app.entries.is_empty() {
+        lines.push(Line::from(Span::styled(
+            "Type a message and press Enter.",
+            app.theme.dim,
+        )));
+        lines.push(Line::from(Span::styled(
+            "Ctrl+P: every tool and command · Esc: browse the sidebar · F2: sidebar · /help",
+            app.theme.dim,
+        )));
+    }
+    for i in 0..app.entries.len() {
+        if !lines.is_empty() {
+            lines.push(Line::default());
+        }
+        let mut entry_lines = app.entry_lines(i, width);
+        let selected =
+            app.mode == Mode::Browse && app.pane == Pane::Conversation && app.entry == Some(i);
+        if selected && let Some(first) = entry_lines.first_mut() {
+            *first = first.clone().patch_style(app.theme.selected);
+        }
+        lines.extend(entry_lines);
+    }
+    let total = lines.len();
+    let height = area.height as usize;
+    app.geometry.set((total, height));
+    let bottom = total.saturating_sub(height);
+    let top = app.scroll_top.map_or(bottom, |t| t.min(bottom));
+    let visible: Vec<Line<'static>> = lines.into_iter().skip(top).take(height).collect();
+    frame.render_widget(Paragraph::new(visible), area);
+    if top < bottom {
+        let more = format!(" ↓ {} more ", bottom - top);
+        let w = more.chars().count() as u16;
+        if area.width > w {
+            let r = Rect {
+                x: area.x + area.width - w - 1,
+                y: area.y + area.height - 1,
+                width: w,
+                height: 1,
+            };
+            frame.render_widget(
+                Paragraph::new(Span::styled(
+                    more,
+                    app.theme.dim.add_modifier(Modifier::REVERSED),
+                )),
+                r,
+            );
+        }
+    }
+}
+
+fn draw_sidebar(app: &App, frame: &mut Frame<'_>, area: Rect) {
+    let focused = app.mode == Mode::Browse && app.pane == Pane::Sidebar && app.overlay.is_none();
+    let border = if focused {
+        app.theme.system
+    } else {
+        app.theme.dim
+    };
+    let block = Block::default().borders(Borders::LEFT).border_style(border);
+    let inner = block.inner(area);
+    frame.render_widget(block, area);
+    let [tabs_area, body] =
+        Layout::vertical([Constraint::Length(1), Constraint::Min(1)]).areas(inner);
+    // Tab bar: the selected tab reversed, scrolled so it is visible.
+    let mut spans = Vec::new();
+    for (i, tab) in app.tabs.iter().enumerate() {
+        let style = if i == app.tab {
+            app.theme.selected
+        } else {
+            app.theme.dim
+        };
+        spans.push(Span::styled(format!(" {} ", tab.title), style));
+    }
+    let widths: Vec<usize> = spans.iter().map(|s| s.content.chars().count()).collect();
+    let mut skip = 0;
+    while widths[skip..=app.tab.min(widths.len().saturating_sub(1))]
+        .iter()
+        .sum::<usize>()
+        > tabs_area.width as usize
+        && skip < app.tab
+    {
+        skip += 1;
+    }
+    frame.render_widget(
+        Paragraph::new(Line::from(spans.into_iter().skip(skip).collect::<Vec<_>>())),
+        tabs_area,
+    );
+    let Some(tab) = app.tabs.get(app.tab) else {
+        return;
+    };
+    let width = body.width as usize;
+    let mut lines: Vec<Line<'static>> = Vec::new();
+    if let Some(md) = &tab.markdown {
+        let style = if md.starts_with("Panel error:") {
+            app.theme.warning
+        } else {
+            Style::default()
+        };
+        lines = markdown::render(md, width, style, app.theme.dim, app.theme.color);
+    } else if tab.items.is_empty() {
+        lines.push(Line::from(Span::styled(
+            tab.empty_text.clone(),
+            app.theme.dim,
+        )));
+    } else {
+        for (i, item) in tab.items.iter().enumerate() {
+            let meta_w = item.meta.chars().count();
+            let room = width.saturating_sub(meta_w + 1).max(1);
+            let mut label: String = item.label.chars().take(room).collect();
+            if item.label.chars().count() > room && room > 1 {
+                label = label.chars().take(room - 1).collect::<String>() + "…";
+            }
+            let pad = width.saturating_sub(label.chars().count() + meta_w);
+            let mut style = if item.warn {
+                app.theme.warning
+            } else {
+                Style::default()
+            };
+            if item.highlight {
+                style = app.theme.reminder;
+            }
+            let meta_style = if item.warn {
+                app.theme.warning
+            } else {
+                app.theme.dim
+            };
+            let mut line = Line::from(vec![
+                Span::styled(label, style),
+                Span::raw(" ".repeat(pad)),
+                Span::styled(item.meta.clone(), meta_style),
+            ]);
+            if i == app.row && focused {
+                line = line.patch_style(app.theme.selected);
+            }
+            lines.push(line);
+        }
+    }
+    let height = body.height as usize;
+    let skip = if tab.markdown.is_none() && app.row >= height {
+        app.row + 1 - height
+    } else {
+        0
+    };
+    frame.render_widget(
+        Paragraph::new(lines.into_iter().skip(skip).collect::<Vec<_>>()),
+        body,
+    );
+}
+
+fn draw_input(app: &App, frame: &mut Frame<'_>, area: Rect) {
+    let title = if app.turn_running {
+        " › (a reply is streaming: Enter queues) "
+    } else {
+        " › "
+    };
+    let style = if app.mode == Mode::Insert && app.overlay.is_none() {
+        app.theme.user
+    } else {
+        app.theme.dim
+    };
+    let block = Block::default()
+        .borders(Borders::TOP)
+        .border_style(app.theme.dim)
+        .title(Span::styled(title, style));
+    let inner = block.inner(area);
+    frame.render_widget(block, area);
+    frame.render_widget(&app.input.area, inner);
+}
+
+fn draw_status(app: &App, frame: &mut Frame<'_>, area: Rect) {
+    let s = &app.status;
+    let mut spans = vec![Span::styled(
+        format!(" {} ", s.model),
+        app.theme.system.add_modifier(Modifier::BOLD),
+    )];
+    spans.push(Span::styled(format!("· {} ", s.home), app.theme.dim));
+    if let Some(tokens) = s.tokens {
+        spans.push(Span::styled(format!("· ~{tokens} tokens "), app.theme.dim));
+    }
+    let spin = SPINNER[s.tick % SPINNER.len()];
+    if let Some(phase) = &s.phase {
+        spans.push(Span::styled(
+            format!("· {spin} {phase} "),
+            app.theme.assistant,
+        ));
+    }
+    if let Some(bg) = &s.background {
+        let glyph = if s.phase.is_some() { "" } else { spin };
+        spans.push(Span::styled(format!("· {glyph} {bg} "), app.theme.thought));
+    }
+    let mode = match (app.mode, &app.overlay) {
+        (_, Some(Overlay::Palette(_))) => "PALETTE",
+        (_, Some(Overlay::Form(_))) => "FORM",
+        (_, Some(Overlay::Detail { .. })) => "DETAIL",
+        (Mode::Insert, None) => "INSERT",
+        (Mode::Browse, None) => "BROWSE",
+    };
+    let left: usize = spans.iter().map(|s| s.content.chars().count()).sum();
+    let right = format!(" {mode} ");
+    let pad = (area.width as usize).saturating_sub(left + right.chars().count());
+    spans.push(Span::raw(" ".repeat(pad)));
+    spans.push(Span::styled(right, app.theme.selected));
+    frame.render_widget(Paragraph::new(Line::from(spans)), area);
+}
+
+/// A centred rectangle `w`×`h` (clamped to `area`).
+fn centered(area: Rect, w: u16, h: u16) -> Rect {
+    let w = w.min(area.width);
+    let h = h.min(area.height);
+    Rect {
+        x: area.x + (area.width - w) / 2,
+        y: area.y + (area.height - h) / 2,
+        width: w,
+        height: h,
+    }
+}
+
+fn overlay_block<'a>(app: &App, title: String) -> Block<'a> {
+    Block::default()
+        .borders(Borders::ALL)
+        .border_style(app.theme.system)
+        .title(Span::styled(
+            title,
+            app.theme.system.add_modifier(Modifier::BOLD),
+        ))
+}
+
+fn draw_palette(app: &App, frame: &mut Frame<'_>, area: Rect) {
+    let Some(Overlay::Palette(p)) = &app.overlay else {
+        return;
+    };
+    let rect = centered(
+        area,
+        (area.width * 4 / 5).max(40),
+        (area.height * 3 / 4).max(8),
+    );
+    frame.render_widget(Clear, rect);
+    let block = overlay_block(
+        app,
+        format!(" Palette: {} of {} ", p.matches.len(), p.entries.len()),
+    );
+    let inner = block.inner(rect);
+    frame.render_widget(block, rect);
+    let mut lines = vec![Line::from(vec![
+        Span::styled("> ", app.theme.user),
+        Span::raw(p.query.clone()),
+        Span::styled("▏", app.theme.dim),
+    ])];
+    let room = inner.height.saturating_sub(1) as usize;
+    let skip = if p.selected >= room {
+        p.selected + 1 - room
+    } else {
+        0
+    };
+    for (row, &i) in p.matches.iter().enumerate().skip(skip).take(room) {
+        let e = &p.entries[i];
+        let mut line = Line::from(vec![
+            Span::styled(format!("{:<28}", e.name), app.theme.system),
+            Span::styled(format!(" {}", e.description), app.theme.dim),
+        ]);
+        if row == p.selected {
+            line = line.patch_style(app.theme.selected);
+        }
+        lines.push(line);
+    }
+    if p.matches.is_empty() {
+        lines.push(Line::from(Span::styled(
+            "No tool or command matches.",
+            app.theme.dim,
+        )));
+    }
+    frame.render_widget(Paragraph::new(lines), inner);
+}
+
+fn draw_form(app: &App, form: &Form, frame: &mut Frame<'_>, area: Rect) {
+    let rect = centered(
+        area,
+        (area.width * 4 / 5).max(40),
+        (form.fields.len() as u16 * 2 + 8).max(10),
+    );
+    frame.render_widget(Clear, rect);
+    let block = overlay_block(app, format!(" {} ", form.tool));
+    let inner = block.inner(rect);
+    frame.render_widget(block, rect);
+    let mut lines = vec![
+        Line::from(Span::styled(form.description.clone(), app.theme.dim)),
+        Line::default(),
+    ];
+    for (i, f) in form.fields.iter().enumerate() {
+        let ty = match (&f.choices, f.ty) {
+            (Some(c), _) => format!("one of {}", c.join("|")),
+            (None, Some(t)) if !f.names.is_empty() => format!(
+                "{}; ←/→ {} names",
+                format!("{t:?}").to_lowercase(),
+                f.names.len()
+            ),
+            (None, Some(t)) => format!("{t:?}").to_lowercase(),
+            (None, None) => "any JSON".into(),
+        };
+        let mark = if f.required { "*" } else { " " };
+        let focus = i == form.focus;
+        let mut line = Line::from(vec![
+            Span::styled(
+                format!("{mark}{}: ", f.name),
+                if f.required {
+                    app.theme.user.add_modifier(Modifier::BOLD)
+                } else {
+                    app.theme.user
+                },
+            ),
+            Span::raw(f.value.replace('\n', "⏎")),
+            Span::styled(if focus { "▏" } else { "" }, app.theme.dim),
+            Span::styled(format!("  ({ty})"), app.theme.dim),
+        ]);
+        if focus {
+            line = line.patch_style(Style::default().add_modifier(Modifier::BOLD));
+        }
+        lines.push(line);
+        if focus && !f.help.is_empty() {
+            lines.push(Line::from(Span::styled(
+                format!("   {}", f.help),
+                app.theme.dim,
+            )));
+        }
+    }
+    lines.push(Line::default());
+    if let Some(error) = &form.error {
+        lines.push(Line::from(Span::styled(error.clone(), app.theme.warning)));
+    }
+    lines.push(Line::from(Span::styled(
+        "* required · Tab next field · ←/→ choices · Enter run · Esc cancel",
+        app.theme.dim,
+    )));
+    frame.render_widget(Paragraph::new(lines).wrap(Wrap { trim: false }), inner);
+}
+
+fn draw_detail(
+    app: &App,
+    tab: usize,
+    item: usize,
+    confirm: bool,
+    frame: &mut Frame<'_>,
+    area: Rect,
+) {
+    let Some(t) = app.tabs.get(tab) else { return };
+    let Some(it) = t.items.get(item) else { return };
+    let rect = centered(
+        area,
+        (area.width * 4 / 5).max(40),
+        (area.height * 4 / 5).max(10),
+    );
+    frame.render_widget(Clear, rect);
+    let block = overlay_block(app, format!(" {}: {} ", t.title, it.label));
+    let inner = block.inner(rect);
+    frame.render_widget(block, rect);
+    let [body, hint] = Layout::vertical([Constraint::Min(1), Constraint::Length(1)]).areas(inner);
+    let lines = markdown::render(
+        &detail_markdown(&it.detail),
+        body.width as usize,
+        Style::default(),
+        app.theme.dim,
+        app.theme.color,
+    );
+    frame.render_widget(Paragraph::new(lines), body);
+    let mut keys = Vec::new();
+    if t.kind.complete_tool().is_some() {
+        keys.push("c complete");
+    }
+    if t.kind.delete_tool().is_some() {
+        keys.push(if confirm {
+            "d again to delete"
+        } else {
+            "d d delete"
+        });
+    }
+    if it.path.is_some() && t.kind != TabKind::Panel {
+        keys.push("e edit");
+    }
+    keys.push("Esc back");
+    let style = if confirm {
+        app.theme.warning
+    } else {
+        app.theme.dim
+    };
+    frame.render_widget(Paragraph::new(Span::styled(keys.join(" · "), style)), hint);
+}
+
+/// A file's text for the detail view: the markdown body first, then its YAML front matter as a
+/// `yaml` block (the item's source fields), so `---` lines are not read as rules and headings.
+pub fn detail_markdown(text: &str) -> String {
+    let Some(rest) = text.strip_prefix("---\n") else {
+        return text.to_owned();
+    };
+    let Some(end) = rest.find("\n---") else {
+        return text.to_owned();
+    };
+    let front = &rest[..end];
+    let body = rest[end + 4..].trim_start_matches(['-']).trim();
+    format!("{body}\n\n```yaml\n{front}\n```\n")
+}

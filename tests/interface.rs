@@ -1,0 +1,438 @@
+//! The full-screen interface end to end: the real binary in a pseudo-terminal (opened with
+//! rustix), its screen read with the vt100 crate, against the loopback mock model. Every wait is
+//! bounded (the test fails showing the screen); nothing asserts a duration.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+use std::fs::File;
+use std::io::{Read, Write};
+use std::process::Child;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use elroy_testkit::{MockServer, Reply};
+use rustix::pty::{OpenptFlags, grantpt, openpt, ptsname, unlockpt};
+use rustix::termios::{Winsize, tcsetwinsize};
+
+use crate::common::{self, TestHome};
+
+/// How long a test waits for the screen to show something.
+const WAIT: Duration = Duration::from_secs(30);
+
+struct Screen {
+    master: File,
+    parser: Arc<Mutex<vt100::Parser>>,
+    child: Child,
+}
+
+fn winsize(rows: u16, cols: u16) -> Winsize {
+    Winsize {
+        ws_row: rows,
+        ws_col: cols,
+        ws_xpixel: 0,
+        ws_ypixel: 0,
+    }
+}
+
+impl Screen {
+    /// `elroy ARGS` on a `rows`×`cols` pseudo-terminal.
+    fn open(home: &TestHome, args: &[&str], rows: u16, cols: u16) -> Screen {
+        Self::open_with(home, args, rows, cols, &[])
+    }
+
+    /// [`Screen::open`] with extra environment variables.
+    fn open_with(
+        home: &TestHome,
+        args: &[&str],
+        rows: u16,
+        cols: u16,
+        env: &[(&str, &str)],
+    ) -> Screen {
+        let master =
+            openpt(OpenptFlags::RDWR | OpenptFlags::NOCTTY | OpenptFlags::CLOEXEC).unwrap();
+        grantpt(&master).unwrap();
+        unlockpt(&master).unwrap();
+        let name = ptsname(&master, Vec::new()).unwrap();
+        tcsetwinsize(&master, winsize(rows, cols)).unwrap();
+        let slave = std::fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .open(name.to_str().unwrap())
+            .unwrap();
+        let mut cmd = home.cmd();
+        cmd.env_remove("VISUAL");
+        for (name, value) in env {
+            cmd.env(name, value);
+        }
+        let child = cmd
+            .args(args)
+            .env("TERM", "xterm-256color")
+            .stdin(slave.try_clone().unwrap())
+            .stdout(slave.try_clone().unwrap())
+            .stderr(slave)
+            .spawn()
+            .unwrap();
+        let master = File::from(master);
+        let parser = Arc::new(Mutex::new(vt100::Parser::new(rows, cols, 0)));
+        let mut reader = master.try_clone().unwrap();
+        let feed = Arc::clone(&parser);
+        std::thread::spawn(move || {
+            let mut buf = [0u8; 8192];
+            while let Ok(n) = reader.read(&mut buf) {
+                if n == 0 {
+                    break;
+                }
+                feed.lock().unwrap().process(&buf[..n]);
+            }
+        });
+        Screen {
+            master,
+            parser,
+            child,
+        }
+    }
+
+    fn text(&self) -> String {
+        self.parser.lock().unwrap().screen().contents()
+    }
+
+    /// Waits until the screen satisfies `done`; fails with the screen after [`WAIT`].
+    fn wait_for(&self, what: &str, done: impl Fn(&str) -> bool) -> String {
+        let start = Instant::now();
+        loop {
+            let text = self.text();
+            if done(&text) {
+                return text;
+            }
+            assert!(
+                start.elapsed() < WAIT,
+                "timed out waiting for {what}; the screen:\n{text}"
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+
+    fn wait_text(&self, needle: &str) -> String {
+        self.wait_for(&format!("{needle:?}"), |t| t.contains(needle))
+    }
+
+    fn send(&mut self, bytes: &str) {
+        self.master.write_all(bytes.as_bytes()).unwrap();
+        self.master.flush().unwrap();
+    }
+
+    fn resize(&mut self, rows: u16, cols: u16) {
+        tcsetwinsize(&self.master, winsize(rows, cols)).unwrap();
+        self.parser
+            .lock()
+            .unwrap()
+            .screen_mut()
+            .set_size(rows, cols);
+        let pid = rustix::process::Pid::from_child(&self.child);
+        rustix::process::kill_process(pid, rustix::process::Signal::WINCH).unwrap();
+    }
+
+    /// Ctrl+D on an empty input, then waits for the process to end; returns the last screen.
+    fn quit(mut self) -> String {
+        self.send("\x04");
+        let start = Instant::now();
+        loop {
+            if let Some(status) = self.child.try_wait().unwrap() {
+                assert!(
+                    status.success(),
+                    "elroy exited with {status}; the screen:\n{}",
+                    self.text()
+                );
+                // What elroy printed after leaving the full-screen interface reaches the screen.
+                std::thread::sleep(Duration::from_millis(200));
+                return self.text();
+            }
+            assert!(
+                start.elapsed() < WAIT,
+                "elroy did not exit; the screen:\n{}",
+                self.text()
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+}
+
+impl Drop for Screen {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// Waits for the session to be open: the status bar names the model (the first screen is drawn
+/// before the home is opened).
+fn ready(screen: &Screen) {
+    screen.wait_for("the session", |t| {
+        t.contains("testkit-model") && t.contains("INSERT")
+    });
+}
+
+#[test]
+fn a_reply_streams_in_visibly_before_it_ends() {
+    let server = MockServer::start();
+    let (held, release) = Reply::held("The first words arrive", " and then the rest of it.");
+    server.push(held);
+    let home = common::home_with_model(&server, "");
+    let mut screen = Screen::open(&home, &["chat"], 24, 80);
+    ready(&screen);
+    screen.send("hello there\r");
+    let during = screen.wait_text("The first words arrive");
+    assert!(!during.contains("the rest of it"), "{during}");
+    assert!(during.contains("hello there"), "{during}");
+    release.release();
+    screen.wait_text("and then the rest of it.");
+    let _ = screen.quit();
+}
+
+#[test]
+fn ctrl_c_cancels_mid_stream_and_the_next_message_works() {
+    let server = MockServer::start();
+    let (held, _release) = Reply::held("Partial answer so far", " never sent");
+    server.push(held);
+    server.push(Reply::text("The second answer."));
+    let home = common::home_with_model(&server, "");
+    let mut screen = Screen::open(&home, &["chat"], 24, 100);
+    ready(&screen);
+    screen.send("first\r");
+    screen.wait_text("Partial answer so far");
+    screen.send("\x03");
+    let cancelled = screen.wait_text("(cancelled)");
+    assert!(cancelled.contains("Partial answer so far"), "{cancelled}");
+    screen.send("second\r");
+    screen.wait_text("The second answer.");
+    assert_eq!(server.chat_requests().len(), 2);
+    let _ = screen.quit();
+}
+
+#[test]
+fn a_resize_redraws_and_shows_the_sidebar_when_wide_enough() {
+    let server = MockServer::start();
+    let home = common::home_with_model(&server, "");
+    let mut screen = Screen::open(&home, &["chat"], 24, 80);
+    ready(&screen);
+    let narrow = screen.text();
+    assert!(
+        !narrow.contains("Memories"),
+        "no sidebar below 100 columns:\n{narrow}"
+    );
+    screen.resize(30, 120);
+    screen.wait_text("Memories");
+    screen.resize(24, 80);
+    screen.wait_for("the sidebar to hide again", |t| {
+        !t.contains("Memories") && t.contains("INSERT")
+    });
+    let _ = screen.quit();
+}
+
+#[test]
+fn a_tool_runs_from_the_palette_and_c_in_the_agenda_tab_completes_it() {
+    let server = MockServer::start();
+    let home = common::home_with_model(&server, "");
+    let mut screen = Screen::open(&home, &["chat"], 30, 120);
+    ready(&screen);
+    // Ctrl+P, filter, Enter opens the form; the required field first.
+    screen.send("\x10");
+    screen.wait_text("Palette");
+    screen.send("add_agenda_item");
+    screen.wait_text("> add_agenda_item");
+    screen.send("\r");
+    screen.wait_text("*text:");
+    screen.send("Buy oat milk\r");
+    screen.wait_text("⚙ add_agenda_item");
+    // The Agenda tab (refreshed after the tool) lists it; browse mode, `c` completes it.
+    screen.wait_for("the item in the Agenda tab", |t| {
+        t.lines().any(|l| l.contains("│Buy oat milk"))
+    });
+    screen.send("\x1b");
+    screen.wait_text("BROWSE");
+    screen.send("g");
+    screen.send("c");
+    screen.wait_text("⚙ complete_agenda_item");
+    screen.wait_for("the Agenda tab without the item", |t| {
+        !t.lines().any(|l| l.contains("│Buy oat milk"))
+    });
+    screen.send("\x1b");
+    screen.wait_text("INSERT");
+    screen.quit();
+    assert!(
+        server.chat_requests().is_empty(),
+        "no model request for tools run from the interface"
+    );
+    let history = home.cmd().arg("history").output().unwrap();
+    let text = common::stdout(&history);
+    assert!(text.contains("complete_agenda_item"), "{text}");
+    assert!(text.contains("add_agenda_item"), "{text}");
+}
+
+#[test]
+fn slash_agenda_lists_without_a_model_request_and_unknown_words_list_the_commands() {
+    let server = MockServer::start();
+    let home = common::home_with_model(&server, "");
+    let added = home.call("add_agenda_item", r#"{"text": "Water the ferns"}"#);
+    assert!(added.status.success(), "{}", common::stderr(&added));
+    // 80 columns: no sidebar, so the item can only come from the command's output.
+    let mut screen = Screen::open(&home, &["chat"], 24, 80);
+    ready(&screen);
+    screen.send("/agenda\r");
+    screen.wait_text("Water the ferns");
+    screen.send("/nonsense\r");
+    screen.wait_text("Unknown command /nonsense");
+    screen.quit();
+    assert!(
+        server.chat_requests().is_empty(),
+        "{:?}",
+        server.chat_requests().len()
+    );
+}
+
+#[test]
+fn a_due_item_that_comes_due_appears_as_a_reminder_without_any_key() {
+    let server = MockServer::start();
+    let home = common::home_with_model(&server, "");
+    let screen = Screen::open(&home, &["chat"], 24, 120);
+    ready(&screen);
+    // Created by another process while the interface is open, due two seconds later.
+    let at = jiff::Timestamp::now() + jiff::SignedDuration::from_secs(2);
+    let args = serde_json::json!({
+        "name": "Stretch break",
+        "text": "Stand up and stretch",
+        "trigger_time": at.strftime("%Y-%m-%dT%H:%M:%SZ").to_string(),
+    });
+    let created = home.call("create_due_item", &args.to_string());
+    assert!(created.status.success(), "{}", common::stderr(&created));
+    let text = screen.wait_text("Stretch break — Stand up and stretch");
+    assert!(text.contains('⏰'), "{text}");
+    assert!(
+        server.chat_requests().is_empty(),
+        "the reminder needs no model request"
+    );
+    let _ = screen.quit();
+}
+
+#[test]
+fn a_turn_that_ends_while_background_work_runs_accepts_the_next_message_at_once() {
+    let server = MockServer::start();
+    server.push(Reply::text("First reply."));
+    server.push(Reply::text("Second reply."));
+    // The fast model (automatic memory after every message) answers slowly.
+    let fast = MockServer::start();
+    fast.delay(Duration::from_secs(8));
+    fast.fallback(Reply::text("# Memory\nThe user said hello."));
+    let extra = format!(
+        "fast_model: testkit-fast\nfast_model_api_base: {}\nmessages_between_memory: 1\n",
+        fast.base_url()
+    );
+    let home = common::home_with_model(&server, &extra);
+    let mut screen = Screen::open(&home, &["chat"], 24, 80);
+    ready(&screen);
+    screen.send("hello\r");
+    screen.wait_text("First reply.");
+    screen.wait_text("memory and context work");
+    screen.send("and again\r");
+    let second = screen.wait_text("Second reply.");
+    assert!(
+        second.contains("memory and context work"),
+        "the second reply came while the first one's background work still ran:\n{second}"
+    );
+    assert!(
+        !fast.requests().is_empty(),
+        "the background work asked the fast model"
+    );
+    // Quitting waits at most 5 s for the slow background work, then says it did not finish.
+    let after = screen.quit();
+    assert!(after.contains("did not finish"), "{after}");
+}
+
+#[test]
+fn e_in_the_detail_view_opens_the_editor_and_the_view_shows_the_file_again() {
+    let server = MockServer::start();
+    let home = common::home_with_model(&server, "");
+    let added = home.call("add_agenda_item", r#"{"text": "Plan the garden"}"#);
+    assert!(added.status.success(), "{}", common::stderr(&added));
+    let mut screen = Screen::open_with(
+        &home,
+        &["chat"],
+        30,
+        120,
+        &[(
+            "EDITOR",
+            "sh -c 'printf \"\\nTomatoes along the fence\\n\" >> \"$0\"'",
+        )],
+    );
+    ready(&screen);
+    screen.wait_for("the item in the Agenda tab", |t| {
+        t.lines().any(|l| l.contains("│Plan the garden"))
+    });
+    screen.send("\x1b");
+    screen.wait_text("BROWSE");
+    screen.send("g");
+    screen.send("\r");
+    screen.wait_text("e edit");
+    screen.send("e");
+    screen.wait_text("Tomatoes along the fence");
+    screen.send("\x1b");
+    screen.wait_for("the detail view to close", |t| {
+        !t.contains("e edit") && t.contains("BROWSE")
+    });
+    screen.send("\x1b");
+    screen.wait_text("INSERT");
+    screen.quit();
+    let files = std::fs::read_dir(home.home().join("agenda")).unwrap();
+    let text: String = files
+        .map(|f| std::fs::read_to_string(f.unwrap().path()).unwrap())
+        .collect();
+    assert!(text.contains("Tomatoes along the fence"), "{text}");
+}
+
+#[test]
+fn restart_session_re_executes_into_the_interface_with_a_hidden_resume_turn() {
+    let server = MockServer::start();
+    server
+        .push(Reply::tool_call(
+            "restart_session",
+            r#"{"resume_message":"Say you are back."}"#,
+        ))
+        .push(Reply::text("Restarting now."))
+        .push(Reply::text("I'm back and ready."));
+    let home = common::home_with_model(&server, "");
+    let mut screen = Screen::open(&home, &["chat"], 24, 100);
+    ready(&screen);
+    screen.send("please restart yourself\r");
+    screen.wait_text("I'm back and ready.");
+    let sent = server.chat_requests();
+    assert_eq!(sent.len(), 3, "{sent:?}");
+    assert!(!sent[2].has_tools(), "the resume turn is hidden: no tools");
+    assert_eq!(
+        sent[2].last_user_text().as_deref(),
+        Some("Say you are back.")
+    );
+    let _ = screen.quit();
+}
+
+#[test]
+fn a_plugin_panel_gets_its_own_sidebar_tab() {
+    let server = MockServer::start();
+    let probe = TestHome::new();
+    let repo = probe.root().join("my-contrib");
+    let home = common::home_with_model(
+        &server,
+        &format!("contrib_tools_path: [\"{}\"]\n", repo.display()),
+    );
+    let args = serde_json::json!({ "path": repo.display().to_string() }).to_string();
+    let created = home.call("create_contrib_repo", &args);
+    assert!(created.status.success(), "{}", common::stderr(&created));
+    let mut screen = Screen::open(&home, &["chat"], 30, 120);
+    ready(&screen);
+    screen.send("\x1b");
+    screen.wait_text("BROWSE");
+    // Left from the first tab wraps to the last one: the panel.
+    screen.send("\x1b[D");
+    screen.wait_text("This tab is drawn by hello_panel.");
+    screen.send("\x1b");
+    screen.wait_text("INSERT");
+    let _ = screen.quit();
+}
