@@ -125,16 +125,12 @@ fn terminals() -> Terminals {
 }
 
 /// The one place that decides the interface (issue 15 item 1): `plain_flag` is `--plain`, `ui`
-/// the `ui` key (`full` or `plain`; any other value is taken as `full`, with a warning).
+/// the `ui` key (`full` or `plain`; the configuration refuses any other value).
 pub(crate) fn choose_front_end(plain_flag: bool, ui: &str, terminals: Terminals) -> FrontEnd {
     if !terminals.stdin {
         return FrontEnd::NonInteractive;
     }
-    let ui = ui.trim().to_lowercase();
-    if !matches!(ui.as_str(), "full" | "plain") {
-        tracing::warn!("ui: {ui:?} is neither full nor plain; using full");
-    }
-    if plain_flag || ui == "plain" || !terminals.stdout {
+    if plain_flag || ui.trim().eq_ignore_ascii_case("plain") || !terminals.stdout {
         FrontEnd::Plain
     } else {
         FrontEnd::FullScreen
@@ -207,7 +203,6 @@ mod tests {
     fn front_end_choice() {
         assert_eq!(choose_front_end(false, "full", BOTH), FrontEnd::FullScreen);
         assert_eq!(choose_front_end(false, "Full ", BOTH), FrontEnd::FullScreen);
-        assert_eq!(choose_front_end(false, "fancy", BOTH), FrontEnd::FullScreen);
         assert_eq!(choose_front_end(true, "full", BOTH), FrontEnd::Plain);
         assert_eq!(choose_front_end(false, "plain", BOTH), FrontEnd::Plain);
         assert_eq!(choose_front_end(false, "PLAIN", BOTH), FrontEnd::Plain);

@@ -5,20 +5,15 @@
 //! The mechanism is independent of where reminders come from: a [`ReminderSource`] is asked
 //! every [`POLL_INTERVAL`] for the lines to announce; lines are printed only while the editor
 //! waits for input (during a turn the model receives due items itself, `orchestrator.md` §5).
-//! [`StoreReminders`] is the source used today: the timed items of the agenda store whose trigger
-//! passes while the REPL is open, each announced once per trigger time by this process (an
-//! interim source until the "due and not yet announced" record in `state.db`, shared with `elroy
-//! remind`, is available: only [`start_in_session`] changes then).
+//! The source is [`InterfaceReminders`] (elroy-commands): claimed in `state.db` on the
+//! `interface` channel, so an item is printed once across every interface open on the home.
 
-use std::collections::HashSet;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
-use elroy_agenda::AgendaStore;
-use elroy_commands::ChatSession;
+use elroy_commands::{ChatSession, InterfaceReminders};
 use elroy_core::TimeContext;
-use jiff::Timestamp;
 
 use crate::chat::SharedPrinter;
 
@@ -85,13 +80,9 @@ pub(crate) fn start_in_session(
     if !std::io::stdin().is_terminal() || !std::io::stdout().is_terminal() {
         return None;
     }
-    let store = chat
-        .runtime()
-        .services
-        .try_get::<AgendaStore>()
-        .ok()
-        .flatten()?;
-    let source = StoreReminders::new(store, chat.runtime().time.clone());
+    let source = InterfaceReminders::open(chat, chat.runtime().time.now())?;
+    let time = chat.runtime().time.clone();
+    let source = LedgerSource { source, time };
     let printer = printer.clone();
     Some(start(
         Box::new(source),
@@ -101,58 +92,19 @@ pub(crate) fn start_in_session(
     ))
 }
 
-/// Timed due items of the agenda store whose trigger passes while the REPL is open. Items
-/// already due when it opens are left to the first turn (the model announces them).
-pub struct StoreReminders {
-    store: Arc<AgendaStore>,
+/// [`InterfaceReminders`] at the runtime's clock.
+struct LedgerSource {
+    source: InterfaceReminders,
     time: TimeContext,
-    announced: HashSet<(i64, Timestamp)>,
 }
 
-impl StoreReminders {
-    /// A source over `store`; what is due now counts as announced.
-    pub fn new(store: Arc<AgendaStore>, time: TimeContext) -> Self {
-        let mut source = StoreReminders {
-            store,
-            time,
-            announced: HashSet::new(),
-        };
-        let _ = source.due_lines();
-        source
-    }
-}
-
-impl ReminderSource for StoreReminders {
+impl ReminderSource for LedgerSource {
     fn due_lines(&mut self) -> Vec<String> {
-        let Ok(due) = self.store.due_now(self.time.now()) else {
-            return Vec::new();
-        };
-        let mut lines = Vec::new();
-        for item in due {
-            let Some(at) = item.trigger_datetime else {
-                continue;
-            };
-            if self.announced.insert((item.id, at)) {
-                lines.push(announcement(
-                    &at.to_zoned_datetime(self.time.tz.clone())
-                        .strftime("%H:%M")
-                        .to_string(),
-                    &item.name,
-                    &item.text,
-                ));
-            }
-        }
-        lines
-    }
-}
-
-/// `⏰ 09:00 Call the dentist — Ask about the invoice` (the first line of the text; the name
-/// alone when there is none).
-pub fn announcement(time: &str, name: &str, text: &str) -> String {
-    let first = text.lines().map(str::trim).find(|l| !l.is_empty());
-    match first {
-        Some(text) if text != name => format!("⏰ {time} {name} — {text}"),
-        _ => format!("⏰ {time} {name}"),
+        self.source
+            .take_due(self.time.now())
+            .into_iter()
+            .map(|a| a.line)
+            .collect()
     }
 }
 
@@ -215,15 +167,5 @@ mod tests {
         std::thread::sleep(Duration::from_millis(30));
         assert_eq!(printed.lock().unwrap().len(), 2);
         drop(handle);
-    }
-
-    #[test]
-    fn announcement_lines() {
-        assert_eq!(
-            announcement("09:00", "Call the dentist", "Ask about the invoice\nmore"),
-            "⏰ 09:00 Call the dentist — Ask about the invoice"
-        );
-        assert_eq!(announcement("09:00", "Tea", ""), "⏰ 09:00 Tea");
-        assert_eq!(announcement("09:00", "Tea", "Tea"), "⏰ 09:00 Tea");
     }
 }

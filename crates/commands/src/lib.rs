@@ -16,10 +16,12 @@
 
 mod complete;
 mod parse;
+mod reminders;
 mod run;
 mod session;
 
 pub use complete::{Candidate, CompletionNames, complete};
 pub use parse::{COMMANDS, Command, CommandInfo, Input, parse, unknown_message};
+pub use reminders::InterfaceReminders;
 pub use run::{Action, CommandOutput, run};
 pub use session::ChatSession;

@@ -135,7 +135,10 @@ pub(crate) fn load(opts: &LoadOptions) -> Result<Config, ConfigError> {
     if !valid_user_token(&token) {
         return Err(ConfigError::InvalidUserToken(token));
     }
-    if !matches!(settings.ui.as_str(), "full" | "plain") {
+    if !["full", "plain"]
+        .iter()
+        .any(|v| settings.ui.trim().eq_ignore_ascii_case(v))
+    {
         return Err(ConfigError::InvalidValue {
             key: "ui".into(),
             origin: source_of("ui"),

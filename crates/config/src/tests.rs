@@ -211,6 +211,7 @@ fn every_key_loads_into_its_typed_field() {
                 ("user_token", _) => "alice",
                 ("database_url", _) => "sqlite::memory:",
                 ("timezone", _) => "UTC",
+                ("ui", _) => "plain",
                 (_, KeyType::Bool) => "off",
                 (_, KeyType::Int { .. }) => "7",
                 (_, KeyType::Float) => "0.5",

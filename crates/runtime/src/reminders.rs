@@ -37,6 +37,8 @@ pub struct Announcement {
     pub title: String,
     /// The notification body: the item's text (may be empty).
     pub body: String,
+    /// The trigger time as shown: `09:00` today, `2026-12-02 09:00` on another day (configured zone).
+    pub when: String,
 }
 
 /// Reminders of the runtime's user: the agenda store, the announcement ledger and the zone.
@@ -211,6 +213,7 @@ impl Reminders {
             line,
             title,
             body,
+            when,
         }
     }
 }

@@ -3,17 +3,12 @@
 //! highlighted in the Due tab and rings the bell. The model still receives due items at the start
 //! of the next turn as before (K5): this only shows them.
 //!
-//! [`AgendaReminders`] is the in-process source: items already due when the interface opened are
-//! not announced again (the first turn surfaces them), every later trigger once per trigger time
-//! (a snoozed item fires again). Elroy's `elroy remind` keeps its own record in `state.db`; the
-//! composition root can hand this interface that source instead through the same trait.
+//! [`InterfaceReminders`] (elroy-commands) is the source the interface uses: claimed in
+//! `state.db` on the `interface` channel, so an item is shown once across every interface open on
+//! the home (`elroy remind` announces on its own channel).
 
-use std::collections::HashSet;
-use std::sync::{Arc, Mutex};
-
-use elroy_agenda::AgendaStore;
+use elroy_commands::InterfaceReminders;
 use jiff::Timestamp;
-use jiff::tz::TimeZone;
 
 use crate::app::Reminder;
 
@@ -24,52 +19,16 @@ pub trait ReminderSource: Send + Sync {
     fn take_due(&self, now: Timestamp) -> Vec<Reminder>;
 }
 
-/// Reminders from the agenda store, remembered in this process.
-pub struct AgendaReminders {
-    store: Arc<AgendaStore>,
-    tz: TimeZone,
-    announced: Mutex<HashSet<(String, Timestamp)>>,
-}
-
-impl AgendaReminders {
-    /// A source over `store`; items already due at `now` count as announced.
-    pub fn new(store: Arc<AgendaStore>, tz: TimeZone, now: Timestamp) -> Self {
-        let source = AgendaReminders {
-            store,
-            tz,
-            announced: Mutex::new(HashSet::new()),
-        };
-        let _ = source.take_due(now);
-        source
-    }
-}
-
-impl ReminderSource for AgendaReminders {
+impl ReminderSource for InterfaceReminders {
     fn take_due(&self, now: Timestamp) -> Vec<Reminder> {
-        let Ok(due) = self.store.due_now(now) else {
-            return Vec::new();
-        };
-        let mut announced = self
-            .announced
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
-        let mut out = Vec::new();
-        for item in due {
-            let Some(at) = item.trigger_datetime else {
-                continue;
-            };
-            if announced.insert((item.name.clone(), at)) {
-                out.push(Reminder {
-                    name: item.name.clone(),
-                    text: item.text.clone(),
-                    time: at
-                        .to_zoned_datetime(self.tz.clone())
-                        .strftime("%H:%M")
-                        .to_string(),
-                });
-            }
-        }
-        out
+        InterfaceReminders::take_due(self, now)
+            .into_iter()
+            .map(|a| Reminder {
+                name: a.item.name.clone(),
+                text: a.body,
+                time: a.when,
+            })
+            .collect()
     }
 }
 

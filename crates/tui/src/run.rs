@@ -28,10 +28,11 @@ use tokio::task::JoinHandle;
 use crate::app::{Action, App};
 use crate::conversation::NoticeKind;
 use crate::palette::PaletteEntry;
-use crate::reminders::{AgendaReminders, NoReminders, ReminderSource};
+use crate::reminders::{NoReminders, ReminderSource};
 use crate::sidebar::{SidebarSource, Tab};
 use crate::source::StoreSidebar;
 use crate::theme::Theme;
+use elroy_commands::InterfaceReminders;
 
 /// How long quitting waits for background work after the last reply.
 pub const QUIT_WAIT: Duration = Duration::from_secs(5);
@@ -345,11 +346,10 @@ async fn event_loop(
     let time = runtime.time.clone();
     let sidebar: Arc<dyn SidebarSource> =
         Arc::new(StoreSidebar::new(runtime.services.clone(), time.clone()));
-    let reminders: Arc<dyn ReminderSource> =
-        match runtime.services.get::<elroy_agenda::AgendaStore>() {
-            Some(store) => Arc::new(AgendaReminders::new(store, time.tz.clone(), time.now())),
-            None => Arc::new(NoReminders),
-        };
+    let reminders: Arc<dyn ReminderSource> = match InterfaceReminders::open(&chat, time.now()) {
+        Some(source) => Arc::new(source),
+        None => Arc::new(NoReminders),
+    };
     let mut lp = Loop {
         tx,
         chat: Arc::new(RwLock::new(chat)),
