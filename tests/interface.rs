@@ -314,6 +314,36 @@ fn a_due_item_that_comes_due_appears_as_a_reminder_without_any_key() {
 }
 
 #[test]
+fn with_proactive_reminders_the_assistant_speaks_first_when_an_item_comes_due() {
+    let server = MockServer::start();
+    server.push(Reply::text("Time to stretch, as you asked."));
+    let home = common::home_with_model(&server, "proactive_reminders: true\n");
+    let screen = Screen::open(&home, &["chat"], 24, 120);
+    ready(&screen);
+    let at = jiff::Timestamp::now() + jiff::SignedDuration::from_secs(2);
+    let args = serde_json::json!({
+        "name": "Stretch break",
+        "text": "Stand up and stretch",
+        "trigger_time": at.strftime("%Y-%m-%dT%H:%M:%SZ").to_string(),
+    });
+    let created = home.call("create_due_item", &args.to_string());
+    assert!(created.status.success(), "{}", common::stderr(&created));
+    screen.wait_text("Time to stretch, as you asked.");
+    let requests = server.chat_requests();
+    assert_eq!(requests.len(), 1, "one turn, started by elroy");
+    let sent = requests[0].body.to_string();
+    assert!(
+        sent.contains("Stretch break") && sent.contains("No message from the user"),
+        "the model is told which item came due: {sent}"
+    );
+    assert!(
+        sent.contains("\"tools\""),
+        "tools stay on in a proactive turn"
+    );
+    let _ = screen.quit();
+}
+
+#[test]
 fn a_turn_that_ends_while_background_work_runs_accepts_the_next_message_at_once() {
     let server = MockServer::start();
     server.push(Reply::text("First reply."));

@@ -517,6 +517,9 @@ declare_keys! {
     /// program run for each `elroy remind` announcement with the title and the body as its last two arguments, e.g. notify-send (words split as a shell would, no shell run)
     notify_command: Option<String> = S, default null, env "ELROY_NOTIFY_COMMAND",
         spec "issue 16 item 2";
+    /// full-screen interface: when a due item comes due while no turn runs, the assistant speaks first (starts a turn on its own with the item, tools on)
+    proactive_reminders: bool = B, default "false", env "ELROY_PROACTIVE_REMINDERS",
+        spec "issue 16 item 4";
     /// Codex program and leading arguments
     codex_command: String = S, default "codex", env "ELROY_CODEX_COMMAND",
         spec "orchestrator.md §15.3, D16";

@@ -21,7 +21,8 @@ pub const FAST_RECALL_TOOL: &str = "get_fast_recall";
 pub struct TurnInput {
     /// The user's message.
     pub text: String,
-    /// A hidden turn (the restart resume message): the message is not persisted and tools are off.
+    /// A hidden turn: the message is sent but not persisted (the restart resume message, with
+    /// tools off: [`TurnInput::hidden`]; a proactive turn, tools on: [`TurnInput::proactive`]).
     pub hidden: bool,
     /// Offer tools (default true).
     pub enable_tools: bool,
@@ -45,6 +46,17 @@ impl TurnInput {
         TurnInput {
             hidden: true,
             enable_tools: false,
+            ..TurnInput::new(text)
+        }
+    }
+
+    /// A turn the assistant starts on its own (`proactive_reminders`, issue 16 item 4): `text`
+    /// tells the model what happened (a due item came due) and is sent but never stored, as for a
+    /// hidden turn; unlike one, tools stay on so the model can act on the item. The reply is
+    /// stored as any other; due items are injected as at the start of every turn (K5).
+    pub fn proactive(text: impl Into<String>) -> Self {
+        TurnInput {
+            hidden: true,
             ..TurnInput::new(text)
         }
     }
@@ -187,8 +199,7 @@ impl Session {
         let mut failures: HashMap<String, usize> = HashMap::new();
         let mut requests = 0usize;
         let reply = loop {
-            let tools_on =
-                input.enable_tools && !input.hidden && loops <= p.settings.max_assistant_loops;
+            let tools_on = input.enable_tools && loops <= p.settings.max_assistant_loops;
             let request = ChatRequest {
                 messages: work.conversation(),
                 tools: if tools_on && !p.settings.inline_tool_calls {

@@ -47,6 +47,9 @@ pub enum Action {
     Edit(PathBuf),
     /// Ring the terminal bell.
     Bell,
+    /// Start a turn the assistant begins on its own (`proactive_reminders`): this text is sent
+    /// to the model, never stored or shown.
+    Proactive(String),
     /// Leave (after waiting for background work).
     Quit,
 }
@@ -162,6 +165,8 @@ pub struct App {
     pub queue: VecDeque<String>,
     /// Show thoughts (`show_internal_thought`).
     pub show_thoughts: bool,
+    /// `proactive_reminders`: a reminder that comes due while no turn runs starts one.
+    pub proactive: bool,
     /// The first visible conversation line; `None` follows the end.
     pub scroll_top: Option<usize>,
     /// (total lines, visible height) of the last drawn conversation.
@@ -204,6 +209,7 @@ impl App {
             turn_running: false,
             queue: VecDeque::new(),
             show_thoughts: true,
+            proactive: false,
             scroll_top: None,
             geometry: Cell::new((0, 0)),
             last_width: Cell::new(SIDEBAR_MIN_WIDTH),
@@ -485,13 +491,16 @@ impl App {
         if reminders.is_empty() {
             return Vec::new();
         }
+        let mut lines = Vec::new();
         for r in reminders {
             let body = if r.text.trim().is_empty() || r.text.trim() == r.name {
                 String::new()
             } else {
                 format!(" — {}", r.text.trim())
             };
-            self.notice(NoticeKind::Reminder, format!("{} {}{body}", r.time, r.name));
+            let line = format!("{} {}{body}", r.time, r.name);
+            lines.push(line.clone());
+            self.notice(NoticeKind::Reminder, line);
             self.reminded.insert(r.name.clone());
             for tab in &mut self.tabs {
                 if tab.kind == TabKind::Due {
@@ -504,7 +513,15 @@ impl App {
             }
         }
         self.scroll_top = None;
-        vec![Action::Bell, Action::Refresh]
+        let mut actions = vec![Action::Bell, Action::Refresh];
+        if self.proactive && !self.turn_running && self.queue.is_empty() {
+            self.entries.push(Entry::streaming_reply());
+            self.current = Some(self.entries.len() - 1);
+            self.turn_running = true;
+            self.status.phase = Some("thinking…".into());
+            actions.push(Action::Proactive(proactive_message(&lines)));
+        }
+        actions
     }
 
     // ----- keys -----
@@ -987,4 +1004,15 @@ impl App {
             }
         }
     }
+}
+
+/// What a proactive turn tells the model (sent, never stored): the user said nothing; these due
+/// items just came due (they are also injected as due items, K5).
+pub fn proactive_message(lines: &[String]) -> String {
+    format!(
+        "[No message from the user: this turn was started by elroy because a reminder came due \
+         while the conversation was open: {}. Speak first: remind the user briefly, and act on \
+         it if it asks for something you can do with your tools.]",
+        lines.join("; ")
+    )
 }

@@ -133,6 +133,7 @@ pub fn run(config: Config) -> Result<Outcome, String> {
     let theme = Theme::from_config(&config, no_color);
     let history = config.paths.history_file();
     let show_thoughts = config.settings.show_internal_thought;
+    let proactive = config.settings.proactive_reminders;
     let home = config.paths.elroy_home.display().to_string();
     // The first screen is drawn before the home is opened, so it does not wait for the stores or
     // the model client however large the home is; the sidebar and the token estimate follow.
@@ -175,6 +176,7 @@ pub fn run(config: Config) -> Result<Outcome, String> {
     app.tabs = crate::sidebar::initial_tabs(&panels);
     app.status.phase = None;
     app.show_thoughts = show_thoughts;
+    app.proactive = proactive;
     app.status.model = chat.model_name().to_owned();
     app.tools = runtime
         .registry
@@ -415,6 +417,7 @@ async fn event_loop(
         while let Some(action) = queue.pop_front() {
             match action {
                 Action::Send(text) => lp.start_turn(TurnInput::new(text)),
+                Action::Proactive(text) => lp.start_turn(TurnInput::proactive(text)),
                 Action::Cancel => {
                     if let Some((_, handle)) = lp.turn.take() {
                         handle.abort();

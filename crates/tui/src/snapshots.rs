@@ -434,3 +434,48 @@ fn name_fields_cycle_through_existing_names() {
         }]
     );
 }
+
+#[test]
+fn proactive_reminders_start_a_turn_only_when_none_runs() {
+    let dentist = || Reminder {
+        name: "Call the dentist".into(),
+        text: "Ask about the invoice".into(),
+        time: "09:00".into(),
+    };
+    // Off (the default): a reminder line and a bell, no turn.
+    let mut off = app();
+    let actions = off.on_reminders(vec![dentist()]);
+    assert!(
+        !actions.iter().any(|a| matches!(a, Action::Proactive(_))),
+        "{actions:?}"
+    );
+    assert!(!off.turn_running);
+
+    // On, idle: the assistant speaks first, with the item in the (hidden) message.
+    let mut on = app();
+    on.proactive = true;
+    let actions = on.on_reminders(vec![dentist()]);
+    let message = actions
+        .iter()
+        .find_map(|a| match a {
+            Action::Proactive(text) => Some(text.clone()),
+            _ => None,
+        })
+        .expect("a proactive turn");
+    assert!(
+        message.contains("09:00 Call the dentist — Ask about the invoice"),
+        "{message}"
+    );
+    assert!(on.turn_running);
+
+    // On, while a turn runs: the next turn gets the due item anyway (K5); no second turn.
+    let mut busy = app();
+    busy.proactive = true;
+    type_text(&mut busy, "hello");
+    busy.on_key(key(KeyCode::Enter));
+    let actions = busy.on_reminders(vec![dentist()]);
+    assert!(
+        !actions.iter().any(|a| matches!(a, Action::Proactive(_))),
+        "{actions:?}"
+    );
+}
