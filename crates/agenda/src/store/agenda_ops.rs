@@ -221,27 +221,25 @@ impl AgendaStore {
             Ok(snap
                 .entries
                 .iter()
-                .filter_map(|(e, _)| e.item())
+                .filter_map(|e| e.item())
                 .filter(|i| {
                     !i.completed
                         && i.status != crate::Status::Deleted
                         && i.kind() == Kind::Agenda
                         && i.date == Some(date)
                 })
-                .map(|i| {
-                    let checklist = i.checklist();
-                    ListedItem {
-                        stem: i.stem.clone(),
-                        text: i.main_text().to_owned(),
-                        checklist_completed: checklist.iter().filter(|c| c.completed).count(),
-                        checklist_total: checklist.len(),
-                    }
+                .map(|i| ListedItem {
+                    stem: i.stem.clone(),
+                    text: i.main_text().to_owned(),
+                    checklist_completed: i.checklist_completed,
+                    checklist_total: i.checklist_total,
                 })
                 .collect())
         })
     }
 
-    /// Files whose front matter could not be read: `(display path, message)`, by file name.
+    /// Files whose front matter could not be read: `(display path, message)`, by file name (from
+    /// the index: only files that changed since the last scan are read).
     ///
     /// # Errors
     /// Lock or directory failures.
@@ -250,7 +248,7 @@ impl AgendaStore {
             Ok(snap
                 .entries
                 .iter()
-                .filter_map(|(e, _)| match e.as_ref() {
+                .filter_map(|e| match e.as_ref() {
                     Entry::Broken { file, message, .. } => Some((file.clone(), message.clone())),
                     Entry::Item(_) => None,
                 })
