@@ -15,12 +15,16 @@
 //!   chat and fast model clients ([`models`]), the stores, and the adapters ([`adapters`]) from the
 //!   stores and the versioned home to the orchestrator's ports.
 //!
+//! - [`doctor::check_home`]: `elroy doctor`, every store, file, the database and the versioned
+//!   home checked, as typed problems.
+//!
 //! Front ends differ only in what they do with the result. Problems that do not stop a command
 //! (a broken agenda file, a memory file that left `memories/`, a fast model that cannot be built)
 //! are warnings: those found while opening are in [`Runtime::warnings`], later ones go to the
 //! [`WarningSink`] the front end gave.
 
 pub mod adapters;
+pub mod doctor;
 mod effects;
 mod history;
 pub mod models;
