@@ -7,7 +7,7 @@ use jiff::{Timestamp, ZonedDateTime};
 use super::matching::{active_items, find_item};
 use super::{AgendaStore, ItemRef, ListedItem, normalize_trigger};
 use crate::item::{Item, checklist_entry, split_updates};
-use crate::scan::Entry;
+use crate::scan::{Entry, Snapshot};
 use crate::time::{format_update_stamp, parse_item_date};
 use crate::{AgendaError, Kind};
 
@@ -217,25 +217,19 @@ impl AgendaStore {
     /// # Errors
     /// Lock or directory failures.
     pub fn list_items(&self, date: Date) -> Result<Vec<ListedItem>, AgendaError> {
-        self.locked(|snap| {
-            Ok(snap
-                .entries
-                .iter()
-                .filter_map(|e| e.item())
-                .filter(|i| {
-                    !i.completed
-                        && i.status != crate::Status::Deleted
-                        && i.kind() == Kind::Agenda
-                        && i.date == Some(date)
-                })
-                .map(|i| ListedItem {
-                    stem: i.stem.clone(),
-                    text: i.main_text().to_owned(),
-                    checklist_completed: i.checklist_completed,
-                    checklist_total: i.checklist_total,
-                })
-                .collect())
-        })
+        self.locked(|snap| Ok(listed(snap, date)))
+    }
+
+    /// [`AgendaStore::list_items`] and [`AgendaStore::broken_files`] from one scan (what
+    /// `list_agenda_items` shows).
+    ///
+    /// # Errors
+    /// Lock or directory failures.
+    pub fn listing(
+        &self,
+        date: Date,
+    ) -> Result<(Vec<ListedItem>, Vec<(String, String)>), AgendaError> {
+        self.locked(|snap| Ok((listed(snap, date), broken(snap))))
     }
 
     /// Files whose front matter could not be read: `(display path, message)`, by file name (from
@@ -244,17 +238,37 @@ impl AgendaStore {
     /// # Errors
     /// Lock or directory failures.
     pub fn broken_files(&self) -> Result<Vec<(String, String)>, AgendaError> {
-        self.locked(|snap| {
-            Ok(snap
-                .entries
-                .iter()
-                .filter_map(|e| match e.as_ref() {
-                    Entry::Broken { file, message, .. } => Some((file.clone(), message.clone())),
-                    Entry::Item(_) => None,
-                })
-                .collect())
-        })
+        self.locked(|snap| Ok(broken(snap)))
     }
+}
+
+fn listed(snap: &Snapshot, date: Date) -> Vec<ListedItem> {
+    snap.entries
+        .iter()
+        .filter_map(|e| e.item())
+        .filter(|i| {
+            !i.completed
+                && i.status != crate::Status::Deleted
+                && i.kind() == Kind::Agenda
+                && i.date == Some(date)
+        })
+        .map(|i| ListedItem {
+            stem: i.stem.clone(),
+            text: i.main_text().to_owned(),
+            checklist_completed: i.checklist_completed,
+            checklist_total: i.checklist_total,
+        })
+        .collect()
+}
+
+fn broken(snap: &Snapshot) -> Vec<(String, String)> {
+    snap.entries
+        .iter()
+        .filter_map(|e| match e.as_ref() {
+            Entry::Broken { file, message, .. } => Some((file.clone(), message.clone())),
+            Entry::Item(_) => None,
+        })
+        .collect()
 }
 
 fn entry_id(entry: &Mapping) -> Option<i64> {
