@@ -5,7 +5,7 @@ use jiff::civil::Date;
 use jiff::{Timestamp, ZonedDateTime};
 
 use super::matching::{active_items, find_item};
-use super::{AgendaStore, ItemRef, ListedItem, normalize_trigger};
+use super::{AgendaStore, ItemRef, ListedItem, UnreadableFile, normalize_trigger};
 use crate::item::{Item, checklist_entry, split_updates};
 use crate::scan::{Entry, Snapshot};
 use crate::time::{format_update_stamp, parse_item_date};
@@ -228,7 +228,7 @@ impl AgendaStore {
     pub fn listing(
         &self,
         date: Date,
-    ) -> Result<(Vec<ListedItem>, Vec<(String, String)>), AgendaError> {
+    ) -> Result<(Vec<ListedItem>, Vec<UnreadableFile>), AgendaError> {
         self.locked(|snap| Ok((listed(snap, date), broken(snap))))
     }
 

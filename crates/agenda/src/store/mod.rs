@@ -29,6 +29,9 @@ pub use views::{DueItem, ItemRef, ListedItem, NewDueItem, RecallEntry, to_fact};
 /// The fallback file-name base of agenda and due items (`formats.md` §2.1).
 pub const AGENDA_FALLBACK: &str = "agenda_item";
 
+/// An agenda file that cannot be read: `(display path, message)`.
+pub type UnreadableFile = (String, String);
+
 /// The kind of [`FileWarning`] for an agenda file that cannot be read.
 pub const UNREADABLE_AGENDA_FILES: &str = "agenda files could not be read and were skipped";
 
