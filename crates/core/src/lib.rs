@@ -48,7 +48,8 @@ pub use spec::{ParamSpec, ParamType, ToolSpec};
 pub use tool::{AsyncTypedTool, BoxFuture, Tool, TypedTool, async_tool, sync_tool};
 pub use validate::{MAX_ARGUMENT_BYTES, ValidatedArgs, validate_arguments};
 pub use warnings::{
-    FileWarning, FileWarningSink, ITEMIZED_WARNINGS, SUMMARY_PATHS, summarize_warnings, thousands,
+    FileWarning, FileWarningSink, ITEMIZED_WARNINGS, SUMMARY_PATHS, summarize_warnings,
+    summarize_warnings_with, thousands,
 };
 
 /// Private re-exports used by [`tool_args!`]; not part of the public API.

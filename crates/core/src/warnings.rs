@@ -45,6 +45,12 @@ pub const SUMMARY_PATHS: usize = 3;
 /// `{count} {kind} (first: {path}, {path}, {path})`, the count with thousands separators
 /// (`5,000 memory files had no id; ids were assigned (first: memories/a.md, …)`).
 pub fn summarize_warnings(warnings: &[FileWarning]) -> Vec<String> {
+    summarize_warnings_with(warnings, "all of them are in the log")
+}
+
+/// [`summarize_warnings`] with another note after the first paths of a summary line (`first: a, b,
+/// c; {note}`), for text that is not shown beside a log (a tool's result).
+pub fn summarize_warnings_with(warnings: &[FileWarning], note: &str) -> Vec<String> {
     let mut kinds: Vec<(&str, Vec<&FileWarning>)> = Vec::new();
     for w in warnings {
         match kinds.iter_mut().find(|(k, _)| *k == w.kind) {
@@ -63,7 +69,7 @@ pub fn summarize_warnings(warnings: &[FileWarning]) -> Vec<String> {
                 .map(|w| w.path.as_str())
                 .collect();
             lines.push(format!(
-                "{} {kind} (first: {}; all of them are in the log)",
+                "{} {kind} (first: {}; {note})",
                 thousands(group.len()),
                 first.join(", ")
             ));
