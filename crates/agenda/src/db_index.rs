@@ -532,6 +532,38 @@ impl DbIndex {
             })
     }
 
+    /// Picks up rows other processes committed, without listing the directory (see
+    /// [`DbIndex::unchanged_stem_of`]).
+    pub(crate) fn refresh(&self, prefix: &str) -> Result<(), String> {
+        let mut state = self.lock();
+        self.reload(&mut state, prefix)
+    }
+
+    /// The stem of `id` when its file's stat signature is the one the index holds (the row is
+    /// current without a scan); `Ok(None)` for an unknown id; `Err(())` when only a scan can
+    /// tell (no signature stored, or the file changed or is gone).
+    pub(crate) fn unchanged_stem_of(&self, id: i64, dir: &Path) -> Result<Option<String>, ()> {
+        let state = self.lock();
+        let Some(file_name) = state.by_id.get(&id) else {
+            return Ok(None);
+        };
+        let stored = state
+            .by_file
+            .get(file_name)
+            .and_then(|r| r.stamp)
+            .ok_or(())?;
+        let now = std::fs::metadata(dir.join(file_name)).map_err(|_| ())?;
+        if Stamp::of(&now) != stored {
+            return Err(());
+        }
+        Ok(Some(
+            file_name
+                .strip_suffix(".md")
+                .unwrap_or(file_name)
+                .to_owned(),
+        ))
+    }
+
     /// The stem that has `id`, while the file lives.
     pub(crate) fn stem_of(&self, id: i64) -> Option<String> {
         self.lock()

@@ -112,7 +112,7 @@ pub(crate) fn wall_clock_ns() -> i64 {
 /// The listing of `agenda/`.
 #[derive(Debug, Default)]
 pub(crate) struct Listing {
-    /// `*.md` regular files (symlinks followed) with their signatures.
+    /// `*.md` regular files (symlinks followed) with their signatures, by file name.
     pub files: Vec<(String, Stamp)>,
     /// Lower-cased entry names of any kind with their count, for the unique-path rule (names are
     /// compared ignoring case, `formats.md` §2.3).
@@ -159,6 +159,8 @@ pub(crate) fn list_dir(dir: &Path, prefix: &str) -> Result<Listing, AgendaError>
             listing.files.push((name.to_owned(), Stamp::of(&meta)));
         }
     }
+    // New files get their ids in file-name order.
+    listing.files.sort_unstable_by(|a, b| a.0.cmp(&b.0));
     Ok(listing)
 }
 

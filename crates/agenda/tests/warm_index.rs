@@ -101,8 +101,11 @@ fn an_edit_in_place_with_the_same_size_and_mtime_is_seen() {
     // Same size, same inode, the mtime put back: only the ctime tells.
     std::fs::write(&path, item("AAAA")).unwrap();
     set_mtime(&path, mtime);
+    // A lookup by id (recall, pins) sees it too, without a scan.
     let (store, _) = open(home.path());
+    assert_eq!(store.item_by_id(1).unwrap().unwrap().text(), "AAAA");
     assert_eq!(texts(&store)[0], ("A".into(), "AAAA".into()));
+    assert_eq!(store.item_by_id(1).unwrap().unwrap().text(), "AAAA");
 }
 
 #[test]
@@ -128,6 +131,8 @@ fn files_added_and_deleted_by_hand_are_seen() {
     set_mtime(&agenda.join("C.md"), an_hour_ago());
     std::fs::remove_file(agenda.join("A.md")).unwrap();
     let (store, _) = open(home.path());
+    assert!(store.item_by_id(1).unwrap().is_none(), "A is gone");
+    assert_eq!(store.item_by_id(2).unwrap().unwrap().text(), "bbbb");
     assert_eq!(
         texts(&store),
         vec![("B".into(), "bbbb".into()), ("C".into(), "cccc".into())]

@@ -308,6 +308,17 @@ impl AgendaStore {
     /// # Errors
     /// Lock or directory failures.
     pub fn item_by_id(&self, id: i64) -> Result<Option<Item>, AgendaError> {
+        // Recall and pins ask for a few ids at a time: a file whose stat still matches its row is
+        // read without listing the directory; anything else takes a full scan.
+        {
+            let _lock = elroy_markdown::HomeLock::acquire(&self.elroy_home)?;
+            self.index.refresh(&self.prefix).map_err(AgendaError::new)?;
+            match self.index.unchanged_stem_of(id, &self.agenda_dir) {
+                Ok(None) => return Ok(None),
+                Ok(Some(stem)) => return Ok(self.fresh(&stem).ok()),
+                Err(()) => {}
+            }
+        }
         self.locked(|snap| {
             let Some(stem) = self.index.stem_of(id) else {
                 return Ok(None);
