@@ -57,8 +57,9 @@ pub(crate) fn file_warnings(warn: &WarningSink) -> elroy_core::FileWarningSink {
     })
 }
 
-/// The stores of `config`'s home for `user`, none opened yet. Warnings found while opening a
-/// store (broken agenda files, memory files that moved) go to `warn` when that store opens.
+/// The stores of `config`'s home for `user`, none opened yet. Problems with single files found
+/// when a store reads them (an agenda file that does not parse, memory files without ids) go to
+/// `warn` through [`file_warnings`].
 pub(crate) fn open_services(
     config: &Arc<Config>,
     time: &TimeContext,
