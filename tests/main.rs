@@ -11,6 +11,7 @@ mod common;
 mod concurrency;
 mod consolidation;
 mod contrib_plugins;
+mod doctor;
 mod fixture_replay;
 mod history;
 mod import_elroy;

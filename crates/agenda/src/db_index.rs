@@ -1,62 +1,106 @@
-//! [`DbIndex`]: the agenda index as the `agenda_items` table of `state.db` (`formats.md` §9.5).
+//! [`DbIndex`]: the agenda index as the `agenda_items` table of `state.db` (`formats.md` §9.5),
+//! validated against the files by their stat signatures.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::path::Path;
 use std::sync::{Arc, Mutex};
 
 use elroy_core::{Clock, SystemClock};
 use elroy_db::rusqlite::{self, OptionalExtension, params};
 use elroy_db::{Db, format_db_time, parse_db_time};
 use jiff::Timestamp;
-use jiff::tz::TimeZone;
 use md5::{Digest, Md5};
 
-use crate::index::{AgendaIndex, IndexEntry, LiveFile};
-use crate::item::Item;
-use crate::{Kind, to_fact};
+use crate::item::{ItemView, Status};
+use crate::scan::{Entry, Parsed, Snapshot, Stamp, list_dir, parse_all, wall_clock_ns};
+use crate::{AgendaError, Kind};
 
-#[derive(Debug, Clone, Copy)]
+/// What the index knows about one live file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct IndexEntry {
+    /// Stable per user: the recall metadata `memory_id` of the item (`formats.md` §8.6).
+    pub id: i64,
+    /// When elroy created the file, or first saw it (then the file's modification time).
+    pub created_at: Timestamp,
+}
+
+#[derive(Debug, Clone)]
 struct Row {
     id: i64,
     created_at: Timestamp,
-    size: Option<i64>,
-    mtime_ns: Option<i64>,
+    /// `None`: read the file at the next scan (new, renamed, racy or never scanned).
+    stamp: Option<Stamp>,
+    entry: Arc<Entry>,
 }
 
 #[derive(Debug, Default)]
-struct Mirror {
-    by_stem: HashMap<String, Row>,
+struct State {
+    /// Live rows by file name (`{stem}.md`), so the snapshot is in file-name order.
+    by_file: BTreeMap<String, Row>,
+    /// File name of each live id.
     by_id: HashMap<i64, String>,
     max_id: i64,
     /// `PRAGMA data_version` at the last load: it changes when another connection commits.
     data_version: Option<i64>,
+    /// The entries of `by_file`, built when asked after a change.
+    snapshot: Option<Arc<Vec<Arc<Entry>>>>,
+    /// Lower-cased names of every directory entry at the last scan (the unique-path rule).
+    names_lower: HashMap<String, u32>,
 }
 
-impl Mirror {
-    fn insert(&mut self, stem: &str, row: Row) {
-        self.max_id = self.max_id.max(row.id);
-        self.by_id.insert(row.id, stem.to_owned());
-        self.by_stem.insert(stem.to_owned(), row);
+impl State {
+    fn insert(&mut self, file_name: String, row: Row) {
+        let id = row.id;
+        self.max_id = self.max_id.max(id);
+        if let Some(old) = self.by_file.insert(file_name.clone(), row)
+            && old.id != id
+        {
+            self.by_id.remove(&old.id);
+        }
+        self.by_id.insert(id, file_name);
+        self.snapshot = None;
     }
 
-    fn remove(&mut self, stem: &str) -> Option<Row> {
-        let row = self.by_stem.remove(stem)?;
+    fn remove(&mut self, file_name: &str) -> Option<Row> {
+        let row = self.by_file.remove(file_name)?;
         self.by_id.remove(&row.id);
+        self.snapshot = None;
         Some(row)
     }
+
+    fn snapshot(&mut self) -> Snapshot {
+        let entries = self
+            .snapshot
+            .get_or_insert_with(|| {
+                Arc::new(
+                    self.by_file
+                        .values()
+                        .map(|r| Arc::clone(&r.entry))
+                        .collect(),
+                )
+            })
+            .clone();
+        Snapshot { entries }
+    }
 }
 
-/// An [`AgendaIndex`] kept in the `agenda_items` table of `state.db`, one row per file and user:
-/// the stable id, stem, name, kind, status, date, triggers, the md5 of the rendering, the scan
-/// state (size, mtime) and the creation time. A file that disappears gets `status = 'deleted'`;
-/// renames keep the id; a file with invalid front matter keeps its previous row.
+/// The agenda index in the `agenda_items` table of `state.db`, one row per file and user: the
+/// stable id, the creation time, what the file says (name, `name` key, kind, status, completion,
+/// date, triggers, checklist counts, body; or why it could not be read) and its stat signature
+/// (size, mtime, inode, ctime). A file that disappears gets `status = 'deleted'`; renames by elroy
+/// keep the id; ids are never reused.
 ///
-/// The rows of the user are mirrored in memory and read again only when another connection
-/// (another elroy process) committed to the database. All writes happen inside the home lock.
+/// Every store operation scans first ([`DbIndex::scan`]): one `readdir` and one `stat` per file;
+/// only files whose signature differs from their row (edited, added, renamed by hand, checked out
+/// by git) are read and their rows rewritten, in one transaction. The rows are mirrored in memory
+/// and loaded again only when another connection (another elroy process) committed. The table is
+/// a cache of the files: a deleted `state.db` is rebuilt by the next scan (ids renumbered). All
+/// writes happen inside the home lock.
 #[derive(Debug)]
 pub struct DbIndex {
     db: Arc<Db>,
     user_id: i64,
-    mirror: Mutex<Mirror>,
+    state: Mutex<State>,
     /// The clock of `updated_at` for deletes and renames (`ELROY_NOW` through `TimeContext`).
     clock: Arc<dyn Clock>,
 }
@@ -65,55 +109,122 @@ fn sql(e: impl std::fmt::Display) -> String {
     format!("agenda index: {e}")
 }
 
-fn md5_hex(text: &str) -> String {
+pub(crate) fn md5_hex(text: &str) -> String {
     Md5::digest(text.as_bytes())
         .iter()
         .map(|b| format!("{b:02x}"))
         .collect()
 }
 
-/// The columns a parsed file gives: `(name, kind, status, item_date, trigger_datetime,
-/// trigger_context, text_md5)`.
-type Details = (
-    String,
-    &'static str,
-    &'static str,
-    Option<String>,
-    Option<String>,
-    Option<String>,
-    String,
-);
+fn file_name_of(stem: &str) -> String {
+    format!("{stem}.md")
+}
 
-fn details(stem: &str, item: Option<&Item>) -> Details {
-    match item {
-        Some(item) => (
-            item.name().to_owned(),
-            match item.kind() {
-                Kind::Agenda => "agenda",
-                Kind::Due => "due",
-            },
-            // The table knows created/completed/deleted; a file that exists is never 'deleted'.
-            if item.is_active() {
-                "created"
-            } else {
-                "completed"
-            },
-            item.date.map(|d| d.to_string()),
-            item.trigger_datetime.map(format_db_time),
-            item.trigger_context.clone(),
-            md5_hex(&to_fact(item, &TimeZone::UTC)),
-        ),
-        None => (
-            stem.to_owned(),
-            "agenda",
-            "created",
-            None,
-            None,
-            None,
-            md5_hex(""),
-        ),
+fn timestamp_of_ns(ns: i64) -> Timestamp {
+    Timestamp::from_nanosecond(i128::from(ns)).unwrap_or(Timestamp::UNIX_EPOCH)
+}
+
+/// A placeholder for a row whose file has not been read yet (its stamp is `None`, so the next
+/// scan reads the file or drops the row; it is never shown).
+fn unread(stem: &str) -> Arc<Entry> {
+    Arc::new(Entry::Broken {
+        stem: stem.to_owned(),
+        file: String::new(),
+        message: String::new(),
+    })
+}
+
+/// The columns of one row as loaded.
+struct Loaded {
+    id: i64,
+    stem: String,
+    created_at: String,
+    stamp: [Option<i64>; 4],
+    name_key: Option<String>,
+    raw_status: Option<String>,
+    completed: Option<bool>,
+    item_date: Option<String>,
+    trigger_raw: Option<String>,
+    trigger_datetime: Option<String>,
+    trigger_context: Option<String>,
+    checklist: (Option<i64>, Option<i64>),
+    body: Option<String>,
+    broken: Option<String>,
+}
+
+impl Loaded {
+    fn into_row(self, prefix: &str) -> (String, Row) {
+        let file_name = file_name_of(&self.stem);
+        let stamp = match self.stamp {
+            [Some(size), Some(mtime_ns), Some(ino), Some(ctime_ns)] => Some(Stamp {
+                size,
+                mtime_ns,
+                ino,
+                ctime_ns,
+            }),
+            _ => None,
+        };
+        let entry = if let Some(message) = self.broken {
+            Some(Entry::Broken {
+                file: format!("{prefix}{file_name}"),
+                stem: self.stem.clone(),
+                message,
+            })
+        } else if let (Some(status), Some(completed)) = (self.raw_status, self.completed) {
+            Some(Entry::Item(Box::new(
+                ItemView {
+                    stem: self.stem.clone(),
+                    name_key: self.name_key,
+                    completed,
+                    status: Status::from_word(&status),
+                    date: self.item_date.and_then(|d| d.parse().ok()),
+                    trigger_raw: self.trigger_raw,
+                    trigger_datetime: self.trigger_datetime.as_deref().and_then(parse_db_time),
+                    trigger_context: self.trigger_context,
+                    checklist_completed: usize::try_from(self.checklist.0.unwrap_or(0))
+                        .unwrap_or(0),
+                    checklist_total: usize::try_from(self.checklist.1.unwrap_or(0)).unwrap_or(0),
+                    text: self.body.unwrap_or_default(),
+                    stem_lower: String::new(),
+                    name_lower: String::new(),
+                }
+                .with_names(),
+            )))
+        } else {
+            None
+        };
+        let row = Row {
+            id: self.id,
+            created_at: parse_db_time(&self.created_at).unwrap_or(Timestamp::UNIX_EPOCH),
+            // A row without its data is read again.
+            stamp: stamp.filter(|_| entry.is_some()),
+            entry: entry.map_or_else(|| unread(&self.stem), Arc::new),
+        };
+        (file_name, row)
     }
 }
+
+/// The detail columns of a parsed item: `(name, kind, status)` of §9.5 and the view's columns.
+fn kind_word(view: &ItemView) -> &'static str {
+    match view.kind() {
+        Kind::Agenda => "agenda",
+        Kind::Due => "due",
+    }
+}
+
+fn status_word(view: &ItemView) -> &'static str {
+    // The table knows created/completed/deleted; a file that exists is never 'deleted'.
+    if view.is_active() {
+        "created"
+    } else {
+        "completed"
+    }
+}
+
+const LOAD_SQL: &str = "SELECT id, stem, created_at, file_size, file_mtime_ns, file_ino, \
+     file_ctime_ns, name_key, raw_status, completed, item_date, trigger_raw, trigger_datetime, \
+     trigger_context, checklist_done, checklist_total, body, broken FROM agenda_items \
+     WHERE user_id = ?1 AND status <> 'deleted'";
 
 impl DbIndex {
     /// The index of `user_id` (a `users` row) in `db`, stamping `updated_at` with the system
@@ -122,7 +233,7 @@ impl DbIndex {
         DbIndex {
             db,
             user_id,
-            mirror: Mutex::new(Mirror::default()),
+            state: Mutex::new(State::default()),
             clock: Arc::new(SystemClock),
         }
     }
@@ -135,20 +246,20 @@ impl DbIndex {
         self
     }
 
-    fn lock(&self) -> std::sync::MutexGuard<'_, Mirror> {
-        self.mirror
+    fn lock(&self) -> std::sync::MutexGuard<'_, State> {
+        self.state
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
     /// Loads the user's live rows when the database changed under us (or on first use).
-    fn reload(&self, mirror: &mut Mirror) -> Result<(), String> {
+    fn reload(&self, state: &mut State, prefix: &str) -> Result<(), String> {
         let user = self.user_id;
         let loaded = self
             .db
             .with_conn(|c| {
                 let version: i64 = c.query_row("PRAGMA data_version", [], |r| r.get(0))?;
-                if mirror.data_version == Some(version) {
+                if state.data_version == Some(version) {
                     return Ok(None);
                 }
                 let max: i64 = c.query_row(
@@ -156,79 +267,238 @@ impl DbIndex {
                     [user],
                     |r| r.get(0),
                 )?;
-                let mut stmt = c.prepare(
-                    "SELECT id, stem, created_at, file_size, file_mtime_ns FROM agenda_items \
-                     WHERE user_id = ?1 AND status <> 'deleted'",
-                )?;
+                let mut stmt = c.prepare(LOAD_SQL)?;
                 let rows = stmt
                     .query_map([user], |r| {
-                        let created: String = r.get(2)?;
-                        Ok((
-                            r.get::<_, String>(1)?,
-                            Row {
-                                id: r.get(0)?,
-                                created_at: parse_db_time(&created)
-                                    .unwrap_or(Timestamp::UNIX_EPOCH),
-                                size: r.get(3)?,
-                                mtime_ns: r.get(4)?,
-                            },
-                        ))
+                        Ok(Loaded {
+                            id: r.get(0)?,
+                            stem: r.get(1)?,
+                            created_at: r.get(2)?,
+                            stamp: [r.get(3)?, r.get(4)?, r.get(5)?, r.get(6)?],
+                            name_key: r.get(7)?,
+                            raw_status: r.get(8)?,
+                            completed: r.get(9)?,
+                            item_date: r.get(10)?,
+                            trigger_raw: r.get(11)?,
+                            trigger_datetime: r.get(12)?,
+                            trigger_context: r.get(13)?,
+                            checklist: (r.get(14)?, r.get(15)?),
+                            body: r.get(16)?,
+                            broken: r.get(17)?,
+                        })
                     })?
                     .collect::<rusqlite::Result<Vec<_>>>()?;
                 Ok(Some((version, max, rows)))
             })
             .map_err(sql)?;
         if let Some((version, max, rows)) = loaded {
-            *mirror = Mirror::default();
-            for (stem, row) in rows {
-                mirror.insert(&stem, row);
+            *state = State::default();
+            for loaded in rows {
+                let (file_name, row) = loaded.into_row(prefix);
+                state.insert(file_name, row);
             }
-            mirror.max_id = mirror.max_id.max(max);
-            mirror.data_version = Some(version);
+            state.max_id = state.max_id.max(max);
+            state.data_version = Some(version);
         }
         Ok(())
     }
 
-    fn insert_row(
+    /// Brings the index up to date with `dir` and returns its entries (file-name order), with the
+    /// files found unreadable by this scan (`(display path, message)`: new or changed files that
+    /// do not parse; a file still broken since an earlier scan is not repeated). Call inside the
+    /// home lock.
+    ///
+    /// # Errors
+    /// A directory that cannot be listed; database failures.
+    pub(crate) fn scan(
         &self,
-        mirror: &mut Mirror,
-        stem: &str,
-        created_at: Timestamp,
-        file: Option<&LiveFile<'_>>,
-    ) -> Result<Row, String> {
-        let id = mirror.max_id + 1;
-        let (name, kind, status, date, trigger, context, md5) =
-            details(stem, file.and_then(|f| f.item));
-        let size = file.map(|f| f.size as i64);
-        let mtime_ns = file.map(|f| f.mtime.as_nanosecond() as i64);
-        let at = format_db_time(created_at);
-        let user = self.user_id;
-        self.db
-            .with_conn(|c| {
-                c.execute(
-                    "INSERT INTO agenda_items (user_id, id, stem, name, kind, status, item_date, \
-                     trigger_datetime, trigger_context, text_md5, file_size, file_mtime_ns, \
-                     created_at, updated_at) \
-                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?13)",
-                    params![
-                        user, id, stem, name, kind, status, date, trigger, context, md5, size,
-                        mtime_ns, at
-                    ],
-                )
+        dir: &Path,
+        prefix: &str,
+    ) -> Result<(Snapshot, Vec<(String, String)>), AgendaError> {
+        let listing = list_dir(dir, prefix)?;
+        let mut state = self.lock();
+        self.reload(&mut state, prefix).map_err(AgendaError::new)?;
+        state.names_lower = listing.names_lower;
+        let mut seen: HashSet<&str> = HashSet::with_capacity(listing.files.len());
+        let mut to_parse = Vec::new();
+        for (name, stamp) in &listing.files {
+            seen.insert(name.as_str());
+            match state.by_file.get(name) {
+                Some(row) if row.stamp == Some(*stamp) => {}
+                _ => to_parse.push((name.clone(), *stamp)),
+            }
+        }
+        let gone: Vec<String> = state
+            .by_file
+            .keys()
+            .filter(|f| !seen.contains(f.as_str()))
+            .cloned()
+            .collect();
+        if to_parse.is_empty() && gone.is_empty() {
+            return Ok((state.snapshot(), Vec::new()));
+        }
+        let wall = wall_clock_ns();
+        // A file read again only because its stamp was racy, and unchanged, needs no write.
+        let parsed: Vec<Parsed> = parse_all(dir, prefix, to_parse)
+            .into_iter()
+            .filter(|p| {
+                !(p.stamp.is_racy(wall)
+                    && state
+                        .by_file
+                        .get(&p.name)
+                        .is_some_and(|row| row.stamp.is_none() && *row.entry == p.entry))
             })
-            .map_err(sql)?;
-        let row = Row {
-            id,
-            created_at,
-            size,
-            mtime_ns,
-        };
-        mirror.insert(stem, row);
-        Ok(row)
+            .collect();
+        let problems = parsed
+            .iter()
+            .filter_map(|p| match &p.entry {
+                Entry::Broken { file, message, .. } => Some((file.clone(), message.clone())),
+                Entry::Item(_) => None,
+            })
+            .collect();
+        if parsed.is_empty() && gone.is_empty() {
+            return Ok((state.snapshot(), problems));
+        }
+        // The table is a cache of the files: when it cannot be written (a full disk), this
+        // process goes on with what it read, and the next one reads those files again.
+        let _unsaved = self.write_scan(&mut state, &parsed, &gone, wall);
+        Ok((state.snapshot(), problems))
     }
 
-    fn mark_deleted(&self, mirror: &mut Mirror, stem: &str) -> Result<(), String> {
-        let Some(row) = mirror.remove(stem) else {
+    /// Writes a scan's changes in one transaction, then into the mirror.
+    fn write_scan(
+        &self,
+        state: &mut State,
+        parsed: &[Parsed],
+        gone: &[String],
+        wall: i64,
+    ) -> Result<(), String> {
+        let user = self.user_id;
+        let now = format_db_time(self.clock.now());
+        let gone_ids: Vec<i64> = gone
+            .iter()
+            .filter_map(|f| state.by_file.get(f).map(|r| r.id))
+            .collect();
+        let mut next_id = state.max_id;
+        // (parsed, id, created_at, is_new, stored stamp)
+        let mut plan = Vec::with_capacity(parsed.len());
+        for p in parsed {
+            let stored = (!p.stamp.is_racy(wall)).then_some(p.stamp);
+            match state.by_file.get(&p.name) {
+                Some(row) => plan.push((p, row.id, row.created_at, false, stored)),
+                None => {
+                    next_id += 1;
+                    plan.push((p, next_id, timestamp_of_ns(p.stamp.mtime_ns), true, stored));
+                }
+            }
+        }
+        let written = self
+            .db
+            .with_conn(|c| {
+                let tx = c.transaction()?;
+                for id in &gone_ids {
+                    tx.execute(
+                        "UPDATE agenda_items SET status = 'deleted', updated_at = ?3 \
+                         WHERE user_id = ?1 AND id = ?2",
+                        params![user, id, now],
+                    )?;
+                }
+                for (p, id, created_at, is_new, stored) in &plan {
+                    let stem = p.name.strip_suffix(".md").unwrap_or(&p.name);
+                    let stamp_cols = (
+                        stored.map(|s| s.size),
+                        stored.map(|s| s.mtime_ns),
+                        stored.map(|s| s.ino),
+                        stored.map(|s| s.ctime_ns),
+                    );
+                    let updated = format_db_time(timestamp_of_ns(p.stamp.mtime_ns));
+                    if *is_new {
+                        tx.execute(
+                            "INSERT INTO agenda_items (user_id, id, stem, name, kind, status, \
+                             text_md5, created_at, updated_at) \
+                             VALUES (?1, ?2, ?3, ?3, 'agenda', 'created', ?4, ?5, ?5)",
+                            params![user, id, stem, p.text_md5, format_db_time(*created_at)],
+                        )?;
+                    }
+                    match &p.entry {
+                        Entry::Broken { message, .. } => {
+                            // A file that does not parse keeps its previous data (§9.5).
+                            tx.execute(
+                                "UPDATE agenda_items SET broken = ?3, file_size = ?4, \
+                                 file_mtime_ns = ?5, file_ino = ?6, file_ctime_ns = ?7, \
+                                 updated_at = ?8 WHERE user_id = ?1 AND id = ?2",
+                                params![
+                                    user,
+                                    id,
+                                    message,
+                                    stamp_cols.0,
+                                    stamp_cols.1,
+                                    stamp_cols.2,
+                                    stamp_cols.3,
+                                    updated
+                                ],
+                            )?;
+                        }
+                        Entry::Item(view) => {
+                            tx.execute(
+                                "UPDATE agenda_items SET name = ?3, kind = ?4, status = ?5, \
+                                 item_date = ?6, trigger_datetime = ?7, trigger_context = ?8, \
+                                 text_md5 = ?9, file_size = ?10, file_mtime_ns = ?11, \
+                                 file_ino = ?12, file_ctime_ns = ?13, name_key = ?14, \
+                                 raw_status = ?15, completed = ?16, trigger_raw = ?17, \
+                                 checklist_done = ?18, checklist_total = ?19, body = ?20, \
+                                 broken = NULL, updated_at = ?21 \
+                                 WHERE user_id = ?1 AND id = ?2",
+                                params![
+                                    user,
+                                    id,
+                                    view.name(),
+                                    kind_word(view),
+                                    status_word(view),
+                                    view.date.map(|d| d.to_string()),
+                                    view.trigger_datetime.map(format_db_time),
+                                    view.trigger_context,
+                                    p.text_md5,
+                                    stamp_cols.0,
+                                    stamp_cols.1,
+                                    stamp_cols.2,
+                                    stamp_cols.3,
+                                    view.name_key,
+                                    view.status.as_str(),
+                                    view.completed,
+                                    view.trigger_raw,
+                                    view.checklist_completed as i64,
+                                    view.checklist_total as i64,
+                                    view.text,
+                                    updated
+                                ],
+                            )?;
+                        }
+                    }
+                }
+                tx.commit()
+            })
+            .map_err(sql);
+        // The mirror follows the files whether or not the rows were written.
+        for f in gone {
+            state.remove(f);
+        }
+        for (p, id, created_at, _, stored) in plan {
+            state.insert(
+                p.name.clone(),
+                Row {
+                    id,
+                    created_at,
+                    stamp: stored,
+                    entry: Arc::new(p.entry.clone()),
+                },
+            );
+        }
+        written
+    }
+
+    fn mark_deleted(&self, state: &mut State, stem: &str) -> Result<(), String> {
+        let Some(row) = state.remove(&file_name_of(stem)) else {
             return Ok(());
         };
         let user = self.user_id;
@@ -244,168 +514,98 @@ impl DbIndex {
             .map_err(sql)?;
         Ok(())
     }
-}
 
-impl AgendaIndex for DbIndex {
-    fn sync(&self, live: &[LiveFile<'_>]) -> Result<(), String> {
-        let mut mirror = self.lock();
-        self.reload(&mut mirror)?;
-        let live_stems: HashSet<&str> = live.iter().map(|f| f.stem).collect();
-        let gone: Vec<String> = mirror
-            .by_stem
-            .keys()
-            .filter(|s| !live_stems.contains(s.as_str()))
-            .cloned()
-            .collect();
-        // Plan every change, then write them in one transaction.
-        let mut inserts: Vec<(&LiveFile<'_>, i64)> = Vec::new();
-        let mut updates: Vec<(&LiveFile<'_>, Row)> = Vec::new();
-        let mut next_id = mirror.max_id;
-        for file in live {
-            let size = Some(file.size as i64);
-            let mtime_ns = Some(file.mtime.as_nanosecond() as i64);
-            match mirror.by_stem.get(file.stem).copied() {
-                None => {
-                    next_id += 1;
-                    inserts.push((file, next_id));
-                }
-                Some(row) if row.size == size && row.mtime_ns == mtime_ns => {}
-                // A file that does not parse keeps its previous row.
-                Some(_) if file.item.is_none() => {}
-                Some(row) => updates.push((file, row)),
-            }
+    /// Whether the directory had an entry called `name`, ignoring case (`formats.md` §2.3, D12),
+    /// at the last scan. Call it inside the home lock, right after a scan.
+    pub(crate) fn is_taken(&self, name: &str) -> bool {
+        self.lock().names_lower.contains_key(&name.to_lowercase())
+    }
+
+    /// The entry of a live stem.
+    pub(crate) fn get(&self, stem: &str) -> Option<IndexEntry> {
+        self.lock()
+            .by_file
+            .get(&file_name_of(stem))
+            .map(|r| IndexEntry {
+                id: r.id,
+                created_at: r.created_at,
+            })
+    }
+
+    /// Picks up rows other processes committed, without listing the directory (see
+    /// [`DbIndex::unchanged_stem_of`]).
+    pub(crate) fn refresh(&self, prefix: &str) -> Result<(), String> {
+        let mut state = self.lock();
+        self.reload(&mut state, prefix)
+    }
+
+    /// The stem of `id` when its file's stat signature is the one the index holds (the row is
+    /// current without a scan); `Ok(None)` for an unknown id; `Err(())` when only a scan can
+    /// tell (no signature stored, or the file changed or is gone).
+    pub(crate) fn unchanged_stem_of(&self, id: i64, dir: &Path) -> Result<Option<String>, ()> {
+        let state = self.lock();
+        let Some(file_name) = state.by_id.get(&id) else {
+            return Ok(None);
+        };
+        let stored = state
+            .by_file
+            .get(file_name)
+            .and_then(|r| r.stamp)
+            .ok_or(())?;
+        let now = std::fs::metadata(dir.join(file_name)).map_err(|_| ())?;
+        if Stamp::of(&now) != stored {
+            return Err(());
         }
-        if gone.is_empty() && inserts.is_empty() && updates.is_empty() {
-            return Ok(());
-        }
-        let gone_ids: Vec<i64> = gone
-            .iter()
-            .filter_map(|s| mirror.by_stem.get(s).map(|r| r.id))
-            .collect();
+        Ok(Some(
+            file_name
+                .strip_suffix(".md")
+                .unwrap_or(file_name)
+                .to_owned(),
+        ))
+    }
+
+    /// The stem that has `id`, while the file lives.
+    pub(crate) fn stem_of(&self, id: i64) -> Option<String> {
+        self.lock()
+            .by_id
+            .get(&id)
+            .map(|f| f.strip_suffix(".md").unwrap_or(f).to_owned())
+    }
+
+    /// Records a file elroy just created: a new id, `created_at` = `at`; the next scan reads it.
+    pub(crate) fn created(&self, stem: &str, at: Timestamp) -> Result<IndexEntry, String> {
+        let mut state = self.lock();
+        self.mark_deleted(&mut state, stem)?;
+        let id = state.max_id + 1;
         let user = self.user_id;
-        let now = format_db_time(self.clock.now());
+        let when = format_db_time(at);
         self.db
             .with_conn(|c| {
-                let tx = c.transaction()?;
-                for id in &gone_ids {
-                    tx.execute(
-                        "UPDATE agenda_items SET status = 'deleted', updated_at = ?3 \
-                         WHERE user_id = ?1 AND id = ?2",
-                        params![user, id, now],
-                    )?;
-                }
-                for (file, id) in &inserts {
-                    let (name, kind, status, date, trigger, context, md5) =
-                        details(file.stem, file.item);
-                    let at = format_db_time(file.mtime);
-                    tx.execute(
-                        "INSERT INTO agenda_items (user_id, id, stem, name, kind, status, \
-                         item_date, trigger_datetime, trigger_context, text_md5, file_size, \
-                         file_mtime_ns, created_at, updated_at) \
-                         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?13)",
-                        params![
-                            user,
-                            id,
-                            file.stem,
-                            name,
-                            kind,
-                            status,
-                            date,
-                            trigger,
-                            context,
-                            md5,
-                            file.size as i64,
-                            file.mtime.as_nanosecond() as i64,
-                            at
-                        ],
-                    )?;
-                }
-                for (file, row) in &updates {
-                    let (name, kind, status, date, trigger, context, md5) =
-                        details(file.stem, file.item);
-                    tx.execute(
-                        "UPDATE agenda_items SET name = ?3, kind = ?4, status = ?5, \
-                         item_date = ?6, trigger_datetime = ?7, trigger_context = ?8, \
-                         text_md5 = ?9, file_size = ?10, file_mtime_ns = ?11, \
-                         updated_at = ?12 WHERE user_id = ?1 AND id = ?2",
-                        params![
-                            user,
-                            row.id,
-                            name,
-                            kind,
-                            status,
-                            date,
-                            trigger,
-                            context,
-                            md5,
-                            file.size as i64,
-                            file.mtime.as_nanosecond() as i64,
-                            format_db_time(file.mtime)
-                        ],
-                    )?;
-                }
-                tx.commit()
+                c.execute(
+                    "INSERT INTO agenda_items (user_id, id, stem, name, kind, status, text_md5, \
+                     created_at, updated_at) \
+                     VALUES (?1, ?2, ?3, ?3, 'agenda', 'created', ?4, ?5, ?5)",
+                    params![user, id, stem, md5_hex(""), when],
+                )
             })
             .map_err(sql)?;
-        for stem in &gone {
-            mirror.remove(stem);
-        }
-        for (file, id) in inserts {
-            mirror.insert(
-                file.stem,
-                Row {
-                    id,
-                    created_at: file.mtime,
-                    size: Some(file.size as i64),
-                    mtime_ns: Some(file.mtime.as_nanosecond() as i64),
-                },
-            );
-        }
-        for (file, row) in updates {
-            mirror.insert(
-                file.stem,
-                Row {
-                    size: Some(file.size as i64),
-                    mtime_ns: Some(file.mtime.as_nanosecond() as i64),
-                    ..row
-                },
-            );
-        }
-        Ok(())
+        state.insert(
+            file_name_of(stem),
+            Row {
+                id,
+                created_at: at,
+                stamp: None,
+                entry: unread(stem),
+            },
+        );
+        Ok(IndexEntry { id, created_at: at })
     }
 
-    fn refresh(&self) -> Result<(), String> {
-        let mut mirror = self.lock();
-        self.reload(&mut mirror)
-    }
-
-    fn get(&self, stem: &str) -> Option<IndexEntry> {
-        self.lock().by_stem.get(stem).map(|r| IndexEntry {
-            id: r.id,
-            created_at: r.created_at,
-        })
-    }
-
-    fn stem_of(&self, id: i64) -> Option<String> {
-        self.lock().by_id.get(&id).cloned()
-    }
-
-    fn created(&self, stem: &str, at: Timestamp) -> Result<IndexEntry, String> {
-        let mut mirror = self.lock();
-        self.reload(&mut mirror)?;
-        self.mark_deleted(&mut mirror, stem)?;
-        // Details are filled in by the next scan (the row has no scan state yet).
-        let row = self.insert_row(&mut mirror, stem, at, None)?;
-        Ok(IndexEntry {
-            id: row.id,
-            created_at: row.created_at,
-        })
-    }
-
-    fn renamed(&self, old_stem: &str, new_stem: &str) -> Result<(), String> {
-        let mut mirror = self.lock();
-        self.reload(&mut mirror)?;
-        let Some(row) = mirror.remove(old_stem) else {
+    /// Records a move by elroy (`rename_due_item`): the id and `created_at` stay with the file;
+    /// the next scan reads it.
+    pub(crate) fn renamed(&self, old_stem: &str, new_stem: &str) -> Result<(), String> {
+        let mut state = self.lock();
+        let Some(row) = state.remove(&file_name_of(old_stem)) else {
             return Ok(());
         };
         let user = self.user_id;
@@ -419,21 +619,14 @@ impl AgendaIndex for DbIndex {
                 )
             })
             .map_err(sql)?;
-        mirror.insert(
-            new_stem,
-            Row {
-                size: None,
-                mtime_ns: None,
-                ..row
-            },
-        );
+        state.insert(file_name_of(new_stem), Row { stamp: None, ..row });
         Ok(())
     }
 
-    fn removed(&self, stem: &str) -> Result<(), String> {
-        let mut mirror = self.lock();
-        self.reload(&mut mirror)?;
-        self.mark_deleted(&mut mirror, stem)
+    /// Records a removal by elroy (`delete_agenda_item`, `delete_due_item`).
+    pub(crate) fn removed(&self, stem: &str) -> Result<(), String> {
+        let mut state = self.lock();
+        self.mark_deleted(&mut state, stem)
     }
 }
 
@@ -488,7 +681,8 @@ mod tests {
             Some(("B".to_owned(), "deleted".to_owned()))
         );
         // A file gone at a scan is marked deleted at the clock's time too.
-        index.sync(&[]).unwrap();
+        let empty = tempfile::tempdir().unwrap();
+        index.scan(empty.path(), "agenda/").unwrap();
         assert_eq!(updated_at(&db, user, c.id), format_db_time(fixed));
         assert_eq!(
             indexed_status(&db, user, c.id).unwrap().map(|s| s.1),

@@ -221,6 +221,102 @@ impl Item {
     }
 }
 
+/// What the agenda index keeps of a parsed file (`formats.md` §4): everything listings, name
+/// matching, the due check and recall read, without the document. Built from an [`Item`] when a
+/// file is parsed, and from its `agenda_items` row when the file's stat did not change.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct ItemView {
+    pub stem: String,
+    pub name_key: Option<String>,
+    pub completed: bool,
+    pub status: Status,
+    pub date: Option<Date>,
+    pub trigger_raw: Option<String>,
+    pub trigger_datetime: Option<Timestamp>,
+    pub trigger_context: Option<String>,
+    /// Checklist entries marked completed, and all entries ([`Item::checklist`]).
+    pub checklist_completed: usize,
+    pub checklist_total: usize,
+    /// The body, stripped ([`Item::text`]).
+    pub text: String,
+    pub stem_lower: String,
+    pub name_lower: String,
+}
+
+impl ItemView {
+    /// Builds the view's derived fields (lower-cased names) from the stored ones.
+    pub(crate) fn with_names(mut self) -> Self {
+        self.stem_lower = elroy_markdown::normalize_name(&self.stem).to_lowercase();
+        self.name_lower =
+            elroy_markdown::normalize_name(self.name_key.as_deref().unwrap_or(&self.stem))
+                .to_lowercase();
+        self
+    }
+
+    /// As [`Item::name`].
+    pub fn name(&self) -> &str {
+        self.name_key.as_deref().unwrap_or(&self.stem)
+    }
+
+    /// As [`Item::kind`].
+    pub fn kind(&self) -> Kind {
+        if self.trigger_raw.is_some() || self.trigger_context.is_some() {
+            Kind::Due
+        } else {
+            Kind::Agenda
+        }
+    }
+
+    /// As [`Item::is_active`].
+    pub fn is_active(&self) -> bool {
+        self.status == Status::Created && !self.completed
+    }
+
+    /// As [`Item::text`].
+    pub fn text(&self) -> &str {
+        &self.text
+    }
+
+    /// As [`Item::main_text`].
+    pub fn main_text(&self) -> &str {
+        split_updates(self.text()).0.trim()
+    }
+}
+
+impl Item {
+    /// The index's view of this item.
+    pub(crate) fn view(&self) -> ItemView {
+        let checklist = self.checklist();
+        ItemView {
+            stem: self.stem.clone(),
+            name_key: self.name_key.clone(),
+            completed: self.completed,
+            status: self.status.clone(),
+            date: self.date,
+            trigger_raw: self.trigger_raw.clone(),
+            trigger_datetime: self.trigger_datetime,
+            trigger_context: self.trigger_context.clone(),
+            checklist_completed: checklist.iter().filter(|c| c.completed).count(),
+            checklist_total: checklist.len(),
+            text: self.text().to_owned(),
+            stem_lower: self.stem_lower.clone(),
+            name_lower: self.name_lower.clone(),
+        }
+    }
+}
+
+impl Status {
+    /// The status of a stored word (the inverse of [`Status::as_str`]).
+    pub(crate) fn from_word(word: &str) -> Status {
+        match word {
+            "created" => Status::Created,
+            "completed" => Status::Completed,
+            "deleted" => Status::Deleted,
+            other => Status::Other(other.to_owned()),
+        }
+    }
+}
+
 /// Reads one checklist mapping; `Ok(None)` when it lacks `id` or `text` (such entries are dropped).
 ///
 /// # Errors

@@ -5,8 +5,9 @@
 //! due-item tools (`tools.md` §1–§2) minus the tool plumbing. No async, no tools, no LLM.
 //!
 //! - [`AgendaStore`]: every operation, locked and atomic (D12), with name matching (D6).
-//! - [`AgendaIndex`]: stable integer ids per file for recall; [`DbIndex`] keeps them in the
-//!   `agenda_items` table of `state.db` (`formats.md` §9.5), [`LogIndex`] in a log file (no database).
+//! - [`DbIndex`]: the validated index of the files in the `agenda_items` table of `state.db`
+//!   (`formats.md` §9.5): stable integer ids for recall, and what each file says, so listings,
+//!   name lookups and the due check stat the files and read only those that changed.
 //! - [`parse_trigger_time`], [`parse_item_date`] and the display helpers (D7).
 //! - [`to_fact`]: the text rendering of an item (`formats.md` §8.5); [`AgendaStore::due_now`] for
 //!   the `⏰ DUE ITEM` injection.
@@ -17,20 +18,18 @@
 mod announcements;
 mod db_index;
 mod error;
-mod index;
 mod item;
 mod scan;
 mod store;
 mod time;
 
 pub use announcements::{Announcements, Channel};
-pub use db_index::{DbIndex, indexed_status};
+pub use db_index::{DbIndex, IndexEntry, indexed_status};
 pub use error::AgendaError;
-pub use index::{AgendaIndex, IndexEntry, LiveFile, LogIndex};
 pub use item::{ChecklistEntry, Item, Kind, Status, split_updates, strict_bool};
-pub use scan::Entry;
 pub use store::{
-    AGENDA_FALLBACK, AgendaStore, DueItem, ItemRef, ListedItem, NewDueItem, RecallEntry, to_fact,
+    AGENDA_FALLBACK, AgendaStore, DueItem, ItemRef, ListedItem, NewDueItem, RecallEntry,
+    UNREADABLE_AGENDA_FILES, to_fact,
 };
 pub use time::{
     format_local_with_offset, format_python_utc, format_stored_trigger, format_update_stamp,

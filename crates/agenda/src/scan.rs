@@ -1,27 +1,21 @@
-//! Scanning `agenda/` with an in-process parse cache. The files stay the source of truth:
-//!
-//! - A **full scan** lists the directory and compares each file's modification time, size and
-//!   inode with the cache; only changed files are parsed again.
-//! - On Linux the directory is also watched with inotify. While the watch is healthy, an operation
-//!   only re-reads the files named by the events since the last operation (creates, writes,
-//!   renames, deletions, attribute changes: edits by hand or by other processes included) and does
-//!   no per-file `stat`. A lost watch or an event-queue overflow falls back to a full scan.
+//! Reading `agenda/`: listing its files with their stat signatures, and parsing the files whose
+//! signature changed. The index that remembers what each file said is [`crate::DbIndex`]; the
+//! files stay the source of truth.
 
-use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
+use std::collections::HashMap;
 use std::path::Path;
 use std::sync::Arc;
 
 use elroy_markdown::{Document, read_text};
-use jiff::Timestamp;
 
 use crate::AgendaError;
-use crate::item::Item;
+use crate::item::{Item, ItemView};
 
-/// One `*.md` file of `agenda/`.
-#[derive(Debug, Clone)]
-pub enum Entry {
+/// One `*.md` file of `agenda/`, as the index knows it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Entry {
     /// A file whose front matter parsed.
-    Item(Box<Item>),
+    Item(Box<ItemView>),
     /// A file that could not be read or parsed. It is a candidate only through its stem, is
     /// reported by name and is never rewritten.
     Broken {
@@ -36,7 +30,7 @@ pub enum Entry {
 
 impl Entry {
     /// The stem.
-    pub fn stem(&self) -> &str {
+    pub(crate) fn stem(&self) -> &str {
         match self {
             Entry::Item(item) => &item.stem,
             Entry::Broken { stem, .. } => stem,
@@ -44,7 +38,7 @@ impl Entry {
     }
 
     /// The parsed item, if any.
-    pub fn item(&self) -> Option<&Item> {
+    pub(crate) fn item(&self) -> Option<&ItemView> {
         match self {
             Entry::Item(item) => Some(item),
             Entry::Broken { .. } => None,
@@ -52,113 +46,175 @@ impl Entry {
     }
 }
 
-/// Cache key of a file version.
+/// The stat signature of a file version: a file whose signature is unchanged is not read again.
+///
+/// Size, modification time (nanoseconds), inode and status-change time (nanoseconds): a `git
+/// checkout` or an editor that renames a new file over the old one changes the inode; an edit in
+/// place changes the mtime and the ctime, and the ctime also when the mtime is set back (`touch
+/// -d`, `cp -p`) or the size stays the same.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-struct Signature {
-    mtime_ns: i128,
-    size: u64,
-    inode: u64,
+pub(crate) struct Stamp {
+    pub size: i64,
+    pub mtime_ns: i64,
+    pub ino: i64,
+    pub ctime_ns: i64,
 }
 
-#[derive(Debug)]
-struct Cached {
-    signature: Signature,
-    mtime: Timestamp,
-    entry: Arc<Entry>,
-}
+/// A stamp younger than this (by the wall clock) is "racy", as in git: the file may change again
+/// within the file system's timestamp granularity without a visible change, so its row is stored
+/// without a stamp and the file is read again at the next scan.
+const RACY_NS: i64 = 2_000_000_000;
 
-/// When a file was last modified, and its size.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) struct FileStamp {
-    pub mtime: Timestamp,
-    pub size: u64,
-}
+impl Stamp {
+    /// The signature of `meta`.
+    pub(crate) fn of(meta: &std::fs::Metadata) -> Stamp {
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::MetadataExt;
+            let ns = |s: i64, n: i64| s.saturating_mul(1_000_000_000).saturating_add(n);
+            Stamp {
+                size: i64::try_from(meta.size()).unwrap_or(i64::MAX),
+                mtime_ns: ns(meta.mtime(), meta.mtime_nsec()),
+                ino: meta.ino() as i64,
+                ctime_ns: ns(meta.ctime(), meta.ctime_nsec()),
+            }
+        }
+        #[cfg(not(unix))]
+        {
+            let mtime_ns = meta
+                .modified()
+                .ok()
+                .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+                .map_or(0, |d| i64::try_from(d.as_nanos()).unwrap_or(i64::MAX));
+            Stamp {
+                size: i64::try_from(meta.len()).unwrap_or(i64::MAX),
+                mtime_ns,
+                ino: 0,
+                ctime_ns: mtime_ns,
+            }
+        }
+    }
 
-/// A scan result: the entries sorted by file name, with each file's stamp.
-#[derive(Debug, Clone, Default)]
-pub(crate) struct Snapshot {
-    pub entries: Arc<Vec<(Arc<Entry>, FileStamp)>>,
-    /// Whether any file appeared, disappeared or changed since the previous scan (or this is the
-    /// first scan).
-    pub changed: bool,
-}
-
-/// The parse cache of one agenda directory.
-#[derive(Debug, Default)]
-pub(crate) struct ScanCache {
-    files: BTreeMap<String, Cached>,
-    snapshot: Arc<Vec<(Arc<Entry>, FileStamp)>>,
-    scanned: bool,
-    /// Every entry name of the directory (any kind), for the unique-path rule.
-    all_names: HashSet<String>,
-    /// Lower-cased entry names with their number of entries (names are compared ignoring case).
-    all_lower: HashMap<String, u32>,
-    #[cfg(target_os = "linux")]
-    watch: Option<watch::Watch>,
-}
-
-fn signature(meta: &std::fs::Metadata) -> (Signature, Timestamp) {
-    let mtime = meta
-        .modified()
-        .ok()
-        .and_then(|t| Timestamp::try_from(t).ok())
-        .unwrap_or(Timestamp::UNIX_EPOCH);
-    #[cfg(unix)]
-    let inode = std::os::unix::fs::MetadataExt::ino(meta);
-    #[cfg(not(unix))]
-    let inode = 0;
-    (
-        Signature {
-            mtime_ns: mtime.as_nanosecond(),
-            size: meta.len(),
-            inode,
-        },
-        mtime,
-    )
-}
-
-/// Reads and parses one file.
-pub(crate) fn load_entry(path: &Path, stem: &str, file: &str) -> Entry {
-    let parsed = read_text(path, file)
-        .and_then(|text| Document::parse(&text, file))
-        .map_err(|e| e.to_string())
-        .and_then(|doc| Item::from_document(stem.to_owned(), file.to_owned(), doc));
-    match parsed {
-        Ok(item) => Entry::Item(Box::new(item)),
-        Err(message) => Entry::Broken {
-            stem: stem.to_owned(),
-            file: file.to_owned(),
-            message,
-        },
+    /// Whether the file was modified within [`RACY_NS`] of `now_ns` (or claims a future time).
+    pub(crate) fn is_racy(&self, now_ns: i64) -> bool {
+        now_ns.saturating_sub(self.mtime_ns) < RACY_NS
     }
 }
 
-fn parse_one(
-    dir: &Path,
-    prefix: &str,
-    name: &str,
-    signature: Signature,
-    mtime: Timestamp,
-) -> Cached {
+/// The wall clock in nanoseconds since the epoch (file times are wall-clock times, whatever
+/// `ELROY_NOW` says).
+pub(crate) fn wall_clock_ns() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| i64::try_from(d.as_nanos()).unwrap_or(i64::MAX))
+}
+
+/// The listing of `agenda/`.
+#[derive(Debug, Default)]
+pub(crate) struct Listing {
+    /// `*.md` regular files (symlinks followed) with their signatures, by file name.
+    pub files: Vec<(String, Stamp)>,
+    /// Lower-cased entry names of any kind with their count, for the unique-path rule (names are
+    /// compared ignoring case, `formats.md` §2.3).
+    pub names_lower: HashMap<String, u32>,
+}
+
+fn is_agenda_file(name: &str) -> bool {
+    name.ends_with(".md") && !name.starts_with('.')
+}
+
+/// Lists `dir`: one `readdir` and one `stat` per `*.md` file, no file is opened. A missing
+/// directory lists as empty.
+///
+/// # Errors
+/// `Unable to read agenda: …` when the directory cannot be read.
+pub(crate) fn list_dir(dir: &Path, prefix: &str) -> Result<Listing, AgendaError> {
+    let read = match std::fs::read_dir(dir) {
+        Ok(read) => read,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Listing::default()),
+        Err(e) => {
+            return Err(AgendaError::new(format!(
+                "Unable to read {}: {e}",
+                prefix.trim_end_matches('/')
+            )));
+        }
+    };
+    let mut listing = Listing::default();
+    for dirent in read.flatten() {
+        let name = dirent.file_name();
+        let Some(name) = name.to_str() else { continue };
+        *listing.names_lower.entry(name.to_lowercase()).or_default() += 1;
+        if !is_agenda_file(name) {
+            continue;
+        }
+        let meta = match dirent.metadata() {
+            Ok(m) if m.file_type().is_symlink() => match std::fs::metadata(dirent.path()) {
+                Ok(m) => m,
+                Err(_) => continue,
+            },
+            Ok(m) => m,
+            Err(_) => continue,
+        };
+        if meta.is_file() {
+            listing.files.push((name.to_owned(), Stamp::of(&meta)));
+        }
+    }
+    // New files get their ids in file-name order.
+    listing.files.sort_unstable_by(|a, b| a.0.cmp(&b.0));
+    Ok(listing)
+}
+
+/// Reads and parses one file into an [`Item`].
+///
+/// # Errors
+/// The read or front-matter error, in plain words with the display path.
+pub(crate) fn load_item(path: &Path, stem: &str, file: &str) -> Result<Item, String> {
+    read_text(path, file)
+        .and_then(|text| Document::parse(&text, file))
+        .map_err(|e| e.to_string())
+        .and_then(|doc| Item::from_document(stem.to_owned(), file.to_owned(), doc))
+}
+
+/// A parsed file: its name, signature, what it says, and the md5 of its rendering (UTC).
+pub(crate) struct Parsed {
+    pub name: String,
+    pub stamp: Stamp,
+    pub entry: Entry,
+    pub text_md5: String,
+}
+
+fn parse_one(dir: &Path, prefix: &str, name: &str, stamp: Stamp) -> Parsed {
     let stem = name.strip_suffix(".md").unwrap_or(name);
     let file = format!("{prefix}{name}");
-    Cached {
-        signature,
-        mtime,
-        entry: Arc::new(load_entry(&dir.join(name), stem, &file)),
+    let path = dir.join(name);
+    let (entry, text_md5) = match load_item(&path, stem, &file) {
+        Ok(item) => {
+            let md5 = crate::db_index::md5_hex(&crate::to_fact(&item, &jiff::tz::TimeZone::UTC));
+            (Entry::Item(Box::new(item.view())), md5)
+        }
+        Err(message) => (
+            Entry::Broken {
+                stem: stem.to_owned(),
+                file,
+                message,
+            },
+            crate::db_index::md5_hex(""),
+        ),
+    };
+    Parsed {
+        name: name.to_owned(),
+        stamp,
+        entry,
+        text_md5,
     }
 }
 
 /// Parses many files, on all cores when there are enough of them (a first scan of a large home).
-fn parse_all(
-    dir: &Path,
-    prefix: &str,
-    files: Vec<(String, Signature, Timestamp)>,
-) -> Vec<(String, Cached)> {
-    let parse = |chunk: &[(String, Signature, Timestamp)]| -> Vec<(String, Cached)> {
+pub(crate) fn parse_all(dir: &Path, prefix: &str, files: Vec<(String, Stamp)>) -> Vec<Parsed> {
+    let parse = |chunk: &[(String, Stamp)]| -> Vec<Parsed> {
         chunk
             .iter()
-            .map(|(name, sig, mtime)| (name.clone(), parse_one(dir, prefix, name, *sig, *mtime)))
+            .map(|(name, stamp)| parse_one(dir, prefix, name, *stamp))
             .collect()
     };
     let threads = std::thread::available_parallelism().map_or(1, usize::from);
@@ -180,263 +236,8 @@ fn parse_all(
     })
 }
 
-fn is_agenda_file(name: &str) -> bool {
-    name.ends_with(".md") && !name.starts_with('.')
-}
-
-/// The metadata of a regular file (following a symlink), or `None`.
-fn file_metadata(
-    path: &Path,
-    meta: std::io::Result<std::fs::Metadata>,
-) -> Option<std::fs::Metadata> {
-    let meta = match meta {
-        Ok(m) if m.file_type().is_symlink() => std::fs::metadata(path).ok()?,
-        Ok(m) => m,
-        Err(_) => return None,
-    };
-    meta.is_file().then_some(meta)
-}
-
-impl ScanCache {
-    /// The current entries of `dir` (`*.md` regular files, sorted by name).
-    pub(crate) fn scan(&mut self, dir: &Path, prefix: &str) -> Result<Snapshot, AgendaError> {
-        #[cfg(target_os = "linux")]
-        if self.scanned
-            && let Some(watch) = &mut self.watch
-        {
-            match watch.changed_names() {
-                Some(names) => return Ok(self.refresh_names(dir, prefix, names)),
-                None => self.watch = None,
-            }
-        }
-        #[cfg(target_os = "linux")]
-        if self.watch.is_none() {
-            // Watch first, then scan: nothing that happens after the scan starts is missed.
-            self.watch = watch::Watch::new(dir);
-        }
-        self.full_scan(dir, prefix)
-    }
-
-    /// Re-reads the named files only (inotify told us they changed).
-    #[cfg(target_os = "linux")]
-    fn refresh_names(&mut self, dir: &Path, prefix: &str, names: BTreeSet<String>) -> Snapshot {
-        let mut changed = false;
-        for name in names {
-            let path = dir.join(&name);
-            let meta = std::fs::symlink_metadata(&path);
-            if meta.is_ok() {
-                self.note_present(&name);
-            } else {
-                self.note_absent(&name);
-            }
-            if !is_agenda_file(&name) {
-                continue;
-            }
-            match file_metadata(&path, meta) {
-                Some(meta) => {
-                    let (sig, mtime) = signature(&meta);
-                    let fresh = self.files.get(&name).is_some_and(|c| c.signature == sig);
-                    if !fresh {
-                        self.insert(dir, prefix, name, sig, mtime);
-                        changed = true;
-                    }
-                }
-                None => {
-                    if self.files.remove(&name).is_some() {
-                        changed = true;
-                    }
-                }
-            }
-        }
-        if changed {
-            self.rebuild_snapshot();
-        }
-        Snapshot {
-            entries: Arc::clone(&self.snapshot),
-            changed,
-        }
-    }
-
-    fn insert(
-        &mut self,
-        dir: &Path,
-        prefix: &str,
-        name: String,
-        signature: Signature,
-        mtime: Timestamp,
-    ) {
-        let cached = parse_one(dir, prefix, &name, signature, mtime);
-        self.files.insert(name, cached);
-    }
-
-    fn note_present(&mut self, name: &str) {
-        if self.all_names.insert(name.to_owned()) {
-            *self.all_lower.entry(name.to_lowercase()).or_default() += 1;
-        }
-    }
-
-    fn note_absent(&mut self, name: &str) {
-        if self.all_names.remove(name) {
-            let lower = name.to_lowercase();
-            if let Some(count) = self.all_lower.get_mut(&lower) {
-                *count -= 1;
-                if *count == 0 {
-                    self.all_lower.remove(&lower);
-                }
-            }
-        }
-    }
-
-    /// Whether the directory has an entry called `name`, ignoring case (`formats.md` §2.3, D12),
-    /// as of the last scan. Call it inside the home lock, right after a scan.
-    pub(crate) fn is_taken(&self, name: &str) -> bool {
-        self.all_lower.contains_key(&name.to_lowercase())
-    }
-
-    fn rebuild_snapshot(&mut self) {
-        self.snapshot = Arc::new(
-            self.files
-                .values()
-                .map(|c| {
-                    let stamp = FileStamp {
-                        mtime: c.mtime,
-                        size: c.signature.size,
-                    };
-                    (Arc::clone(&c.entry), stamp)
-                })
-                .collect(),
-        );
-    }
-
-    /// Lists `dir` and compares every file's signature with the cache.
-    fn full_scan(&mut self, dir: &Path, prefix: &str) -> Result<Snapshot, AgendaError> {
-        let first = !self.scanned;
-        self.scanned = true;
-        let read = match std::fs::read_dir(dir) {
-            Ok(read) => read,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-                let changed = first || !self.files.is_empty();
-                self.files.clear();
-                self.all_names.clear();
-                self.all_lower.clear();
-                self.rebuild_snapshot();
-                return Ok(Snapshot {
-                    entries: Arc::clone(&self.snapshot),
-                    changed,
-                });
-            }
-            Err(e) => {
-                return Err(AgendaError::new(format!(
-                    "Unable to read {}: {e}",
-                    prefix.trim_end_matches('/')
-                )));
-            }
-        };
-        let mut seen: BTreeSet<String> = BTreeSet::new();
-        let mut changed = false;
-        self.all_names.clear();
-        self.all_lower.clear();
-        let mut to_parse = Vec::new();
-        for dirent in read.flatten() {
-            let name = dirent.file_name();
-            let Some(name) = name.to_str() else { continue };
-            self.note_present(name);
-            if !is_agenda_file(name) {
-                continue;
-            }
-            let Some(meta) = file_metadata(&dirent.path(), dirent.metadata()) else {
-                continue;
-            };
-            let (sig, mtime) = signature(&meta);
-            seen.insert(name.to_owned());
-            match self.files.get(name) {
-                Some(cached) if cached.signature == sig => {}
-                _ => {
-                    changed = true;
-                    to_parse.push((name.to_owned(), sig, mtime));
-                }
-            }
-        }
-        for (name, cached) in parse_all(dir, prefix, to_parse) {
-            self.files.insert(name, cached);
-        }
-        if seen.len() != self.files.len() {
-            self.files.retain(|name, _| seen.contains(name));
-            changed = true;
-        }
-        if changed || first {
-            self.rebuild_snapshot();
-        }
-        Ok(Snapshot {
-            entries: Arc::clone(&self.snapshot),
-            changed: changed || first,
-        })
-    }
-}
-
-#[cfg(target_os = "linux")]
-mod watch {
-    //! An inotify watch on the agenda directory.
-
-    use std::collections::BTreeSet;
-    use std::mem::MaybeUninit;
-    use std::os::fd::OwnedFd;
-    use std::path::Path;
-
-    use rustix::fs::inotify::{self, CreateFlags, ReadFlags, WatchFlags};
-    use rustix::io::Errno;
-
-    #[derive(Debug)]
-    pub(super) struct Watch {
-        fd: OwnedFd,
-    }
-
-    impl Watch {
-        /// Watches `dir`; `None` when it does not exist or inotify is unavailable.
-        pub(super) fn new(dir: &Path) -> Option<Watch> {
-            let fd = inotify::init(CreateFlags::NONBLOCK | CreateFlags::CLOEXEC).ok()?;
-            let flags = WatchFlags::CREATE
-                | WatchFlags::DELETE
-                | WatchFlags::MODIFY
-                | WatchFlags::CLOSE_WRITE
-                | WatchFlags::MOVED_FROM
-                | WatchFlags::MOVED_TO
-                | WatchFlags::ATTRIB
-                | WatchFlags::DELETE_SELF
-                | WatchFlags::MOVE_SELF
-                | WatchFlags::ONLYDIR;
-            inotify::add_watch(&fd, dir, flags).ok()?;
-            Some(Watch { fd })
-        }
-
-        /// The file names touched since the last call; `None` when the watch can no longer be
-        /// trusted (queue overflow, directory moved or deleted, read error): scan fully.
-        pub(super) fn changed_names(&mut self) -> Option<BTreeSet<String>> {
-            let mut names = BTreeSet::new();
-            let mut buf = [MaybeUninit::<u8>::uninit(); 8192];
-            let mut reader = inotify::Reader::new(&self.fd, &mut buf);
-            loop {
-                match reader.next() {
-                    Ok(event) => {
-                        let flags = event.events();
-                        if flags.intersects(
-                            ReadFlags::QUEUE_OVERFLOW
-                                | ReadFlags::IGNORED
-                                | ReadFlags::DELETE_SELF
-                                | ReadFlags::MOVE_SELF
-                                | ReadFlags::UNMOUNT,
-                        ) {
-                            return None;
-                        }
-                        if let Some(name) = event.file_name() {
-                            names.insert(name.to_string_lossy().into_owned());
-                        }
-                    }
-                    Err(Errno::AGAIN) => return Some(names),
-                    Err(Errno::INTR) => {}
-                    Err(_) => return None,
-                }
-            }
-        }
-    }
+/// A scan result: the entries sorted by file name.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Snapshot {
+    pub entries: Arc<Vec<Arc<Entry>>>,
 }

@@ -19,7 +19,7 @@ fn eight_writers_fifty_items_each() {
         .map(|w| {
             let home = Arc::clone(&home);
             std::thread::spawn(move || {
-                let store = AgendaStore::open(&home, &home, "DEFAULT");
+                let store = AgendaStore::open(&home, &home, "DEFAULT").unwrap();
                 (0..50)
                     .map(|i| {
                         let text = format!("Task {i} from writer {w}");
@@ -41,7 +41,7 @@ fn eight_writers_fifty_items_each() {
     assert_eq!(ids.len(), 400);
     let files = std::fs::read_dir(home.join("agenda")).unwrap().count();
     assert_eq!(files, 400);
-    let store = AgendaStore::open(&home, &home, "DEFAULT");
+    let store = AgendaStore::open(&home, &home, "DEFAULT").unwrap();
     assert_eq!(store.list_items(date).unwrap().len(), 400);
 }
 
@@ -54,7 +54,7 @@ fn colliding_names_get_unique_files() {
         .map(|w| {
             let home = Arc::clone(&home);
             std::thread::spawn(move || {
-                let store = AgendaStore::open(&home, &home, "DEFAULT");
+                let store = AgendaStore::open(&home, &home, "DEFAULT").unwrap();
                 for i in 0..10 {
                     // Different names, same sanitized base: `a_b`, `a_b-2`, …
                     let text = format!("a{}b{}", ["/", ":", "?", "*"][w], " ".repeat(i));
@@ -66,7 +66,7 @@ fn colliding_names_get_unique_files() {
     for t in threads {
         t.join().unwrap();
     }
-    let store = AgendaStore::open(&home, &home, "DEFAULT");
+    let store = AgendaStore::open(&home, &home, "DEFAULT").unwrap();
     let mut stems: Vec<String> = store
         .list_items(date)
         .unwrap()

@@ -15,7 +15,7 @@ fn store(home: &Path) -> (AgendaStore, Arc<Db>, i64) {
     let db = Arc::new(Db::open(&home.join("state.db")).unwrap());
     let user = db.ensure_user("DEFAULT", Timestamp::UNIX_EPOCH).unwrap();
     let index = DbIndex::new(Arc::clone(&db), user);
-    (AgendaStore::new(home, home, Box::new(index)), db, user)
+    (AgendaStore::new(home, home, index), db, user)
 }
 
 fn date() -> jiff::civil::Date {

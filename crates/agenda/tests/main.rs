@@ -6,3 +6,4 @@
 mod concurrency;
 mod db_index;
 mod scan;
+mod warm_index;

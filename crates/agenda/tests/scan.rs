@@ -23,7 +23,7 @@ fn item(text: &str) -> String {
 fn hand_edits_renames_and_deletions_are_seen() {
     let dir = tempfile::tempdir().unwrap();
     let home = dir.path();
-    let store = AgendaStore::open(home, home, "DEFAULT");
+    let store = AgendaStore::open(home, home, "DEFAULT").unwrap();
     let agenda = home.join("agenda");
     assert!(texts(&store).is_empty());
     std::fs::create_dir_all(&agenda).unwrap();
@@ -52,7 +52,7 @@ fn ids_are_stable_across_store_instances_and_renames() {
     let dir = tempfile::tempdir().unwrap();
     let home = dir.path();
     let now = || jiff::Timestamp::UNIX_EPOCH.to_zoned_datetime(jiff::tz::TimeZone::UTC);
-    let a = AgendaStore::open(home, home, "DEFAULT");
+    let a = AgendaStore::open(home, home, "DEFAULT").unwrap();
     let first = a
         .add_item(
             "First",
@@ -72,7 +72,7 @@ fn ids_are_stable_across_store_instances_and_renames() {
         )
         .unwrap();
     assert_eq!((first.id, due.id), (1, 2));
-    let b = AgendaStore::open(home, home, "DEFAULT");
+    let b = AgendaStore::open(home, home, "DEFAULT").unwrap();
     let renamed = b.rename_due_item("Call mum", "Call dad", "1").unwrap();
     assert_eq!((renamed.id, renamed.stem.as_str()), (2, "Call_dad"));
     let tz = jiff::tz::TimeZone::UTC;

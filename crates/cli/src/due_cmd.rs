@@ -113,11 +113,8 @@ fn list(config: Config, json: bool) -> Result<ExitCode, String> {
     let now = runtime.time.now();
     let tz = runtime.time.tz.clone();
     let due: Vec<(i64, Item)> = agenda
-        .active_items_with_ids()
-        .map_err(|e| e.to_string())?
-        .into_iter()
-        .filter(|(_, i)| i.kind() == Kind::Due)
-        .collect();
+        .active_items_with_ids(|kind, _| kind == Kind::Due)
+        .map_err(|e| e.to_string())?;
     let mut timed: Vec<(Timestamp, &Item)> = due
         .iter()
         .filter_map(|(_, i)| i.trigger_datetime.map(|t| (t, i)))

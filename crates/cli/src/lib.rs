@@ -11,6 +11,7 @@ mod args;
 mod chat;
 mod config_cmd;
 mod due_cmd;
+mod doctor;
 mod history_cmd;
 mod import_cmd;
 mod logging;
@@ -70,6 +71,7 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
         Some(Command::Message(args)) => message::run(load_config(&cli)?, args),
         Some(Command::History(args)) => history_cmd::history(&load_config(&cli)?, args),
         Some(Command::Undo) => history_cmd::undo(&load_config(&cli)?),
+        Some(Command::Doctor(args)) => doctor::run(&load_config(&cli)?, args),
         Some(Command::Remember(args)) => remember::run(load_config(&cli)?, args),
         Some(Command::Mcp) => mcp_cmd::run(load_config(&cli)?),
         Some(Command::ImportElroy(args)) => import_cmd::run(load_config(&cli)?, args),

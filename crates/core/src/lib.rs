@@ -14,6 +14,8 @@
 //! - [`Message`], [`ToolCall`], [`Role`]: the message model shared by transcript, llm and orchestrator.
 //! - [`Clock`], [`TimeContext`]: injectable time (formats.md §8.1).
 //! - [`Embedder`]: an embedding model, for the embedding leg of recall (D9).
+//! - [`FileWarning`], [`summarize_warnings`]: problems with single files, shown so that thousands of
+//!   similar ones make one line.
 //! - [`pyjson`]: JSON written the way Python's `json.dumps(indent=2)` writes it (K2).
 
 mod args;
@@ -28,6 +30,7 @@ mod registry;
 mod spec;
 mod tool;
 mod validate;
+mod warnings;
 
 pub use args::{ArgType, NoArgs, ToolArgs, parse_args};
 pub use clock::{Clock, FixedClock, SystemClock, TimeContext};
@@ -44,6 +47,10 @@ pub use registry::{CallObserver, ObservedCall, SYNTHETIC_TOOL_NAMES, ToolOrigin,
 pub use spec::{ParamSpec, ParamType, ToolSpec};
 pub use tool::{AsyncTypedTool, BoxFuture, Tool, TypedTool, async_tool, sync_tool};
 pub use validate::{MAX_ARGUMENT_BYTES, ValidatedArgs, validate_arguments};
+pub use warnings::{
+    FileWarning, FileWarningSink, ITEMIZED_WARNINGS, SUMMARY_PATHS, summarize_warnings,
+    summarize_warnings_with, thousands,
+};
 
 /// Private re-exports used by [`tool_args!`]; not part of the public API.
 #[doc(hidden)]

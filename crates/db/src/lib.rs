@@ -125,6 +125,21 @@ impl Db {
         self.conn.lock().unwrap_or_else(|e| e.into_inner())
     }
 
+    /// SQLite's `PRAGMA integrity_check` (`elroy doctor`): the problems it lists, empty when the
+    /// database is sound.
+    ///
+    /// # Errors
+    /// [`DbError::SqliteIn`] when the check cannot run.
+    pub fn integrity_problems(&self) -> Result<Vec<String>, DbError> {
+        self.with_conn(|c| {
+            let mut st = c.prepare("PRAGMA integrity_check")?;
+            let rows = st
+                .query_map([], |r| r.get::<_, String>(0))?
+                .collect::<rusqlite::Result<Vec<_>>>()?;
+            Ok(rows.into_iter().filter(|r| r != "ok").collect())
+        })
+    }
+
     /// The schema version recorded in `meta.schema_version`.
     ///
     /// # Errors

@@ -8,15 +8,40 @@ use crate::DbError;
 /// The migrations in order: `(version, SQL)`. Never edit a released entry; append a new one.
 /// Migration 2 adds `recall_grams` (character bigrams of scripts without spaces, see
 /// [`crate::grams`]) and fills it from `recall_fts`. Migration 3 adds `due_announcements`
-/// ([`ANNOUNCEMENTS_SCHEMA`]).
+/// ([`ANNOUNCEMENTS_SCHEMA`]). Migration 4 makes the agenda and memory indexes validated caches
+/// of their files ([`STAT_INDEX`]).
 pub const MIGRATIONS: &[(i64, &str)] = &[
     (1, SCHEMA_V1),
     (2, crate::grams::GRAMS_SCHEMA),
     (3, ANNOUNCEMENTS_SCHEMA),
+    (4, STAT_INDEX),
 ];
 
 /// The newest schema version this build knows.
-pub const LATEST_VERSION: i64 = 3;
+pub const LATEST_VERSION: i64 = 4;
+
+/// Migration 4: everything an agenda listing, a lookup by name and the due check need, per file,
+/// so they read the index and re-read only files whose stat changed (issue 14): the raw `status`,
+/// `completed`, the `name` key, the raw trigger, checklist counts, the stripped body, the error of
+/// a file that does not parse (`broken`), and a stat signature beside size and mtime (inode and
+/// ctime, so a same-size edit within the mtime's granularity or with an mtime set back is seen).
+/// Memories get the same signature. Existing rows lose their scan state, so the next scan reads
+/// each file once and fills the new columns.
+const STAT_INDEX: &str = r#"
+ALTER TABLE agenda_items ADD COLUMN file_ino INTEGER;
+ALTER TABLE agenda_items ADD COLUMN file_ctime_ns INTEGER;
+ALTER TABLE agenda_items ADD COLUMN name_key TEXT;
+ALTER TABLE agenda_items ADD COLUMN raw_status TEXT;
+ALTER TABLE agenda_items ADD COLUMN completed INTEGER;
+ALTER TABLE agenda_items ADD COLUMN trigger_raw TEXT;
+ALTER TABLE agenda_items ADD COLUMN checklist_done INTEGER;
+ALTER TABLE agenda_items ADD COLUMN checklist_total INTEGER;
+ALTER TABLE agenda_items ADD COLUMN body TEXT;
+ALTER TABLE agenda_items ADD COLUMN broken TEXT;
+UPDATE agenda_items SET file_size = NULL, file_mtime_ns = NULL;
+ALTER TABLE memories ADD COLUMN file_ino INTEGER;
+ALTER TABLE memories ADD COLUMN file_ctime_ns INTEGER;
+"#;
 
 const SCHEMA_V1: &str = r#"
 CREATE TABLE meta (

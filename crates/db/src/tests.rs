@@ -129,13 +129,12 @@ fn op_tracker_counts() {
 fn migration_2_fills_the_gram_index_from_existing_rows() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("state.db");
-    drop(Db::open(&path).unwrap());
     {
+        // A database at schema 1, as elroy wrote it then.
         let c = rusqlite::Connection::open(&path).unwrap();
+        c.execute_batch(migrations::MIGRATIONS[0].1).unwrap();
         c.execute_batch(
-            "DROP TABLE recall_grams;
-             DROP TABLE due_announcements;
-             UPDATE meta SET value = '1' WHERE key = 'schema_version';
+            "INSERT INTO meta (key, value) VALUES ('schema_version', '1');
              INSERT INTO recall_fts (rowid, name, body, kind, user_id, item_id)
                VALUES (10, '週末の予定', '土曜日に東京タワーへ行く予定。', 'memory', 1, 5),
                       (12, 'Thai', 'ไปทะเล', 'memory', 1, 6),

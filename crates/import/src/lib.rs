@@ -205,7 +205,9 @@ pub fn import(
     let elroy_db_path = report.database.clone();
     let (after, sync) =
         MemoryStore::open(Arc::clone(&db), memory_options(elroy_db_path), now).map_err(err)?;
-    report.notes.extend(sync.warnings);
+    report
+        .notes
+        .extend(sync.warnings.into_iter().map(|w| w.message));
     for taken in &mut report.taken {
         if let Some((_, id)) = new_memories.iter().find(|(d, _)| *d == taken.source)
             && let Ok(Some(memory)) = after.get(*id)

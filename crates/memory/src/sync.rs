@@ -4,6 +4,7 @@
 use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 
+use elroy_core::FileWarning;
 use elroy_db::format_db_time;
 use elroy_markdown::{Document, HomeLock, Value};
 use jiff::Timestamp;
@@ -21,8 +22,9 @@ pub struct SyncReport {
     /// Ids of memories that became inactive because their file left `memories/`; the caller
     /// unpins them from the context.
     pub deactivated: Vec<i64>,
-    /// Files skipped or changed with a warning (invalid front matter, duplicate ids, new ids).
-    pub warnings: Vec<String>,
+    /// Files skipped or changed with a warning (invalid front matter, duplicate ids, new ids),
+    /// one per file: show them with [`elroy_core::summarize_warnings`].
+    pub warnings: Vec<FileWarning>,
     /// `(display path, reason)` of each file in `memories/` that could not be read (it was
     /// skipped; a search names it: [`MemoryStore::unreadable_files`]).
     pub unreadable: Vec<(String, String)>,
@@ -35,14 +37,65 @@ struct Row {
     is_active: bool,
     size: Option<i64>,
     mtime: Option<i64>,
+    ino: Option<i64>,
+    ctime: Option<i64>,
     md5: String,
+}
+
+/// The kinds of [`FileWarning`] a sync reports.
+pub const UNREADABLE_MEMORY_FILES: &str = "memory files could not be read and were skipped";
+/// See [`UNREADABLE_MEMORY_FILES`].
+pub const NO_MEMORY_ID: &str = "memory files had no id; ids were assigned";
+/// See [`UNREADABLE_MEMORY_FILES`].
+pub const DUPLICATE_MEMORY_ID: &str =
+    "memory files had an id already in use; new ids were assigned";
+/// See [`UNREADABLE_MEMORY_FILES`].
+pub const DUPLICATE_ARCHIVED_ID: &str =
+    "archived memory files had an id already in use and were skipped";
+
+/// A file's stat signature: size, mtime (ns), inode, ctime (ns). A same-size edit, an mtime set
+/// back and a file replaced by `git checkout` each change at least one of them.
+type Signature = (i64, i64, i64, i64);
+
+fn signature(path: &Path) -> Option<Signature> {
+    let meta = std::fs::metadata(path).ok()?;
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt;
+        let ns = |s: i64, n: i64| s.saturating_mul(1_000_000_000).saturating_add(n);
+        Some((
+            i64::try_from(meta.size()).unwrap_or(i64::MAX),
+            ns(meta.mtime(), meta.mtime_nsec()),
+            meta.ino() as i64,
+            ns(meta.ctime(), meta.ctime_nsec()),
+        ))
+    }
+    #[cfg(not(unix))]
+    {
+        let (size, mtime) = file_stamp(path)?;
+        Some((size, mtime, 0, mtime))
+    }
+}
+
+/// The signature to store: a file changed within the last two seconds (by the wall clock) may
+/// change again without a visible change of its stamps ("racy", as in git), so its inode is not
+/// stored and the next sync reads it again.
+fn stored_signature(sig: Signature, now_ns: i64) -> (i64, i64, Option<i64>, i64) {
+    let racy = now_ns.saturating_sub(sig.1) < 2_000_000_000;
+    (sig.0, sig.1, (!racy).then_some(sig.2), sig.3)
+}
+
+fn wall_clock_ns() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| i64::try_from(d.as_nanos()).unwrap_or(i64::MAX))
 }
 
 struct Found {
     file_name: String,
     path: PathBuf,
     in_archive: bool,
-    stamp: Option<(i64, i64)>,
+    stamp: Option<Signature>,
 }
 
 fn list_md(dir: &Path, prefix: &str) -> Vec<Found> {
@@ -58,7 +111,7 @@ fn list_md(dir: &Path, prefix: &str) -> Vec<Found> {
                 let path = e.path();
                 Found {
                     file_name: format!("{prefix}{name}"),
-                    stamp: file_stamp(&path),
+                    stamp: signature(&path),
                     path,
                     in_archive: !prefix.is_empty(),
                 }
@@ -194,11 +247,13 @@ impl MemoryStore {
         let mut files = list_md(&self.opts.memory_dir, "");
         files.extend(list_md(&self.archive_dir(), "archive/"));
         let elroy = self.opts.elroy_db_path.as_deref().and_then(open_elroy_db);
+        let wall = wall_clock_ns();
         self.db.with_conn_mapped(|c| -> Result<(), MemoryError> {
             let tx = c.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
             let rows: Vec<Row> = {
                 let mut st = tx.prepare(
-                    "SELECT id, name, file_name, is_active, file_size, file_mtime_ns, text_md5
+                    "SELECT id, name, file_name, is_active, file_size, file_mtime_ns, text_md5,
+                       file_ino, file_ctime_ns
                      FROM memories WHERE user_id = ?1",
                 )?;
                 st.query_map([user], |r| {
@@ -210,6 +265,8 @@ impl MemoryStore {
                         size: r.get(4)?,
                         mtime: r.get(5)?,
                         md5: r.get(6)?,
+                        ino: r.get(7)?,
+                        ctime: r.get(8)?,
                     })
                 })?
                 .collect::<rusqlite::Result<_>>()?
@@ -224,8 +281,11 @@ impl MemoryStore {
             let mut parsed: Vec<(Found, Document, Option<i64>)> = Vec::new();
             for f in files {
                 if let Some(row) = by_file.get(f.file_name.as_str())
-                    && f.stamp.is_some()
-                    && f.stamp == row.size.zip(row.mtime)
+                    && let Some(stamp) = f.stamp
+                    && Some(stamp.0) == row.size
+                    && Some(stamp.1) == row.mtime
+                    && Some(stamp.2) == row.ino
+                    && Some(stamp.3) == row.ctime
                 {
                     seen.insert(row.id);
                     continue;
@@ -236,7 +296,11 @@ impl MemoryStore {
                 {
                     Ok(doc) => doc,
                     Err(e) => {
-                        report.warnings.push(e.to_string());
+                        report.warnings.push(FileWarning::new(
+                            UNREADABLE_MEMORY_FILES,
+                            display.clone(),
+                            e.to_string(),
+                        ));
                         if !f.in_archive {
                             report.unreadable.push((
                                 e.file().map_or_else(|| display.clone(), str::to_owned),
@@ -261,9 +325,11 @@ impl MemoryStore {
                 let id = match id {
                     Some(id) if !seen.contains(&id) => id,
                     Some(_) if f.in_archive => {
-                        report.warnings.push(format!(
-                            "{}: duplicate memory id in archive; skipped",
-                            self.display(&f.path)
+                        let display = self.display(&f.path);
+                        report.warnings.push(FileWarning::new(
+                            DUPLICATE_ARCHIVED_ID,
+                            display.clone(),
+                            format!("{display}: duplicate memory id in archive; skipped"),
                         ));
                         continue;
                     }
@@ -276,15 +342,28 @@ impl MemoryStore {
                         let display = self.display(&f.path);
                         elroy_markdown::write_atomic(&f.path, content.as_bytes(), &display)?;
                         report.warnings.push(match other {
-                            Some(old) => format!("{display}: duplicate memory id {old}; assigned id {new_id}"),
-                            None => format!("{display}: no memory id; assigned id {new_id}"),
+                            Some(old) => FileWarning::new(
+                                DUPLICATE_MEMORY_ID,
+                                display.clone(),
+                                format!("{display}: duplicate memory id {old}; assigned id {new_id}"),
+                            ),
+                            None => FileWarning::new(
+                                NO_MEMORY_ID,
+                                display.clone(),
+                                format!("{display}: no memory id; assigned id {new_id}"),
+                            ),
                         });
                         new_id
                     }
                 };
                 seen.insert(id);
-                let stamp = file_stamp(&f.path).or(f.stamp);
-                let (size, mtime) = stamp.unzip();
+                let stamp = signature(&f.path)
+                    .or(f.stamp)
+                    .map(|s| stored_signature(s, wall));
+                let (size, mtime, ino, ctime) = match stamp {
+                    Some((size, mtime, ino, ctime)) => (Some(size), Some(mtime), ino, Some(ctime)),
+                    None => (None, None, None, None),
+                };
                 let ts = format_db_time(now);
                 report.indexed += 1;
                 if let Some(row) = by_id.get(&id) {
@@ -293,9 +372,10 @@ impl MemoryStore {
                     let md5 = md5_hex(&rendering);
                     tx.execute(
                         "UPDATE memories SET file_name = ?3, is_active = ?4, text_md5 = ?5,
-                           file_size = ?6, file_mtime_ns = ?7, updated_at = ?8
+                           file_size = ?6, file_mtime_ns = ?7, updated_at = ?8,
+                           file_ino = ?9, file_ctime_ns = ?10
                          WHERE user_id = ?1 AND id = ?2",
-                        params![user, id, f.file_name, active, md5, size, mtime, ts],
+                        params![user, id, f.file_name, active, md5, size, mtime, ts, ino, ctime],
                     )?;
                     if row.is_active && !active {
                         report.deactivated.push(id);
@@ -322,8 +402,9 @@ impl MemoryStore {
                     let rendering = render_memory(&name, Some(&doc.raw_body));
                     tx.execute(
                         "INSERT INTO memories (user_id, id, name, file_name, is_active, source_metadata,
-                           text_md5, file_size, file_mtime_ns, created_at, updated_at)
-                         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?10)",
+                           text_md5, file_size, file_mtime_ns, created_at, updated_at,
+                           file_ino, file_ctime_ns)
+                         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?10, ?11, ?12)",
                         params![
                             user,
                             id,
@@ -334,7 +415,9 @@ impl MemoryStore {
                             md5_hex(&rendering),
                             size,
                             mtime,
-                            ts
+                            ts,
+                            ino,
+                            ctime
                         ],
                     )?;
                     if active {
@@ -362,4 +445,32 @@ impl MemoryStore {
         })?;
         Ok(report)
     }
+}
+
+/// Every memory file that cannot be read (`elroy doctor`): `(display path, reason)` for each
+/// `*.md` of `memory_dir` and its `archive/` that is not UTF-8, cannot be opened or has front
+/// matter that does not parse, in file-name order. Read-only: it opens no database, takes no lock
+/// and assigns no ids (a file without an id is not a problem: the next sync gives it one). Paths
+/// are shown relative to `elroy_home`.
+pub fn unreadable_memory_files(elroy_home: &Path, memory_dir: &Path) -> Vec<(String, String)> {
+    let display = |path: &Path| match path.strip_prefix(elroy_home) {
+        Ok(rel) => rel
+            .components()
+            .map(|c| c.as_os_str().to_string_lossy())
+            .collect::<Vec<_>>()
+            .join("/"),
+        Err(_) => path.display().to_string(),
+    };
+    let mut files = list_md(memory_dir, "");
+    files.extend(list_md(&memory_dir.join("archive"), "archive/"));
+    files
+        .into_iter()
+        .filter_map(|f| {
+            let shown = display(&f.path);
+            elroy_markdown::read_text(&f.path, &shown)
+                .and_then(|text| Document::parse(&text, &shown))
+                .err()
+                .map(|e| (shown, e.to_string()))
+        })
+        .collect()
 }

@@ -120,7 +120,11 @@ fn hand_edits_are_reindexed_at_next_open() {
     )
     .unwrap();
     assert_eq!(report.warnings.len(), 2, "{:?}", report.warnings);
-    assert!(report.warnings[0].starts_with("invalid front matter in memories/Broken.md: "));
+    assert!(
+        report.warnings[0]
+            .message
+            .starts_with("invalid front matter in memories/Broken.md: ")
+    );
     assert_eq!(
         store.rendering(&store.get(m.id).unwrap().unwrap()).unwrap(),
         "#Dog\n\nThe user's dog is called Pretzel now."

@@ -481,7 +481,7 @@ mod tests {
         let home = tempfile::tempdir().unwrap();
         let db = Arc::new(Db::open_in_memory().unwrap());
         let user_id = db.ensure_user("DEFAULT", now()).unwrap();
-        let agenda = AgendaStore::open(home.path(), home.path(), "DEFAULT");
+        let agenda = AgendaStore::open(home.path(), home.path(), "DEFAULT").unwrap();
         let today = now().to_zoned_datetime(jiff::tz::TimeZone::UTC).date();
         agenda
             .add_item("Water the plants on the balcony", today, now())

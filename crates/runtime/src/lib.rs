@@ -17,12 +17,16 @@
 //! - [`Runtime::reminders`] and [`Runtime::snooze_due_item`] ([`reminders`]): due items to
 //!   announce, the announcement ledger, the next trigger, snoozing (issue 16).
 //!
+//! - [`doctor::check_home`]: `elroy doctor`, every store, file, the database and the versioned
+//!   home checked, as typed problems.
+//!
 //! Front ends differ only in what they do with the result. Problems that do not stop a command
 //! (a broken agenda file, a memory file that left `memories/`, a fast model that cannot be built)
 //! are warnings: those found while opening are in [`Runtime::warnings`], later ones go to the
 //! [`WarningSink`] the front end gave.
 
 pub mod adapters;
+pub mod doctor;
 mod effects;
 mod history;
 pub mod models;

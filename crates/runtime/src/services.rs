@@ -41,8 +41,25 @@ impl<T: Send + Sync + 'static> Lazy<T> {
     }
 }
 
-/// The stores of `config`'s home for `user`, none opened yet. Warnings found while opening a
-/// store (broken agenda files, memory files that moved) go to `warn` when that store opens.
+/// A [`elroy_core::FileWarningSink`] over the front end's sink: every warning goes to the log,
+/// and the sink gets [`elroy_core::summarize_warnings`] (a few one by one, many as one line).
+pub(crate) fn file_warnings(warn: &WarningSink) -> elroy_core::FileWarningSink {
+    let warn = Arc::clone(warn);
+    Arc::new(move |warnings: Vec<elroy_core::FileWarning>| {
+        if warnings.len() > elroy_core::ITEMIZED_WARNINGS {
+            for w in &warnings {
+                tracing::warn!(kind = w.kind, path = %w.path, "{}", w.message);
+            }
+        }
+        for line in elroy_core::summarize_warnings(&warnings) {
+            warn(&line);
+        }
+    })
+}
+
+/// The stores of `config`'s home for `user`, none opened yet. Problems with single files found
+/// when a store reads them (an agenda file that does not parse, memory files without ids) go to
+/// `warn` through [`file_warnings`].
 pub(crate) fn open_services(
     config: &Arc<Config>,
     time: &TimeContext,
@@ -94,22 +111,17 @@ pub(crate) fn open_services(
         );
         let (elroy_home, user_home) = (user.elroy_home.clone(), user.user_home.clone());
         Lazy::new(move || {
-            let agenda = Arc::new(elroy_agenda::AgendaStore::new(
+            // Nothing is read here: the first operation brings the index up to date, reading
+            // only files whose stat changed; files it finds unreadable are warned about then
+            // (robustness R2, R7), and `elroy doctor` lists them all.
+            let agenda = elroy_agenda::AgendaStore::new(
                 &elroy_home,
                 &user_home,
-                Box::new(
-                    elroy_agenda::DbIndex::new(db.get()?, user_id.get()?.0)
-                        .with_clock(Arc::clone(&time.clock)),
-                ),
-            ));
-            // Files whose front matter cannot be read are skipped by every tool and reported
-            // here by name (robustness R2, R7), when the agenda is first used. The scan also
-            // fills the store's cache for the first call.
-            match agenda.broken_files() {
-                Ok(broken) => broken.iter().for_each(|(_, message)| warn(message)),
-                Err(e) => warn(&e.to_string()),
-            }
-            Ok(agenda)
+                elroy_agenda::DbIndex::new(db.get()?, user_id.get()?.0)
+                    .with_clock(Arc::clone(&time.clock)),
+            )
+            .with_warnings(file_warnings(&warn));
+            Ok(Arc::new(agenda))
         })
     };
     agenda.register(&mut services);
@@ -218,9 +230,7 @@ fn open_memory(
         time.now(),
     )
     .map_err(ServiceError::new)?;
-    for warning in &sync.warnings {
-        warn(warning);
-    }
+    file_warnings(warn)(sync.warnings.clone());
     let unpins: Vec<elroy_transcript::ResolvedEffect> = sync
         .deactivated
         .iter()

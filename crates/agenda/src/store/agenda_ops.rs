@@ -5,9 +5,9 @@ use jiff::civil::Date;
 use jiff::{Timestamp, ZonedDateTime};
 
 use super::matching::{active_items, find_item};
-use super::{AgendaStore, ItemRef, ListedItem, normalize_trigger};
+use super::{AgendaStore, ItemRef, ListedItem, UnreadableFile, normalize_trigger};
 use crate::item::{Item, checklist_entry, split_updates};
-use crate::scan::Entry;
+use crate::scan::{Entry, Snapshot};
 use crate::time::{format_update_stamp, parse_item_date};
 use crate::{AgendaError, Kind};
 
@@ -217,46 +217,58 @@ impl AgendaStore {
     /// # Errors
     /// Lock or directory failures.
     pub fn list_items(&self, date: Date) -> Result<Vec<ListedItem>, AgendaError> {
-        self.locked(|snap| {
-            Ok(snap
-                .entries
-                .iter()
-                .filter_map(|(e, _)| e.item())
-                .filter(|i| {
-                    !i.completed
-                        && i.status != crate::Status::Deleted
-                        && i.kind() == Kind::Agenda
-                        && i.date == Some(date)
-                })
-                .map(|i| {
-                    let checklist = i.checklist();
-                    ListedItem {
-                        stem: i.stem.clone(),
-                        text: i.main_text().to_owned(),
-                        checklist_completed: checklist.iter().filter(|c| c.completed).count(),
-                        checklist_total: checklist.len(),
-                    }
-                })
-                .collect())
-        })
+        self.locked(|snap| Ok(listed(snap, date)))
     }
 
-    /// Files whose front matter could not be read: `(display path, message)`, by file name.
+    /// [`AgendaStore::list_items`] and [`AgendaStore::broken_files`] from one scan (what
+    /// `list_agenda_items` shows).
+    ///
+    /// # Errors
+    /// Lock or directory failures.
+    pub fn listing(
+        &self,
+        date: Date,
+    ) -> Result<(Vec<ListedItem>, Vec<UnreadableFile>), AgendaError> {
+        self.locked(|snap| Ok((listed(snap, date), broken(snap))))
+    }
+
+    /// Files whose front matter could not be read: `(display path, message)`, by file name (from
+    /// the index: only files that changed since the last scan are read).
     ///
     /// # Errors
     /// Lock or directory failures.
     pub fn broken_files(&self) -> Result<Vec<(String, String)>, AgendaError> {
-        self.locked(|snap| {
-            Ok(snap
-                .entries
-                .iter()
-                .filter_map(|(e, _)| match e.as_ref() {
-                    Entry::Broken { file, message, .. } => Some((file.clone(), message.clone())),
-                    Entry::Item(_) => None,
-                })
-                .collect())
-        })
+        self.locked(|snap| Ok(broken(snap)))
     }
+}
+
+fn listed(snap: &Snapshot, date: Date) -> Vec<ListedItem> {
+    snap.entries
+        .iter()
+        .filter_map(|e| e.item())
+        .filter(|i| {
+            !i.completed
+                && i.status != crate::Status::Deleted
+                && i.kind() == Kind::Agenda
+                && i.date == Some(date)
+        })
+        .map(|i| ListedItem {
+            stem: i.stem.clone(),
+            text: i.main_text().to_owned(),
+            checklist_completed: i.checklist_completed,
+            checklist_total: i.checklist_total,
+        })
+        .collect()
+}
+
+fn broken(snap: &Snapshot) -> Vec<(String, String)> {
+    snap.entries
+        .iter()
+        .filter_map(|e| match e.as_ref() {
+            Entry::Broken { file, message, .. } => Some((file.clone(), message.clone())),
+            Entry::Item(_) => None,
+        })
+        .collect()
 }
 
 fn entry_id(entry: &Mapping) -> Option<i64> {

@@ -5,10 +5,10 @@ use jiff::tz::TimeZone;
 use jiff::{Timestamp, ZonedDateTime};
 
 use super::matching::{active_due, active_items, find_due};
-use super::views::to_fact;
+use super::views::{to_fact, view_fact};
 use super::{AGENDA_FALLBACK, AgendaStore, DueItem, ItemRef, NewDueItem, RecallEntry};
 use super::{normalize_trigger, with_front_matter};
-use crate::item::Item;
+use crate::item::{Item, ItemView};
 use crate::scan::Snapshot;
 use crate::time::{format_python_utc, format_stored_trigger};
 use crate::{AgendaError, Kind};
@@ -91,7 +91,7 @@ impl AgendaStore {
     }
 
     fn due_not_found_valid(snap: &Snapshot, name: &str) -> AgendaError {
-        let mut names: Vec<&str> = active_due(snap).map(Item::name).collect();
+        let mut names: Vec<&str> = active_due(snap).map(ItemView::name).collect();
         names.sort_unstable();
         AgendaError::new(format!(
             "Due item '{name}' not found. Valid items: {}",
@@ -258,7 +258,7 @@ impl AgendaStore {
         })
     }
 
-    fn due_view(&self, item: &Item) -> DueItem {
+    fn due_view(&self, item: &ItemView) -> DueItem {
         DueItem {
             id: self.id_of(&item.stem),
             name: item.name().to_owned(),
@@ -297,7 +297,7 @@ impl AgendaStore {
                     id: self.id_of(&i.stem),
                     name: i.name().to_owned(),
                     kind: i.kind(),
-                    fact: to_fact(i, tz),
+                    fact: view_fact(i, tz),
                 })
                 .collect())
         })
@@ -308,16 +308,25 @@ impl AgendaStore {
     /// # Errors
     /// Lock or directory failures.
     pub fn item_by_id(&self, id: i64) -> Result<Option<Item>, AgendaError> {
+        // Recall and pins ask for a few ids at a time: a file whose stat still matches its row is
+        // read without listing the directory; anything else takes a full scan.
+        {
+            let _lock = elroy_markdown::HomeLock::acquire(&self.elroy_home)?;
+            self.index.refresh(&self.prefix).map_err(AgendaError::new)?;
+            match self.index.unchanged_stem_of(id, &self.agenda_dir) {
+                Ok(None) => return Ok(None),
+                Ok(Some(stem)) => return Ok(self.fresh(&stem).ok()),
+                Err(()) => {}
+            }
+        }
         self.locked(|snap| {
             let Some(stem) = self.index.stem_of(id) else {
                 return Ok(None);
             };
-            Ok(snap
-                .entries
-                .iter()
-                .filter_map(|(e, _)| e.item())
-                .find(|i| i.stem == stem)
-                .cloned())
+            if !snap.entries.iter().any(|e| e.stem() == stem) {
+                return Ok(None);
+            }
+            Ok(self.fresh(&stem).ok())
         })
     }
 

@@ -7,24 +7,24 @@ use std::sync::Arc;
 use elroy_markdown::sanitize_filename;
 
 use super::AGENDA_FALLBACK;
-use crate::item::Item;
+use crate::item::ItemView;
 use crate::scan::{Entry, Snapshot};
 use crate::{AgendaError, Kind};
 
-pub(super) fn active_items(snap: &Snapshot) -> impl Iterator<Item = &Item> {
+pub(super) fn active_items(snap: &Snapshot) -> impl Iterator<Item = &ItemView> {
     snap.entries
         .iter()
-        .filter_map(|(e, _)| e.item())
+        .filter_map(|e| e.item())
         .filter(|i| i.is_active())
 }
 
-pub(super) fn active_due(snap: &Snapshot) -> impl Iterator<Item = &Item> {
+pub(super) fn active_due(snap: &Snapshot) -> impl Iterator<Item = &ItemView> {
     active_items(snap).filter(|i| i.kind() == Kind::Due)
 }
 
 /// Finds an active due item by exact name, or (no `name` key) by sanitized name = stem (D6).
 /// Names compare in NFC ([`elroy_markdown::normalize_name`]).
-pub(super) fn find_due<'a>(snap: &'a Snapshot, name: &str) -> Option<&'a Item> {
+pub(super) fn find_due<'a>(snap: &'a Snapshot, name: &str) -> Option<&'a ItemView> {
     let name = &*elroy_markdown::normalize_name(name);
     let sanitized = sanitize_filename(name, AGENDA_FALLBACK);
     let mut by_key = None;
@@ -54,8 +54,7 @@ pub(super) fn find_item(snap: &Snapshot, item_name: &str) -> Result<String, Agen
     let candidates: Vec<&Arc<Entry>> = snap
         .entries
         .iter()
-        .map(|(e, _)| e)
-        .filter(|e| e.item().is_none_or(Item::is_active))
+        .filter(|e| e.item().is_none_or(ItemView::is_active))
         .collect();
     fn stem_lower(e: &Entry) -> std::borrow::Cow<'_, str> {
         match e {

@@ -12,42 +12,58 @@ mod reminder_ops;
 mod views;
 
 use std::path::{Path, PathBuf};
-use std::sync::Mutex;
+use std::sync::Arc;
 
+use elroy_core::{FileWarning, FileWarningSink};
+use elroy_db::Db;
 use elroy_markdown::{
     Document, HomeLock, Mapping, Value, sanitize_filename, unique_file_name, write_atomic,
 };
 
-use crate::AgendaError;
-use crate::index::{AgendaIndex, LiveFile, LogIndex};
 use crate::item::Item;
-use crate::scan::{Entry, ScanCache, Snapshot, load_entry};
+use crate::scan::{Snapshot, load_item};
 use crate::time::format_stored_trigger;
+use crate::{AgendaError, DbIndex};
 
 pub use views::{DueItem, ItemRef, ListedItem, NewDueItem, RecallEntry, to_fact};
 
 /// The fallback file-name base of agenda and due items (`formats.md` §2.1).
 pub const AGENDA_FALLBACK: &str = "agenda_item";
 
+/// An agenda file that cannot be read: `(display path, message)`.
+pub type UnreadableFile = (String, String);
+
+/// The kind of [`FileWarning`] for an agenda file that cannot be read.
+pub const UNREADABLE_AGENDA_FILES: &str = "agenda files could not be read and were skipped";
+
 /// The agenda and due items of one user home: `<user home>/agenda/*.md`.
 ///
-/// Every operation takes the home lock (`$ELROY_HOME/.lock`), scans the directory (parsing only
-/// files whose mtime, size or inode changed since the last scan in this process), syncs the id
-/// index, re-reads the file it changes from disk and writes atomically. Safe to share between
-/// threads and processes.
-#[derive(Debug)]
+/// Every operation takes the home lock (`$ELROY_HOME/.lock`), brings the index up to date with
+/// the directory ([`DbIndex`]: a `stat` per file, reading only the files whose signature changed),
+/// answers from the index, re-reads the file it changes from disk and writes atomically. Safe to
+/// share between threads and processes. Files found unreadable when they are read go to the
+/// warning sink ([`AgendaStore::with_warnings`]).
 pub struct AgendaStore {
     elroy_home: PathBuf,
     agenda_dir: PathBuf,
     prefix: String,
-    index: Box<dyn AgendaIndex>,
-    cache: Mutex<ScanCache>,
+    index: DbIndex,
+    warn: Option<FileWarningSink>,
+}
+
+impl std::fmt::Debug for AgendaStore {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("AgendaStore")
+            .field("agenda_dir", &self.agenda_dir)
+            .field("index", &self.index)
+            .finish_non_exhaustive()
+    }
 }
 
 impl AgendaStore {
-    /// A store for `user_home` inside `elroy_home`, with ids from `index`. Nothing is read or
+    /// A store for `user_home` inside `elroy_home`, indexed by `index`. Nothing is read or
     /// created until the first operation.
-    pub fn new(elroy_home: &Path, user_home: &Path, index: Box<dyn AgendaIndex>) -> Self {
+    pub fn new(elroy_home: &Path, user_home: &Path, index: DbIndex) -> Self {
         let relative = user_home
             .strip_prefix(elroy_home)
             .ok()
@@ -68,17 +84,38 @@ impl AgendaStore {
             agenda_dir: user_home.join("agenda"),
             prefix,
             index,
-            cache: Mutex::new(ScanCache::default()),
+            warn: None,
         }
     }
 
-    /// A store whose id index is the log file `$ELROY_HOME/cache/agenda-index/{token}.jsonl`.
-    pub fn open(elroy_home: &Path, user_home: &Path, user_token: &str) -> Self {
-        let path = elroy_home
-            .join("cache")
-            .join("agenda-index")
-            .join(format!("{user_token}.jsonl"));
-        Self::new(elroy_home, user_home, Box::new(LogIndex::open(path)))
+    /// A store indexed in `$ELROY_HOME/state.db` (opened and migrated here) for the user
+    /// `user_token` (tests, benchmarks, embedders; the runtime shares its own database).
+    ///
+    /// # Errors
+    /// The database cannot be opened.
+    pub fn open(
+        elroy_home: &Path,
+        user_home: &Path,
+        user_token: &str,
+    ) -> Result<Self, AgendaError> {
+        let db =
+            Db::open(&elroy_home.join("state.db")).map_err(|e| AgendaError::new(e.to_string()))?;
+        let user = db
+            .ensure_user(user_token, jiff::Timestamp::now())
+            .map_err(|e| AgendaError::new(e.to_string()))?;
+        Ok(Self::new(
+            elroy_home,
+            user_home,
+            DbIndex::new(Arc::new(db), user),
+        ))
+    }
+
+    /// The same store sending the files it finds unreadable, when it reads them, to `sink`
+    /// (kind [`UNREADABLE_AGENDA_FILES`]); a file is reported again only after it changed.
+    #[must_use]
+    pub fn with_warnings(mut self, sink: FileWarningSink) -> Self {
+        self.warn = Some(sink);
+        self
     }
 
     /// The `agenda/` directory.
@@ -96,27 +133,16 @@ impl AgendaStore {
         f: impl FnOnce(&Snapshot) -> Result<T, AgendaError>,
     ) -> Result<T, AgendaError> {
         let _lock = HomeLock::acquire(&self.elroy_home)?;
-        let snapshot = {
-            let mut cache = self
-                .cache
-                .lock()
-                .unwrap_or_else(std::sync::PoisonError::into_inner);
-            cache.scan(&self.agenda_dir, &self.prefix)?
-        };
-        if snapshot.changed {
-            let live: Vec<LiveFile<'_>> = snapshot
-                .entries
-                .iter()
-                .map(|(e, stamp)| LiveFile {
-                    stem: e.stem(),
-                    mtime: stamp.mtime,
-                    size: stamp.size,
-                    item: e.item(),
-                })
-                .collect();
-            self.index.sync(&live).map_err(AgendaError::new)?;
-        } else {
-            self.index.refresh().map_err(AgendaError::new)?;
+        let (snapshot, problems) = self.index.scan(&self.agenda_dir, &self.prefix)?;
+        if !problems.is_empty()
+            && let Some(warn) = &self.warn
+        {
+            warn(
+                problems
+                    .into_iter()
+                    .map(|(file, message)| FileWarning::new(UNREADABLE_AGENDA_FILES, file, message))
+                    .collect(),
+            );
         }
         f(&snapshot)
     }
@@ -136,14 +162,12 @@ impl AgendaStore {
     /// Re-reads an item's file from disk (inside the lock, never from the cache).
     fn fresh(&self, stem: &str) -> Result<Item, AgendaError> {
         let file_name = format!("{stem}.md");
-        match load_entry(
+        load_item(
             &self.agenda_dir.join(&file_name),
             stem,
             &self.display(&file_name),
-        ) {
-            Entry::Item(item) => Ok(*item),
-            Entry::Broken { message, .. } => Err(AgendaError::new(message)),
-        }
+        )
+        .map_err(AgendaError::new)
     }
 
     fn write(&self, stem: &str, content: &str) -> Result<(), AgendaError> {
@@ -173,16 +197,12 @@ impl AgendaStore {
     /// (names compared ignoring case), `except` not counting as taken, checked once more against
     /// the file system for the exact name. Call inside the lock, after the scan.
     fn unique_name(&self, base: &str, except: Option<&str>) -> String {
-        let cache = self
-            .cache
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
         let except = except.map(str::to_lowercase);
         unique_file_name(base, |candidate| {
             if except.as_deref() == Some(candidate.to_lowercase().as_str()) {
                 return false;
             }
-            cache.is_taken(candidate)
+            self.index.is_taken(candidate)
                 || std::fs::symlink_metadata(self.agenda_dir.join(candidate)).is_ok()
         })
     }

@@ -4,24 +4,31 @@
 
 use elroy_markdown::Value;
 use jiff::Timestamp;
+use jiff::civil::Date;
 
 use super::matching::{active_due, active_items, find_due};
 use super::{AgendaStore, ItemRef, with_front_matter};
-use crate::AgendaError;
+use crate::{AgendaError, Kind};
 use crate::item::Item;
 use crate::time::{format_python_utc, format_stored_trigger};
 
 impl AgendaStore {
-    /// Every active item (plain and due) with its stable id, by file name. Files with invalid
-    /// front matter are skipped (see [`AgendaStore::broken_files`]).
+    /// The active items (plain and due) for which `keep(kind, date)` holds, with their stable
+    /// ids, by file name. The filter runs on the index (no file is read for an item it drops);
+    /// the kept items are read whole (checklists, updates). Files with invalid front matter are
+    /// skipped (see [`AgendaStore::broken_files`]).
     ///
     /// # Errors
-    /// Lock or directory failures.
-    pub fn active_items_with_ids(&self) -> Result<Vec<(i64, Item)>, AgendaError> {
+    /// Lock, directory or read failures.
+    pub fn active_items_with_ids(
+        &self,
+        keep: impl Fn(Kind, Option<Date>) -> bool,
+    ) -> Result<Vec<(i64, Item)>, AgendaError> {
         self.locked(|snap| {
-            Ok(active_items(snap)
-                .map(|i| (self.id_of(&i.stem), i.clone()))
-                .collect())
+            active_items(snap)
+                .filter(|i| keep(i.kind(), i.date))
+                .map(|i| Ok((self.id_of(&i.stem), self.fresh(&i.stem)?)))
+                .collect()
         })
     }
 

@@ -4,7 +4,7 @@ use jiff::Timestamp;
 use jiff::tz::TimeZone;
 
 use crate::Kind;
-use crate::item::Item;
+use crate::item::{Item, ItemView};
 use crate::time::format_local_with_offset;
 
 /// An item an operation touched: enough for messages and recall effects.
@@ -108,21 +108,48 @@ pub struct NewDueItem<'a> {
 /// The rendering of an item (`formats.md` §8.5): `#{name} (Timed: {local time})\n{text}`,
 /// `#{name} (Context: {context})\n{text}` or `#Agenda: {name}\n{text}`.
 pub fn to_fact(item: &Item, tz: &TimeZone) -> String {
-    let text = item.text();
-    match (item.kind(), item.trigger_datetime, &item.trigger_context) {
+    render_fact(
+        item.name(),
+        item.kind(),
+        item.trigger_datetime,
+        item.trigger_context.as_deref(),
+        item.trigger_raw.as_deref(),
+        item.text(),
+        tz,
+    )
+}
+
+/// [`to_fact`] of an indexed item.
+pub(crate) fn view_fact(item: &ItemView, tz: &TimeZone) -> String {
+    render_fact(
+        item.name(),
+        item.kind(),
+        item.trigger_datetime,
+        item.trigger_context.as_deref(),
+        item.trigger_raw.as_deref(),
+        item.text(),
+        tz,
+    )
+}
+
+fn render_fact(
+    name: &str,
+    kind: Kind,
+    trigger: Option<Timestamp>,
+    context: Option<&str>,
+    raw: Option<&str>,
+    text: &str,
+    tz: &TimeZone,
+) -> String {
+    match (kind, trigger, context) {
         (Kind::Due, Some(ts), _) => format!(
-            "#{} (Timed: {})\n{text}",
-            item.name(),
+            "#{name} (Timed: {})\n{text}",
             format_local_with_offset(ts, tz)
         ),
-        (Kind::Due, None, Some(context)) => {
-            format!("#{} (Context: {context})\n{text}", item.name())
+        (Kind::Due, None, Some(context)) => format!("#{name} (Context: {context})\n{text}"),
+        (Kind::Due, None, None) => {
+            format!("#{name} (Timed: {})\n{text}", raw.unwrap_or_default())
         }
-        (Kind::Due, None, None) => format!(
-            "#{} (Timed: {})\n{text}",
-            item.name(),
-            item.trigger_raw.as_deref().unwrap_or_default()
-        ),
-        (Kind::Agenda, _, _) => format!("#Agenda: {}\n{text}", item.name()),
+        (Kind::Agenda, _, _) => format!("#Agenda: {name}\n{text}"),
     }
 }

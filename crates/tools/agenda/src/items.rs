@@ -150,9 +150,8 @@ impl TypedTool for ListAgendaItems {
     fn run(&self, ctx: &ToolContext, args: Self::Args) -> Result<ToolOutput, ToolError> {
         let date = item_date(ctx, args.item_date.as_deref())?;
         let store = ctx.services.require::<AgendaStore>()?;
-        let items: Vec<serde_json::Value> = store
-            .list_items(date)
-            .map_err(tool_error)?
+        let (items, broken) = store.listing(date).map_err(tool_error)?;
+        let items: Vec<serde_json::Value> = items
             .into_iter()
             .map(|i| {
                 json!({
@@ -166,7 +165,6 @@ impl TypedTool for ListAgendaItems {
         let mut listing = json!({"item_date": date.to_string(), "items": items});
         // Files that cannot be read are not silently left out: the listing says how many were
         // skipped, which, and why (their date is unknown, so every unreadable file counts).
-        let broken = store.broken_files().map_err(tool_error)?;
         if !broken.is_empty() {
             listing["skipped_files"] = json!(broken.len());
             listing["skipped"] = broken

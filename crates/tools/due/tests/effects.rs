@@ -38,8 +38,9 @@ fn pin_on_create_unpin_on_delete() {
         "2026-11-30T03:23:24Z".parse().unwrap(),
         jiff::tz::TimeZone::UTC,
     );
-    ctx.services
-        .insert(Arc::new(AgendaStore::open(&home, &home, "DEFAULT")));
+    ctx.services.insert(Arc::new(
+        AgendaStore::open(&home, &home, "DEFAULT").unwrap(),
+    ));
     let item = |id| RecallItem {
         memory_type: RecallKind::AgendaItem,
         memory_id: id,

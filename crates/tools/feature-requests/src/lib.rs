@@ -124,7 +124,7 @@ impl TypedTool for ListFeatureRequests {
 /// The text of `list_feature_requests` for these entries (`tools.md` §5.1).
 pub fn render_listing(entries: &[Entry]) -> String {
     let mut lines: Vec<String> = Vec::new();
-    let mut skipped: Vec<String> = Vec::new();
+    let mut skipped: Vec<elroy_core::FileWarning> = Vec::new();
     let mut count = 0usize;
     for entry in entries {
         match entry {
@@ -146,7 +146,11 @@ pub fn render_listing(entries: &[Entry]) -> String {
                     MarkdownError::InvalidFrontMatter { message, .. } => message.clone(),
                     other => other.to_string(),
                 };
-                skipped.push(format!("Skipped unreadable file {file_name}: {message}"));
+                skipped.push(elroy_core::FileWarning::new(
+                    "feature request files could not be read and were skipped",
+                    file_name.clone(),
+                    format!("Skipped unreadable file {file_name}: {message}"),
+                ));
             }
         }
     }
@@ -157,6 +161,10 @@ pub fn render_listing(entries: &[Entry]) -> String {
         head.append(&mut lines);
         head
     };
-    out.append(&mut skipped);
+    // A few unreadable files are named one per line (robustness R7); many make one line.
+    out.extend(elroy_core::summarize_warnings_with(
+        &skipped,
+        "`elroy doctor` lists them all",
+    ));
     out.join("\n")
 }

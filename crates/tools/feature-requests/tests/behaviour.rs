@@ -184,6 +184,31 @@ fn yaml_significant_titles_and_safe_names() {
 }
 
 #[test]
+fn many_unreadable_files_make_one_line() {
+    let home = tempfile::tempdir().unwrap();
+    let dir = home.path().join("feature-requests");
+    std::fs::create_dir_all(&dir).unwrap();
+    for i in 0..40 {
+        std::fs::write(
+            dir.join(format!("broken-{i:02}.md")),
+            "---\ntitle: a: b\n---\n",
+        )
+        .unwrap();
+    }
+    let ctx = context(
+        home.path(),
+        "DEFAULT",
+        "2026-03-16T08:30:00Z",
+        TimeZone::UTC,
+    );
+    assert_eq!(
+        ok(&ctx, "list_feature_requests", "{}"),
+        "No feature requests found.\n40 feature request files could not be read and were skipped \
+         (first: broken-00.md, broken-01.md, broken-02.md; `elroy doctor` lists them all)"
+    );
+}
+
+#[test]
 fn unreadable_file_is_skipped_and_never_rewritten() {
     let home = tempfile::tempdir().unwrap();
     let dir = home.path().join("feature-requests");

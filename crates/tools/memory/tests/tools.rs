@@ -342,11 +342,9 @@ fn create_memory_tracks_operations() {
 #[test]
 fn examine_memories_shows_due_items_after_memories() {
     let mut env = Env::new(TOKEN, |_| None);
-    let agenda = std::sync::Arc::new(elroy_agenda::AgendaStore::open(
-        env.home(),
-        env.home(),
-        TOKEN,
-    ));
+    let agenda = std::sync::Arc::new(
+        elroy_agenda::AgendaStore::open(env.home(), env.home(), TOKEN).unwrap(),
+    );
     let local = ts("2026-03-16T06:30:00Z").to_zoned_datetime(ist());
     agenda
         .create_due_item(

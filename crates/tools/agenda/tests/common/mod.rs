@@ -41,8 +41,9 @@ impl Home {
             user_home: user_home.clone(),
         });
         ctx.time = TimeContext::fixed(Timestamp::UNIX_EPOCH, tz);
-        ctx.services
-            .insert(Arc::new(AgendaStore::open(&elroy_home, &user_home, token)));
+        ctx.services.insert(Arc::new(
+            AgendaStore::open(&elroy_home, &user_home, token).unwrap(),
+        ));
         Home { dir, registry, ctx }
     }
 

@@ -1,0 +1,206 @@
+//! The index in `state.db` is a validated cache of the files (issue 14): a new store (a new elroy
+//! process) on a warm index reads no file whose stat did not change, and sees every change made
+//! while no elroy ran — an edit in place (even one that keeps the size and sets the mtime back),
+//! an editor's write by rename, a file added or deleted by hand, a `git checkout` of an older
+//! version — and a deleted `state.db` is rebuilt with the same answers.
+
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+use std::path::Path;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, SystemTime};
+
+use elroy_agenda::AgendaStore;
+use elroy_core::FileWarning;
+
+fn day() -> jiff::civil::Date {
+    jiff::civil::date(2026, 3, 20)
+}
+
+fn item(text: &str) -> String {
+    format!("---\ncompleted: false\ndate: '2026-03-20'\nstatus: created\n---\n\n{text}")
+}
+
+/// A store as a new process opens it, with the files it warns about (= the broken files it read).
+fn open(home: &Path) -> (AgendaStore, Arc<Mutex<Vec<String>>>) {
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let sink = Arc::clone(&seen);
+    let store = AgendaStore::open(home, home, "DEFAULT")
+        .unwrap()
+        .with_warnings(Arc::new(move |w: Vec<FileWarning>| {
+            sink.lock().unwrap().extend(w.into_iter().map(|w| w.path));
+        }));
+    (store, seen)
+}
+
+fn texts(store: &AgendaStore) -> Vec<(String, String)> {
+    store
+        .list_items(day())
+        .unwrap()
+        .into_iter()
+        .map(|i| (i.stem, i.text))
+        .collect()
+}
+
+/// Sets a file's mtime, as an editor, `cp -p`, `rsync -t` or `touch -d` can.
+fn set_mtime(path: &Path, to: SystemTime) {
+    std::fs::File::options()
+        .append(true)
+        .open(path)
+        .unwrap()
+        .set_modified(to)
+        .unwrap();
+}
+
+fn an_hour_ago() -> SystemTime {
+    SystemTime::now() - Duration::from_secs(3600)
+}
+
+/// A home with two items and a broken file, all last modified an hour ago, indexed once (so
+/// the index holds their stamps: files modified in the last two seconds are always read again).
+fn warm_home() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    let agenda = dir.path().join("agenda");
+    std::fs::create_dir_all(&agenda).unwrap();
+    std::fs::write(agenda.join("A.md"), item("aaaa")).unwrap();
+    std::fs::write(agenda.join("B.md"), item("bbbb")).unwrap();
+    std::fs::write(agenda.join("Broken.md"), "---\ncompleted: [\n---\n").unwrap();
+    for name in ["A.md", "B.md", "Broken.md"] {
+        set_mtime(&agenda.join(name), an_hour_ago());
+    }
+    let (store, warned) = open(dir.path());
+    assert_eq!(
+        texts(&store),
+        vec![("A".into(), "aaaa".into()), ("B".into(), "bbbb".into())]
+    );
+    assert_eq!(*warned.lock().unwrap(), vec!["agenda/Broken.md"]);
+    dir
+}
+
+#[test]
+fn a_warm_index_reads_no_unchanged_file() {
+    let home = warm_home();
+    let (store, warned) = open(home.path());
+    assert_eq!(texts(&store).len(), 2);
+    // The broken file was not read again (it would have been warned about).
+    assert!(warned.lock().unwrap().is_empty());
+    // It is still known, from the index.
+    assert_eq!(store.broken_files().unwrap().len(), 1);
+    // Once changed, it is read (and reported) again.
+    std::fs::write(home.path().join("agenda/Broken.md"), "---\nname: [\n---\n").unwrap();
+    let (store, warned) = open(home.path());
+    texts(&store);
+    assert_eq!(*warned.lock().unwrap(), vec!["agenda/Broken.md"]);
+}
+
+#[test]
+fn an_edit_in_place_with_the_same_size_and_mtime_is_seen() {
+    let home = warm_home();
+    let path = home.path().join("agenda/A.md");
+    let mtime = std::fs::metadata(&path).unwrap().modified().unwrap();
+    // Same size, same inode, the mtime put back: only the ctime tells.
+    std::fs::write(&path, item("AAAA")).unwrap();
+    set_mtime(&path, mtime);
+    // A lookup by id (recall, pins) sees it too, without a scan.
+    let (store, _) = open(home.path());
+    assert_eq!(store.item_by_id(1).unwrap().unwrap().text(), "AAAA");
+    assert_eq!(texts(&store)[0], ("A".into(), "AAAA".into()));
+    assert_eq!(store.item_by_id(1).unwrap().unwrap().text(), "AAAA");
+}
+
+#[test]
+fn an_edit_by_rename_is_seen() {
+    let home = warm_home();
+    let agenda = home.path().join("agenda");
+    let path = agenda.join("A.md");
+    let mtime = std::fs::metadata(&path).unwrap().modified().unwrap();
+    // An editor writes a new file and renames it over the old one (new inode), here with the
+    // old size and mtime.
+    std::fs::write(agenda.join(".A.md.swp"), item("ZZZZ")).unwrap();
+    set_mtime(&agenda.join(".A.md.swp"), mtime);
+    std::fs::rename(agenda.join(".A.md.swp"), &path).unwrap();
+    let (store, _) = open(home.path());
+    assert_eq!(texts(&store)[0], ("A".into(), "ZZZZ".into()));
+}
+
+#[test]
+fn files_added_and_deleted_by_hand_are_seen() {
+    let home = warm_home();
+    let agenda = home.path().join("agenda");
+    std::fs::write(agenda.join("C.md"), item("cccc")).unwrap();
+    set_mtime(&agenda.join("C.md"), an_hour_ago());
+    std::fs::remove_file(agenda.join("A.md")).unwrap();
+    let (store, _) = open(home.path());
+    assert!(store.item_by_id(1).unwrap().is_none(), "A is gone");
+    assert_eq!(store.item_by_id(2).unwrap().unwrap().text(), "bbbb");
+    assert_eq!(
+        texts(&store),
+        vec![("B".into(), "bbbb".into()), ("C".into(), "cccc".into())]
+    );
+    // A new file gets a new id; the deleted one's id is not reused.
+    let (a, _) = open(home.path());
+    let c = a.complete_item("C").unwrap();
+    assert_eq!(c.id, 4);
+}
+
+#[test]
+fn a_git_checkout_of_an_older_version_is_seen() {
+    let home = warm_home();
+    let agenda = home.path().join("agenda");
+    let git = |args: &[&str]| {
+        let out = std::process::Command::new("git")
+            .args(args)
+            .current_dir(&agenda)
+            .env("GIT_AUTHOR_NAME", "t")
+            .env("GIT_AUTHOR_EMAIL", "t@localhost")
+            .env("GIT_COMMITTER_NAME", "t")
+            .env("GIT_COMMITTER_EMAIL", "t@localhost")
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .env("HOME", home.path())
+            .output()
+            .expect("git runs");
+        assert!(out.status.success(), "git {args:?}: {out:?}");
+    };
+    git(&["init", "-q"]);
+    git(&["add", "A.md"]);
+    git(&["commit", "-q", "-m", "v1"]);
+    // elroy changes the item; a later process indexes that version with its stamps.
+    let (store, _) = open(home.path());
+    store
+        .add_checklist_item("A", "step", None)
+        .expect("the item exists");
+    set_mtime(&agenda.join("A.md"), an_hour_ago());
+    let (store, _) = open(home.path());
+    assert_eq!(
+        store.list_items(day()).unwrap()[0].checklist_total,
+        1,
+        "the change is listed"
+    );
+    git(&["checkout", "-q", "--", "A.md"]);
+    let (store, _) = open(home.path());
+    let listed = store.list_items(day()).unwrap();
+    assert_eq!(listed[0].stem, "A");
+    assert_eq!(listed[0].checklist_total, 0, "the older version is listed");
+}
+
+#[test]
+fn a_deleted_state_db_is_rebuilt_with_the_same_answers() {
+    let home = warm_home();
+    let answers = |store: &AgendaStore| {
+        (
+            texts(store),
+            store.broken_files().unwrap(),
+            store.due_now(jiff::Timestamp::MAX).unwrap(),
+        )
+    };
+    let (store, _) = open(home.path());
+    let before = answers(&store);
+    drop(store);
+    for name in ["state.db", "state.db-wal", "state.db-shm"] {
+        let _ = std::fs::remove_file(home.path().join(name));
+    }
+    let (store, warned) = open(home.path());
+    assert_eq!(answers(&store), before);
+    // Rebuilding reads every file again, so the broken one is reported again.
+    assert_eq!(*warned.lock().unwrap(), vec!["agenda/Broken.md"]);
+}

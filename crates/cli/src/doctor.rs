@@ -1,0 +1,76 @@
+//! `elroy doctor`: prints what [`elroy_runtime::doctor::check_home`] found, one line per problem
+//! (`{area}: {path}: {message}`) and a summary; exit 1 when anything is wrong.
+
+use std::process::ExitCode;
+
+use elroy_config::Config;
+use elroy_runtime::doctor::{DoctorReport, check_home};
+
+use crate::output;
+
+/// `elroy doctor …`
+#[derive(Debug, clap::Args)]
+pub struct DoctorArgs {
+    /// Print JSON (`{"ok": bool, "problems": [{"area", "path", "message"}]}`) instead of lines
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// `elroy doctor [--json]`.
+pub(crate) fn run(config: &Config, args: &DoctorArgs) -> Result<ExitCode, String> {
+    let report = check_home(config);
+    if args.json {
+        output::println(&to_json(&report))?;
+    } else {
+        for p in &report.problems {
+            let line = match &p.path {
+                // Most messages name their file already.
+                Some(path) if !p.message.contains(path.as_str()) => {
+                    format!("{}: {path}: {}", p.area.as_str(), p.message)
+                }
+                Some(_) => format!("{}: {}", p.area.as_str(), p.message),
+                None => format!("{}: {}", p.area.as_str(), p.message),
+            };
+            output::println(&line)?;
+        }
+        output::println(&summary(
+            &report,
+            &config.paths.elroy_home.display().to_string(),
+        ))?;
+    }
+    Ok(if report.is_healthy() {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::FAILURE
+    })
+}
+
+fn summary(report: &DoctorReport, home: &str) -> String {
+    match report.problems.len() {
+        0 => format!("no problems found in {home}"),
+        n => format!(
+            "{} problem{} found in {home}",
+            elroy_core::thousands(n),
+            if n == 1 { "" } else { "s" }
+        ),
+    }
+}
+
+fn to_json(report: &DoctorReport) -> String {
+    let problems: Vec<serde_json::Value> = report
+        .problems
+        .iter()
+        .map(|p| {
+            serde_json::json!({
+                "area": p.area.as_str(),
+                "path": p.path,
+                "message": p.message,
+            })
+        })
+        .collect();
+    serde_json::to_string_pretty(&serde_json::json!({
+        "ok": report.is_healthy(),
+        "problems": problems,
+    }))
+    .unwrap_or_default()
+}

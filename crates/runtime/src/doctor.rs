@@ -1,0 +1,250 @@
+//! `elroy doctor`: checks the whole home — every store, every file, the database and the versioned
+//! home — and returns typed [`Problem`]s; the CLI only prints them. Unlike every other command it
+//! reads every file, so the problems commands report one by one as they meet them (or as a
+//! summary line, `elroy_core::summarize_warnings`) are all listed here, one per file.
+
+use std::path::Path;
+use std::sync::Arc;
+
+use elroy_config::{Config, DatabaseLocation};
+use elroy_db::Db;
+
+/// The part of the home a [`Problem`] is in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Area {
+    /// `state.db`: opening, migrations, `PRAGMA integrity_check`.
+    Database,
+    /// `agenda/*.md`.
+    Agenda,
+    /// `memories/*.md` and `memories/archive/*.md`.
+    Memories,
+    /// `feature-requests/*.md`.
+    FeatureRequests,
+    /// `MEMORY.md` and `USER.md`.
+    Notebook,
+    /// The git repository of the versioned home (`.git`).
+    VersionedHome,
+}
+
+impl Area {
+    /// The lower-case name shown and used in `--json` (`database`, `agenda`, `memories`,
+    /// `feature-requests`, `notebook`, `versioned-home`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Area::Database => "database",
+            Area::Agenda => "agenda",
+            Area::Memories => "memories",
+            Area::FeatureRequests => "feature-requests",
+            Area::Notebook => "notebook",
+            Area::VersionedHome => "versioned-home",
+        }
+    }
+}
+
+/// One problem: where, which file (relative to `$ELROY_HOME`, when it is about one), and what.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Problem {
+    /// The store or part of the home.
+    pub area: Area,
+    /// The file, when the problem is about one.
+    pub path: Option<String>,
+    /// What is wrong, in plain words (for a file: the same message the tools give).
+    pub message: String,
+}
+
+/// What [`check_home`] found.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct DoctorReport {
+    /// Every problem, by area, then in file-name order.
+    pub problems: Vec<Problem>,
+}
+
+impl DoctorReport {
+    /// Whether nothing is wrong.
+    pub fn is_healthy(&self) -> bool {
+        self.problems.is_empty()
+    }
+}
+
+fn relative(elroy_home: &Path, path: &Path) -> String {
+    match path.strip_prefix(elroy_home) {
+        Ok(rel) => rel
+            .components()
+            .map(|c| c.as_os_str().to_string_lossy())
+            .collect::<Vec<_>>()
+            .join("/"),
+        Err(_) => path.display().to_string(),
+    }
+}
+
+/// Checks the home of `config` for its configured user: the database (opens and migrates,
+/// `PRAGMA integrity_check`), every agenda file (through the agenda index, which re-reads the files
+/// that changed), every memory file (read-only), every feature request, `MEMORY.md` and `USER.md`
+/// (UTF-8), and, when the home has a repository, the versioned home (the repository opens and its
+/// history reads, no change is waiting in `.git/elroy-pending.jsonl`, no sync-conflict or merge
+/// leftover files in the stores). Nothing a user wrote is changed.
+pub fn check_home(config: &Config) -> DoctorReport {
+    let paths = &config.paths;
+    let home = &paths.elroy_home;
+    let mut problems = Vec::new();
+    let mut push = |area: Area, path: Option<String>, message: String| {
+        problems.push(Problem {
+            area,
+            path,
+            message,
+        });
+    };
+
+    // --- the database ---
+    let db = match &paths.database {
+        DatabaseLocation::File(path) => {
+            let shown = relative(home, path);
+            match Db::open(path) {
+                Ok(db) => {
+                    match db.integrity_problems() {
+                        Ok(found) => found
+                            .into_iter()
+                            .for_each(|p| push(Area::Database, Some(shown.clone()), p)),
+                        Err(e) => push(Area::Database, Some(shown.clone()), e.to_string()),
+                    }
+                    Some(db)
+                }
+                Err(e) => {
+                    push(Area::Database, Some(shown), e.to_string());
+                    None
+                }
+            }
+        }
+        DatabaseLocation::Memory => Db::open_in_memory().ok(),
+    };
+
+    // --- agenda: through its index (a broken database still lets the files be checked) ---
+    let db = db.or_else(|| Db::open_in_memory().ok()).map(Arc::new);
+    if let Some(db) = db {
+        let token = &config.settings.user_token;
+        match db.ensure_user(token, jiff::Timestamp::now()) {
+            Ok(user) => {
+                let agenda = elroy_agenda::AgendaStore::new(
+                    home,
+                    &paths.user_home,
+                    elroy_agenda::DbIndex::new(db, user),
+                );
+                match agenda.broken_files() {
+                    Ok(broken) => broken
+                        .into_iter()
+                        .for_each(|(file, message)| push(Area::Agenda, Some(file), message)),
+                    Err(e) => push(Area::Agenda, None, e.to_string()),
+                }
+            }
+            Err(e) => push(Area::Database, None, e.to_string()),
+        }
+    }
+
+    // --- memories (read-only) ---
+    for (file, message) in elroy_memory::unreadable_memory_files(home, &paths.memory_dir) {
+        push(Area::Memories, Some(file), message);
+    }
+
+    // --- feature requests ---
+    let requests = elroy_feature_requests::FeatureRequestStore::new(home, &paths.user_home);
+    match requests.entries() {
+        Ok(entries) => {
+            for entry in entries {
+                if let elroy_feature_requests::Entry::Unreadable { file_name, error } = entry {
+                    push(
+                        Area::FeatureRequests,
+                        Some(requests.display(&file_name)),
+                        error.to_string(),
+                    );
+                }
+            }
+        }
+        Err(e) => push(Area::FeatureRequests, None, e.to_string()),
+    }
+
+    // --- notebook ---
+    let notebook = elroy_notebook::Notebook::new(home, &paths.user_home);
+    for target in [
+        elroy_notebook::Target::SelfNotes,
+        elroy_notebook::Target::User,
+    ] {
+        if let Err(e) = notebook.read(target) {
+            push(
+                Area::Notebook,
+                Some(relative(home, &notebook.path(target))),
+                e.to_string(),
+            );
+        }
+    }
+
+    // --- the versioned home ---
+    if home.join(".git").exists() {
+        match elroy_history::VersionedHome::open(home).and_then(|h| h.history(None)) {
+            Ok(_) => {}
+            Err(e) => push(
+                Area::VersionedHome,
+                Some(".git".to_owned()),
+                format!("the repository cannot be read: {e}"),
+            ),
+        }
+        let journal = home.join(".git").join("elroy-pending.jsonl");
+        if let Ok(text) = std::fs::read_to_string(&journal) {
+            let waiting = text.lines().filter(|l| !l.trim().is_empty()).count();
+            if waiting > 0 {
+                push(
+                    Area::VersionedHome,
+                    Some(".git/elroy-pending.jsonl".to_owned()),
+                    format!(
+                        "{waiting} saved change(s) are not recorded in the history yet; the next \
+                         elroy command or `elroy undo` records them"
+                    ),
+                );
+            }
+        }
+        for dir in [
+            paths.user_home.join("agenda"),
+            paths.memory_dir.clone(),
+            paths.memory_dir.join("archive"),
+            paths
+                .user_home
+                .join(elroy_feature_requests::FEATURE_REQUESTS_DIR),
+        ] {
+            for file in conflict_files(&dir) {
+                push(
+                    Area::VersionedHome,
+                    Some(relative(home, &file)),
+                    "a sync-conflict or merge leftover file; merge it by hand and delete it"
+                        .to_owned(),
+                );
+            }
+        }
+    }
+    problems.sort_by(|a, b| (a.area, &a.path).cmp(&(b.area, &b.path)));
+    DoctorReport { problems }
+}
+
+/// Files of `dir` that sync tools or merges leave beside the real ones: `*.orig`, `*.rej`,
+/// `*.BACKUP.*`/`*.LOCAL.*`/`*.REMOTE.*`/`*.BASE.*` (git mergetool), Syncthing's
+/// `*.sync-conflict-*` and Dropbox's `* (… conflicted copy …)`.
+fn conflict_files(dir: &Path) -> Vec<std::path::PathBuf> {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return Vec::new();
+    };
+    let mut found: Vec<std::path::PathBuf> = entries
+        .flatten()
+        .filter(|e| e.file_type().is_ok_and(|t| t.is_file()))
+        .filter(|e| {
+            let name = e.file_name().to_string_lossy().into_owned();
+            name.ends_with(".orig")
+                || name.ends_with(".rej")
+                || name.contains(".sync-conflict-")
+                || name.contains("conflicted copy")
+                || [".BACKUP.", ".LOCAL.", ".REMOTE.", ".BASE."]
+                    .iter()
+                    .any(|m| name.contains(m))
+        })
+        .map(|e| e.path())
+        .collect();
+    found.sort();
+    found
+}

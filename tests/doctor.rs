@@ -1,0 +1,156 @@
+//! `elroy doctor` (issue 14): every store, every file, the database and the versioned home, one
+//! line per problem and a summary, exit 1 when anything is wrong; and the warnings of ordinary
+//! commands, which summarize many similar problems in one line.
+
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+use crate::common;
+
+use common::{TestHome, stderr, stdout};
+
+fn doctor(home: &TestHome, json: bool) -> std::process::Output {
+    let mut cmd = home.cmd();
+    cmd.arg("doctor");
+    if json {
+        cmd.arg("--json");
+    }
+    cmd.output().unwrap()
+}
+
+#[test]
+fn a_clean_home_has_no_problems() {
+    let home = TestHome::new();
+    let out = home.call(
+        "add_agenda_item",
+        r#"{"text":"Pay rent","item_date":"2026-03-20"}"#,
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    let out = home.call(
+        "create_memory",
+        r#"{"name":"Tea","text":"Likes green tea."}"#,
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    let out = doctor(&home, false);
+    assert_eq!(out.status.code(), Some(0), "{}", stdout(&out));
+    assert_eq!(
+        stdout(&out),
+        format!("no problems found in {}\n", home.home().display())
+    );
+    let json: serde_json::Value = serde_json::from_str(&stdout(&doctor(&home, true))).unwrap();
+    assert_eq!(json, serde_json::json!({"ok": true, "problems": []}));
+}
+
+#[test]
+fn each_broken_case_is_one_line_by_path() {
+    let home = TestHome::new();
+    // A first call creates the home, the database and the versioned home.
+    let out = home.call(
+        "add_agenda_item",
+        r#"{"text":"Pay rent","item_date":"2026-03-20"}"#,
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    let root = home.home();
+    let write = |path: &str, bytes: &[u8]| {
+        let path = root.join(path);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, bytes).unwrap();
+    };
+    // robustness.md R2 and R7: front matter that does not parse, a notes file not in UTF-8.
+    write("agenda/Broken.md", b"---\ndate: [2026-03-20\n---\n\nx\n");
+    write(
+        "feature-requests/broken.md",
+        b"---\ntitle: Re: October 24 booking\n---\n\nx\n",
+    );
+    write("MEMORY.md", b"- a\xff\n");
+    write("memories/Bad.md", b"---\nid: [\n---\n\nx\n");
+    write("memories/archive/Latin1.md", b"caf\xe9\n");
+    // The versioned home: a change saved but not recorded, a merge leftover.
+    write(
+        ".git/elroy-pending.jsonl",
+        b"{\"tool\":\"x\",\"paths\":[]}\n",
+    );
+    write("agenda/Pay_rent.md.orig", b"old\n");
+    let out = doctor(&home, false);
+    assert_eq!(out.status.code(), Some(1), "{}", stdout(&out));
+    let text = stdout(&out);
+    let lines: Vec<&str> = text.lines().collect();
+    let expected_starts = [
+        "agenda: invalid front matter in agenda/Broken.md: ",
+        "memories: invalid front matter in memories/Bad.md: ",
+        "memories: memories/archive/Latin1.md",
+        "feature-requests: invalid front matter in feature-requests/broken.md: ",
+        "notebook: MEMORY.md is not valid UTF-8",
+        "versioned-home: .git/elroy-pending.jsonl: 1 saved change(s) are not recorded",
+        "versioned-home: agenda/Pay_rent.md.orig: a sync-conflict or merge leftover file",
+    ];
+    assert_eq!(lines.len(), expected_starts.len() + 1, "{text}");
+    for (line, start) in lines.iter().zip(expected_starts) {
+        assert!(
+            line.starts_with(start),
+            "{line:?} should start with {start:?}"
+        );
+    }
+    assert_eq!(
+        lines.last().unwrap(),
+        &format!("7 problems found in {}", root.display())
+    );
+    // The same for scripts.
+    let out = doctor(&home, true);
+    assert_eq!(out.status.code(), Some(1));
+    let json: serde_json::Value = serde_json::from_str(&stdout(&out)).unwrap();
+    assert_eq!(json["ok"], false);
+    assert_eq!(json["problems"].as_array().unwrap().len(), 7);
+    assert_eq!(json["problems"][0]["area"], "agenda");
+    assert_eq!(json["problems"][0]["path"], "agenda/Broken.md");
+    // Nothing was changed.
+    assert_eq!(std::fs::read(root.join("MEMORY.md")).unwrap(), b"- a\xff\n");
+    assert_eq!(
+        std::fs::read(root.join("memories/Bad.md")).unwrap(),
+        b"---\nid: [\n---\n\nx\n"
+    );
+}
+
+#[test]
+fn a_damaged_database_is_reported() {
+    let home = TestHome::new();
+    let out = home.call("get_user_preferred_name", "{}");
+    assert!(out.status.success(), "{}", stderr(&out));
+    std::fs::write(home.home().join("state.db"), b"not a database at all").unwrap();
+    let out = doctor(&home, false);
+    assert_eq!(out.status.code(), Some(1));
+    let text = stdout(&out);
+    assert!(text.starts_with("database: state.db: "), "{text}");
+    let summary = format!("1 problem found in {}\n", home.home().display());
+    assert!(text.ends_with(&summary), "{text}");
+}
+
+#[test]
+fn many_similar_warnings_make_one_line() {
+    let home = TestHome::new();
+    let memories = home.home().join("memories");
+    std::fs::create_dir_all(&memories).unwrap();
+    for i in 0..50 {
+        std::fs::write(
+            memories.join(format!("Note_{i:02}.md")),
+            format!("Hand-written note number {i}.\n"),
+        )
+        .unwrap();
+    }
+    let out = home.call("examine_memories", r#"{"question":"note"}"#);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let warnings: Vec<String> = stderr(&out)
+        .lines()
+        .filter(|l| l.starts_with("warning: "))
+        .map(str::to_owned)
+        .collect();
+    assert_eq!(
+        warnings,
+        vec![
+            "warning: 50 memory files had no id; ids were assigned (first: memories/Note_00.md, \
+             memories/Note_01.md, memories/Note_02.md; all of them are in the log)"
+        ]
+    );
+    // They have ids now: the next command has nothing to say.
+    let out = home.call("examine_memories", r#"{"question":"note"}"#);
+    assert!(!stderr(&out).contains("warning:"), "{}", stderr(&out));
+}
