@@ -67,6 +67,12 @@ impl Db {
 
     fn init(mut conn: Connection, path: Option<PathBuf>) -> Result<Db, DbError> {
         conn.busy_timeout(std::time::Duration::from_millis(5000))?;
+        // Every `conn.transaction()` takes the write lock at BEGIN. A deferred transaction that
+        // reads before it writes fails at once with "database is locked" (SQLITE_BUSY_SNAPSHOT,
+        // no busy wait) when another process committed in between — the kind behind the
+        // occasional failure of concurrent processes opening one home. Read-only work needs no
+        // transaction.
+        conn.set_transaction_behavior(rusqlite::TransactionBehavior::Immediate);
         let shown = path
             .as_deref()
             .map_or_else(|| ":memory:".to_owned(), |p| p.display().to_string());

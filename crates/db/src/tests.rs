@@ -192,17 +192,16 @@ fn user_names_are_stored_in_nfc() {
 fn migration_3_adds_due_announcements() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("state.db");
-    drop(Db::open(&path).unwrap());
     {
+        // A database at schema 2, as elroy wrote it then.
         let c = rusqlite::Connection::open(&path).unwrap();
-        c.execute_batch(
-            "DROP TABLE due_announcements;
-             UPDATE meta SET value = '2' WHERE key = 'schema_version';",
-        )
-        .unwrap();
+        c.execute_batch(migrations::MIGRATIONS[0].1).unwrap();
+        c.execute_batch(migrations::MIGRATIONS[1].1).unwrap();
+        c.execute_batch("INSERT INTO meta (key, value) VALUES ('schema_version', '2');")
+            .unwrap();
     }
     let db = Db::open(&path).unwrap();
-    assert_eq!(db.schema_version().unwrap(), 3);
+    assert_eq!(db.schema_version().unwrap(), migrations::LATEST_VERSION);
     let user = db.ensure_user("DEFAULT", now()).unwrap();
     let claim = |channel: &str| {
         db.with_conn(|c| {
@@ -218,4 +217,36 @@ fn migration_3_adds_due_announcements() {
         (claim("remind"), claim("remind"), claim("interface")),
         (1, 0, 1)
     );
+}
+
+/// Kind: two processes on one `state.db`, one reading then writing in a transaction while the
+/// other commits in between. A deferred transaction would fail at its first write with
+/// "database is locked" (no busy wait); every transaction takes the write lock at BEGIN, so both
+/// writes land.
+#[test]
+fn a_transaction_that_reads_then_writes_survives_another_writer() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("state.db");
+    let first = Db::open(&path).unwrap();
+    let second = Db::open(&path).unwrap();
+    first
+        .with_conn(|c| {
+            let tx = c.transaction()?;
+            let before: i64 = tx.query_row("SELECT count(*) FROM users", [], |r| r.get(0))?;
+            assert_eq!(before, 0);
+            let other = std::thread::spawn(move || second.ensure_user("other", now()));
+            std::thread::sleep(std::time::Duration::from_millis(300));
+            tx.execute(
+                "INSERT INTO users (token, created_at) VALUES ('first', '2026-12-01 09:00:00')",
+                [],
+            )?;
+            tx.commit()?;
+            other.join().unwrap().unwrap();
+            Ok(())
+        })
+        .unwrap();
+    let count: i64 = first
+        .with_conn(|c| c.query_row("SELECT count(*) FROM users", [], |r| r.get(0)))
+        .unwrap();
+    assert_eq!(count, 2);
 }

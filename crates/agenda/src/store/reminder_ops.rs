@@ -8,9 +8,9 @@ use jiff::civil::Date;
 
 use super::matching::{active_due, active_items, find_due};
 use super::{AgendaStore, ItemRef, with_front_matter};
-use crate::{AgendaError, Kind};
 use crate::item::Item;
 use crate::time::{format_python_utc, format_stored_trigger};
+use crate::{AgendaError, Kind};
 
 impl AgendaStore {
     /// The active items (plain and due) for which `keep(kind, date)` holds, with their stable
