@@ -38,13 +38,17 @@ pub struct Db {
     path: Option<PathBuf>,
 }
 
+/// How long a connection waits for another process's lock (orchestrator.md §9.1: 5 s).
+const BUSY_TIMEOUT: std::time::Duration = std::time::Duration::from_millis(5000);
+
 impl Db {
     /// Opens (creating it if needed) the database file at `path` and migrates it to the latest
     /// schema. The parent directory is created on demand.
     ///
     /// # Errors
     /// [`DbError::ElroyOwned`] when the file is Elroy's (Python) database (an `alembic_version`
-    /// table and no `meta` table); [`DbError::Sqlite`] / [`DbError::Io`] for other failures;
+    /// table and no `meta` table); [`DbError::SqliteIn`] (naming the file) / [`DbError::Io`] for
+    /// other failures;
     /// [`DbError::NotElroy`] when `meta.app` names another program.
     pub fn open(path: &Path) -> Result<Db, DbError> {
         if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
@@ -53,8 +57,16 @@ impl Db {
                 source: e,
             })?;
         }
-        let conn = Connection::open(path)?;
-        Db::init(conn, Some(path.to_path_buf()))
+        // Errors name the file (a full disk or a lock held elsewhere says which database).
+        let in_file = |e: DbError| match e {
+            DbError::Sqlite(source) => DbError::SqliteIn {
+                file: path.display().to_string(),
+                source,
+            },
+            other => other,
+        };
+        let conn = Connection::open(path).map_err(|e| in_file(e.into()))?;
+        Db::init(conn, Some(path.to_path_buf())).map_err(in_file)
     }
 
     /// An in-memory database (`sqlite::memory:`, tests), migrated.
@@ -66,7 +78,7 @@ impl Db {
     }
 
     fn init(mut conn: Connection, path: Option<PathBuf>) -> Result<Db, DbError> {
-        conn.busy_timeout(std::time::Duration::from_millis(5000))?;
+        conn.busy_timeout(BUSY_TIMEOUT)?;
         // Every `conn.transaction()` takes the write lock at BEGIN. A deferred transaction that
         // reads before it writes fails at once with "database is locked" (SQLITE_BUSY_SNAPSHOT,
         // no busy wait) when another process committed in between — the kind behind the

@@ -250,3 +250,20 @@ fn a_transaction_that_reads_then_writes_survives_another_writer() {
         .unwrap();
     assert_eq!(count, 2);
 }
+
+/// Kind: a failure while opening (a damaged file, a full disk, a lock held elsewhere) names the
+/// database file, so a person knows which one.
+#[test]
+fn an_open_failure_names_the_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("state.db");
+    std::fs::write(&path, vec![0x42_u8; 4096]).unwrap();
+    let Err(e) = Db::open(&path) else {
+        panic!("a file of 0x42 bytes opened as a database")
+    };
+    assert!(
+        e.to_string()
+            .starts_with(&format!("database error in {}: ", path.display())),
+        "{e}"
+    );
+}

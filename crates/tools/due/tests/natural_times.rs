@@ -38,8 +38,9 @@ fn create_due_item_reads_natural_times_in_the_configured_zone() {
         "2026-11-30T09:00:00Z".parse().unwrap(),
         jiff::tz::TimeZone::get("Europe/Berlin").unwrap(),
     );
-    ctx.services
-        .insert(Arc::new(AgendaStore::open(&home, &home, "DEFAULT")));
+    ctx.services.insert(Arc::new(
+        AgendaStore::open(&home, &home, "DEFAULT").unwrap(),
+    ));
     for (name, when, shown) in [
         ("Dentist", "tomorrow 9am", "2026-12-01 09:00:00+01:00"),
         ("Rent", "tomorrow at 9am", "2026-12-01 09:00:00+01:00"),
