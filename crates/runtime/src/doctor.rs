@@ -110,7 +110,12 @@ pub fn check_home(config: &Config) -> DoctorReport {
                     Some(db)
                 }
                 Err(e) => {
-                    push(Area::Database, Some(shown), e.to_string());
+                    // The line names the file already: SQLite's own words after it.
+                    let message = match e {
+                        elroy_db::DbError::SqliteIn { source, .. } => source.to_string(),
+                        other => other.to_string(),
+                    };
+                    push(Area::Database, Some(shown), message);
                     None
                 }
             }
