@@ -44,6 +44,13 @@ fn history(home: &TestHome, path: Option<&str>) -> Vec<String> {
         .collect()
 }
 
+/// The message of the newest commit.
+fn head_message(home: &TestHome) -> String {
+    let repo = git2::Repository::open(home.home()).unwrap();
+    let commit = repo.head().unwrap().peel_to_commit().unwrap();
+    commit.message().unwrap().to_owned()
+}
+
 fn head_id(home: &TestHome) -> git2::Oid {
     let repo = git2::Repository::open(home.home()).unwrap();
     repo.head().unwrap().peel_to_commit().unwrap().id()
@@ -117,7 +124,12 @@ fn undo_refuses_after_a_hand_edit_and_changes_nothing() {
         "{message}"
     );
     assert_eq!(std::fs::read(&file).unwrap(), edited);
-    assert_eq!(head_id(&home), head);
+    // The hand edit is recorded as what it is (undo committed it before looking), nothing else.
+    assert_ne!(head_id(&home), head);
+    assert_eq!(
+        head_message(&home),
+        "external edit\n\nagenda/Water_the_plants.md"
+    );
 }
 
 #[test]
@@ -194,7 +206,7 @@ fn versioned_home_false_creates_no_repository() {
 }
 
 #[test]
-fn hand_edits_are_committed_as_external_edit_at_the_next_start() {
+fn hand_edits_are_committed_as_external_edit_when_the_history_is_read() {
     let home = TestHome::new();
     call(&home, "add_agenda_item", r#"{"text":"Buy milk"}"#);
     std::fs::write(
@@ -206,9 +218,10 @@ fn hand_edits_are_committed_as_external_edit_at_the_next_start() {
     let mut text = std::fs::read_to_string(&file).unwrap();
     text.push_str("Two litres.\n");
     std::fs::write(&file, text).unwrap();
-    // Not yet: history reads the repository as it is.
-    assert_eq!(history(&home, None).len(), 2);
+    // A read-only tool call does not walk the home (issue 14: its time does not grow with the
+    // home); `elroy history` commits the hand edits first, so it shows them at once.
     call(&home, "list_agenda_items", "{}");
+    assert_eq!(head_message(&home), "add_agenda_item: agenda/Buy_milk.md");
     let all = history(&home, None);
     assert_eq!(all[0], "2026-03-16 08:30:00 external edit");
     assert_eq!(all.len(), 3);
@@ -494,16 +507,12 @@ fn a_git_lock_held_past_the_retry_window_is_recorded_at_the_next_start() {
     );
     assert!(!file.exists());
     assert!(home.home().join(".git/elroy-pending.jsonl").exists());
-    assert_eq!(
-        history(&home, None)[0],
-        "2026-03-16 08:30:00 add_agenda_item: agenda/Water_the_plants.md"
-    );
 
-    // The next start commits it under the tool's name.
-    call(&home, "get_current_date", "{}");
+    // The next start, or `elroy history`, commits it under the tool's name.
+    let shown = history(&home, None);
     assert!(!home.home().join(".git/elroy-pending.jsonl").exists());
     assert_eq!(
-        history(&home, None),
+        shown,
         [
             "2026-03-16 08:30:00 delete_agenda_item: agenda/Water_the_plants.md",
             "2026-03-16 08:30:00 add_agenda_item: agenda/Water_the_plants.md",

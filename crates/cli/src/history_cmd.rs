@@ -25,7 +25,16 @@ fn open(config: &Config) -> Result<VersionedHome, String> {
             "the versioned home is off (versioned_home: false), so there is no history".into(),
         );
     }
-    VersionedHome::open(&config.paths.elroy_home).map_err(|e| e.to_string())
+    let home = VersionedHome::open(&config.paths.elroy_home).map_err(|e| e.to_string())?;
+    // Hand edits since the last commit become an `external edit` first, so the history shows
+    // them and undo never takes them for elroy's change.
+    let now = config
+        .now
+        .unwrap_or_else(|| elroy_core::Clock::now(&elroy_core::SystemClock));
+    if let Err(e) = home.commit_outside_edits(now) {
+        crate::output::eprintln(&format!("warning: versioned home: {e}"));
+    }
+    Ok(home)
 }
 
 /// `elroy history [PATH]`: one line per change, newest first: short id, time (configured zone),

@@ -301,7 +301,13 @@ fn versioned_home(chat: &ChatSession) -> Result<VersionedHome, CommandOutput> {
             "The versioned home is off (versioned_home: false), so there is no history.",
         ));
     }
-    VersionedHome::open(&config.paths.elroy_home).map_err(|e| CommandOutput::error(&e.to_string()))
+    let home = VersionedHome::open(&config.paths.elroy_home)
+        .map_err(|e| CommandOutput::error(&e.to_string()))?;
+    // Hand edits since the last commit become an `external edit` first (as `elroy history`).
+    if let Err(e) = home.commit_outside_edits(chat.runtime().time.now()) {
+        tracing::warn!("versioned home: {e}");
+    }
+    Ok(home)
 }
 
 fn history(chat: &ChatSession) -> CommandOutput {

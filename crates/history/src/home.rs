@@ -60,6 +60,22 @@ impl VersionedHome {
     /// [`HistoryError`] when the repository cannot be created or the commit fails (a git lock held
     /// past the retry window is not an error: the edits are committed at a later start).
     pub fn start(elroy_home: &Path, now: Timestamp) -> Result<Self, HistoryError> {
+        let home = VersionedHome::resume(elroy_home, now)?;
+        home.commit_outside_edits(now)?;
+        Ok(home)
+    }
+
+    /// What a tool call needs before it runs, in time independent of the home's size: the
+    /// repository (created, with its [`INITIAL_IMPORT`], when missing or without commits) and the
+    /// journaled changes of earlier runs committed under their own names. Outside edits are left
+    /// for [`VersionedHome::commit_outside_edits`] (a session start, `elroy history`, `elroy
+    /// undo`): a call commits only the paths it writes, and a hand edit of one of those is
+    /// committed first as [`EXTERNAL_EDIT`] by the recorder, so no hand edit is ever committed
+    /// under a tool's name (issue 14: a home of 110,000 files costs one stat per file to walk).
+    ///
+    /// # Errors
+    /// [`HistoryError`] when the repository cannot be created or opened.
+    pub fn resume(elroy_home: &Path, now: Timestamp) -> Result<Self, HistoryError> {
         let home = VersionedHome {
             root: elroy_home.to_path_buf(),
         };
@@ -74,32 +90,57 @@ impl VersionedHome {
             // first, so they are never taken for outside edits.
             if let Err(e) = home.commit_pending(&repo) {
                 tracing::warn!("versioned home: journaled changes not committed yet: {e}");
-                return Ok(home);
+            }
+            return Ok(home);
+        }
+        drop(_lock);
+        // A new repository: the stores as they are become its first commit.
+        home.commit_outside_edits(now)?;
+        Ok(home)
+    }
+
+    /// Commits what changed in the stores since the last commit as [`EXTERNAL_EDIT`] (or
+    /// [`INITIAL_IMPORT`] in a repository without commits): one status walk of the store paths
+    /// under the home lock, comparing each file's stat with `.git/index` and reading only files
+    /// whose stat changed. Left for later (not an error) while another process's tool call is
+    /// under way or a git lock is held past the retry window. Returns whether a commit was made.
+    ///
+    /// # Errors
+    /// [`HistoryError`] when the lock, the index or the commit fails.
+    pub fn commit_outside_edits(&self, now: Timestamp) -> Result<bool, HistoryError> {
+        let elroy_home = self.root.as_path();
+        let _lock = HomeLock::acquire(elroy_home)?;
+        let repo = self.repo()?;
+        if head_born(&repo)? && self.has_pending() {
+            // Journaled changes first: they are their tools', not outside edits.
+            if let Err(e) = self.commit_pending(&repo) {
+                tracing::warn!("versioned home: journaled changes not committed yet: {e}");
+                return Ok(false);
             }
         }
         let candidates = store_candidates(&repo)?;
         if head_born(&repo)? {
             if candidates.is_empty() {
-                return Ok(home);
+                return Ok(false);
             }
             // A tool call of another elroy process may have written a file and not committed it
             // yet (it holds the calls lock shared until it has): those changes are its to commit,
-            // so the outside edits wait for a start when no call is under way.
+            // so the outside edits wait for a time when no call is under way.
             let calls = CallsLock::open(elroy_home)?;
             if !calls.try_exclusive() {
                 tracing::debug!(
                     "versioned home: a tool call is under way; outside edits left for later"
                 );
-                return Ok(home);
+                return Ok(false);
             }
         }
-        match home.commit_work_tree(&repo, candidates, now, &external_edit_message) {
-            Ok(_) => Ok(home),
+        match self.commit_work_tree(&repo, candidates, now, &external_edit_message) {
+            Ok(made) => Ok(made.is_some()),
             // A git lock held past the retry window: the edits stay in the work tree and are
-            // committed at a later start; this session still records its own changes.
+            // committed later; this session still records its own changes.
             Err(HistoryError::Git(e)) if e.code() == ErrorCode::Locked => {
                 tracing::warn!("versioned home: outside edits not committed yet: {e}");
-                Ok(home)
+                Ok(false)
             }
             Err(e) => Err(e),
         }

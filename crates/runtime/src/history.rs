@@ -1,5 +1,6 @@
 //! The versioned home (elroy-history), started on first use: before the first tool call the
-//! registry observes, or when a session starts.
+//! registry observes ([`VersionedHome::resume`]: time independent of the home's size), or when a
+//! session starts (which also commits outside edits, [`VersionedHome::commit_outside_edits`]).
 
 use std::path::PathBuf;
 use std::sync::OnceLock;
@@ -36,11 +37,20 @@ impl LazyHistory {
         }
     }
 
-    /// The started home: `VersionedHome::start` on the first call (an `initial import` or
-    /// `external edit` commit of what changed since the last run); `None` when versioning is off
+    /// The started home (`VersionedHome::resume` on first use); `None` when versioning is off
     /// or the start failed (a warning).
     pub(crate) fn home(&self) -> Option<VersionedHome> {
         self.started().map(|(home, _)| home.clone())
+    }
+
+    /// [`LazyHistory::home`], after committing what was edited by hand since the last commit as
+    /// `external edit` (a session start: one stat per store file).
+    pub(crate) fn home_with_outside_edits(&self) -> Option<VersionedHome> {
+        let home = self.home()?;
+        if let Err(e) = home.commit_outside_edits(self.time.now()) {
+            (self.warn)(&format!("versioned home: {e}"));
+        }
+        Some(home)
     }
 
     fn started(&self) -> Option<&(VersionedHome, Recorder)> {
@@ -49,7 +59,7 @@ impl LazyHistory {
                 if !self.enabled {
                     return None;
                 }
-                match VersionedHome::start(&self.elroy_home, self.time.now()) {
+                match VersionedHome::resume(&self.elroy_home, self.time.now()) {
                     Ok(home) => Some((home.clone(), Recorder::new(home))),
                     Err(e) => {
                         (self.warn)(&format!("versioned home: {e}"));
