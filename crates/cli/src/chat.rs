@@ -676,6 +676,14 @@ pub(crate) fn run(config: Config) -> Result<ExitCode, String> {
                         },
                         &palette,
                     ),
+                    Input::Invalid { message } => print_output(
+                        &CommandOutput {
+                            lines: vec![message],
+                            is_error: true,
+                            action: None,
+                        },
+                        &palette,
+                    ),
                     Input::Command(command) => {
                         if command.waits_for_background() {
                             finish_background(&runtime, &mut background, &palette, &printer);

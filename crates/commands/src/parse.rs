@@ -142,6 +142,12 @@ pub enum Input {
         /// The word typed after the slash.
         word: String,
     },
+    /// A command given an argument it does not take (`/due done X`): nothing runs and nothing
+    /// goes to the model; `message` says why.
+    Invalid {
+        /// One line for the person.
+        message: String,
+    },
 }
 
 /// Parses one typed line (it may contain newlines: only a leading `/` on the first
@@ -175,6 +181,23 @@ pub fn parse(line: &str) -> Input {
         Some(at) => (&rest[..at], rest[at..].trim()),
         None => (rest, ""),
     };
+    let takes_no_argument = COMMANDS
+        .iter()
+        .any(|c| c.name == word.to_lowercase() && c.usage.is_empty());
+    if !argument.is_empty() && takes_no_argument {
+        let hint = if word.eq_ignore_ascii_case("due") {
+            " To complete or snooze a due item, ask the assistant, or run `elroy due done NAME` / \
+             `elroy due snooze NAME WHEN` in a shell."
+        } else {
+            ""
+        };
+        return Input::Invalid {
+            message: format!(
+                "/{} takes no argument (got `{argument}`).{hint}",
+                word.to_lowercase()
+            ),
+        };
+    }
     let argument = (!argument.is_empty()).then(|| argument.to_owned());
     let command = match word.to_lowercase().as_str() {
         "help" | "?" => Command::Help,
@@ -222,6 +245,17 @@ mod tests {
     #[test]
     fn commands_and_arguments() {
         assert_eq!(parse("/help"), Input::Command(Command::Help));
+        // A command that takes no argument refuses one instead of ignoring it (`/due done X`
+        // listed the due items and completed nothing).
+        let Input::Invalid { message } = parse("/due done Dentist") else {
+            panic!("not refused")
+        };
+        assert!(
+            message.starts_with("/due takes no argument (got `done Dentist`)."),
+            "{message}"
+        );
+        assert!(matches!(parse("/undo everything"), Input::Invalid { .. }));
+        assert_eq!(parse("/due"), Input::Command(Command::Due));
         assert_eq!(parse("  /HELP  "), Input::Command(Command::Help));
         assert_eq!(parse("/agenda"), Input::Command(Command::Agenda(None)));
         assert_eq!(

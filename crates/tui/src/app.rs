@@ -293,6 +293,15 @@ impl App {
                 self.scroll_top = None;
                 Vec::new()
             }
+            Typed::Invalid { message } => {
+                self.entries.push(Entry::User(text.trim().to_owned()));
+                self.entries.push(Entry::Output {
+                    text: message,
+                    is_error: true,
+                });
+                self.scroll_top = None;
+                Vec::new()
+            }
         }
     }
 
