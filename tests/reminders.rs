@@ -135,6 +135,35 @@ fn a_failing_notify_command_is_a_warning() {
     assert_eq!(ok_at(&home, "2026-12-01T09:01:00Z", &["remind"]), "");
 }
 
+/// Kind: an announcement nobody could read. With standard output failing (`> /dev/full`),
+/// `elroy remind` exits 1 and takes its claims back, so the next run announces them.
+#[test]
+fn announcements_that_could_not_be_written_are_announced_by_the_next_run() {
+    let home = TestHome::new();
+    for name in ["Stretch", "Water"] {
+        create_due(&home, "2026-12-01T08:00:00Z", name, "", "2026-12-01 09:00");
+    }
+    let out = home
+        .cmd()
+        .env("ELROY_NOW", "2026-12-01T09:00:00Z")
+        .arg("remind")
+        .stdout(std::fs::File::create("/dev/full").unwrap())
+        .stderr(std::process::Stdio::piped())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("cannot write to standard output"),
+        "{}",
+        stderr(&out)
+    );
+    assert_eq!(
+        ok_at(&home, "2026-12-01T09:01:00Z", &["remind"]),
+        "⏰ 09:00 Stretch\n⏰ 09:00 Water\n"
+    );
+    assert_eq!(ok_at(&home, "2026-12-01T09:02:00Z", &["remind"]), "");
+}
+
 /// Eight `elroy remind` processes at once announce each of five due items exactly once.
 #[test]
 fn concurrent_reminds_announce_each_item_exactly_once() {

@@ -114,6 +114,32 @@ impl Announcements {
             .map(|inserted| inserted == 1)
             .map_err(db_error)
     }
+
+    /// Takes back a claim of `item` on `channel` for its current trigger: the caller could not
+    /// show the announcement (its output was closed or failed), so the next run announces it.
+    ///
+    /// # Errors
+    /// Database failures, as text.
+    pub fn release(&self, item: &DueItem, channel: Channel) -> Result<(), AgendaError> {
+        let Some(trigger) = item.trigger_datetime else {
+            return Ok(());
+        };
+        self.db
+            .with_conn(|conn| {
+                conn.execute(
+                    "DELETE FROM due_announcements
+                     WHERE user_id = ?1 AND item_id = ?2 AND trigger_datetime = ?3 AND channel = ?4",
+                    params![
+                        self.user_id,
+                        item.id,
+                        format_stored_trigger(trigger),
+                        channel.as_str()
+                    ],
+                )
+            })
+            .map(|_| ())
+            .map_err(db_error)
+    }
 }
 
 #[cfg(test)]

@@ -79,8 +79,18 @@ impl Announcer {
         let due = reminders
             .claim_due(now, Channel::CommandLine)
             .map_err(|e| e.to_string())?;
-        for announcement in &due {
-            self.announce(announcement)?;
+        for (shown, announcement) in due.iter().enumerate() {
+            // An announcement nobody could read (standard output closed or failing) is not
+            // announced: its claim and those of the rest are taken back for the next run.
+            let result = self.announce(announcement);
+            if result.is_err() || crate::output::stdout_closed() {
+                for unread in &due[shown..] {
+                    if let Err(e) = reminders.release(unread, Channel::CommandLine) {
+                        crate::output::eprintln(&format!("warning: {e}"));
+                    }
+                }
+                return result;
+            }
         }
         Ok(())
     }

@@ -160,6 +160,19 @@ impl Reminders {
         self.ledger.claim(&announcement.item, channel, now)
     }
 
+    /// Takes back the claim of `announcement` on `channel` (it could not be shown): the next
+    /// run announces it again.
+    ///
+    /// # Errors
+    /// Database failures.
+    pub fn release(
+        &self,
+        announcement: &Announcement,
+        channel: Channel,
+    ) -> Result<(), AgendaError> {
+        self.ledger.release(&announcement.item, channel)
+    }
+
     /// [`Reminders::due_announcements`] then [`Reminders::mark_announced`] for each: the
     /// announcements this caller won, to be shown now (each exactly once across processes).
     ///
