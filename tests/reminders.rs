@@ -492,3 +492,27 @@ fn snooze_and_done_are_recorded_and_undone() {
         assert!(stderr(&out).contains(message), "{args:?}: {}", stderr(&out));
     }
 }
+
+/// Kind: control characters a model or a hand edit put into a name or a text (escape
+/// sequences, bells, line breaks) never reach the terminal: `elroy remind` prints one line per
+/// item and `elroy due` one row, with spaces in their place.
+#[test]
+fn control_characters_in_names_and_texts_are_not_printed() {
+    let home = TestHome::new();
+    create_due(
+        &home,
+        "2026-12-01T08:00:00Z",
+        "Pay\trent\nnow",
+        "ctl \u{7} \u{1b}[31mred",
+        "2026-12-01 09:00",
+    );
+    let reminded = ok_at(&home, "2026-12-01T09:00:00Z", &["remind"]);
+    assert_eq!(reminded.lines().count(), 1, "{reminded:?}");
+    assert!(
+        !reminded.contains(['\u{1b}', '\u{7}', '\t']),
+        "{reminded:?}"
+    );
+    assert!(reminded.contains("Pay rent now"), "{reminded:?}");
+    let listed = ok_at(&home, "2026-12-01T09:00:00Z", &["due"]);
+    assert!(!listed.contains(['\u{1b}', '\u{7}', '\t']), "{listed:?}");
+}

@@ -158,9 +158,15 @@ fn item_json(date: Date, item: &Item) -> Value {
     })
 }
 
-/// Text on one line (runs of whitespace, line breaks included, become one space).
+/// Text on one line: runs of whitespace become one space, and every other control character
+/// (C0, DEL, C1: ESC, BEL…) a space too, so nothing reaches the terminal as a command.
 pub(crate) fn one_line(text: &str) -> String {
-    text.split_whitespace().collect::<Vec<_>>().join(" ")
+    text.chars()
+        .map(|c| if c.is_control() { ' ' } else { c })
+        .collect::<String>()
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ")
 }
 
 /// Terminal styling: the configuration's colours on a terminal without `NO_COLOR`, else none.
@@ -234,15 +240,15 @@ pub(crate) struct Cell {
 
 impl Cell {
     pub(crate) fn plain(text: impl Into<String>) -> Self {
-        Cell {
-            text: text.into(),
-            tone: Tone::Plain,
-        }
+        Cell::toned(text, Tone::Plain)
     }
 
+    /// A cell of `text` on one line: control characters (a model or a hand edit can put escape
+    /// sequences, bells or line breaks into a name or a text) become spaces, so a table row
+    /// stays one row and nothing reaches the terminal as a command.
     pub(crate) fn toned(text: impl Into<String>, tone: Tone) -> Self {
         Cell {
-            text: text.into(),
+            text: one_line(&text.into()),
             tone,
         }
     }

@@ -213,9 +213,19 @@ impl Reminders {
                 local.strftime("%Y-%m-%d %H:%M").to_string()
             }
         });
-        let title = format!("{when} {}", item.name);
+        // One line each, nothing a terminal would take as a command: control characters in a
+        // name or text (a model or a hand edit can write ESC, BEL or line breaks) become spaces.
+        let printable = |text: &str| -> String {
+            text.chars()
+                .map(|c| if c.is_control() { ' ' } else { c })
+                .collect()
+        };
+        let title = format!("{when} {}", printable(&item.name).trim());
         let body = item.text.clone();
-        let one_line = body.split_whitespace().collect::<Vec<_>>().join(" ");
+        let one_line = printable(&body)
+            .split_whitespace()
+            .collect::<Vec<_>>()
+            .join(" ");
         let line = if one_line.is_empty() {
             format!("⏰ {title}")
         } else {
