@@ -217,7 +217,7 @@ fn measure(
         }
     }
     times.sort();
-    let peak_rss_kib = peak_rss(binary, home, base_url, &(case.args)(runs + 2));
+    let peak_rss_kib = peak_rss(binary, home, base_url, &(case.args)(runs + 2), case.head);
     Ok(Figure {
         median: times[times.len() / 2],
         peak_rss_kib,
@@ -280,19 +280,41 @@ fn run_once(
     Ok(took)
 }
 
-/// Peak resident set size in KiB of one run, from `/usr/bin/time -f %M`.
-fn peak_rss(binary: &Path, home: &Path, base_url: &str, args: &[String]) -> Option<u64> {
+/// Peak resident set size in KiB of one run, from `/usr/bin/time -f %M`; with `head`, the run
+/// is cut as in [`run_once`] (`| head -N`), so it measures the same work.
+fn peak_rss(
+    binary: &Path,
+    home: &Path,
+    base_url: &str,
+    args: &[String],
+    head: Option<usize>,
+) -> Option<u64> {
     let time = Path::new("/usr/bin/time");
     if !time.exists() {
         return None;
     }
     let mut cmd = elroy(time, home, base_url);
     cmd.args(["-f", "%M"]).arg(binary).args(args);
-    let out = cmd
-        .stdout(Stdio::null())
+    let mut child = cmd
+        .stdout(if head.is_some() {
+            Stdio::piped()
+        } else {
+            Stdio::null()
+        })
         .stderr(Stdio::piped())
-        .output()
+        .spawn()
         .ok()?;
+    if let (Some(lines), Some(stdout)) = (head, child.stdout.take()) {
+        let mut reader = BufReader::new(stdout);
+        let mut line = String::new();
+        for _ in 0..lines {
+            line.clear();
+            if reader.read_line(&mut line).map_or(true, |n| n == 0) {
+                break;
+            }
+        }
+    }
+    let out = child.wait_with_output().ok()?;
     String::from_utf8_lossy(&out.stderr)
         .lines()
         .last()?

@@ -137,7 +137,7 @@ impl Session {
         let Some(store) = &p.memory else {
             return Ok(report);
         };
-        let memories = store.active_memories()?;
+        let memories = newest(store.active_memories()?, CONSOLIDATION_WINDOW);
         let items = vectors(store, &memories)?;
         let params = ClusterParams {
             threshold: p.settings.memory_cluster_similarity_threshold,
@@ -224,14 +224,30 @@ impl Session {
 
 /// `(id, vector)` of the active memories (§12.2 step 1): stored embeddings when an embedding model
 /// is configured, else TF-IDF vectors of the renderings.
+/// How many active memories one consolidation clusters: the newest (highest ids). Clustering
+/// needs every pairwise distance (and TF-IDF a dense vector per memory over the vocabulary), so
+/// all of a home's memories would not fit in memory at scale: 100,000 memories asked for more
+/// than 24 GiB and the process was killed (issue 14's scale benchmark). Elroy 0.5.0 clusters all
+/// active memories; older ones here are left as they are (a deliberate difference).
+pub const CONSOLIDATION_WINDOW: usize = 500;
+
+/// The `window` memories with the highest ids, in id order.
+fn newest(mut memories: Vec<Memory>, window: usize) -> Vec<Memory> {
+    memories.sort_by_key(|m| m.id);
+    let skip = memories.len().saturating_sub(window);
+    memories.split_off(skip)
+}
+
 fn vectors(
     store: &MemoryStore,
     memories: &[Memory],
 ) -> Result<Vec<(i64, Vec<f64>)>, BackgroundError> {
     if store.options().embedder.is_some() {
+        let ids: std::collections::HashSet<i64> = memories.iter().map(|m| m.id).collect();
         return Ok(store
             .active_embeddings()?
             .into_iter()
+            .filter(|(id, _)| ids.contains(id))
             .map(|(id, v)| (id, v.into_iter().map(f64::from).collect()))
             .collect());
     }
@@ -250,6 +266,25 @@ fn vectors(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Kind: a home of years of memories. Consolidation clusters only the newest
+    /// [`CONSOLIDATION_WINDOW`] (its memory grows with the square of what it clusters).
+    #[test]
+    fn consolidation_takes_the_newest_memories_only() {
+        let memory = |id: i64| Memory {
+            id,
+            name: format!("M{id}"),
+            file_name: format!("M{id}.md"),
+            is_active: true,
+            sources: Vec::new(),
+        };
+        let all: Vec<Memory> = (1..=1_200).rev().map(memory).collect();
+        let kept = newest(all, CONSOLIDATION_WINDOW);
+        assert_eq!(kept.len(), CONSOLIDATION_WINDOW);
+        assert_eq!(kept.first().map(|m| m.id), Some(701));
+        assert_eq!(kept.last().map(|m| m.id), Some(1_200));
+        assert_eq!(newest((1..=3).map(memory).collect(), 500).len(), 3);
+    }
 
     #[test]
     fn cluster_prompt_layout() {
