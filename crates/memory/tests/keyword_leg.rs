@@ -122,3 +122,47 @@ fn bigram_recall_in_turns_and_for_agenda_items() {
         .unwrap();
     assert_eq!(ranked, [1]);
 }
+
+/// Kind: every recall passes the whole agenda to `replace_fts_items`. The same items again
+/// write nothing (another connection sees no commit); changed items are indexed.
+#[test]
+fn replacing_the_agenda_index_with_the_same_items_writes_nothing() {
+    let home = Home::new();
+    let store = home.open(None);
+    let user = store.user_id();
+    let path = store.db().path().unwrap().to_path_buf();
+    let watcher = rusqlite::Connection::open(&path).unwrap();
+    let version = || -> i64 {
+        watcher
+            .query_row("PRAGMA data_version", [], |r| r.get(0))
+            .unwrap()
+    };
+    let item = |id: i64, body: &str| elroy_memory::recall::FtsItem {
+        id,
+        name: format!("Item {id}"),
+        body: body.to_owned(),
+    };
+    let replace = |items: &[elroy_memory::recall::FtsItem]| {
+        store
+            .db()
+            .with_conn(|c| elroy_memory::recall::replace_fts_items(c, user, "agenda", items))
+            .unwrap();
+    };
+    let find = |word: &str| -> Vec<i64> {
+        store
+            .db()
+            .with_conn(|c| {
+                elroy_memory::recall::keyword_leg(c, user, "agenda", &recall_tokens(word), &[])
+            })
+            .unwrap()
+    };
+    replace(&[item(1, "Dentist on Friday"), item(2, "Water the plants")]);
+    let before = version();
+    replace(&[item(1, "Dentist on Friday"), item(2, "Water the plants")]);
+    assert_eq!(version(), before, "the same items were written again");
+    assert_eq!(find("dentist"), [1]);
+    replace(&[item(1, "Dentist on Monday"), item(3, "Call the plumber")]);
+    assert_ne!(version(), before);
+    assert_eq!(find("plumber"), [3]);
+    assert!(find("plants").is_empty());
+}
