@@ -154,3 +154,35 @@ fn many_similar_warnings_make_one_line() {
     let out = home.call("examine_memories", r#"{"question":"note"}"#);
     assert!(!stderr(&out).contains("warning:"), "{}", stderr(&out));
 }
+
+/// Kind: a valid file whose trigger time cannot be read (a hand edit) makes a due item that
+/// never fires; doctor names it. The same file with a readable time is no problem.
+#[test]
+fn a_due_item_whose_trigger_time_cannot_be_read_is_reported() {
+    let home = TestHome::new();
+    let out = home.call(
+        "create_due_item",
+        r#"{"name":"Dentist","text":"Ask about the invoice","trigger_time":"2099-03-17 09:00"}"#,
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(doctor(&home, false).status.code(), Some(0));
+    let file = home.home().join("agenda/Dentist.md");
+    let text = std::fs::read_to_string(&file).unwrap();
+    let line = text
+        .lines()
+        .find(|l| l.starts_with("trigger_datetime:"))
+        .unwrap()
+        .to_owned();
+    std::fs::write(
+        &file,
+        text.replace(&line, "trigger_datetime: 2026-12-01 8:30"),
+    )
+    .unwrap();
+    let out = doctor(&home, false);
+    assert_eq!(out.status.code(), Some(1));
+    let report = stdout(&out);
+    assert!(
+        report.starts_with("agenda: agenda/Dentist.md: trigger_datetime \"2026-12-01 8:30\" is not a time elroy can read"),
+        "{report}"
+    );
+}

@@ -140,6 +140,25 @@ pub fn check_home(config: &Config) -> DoctorReport {
                         .for_each(|(file, message)| push(Area::Agenda, Some(file), message)),
                     Err(e) => push(Area::Agenda, None, e.to_string()),
                 }
+                // A due item whose trigger time cannot be read never fires (a hand edit such as
+                // `2026-12-01 8:30`): the file is valid, so only this check names it.
+                match agenda.active_items_with_ids(|kind, _| kind == elroy_agenda::Kind::Due) {
+                    Ok(items) => {
+                        for (_, item) in items {
+                            if let (Some(raw), None) = (&item.trigger_raw, item.trigger_datetime) {
+                                push(
+                                    Area::Agenda,
+                                    Some(format!("agenda/{}.md", item.stem)),
+                                    format!(
+                                        "trigger_datetime {raw:?} is not a time elroy can read \
+                                         (YYYY-MM-DD HH:MM:SS+00:00); this due item never fires"
+                                    ),
+                                );
+                            }
+                        }
+                    }
+                    Err(e) => push(Area::Agenda, None, e.to_string()),
+                }
             }
             Err(e) => push(Area::Database, None, e.to_string()),
         }
