@@ -177,30 +177,7 @@ pub(crate) struct Style {
     accent: String,
 }
 
-const RESET: &str = "\x1b[0m";
-
-/// `#RRGGBB` (or a basic colour name) as an ANSI foreground escape (as the chat's palette).
-fn color(spec: &str) -> String {
-    let hex = spec.trim_start_matches('#');
-    if hex.len() == 6
-        && let Ok(rgb) = u32::from_str_radix(hex, 16)
-    {
-        return format!(
-            "\x1b[38;2;{};{};{}m",
-            (rgb >> 16) & 0xff,
-            (rgb >> 8) & 0xff,
-            rgb & 0xff
-        );
-    }
-    match spec {
-        "yellow" => "\x1b[33m".into(),
-        "red" => "\x1b[31m".into(),
-        "green" => "\x1b[32m".into(),
-        "blue" => "\x1b[34m".into(),
-        "cyan" => "\x1b[36m".into(),
-        _ => String::new(),
-    }
-}
+use crate::chat::{RESET, color};
 
 impl Style {
     pub(crate) fn new(config: &Config) -> Self {

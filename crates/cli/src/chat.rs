@@ -38,10 +38,10 @@ pub const EXIT_WAIT: Duration = Duration::from_secs(5);
 /// The variable carrying the hidden resume message across a restart (§13).
 pub const RESUME_VARIABLE: &str = "ELROY_RESTART_RESUME_MESSAGE";
 
-const RESET: &str = "\x1b[0m";
+pub(crate) const RESET: &str = "\x1b[0m";
 
 /// `#RRGGBB` (or a basic colour name) as an ANSI 24-bit foreground escape.
-fn color(spec: &str) -> String {
+pub(crate) fn color(spec: &str) -> String {
     let hex = spec.trim_start_matches('#');
     if hex.len() == 6
         && let Ok(rgb) = u32::from_str_radix(hex, 16)

@@ -7,20 +7,10 @@ use std::sync::Arc;
 
 use elroy_agenda::AgendaStore;
 use elroy_core::{
-    Effect, RecallItem, RecallKind, TimeContext, ToolContext, ToolRegistry, ToolResult, UserInfo,
+    Effect, RecallItem, RecallKind, TimeContext, ToolContext, ToolRegistry, UserInfo,
 };
 
-fn call(registry: &ToolRegistry, ctx: &ToolContext, tool: &str, args: &str) -> ToolResult {
-    let future = registry.invoke(tool, Some(args), ctx);
-    let mut future = std::pin::pin!(future);
-    match future
-        .as_mut()
-        .poll(&mut std::task::Context::from_waker(std::task::Waker::noop()))
-    {
-        std::task::Poll::Ready(result) => result,
-        std::task::Poll::Pending => panic!("due-item tools complete at once"),
-    }
-}
+use crate::call;
 
 #[test]
 fn pin_on_create_unpin_on_delete() {

@@ -7,19 +7,9 @@
 use std::sync::Arc;
 
 use elroy_agenda::AgendaStore;
-use elroy_core::{TimeContext, ToolContext, ToolRegistry, ToolResult, UserInfo};
+use elroy_core::{TimeContext, ToolContext, ToolRegistry, UserInfo};
 
-fn call(registry: &ToolRegistry, ctx: &ToolContext, tool: &str, args: &str) -> ToolResult {
-    let future = registry.invoke(tool, Some(args), ctx);
-    let mut future = std::pin::pin!(future);
-    match future
-        .as_mut()
-        .poll(&mut std::task::Context::from_waker(std::task::Waker::noop()))
-    {
-        std::task::Poll::Ready(result) => result,
-        std::task::Poll::Pending => panic!("due-item tools complete at once"),
-    }
-}
+use crate::call;
 
 #[test]
 fn create_due_item_reads_natural_times_in_the_configured_zone() {
