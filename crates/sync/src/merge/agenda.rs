@@ -127,9 +127,14 @@ fn merge_checklist(
     let base_ids: Vec<i64> = b.iter().filter_map(entry_id).collect();
     let by_id = |list: &[Value], id: i64| list.iter().find(|e| entry_id(e) == Some(id)).cloned();
     let mut out: Vec<(Origin, Value)> = Vec::new();
+    // A hand edit may repeat an id: only its first entry on a side is matched by id, the others
+    // count as added on that side.
+    let mut seen: Vec<i64> = Vec::new();
     for entry in &o {
         let Some(id) = entry_id(entry) else { continue };
-        if !base_ids.contains(&id) {
+        let repeated = seen.contains(&id);
+        seen.push(id);
+        if repeated || !base_ids.contains(&id) {
             out.push((Origin::Ours, entry.clone()));
             continue;
         }
@@ -151,9 +156,13 @@ fn merge_checklist(
         }
     }
     let mut at = 0;
+    seen.clear();
     for entry in &t {
         let Some(id) = entry_id(entry) else { continue };
-        if base_ids.contains(&id) {
+        let repeated = seen.contains(&id);
+        seen.push(id);
+        let from_base = !repeated && base_ids.contains(&id);
+        if from_base {
             if let Some(pos) = out
                 .iter()
                 .position(|(origin, _)| *origin == Origin::Base(id))
@@ -172,7 +181,7 @@ fn merge_checklist(
             // Both sides added the same text: one entry (ours).
             continue;
         }
-        let origin = if base_ids.contains(&id) {
+        let origin = if from_base {
             Origin::Base(id)
         } else {
             Origin::Theirs

@@ -39,8 +39,27 @@ fn name(heading: &str) -> &str {
     heading.trim_start_matches('#').trim()
 }
 
-fn content_of<'s>(list: &[(&'s str, &'s str)], section: &str) -> Option<(&'s str, &'s str)> {
-    list.iter().copied().find(|(h, _)| name(h) == section)
+/// A section's identity: its name and which occurrence of that name it is (a body may repeat a
+/// heading; each occurrence merges with the same occurrence on the other sides).
+type Key = (String, usize);
+
+/// The sections of a body keyed by [`Key`].
+fn keyed<'s>(list: &[(&'s str, &'s str)]) -> Vec<(Key, &'s str, &'s str)> {
+    let mut out: Vec<(Key, &str, &str)> = Vec::new();
+    for (heading, content) in list {
+        let n = out
+            .iter()
+            .filter(|((k, _), _, _)| k == name(heading))
+            .count();
+        out.push(((name(heading).to_owned(), n), heading, content));
+    }
+    out
+}
+
+fn content_of<'s>(list: &[(Key, &'s str, &'s str)], key: &Key) -> Option<(&'s str, &'s str)> {
+    list.iter()
+        .find(|(k, _, _)| k == key)
+        .map(|(_, h, c)| (*h, *c))
 }
 
 /// Merges one section's content; `None` when its lines conflict.
@@ -112,6 +131,7 @@ pub(super) fn merge(
             let (bp, bs) = sections(&b.raw_body);
             let (op, os) = sections(&o.raw_body);
             let (tp, ts) = sections(&t.raw_body);
+            let (bs, os, ts) = (keyed(&bs), keyed(&os), keyed(&ts));
             let preamble = match merge_text(bp, op, tp) {
                 Some(p) => p,
                 None => {
@@ -120,21 +140,21 @@ pub(super) fn merge(
                 }
             };
             // Every section of either side, ours' order first; each decided below.
-            let names = |list: &[(&str, &str)]| -> Vec<String> {
-                list.iter().map(|(h, _)| name(h).to_owned()).collect()
+            let keys = |list: &[(Key, &str, &str)]| -> Vec<Key> {
+                list.iter().map(|(k, _, _)| k.clone()).collect()
             };
-            let order = merge_sets(&[], &names(&os), &names(&ts));
+            let order = merge_sets(&[], &keys(&os), &keys(&ts));
             let mut merged: Vec<String> = Vec::new();
-            for section in &order {
+            for key in &order {
                 let (bc, oc, tc) = (
-                    content_of(&bs, section),
-                    content_of(&os, section),
-                    content_of(&ts, section),
+                    content_of(&bs, key),
+                    content_of(&os, key),
+                    content_of(&ts, key),
                 );
                 let heading = oc.or(tc).map(|(h, _)| h).unwrap_or_default();
                 let content = match (oc, tc) {
                     (Some((_, o)), Some((_, t))) => {
-                        match merge_section(section, bc.map(|(_, c)| c).unwrap_or_default(), o, t) {
+                        match merge_section(&key.0, bc.map(|(_, c)| c).unwrap_or_default(), o, t) {
                             Some(c) => Some(c),
                             None => {
                                 result.sibling = true;

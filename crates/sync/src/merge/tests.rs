@@ -670,6 +670,38 @@ fn feature_request_section_conflict_goes_to_a_sibling_and_the_rest_merges() {
     );
 }
 
+#[test]
+fn repeated_headings_and_checklist_ids_merge_occurrence_by_occurrence() {
+    // A hand edit left two `## Summary` sections; each side edits a different one.
+    let base = "---\nid: x\ntitle: X\n---\n\n## Summary\nfirst\n\n## Summary\nsecond\n";
+    let ours = base.replace("first", "first, ours");
+    let theirs = base.replace("second", "second, theirs");
+    let path = "feature-requests/x.md";
+    let out = merge(path, Some(base), Some(&ours), Some(&theirs));
+    assert_eq!(
+        written(&out, path),
+        Some(
+            "---\nid: x\ntitle: X\n---\n\n## Summary\nfirst, ours\n\n## Summary\nsecond, theirs\n"
+        )
+    );
+    // A checklist whose id 1 appears twice on theirs: the repeat is a new entry, renumbered.
+    let base =
+        "---\nchecklist:\n- completed: false\n  id: 1\n  text: a\ncompleted: false\n---\n\nT";
+    let ours = base.replace("- completed: false", "- completed: true");
+    let theirs = base.replace(
+        "  text: a\n",
+        "  text: a\n- completed: false\n  id: 1\n  text: b\n",
+    );
+    let path = "agenda/T.md";
+    let out = merge(path, Some(base), Some(&ours), Some(&theirs));
+    assert_eq!(
+        written(&out, path),
+        Some(
+            "---\nchecklist:\n- completed: true\n  id: 1\n  text: a\n- completed: false\n  id: 2\n  text: b\ncompleted: false\n---\n\nT"
+        )
+    );
+}
+
 // ---------------------------------------------------------------- MEMORY.md and USER.md
 
 const NOTES_BASE: &str = "# Long-term notes

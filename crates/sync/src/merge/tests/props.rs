@@ -45,6 +45,14 @@ fn edit_agenda(text: &str, (op, i): Edit, tok: &str) -> String {
             }
             updates.push_str(&format!("- **{stamp}**: {tok}"));
         }
+        1 if i % 5 == 4 && !list.is_empty() => {
+            // A hand edit repeating an id.
+            let mut entry = list[0].clone();
+            if let Value::Map(m) = &mut entry {
+                m.insert("text", tok);
+            }
+            list.push(entry);
+        }
         1 => {
             let id = list
                 .iter()
@@ -144,7 +152,12 @@ fn edit_feature(text: &str, (op, i): Edit, tok: &str) -> String {
         1 => body = format!("{}\n\n- Edited at: {tok}\n", body.trim_end()),
         2 => body = body.replacen("## Summary\n", &format!("## Summary\n{tok}\n"), 1),
         3 => front.insert("status", tok),
-        4 => body = body.replacen("Markdown", tok, 1),
+        4 => match i % 3 {
+            0 => body = body.replacen("Markdown", tok, 1),
+            1 => body = format!("{}\n\n## Notes\n{tok}\n", body.trim_end()),
+            // A hand edit repeating a heading.
+            _ => body = format!("{}\n\n## Summary\n{tok}\n", body.trim_end()),
+        },
         _ => {
             if !aliases.is_empty() {
                 let n = aliases.len();
