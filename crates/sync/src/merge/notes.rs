@@ -8,8 +8,19 @@
 //! edited on the other keeps the edit (the edited line is new on its side). An entry both sides
 //! added, in different places, is kept once.
 
+use std::collections::{HashMap, HashSet};
+
 use super::KindMerge;
 use super::text::{Chunk, Lines, diff3, join, pick3};
+
+/// How often each line occurs.
+fn counts<'a>(lines: &[&'a str]) -> HashMap<&'a str, usize> {
+    let mut out = HashMap::new();
+    for line in lines {
+        *out.entry(*line).or_insert(0) += 1;
+    }
+    out
+}
 
 pub(super) fn merge(base: &str, ours: &str, theirs: &str) -> KindMerge {
     let (b, o, t) = (Lines::split(base), Lines::split(ours), Lines::split(theirs));
@@ -18,30 +29,40 @@ pub(super) fn merge(base: &str, ours: &str, theirs: &str) -> KindMerge {
         match chunk {
             Chunk::Resolved(lines) => out.extend(lines),
             Chunk::Conflict { base, ours, theirs } => {
+                let set = |lines: &[&'_ str]| -> HashSet<String> {
+                    lines.iter().map(|l| (*l).to_owned()).collect()
+                };
+                let (bs, os, ts) = (set(&base), set(&ours), set(&theirs));
                 out.extend(
                     ours.iter()
-                        .filter(|l| !base.contains(l) || theirs.contains(l)),
+                        .filter(|l| !bs.contains(**l) || ts.contains(**l)),
                 );
                 out.extend(
                     theirs
                         .iter()
-                        .filter(|l| !base.contains(l) && !ours.contains(l)),
+                        .filter(|l| !bs.contains(**l) && !os.contains(**l)),
                 );
             }
         }
     }
     // An entry both sides added in different regions: keep its first occurrence (entries a side
     // holds several times stay as often as that side holds them).
-    let count = |lines: &[&str], l: &str| lines.iter().filter(|x| **x == l).count();
-    let mut seen: Vec<&str> = Vec::new();
+    let (oc, tc) = (counts(&o.lines), counts(&t.lines));
+    let mut seen: HashMap<&str, usize> = HashMap::new();
     let mut deduped: Vec<&str> = Vec::new();
     for line in out {
         if line.starts_with("- ") {
-            let n = seen.iter().filter(|x| **x == line).count();
-            if n >= count(&o.lines, line).max(count(&t.lines, line)).max(1) {
+            let allowed = oc
+                .get(line)
+                .copied()
+                .unwrap_or(0)
+                .max(tc.get(line).copied().unwrap_or(0))
+                .max(1);
+            let n = seen.entry(line).or_insert(0);
+            if *n >= allowed {
                 continue;
             }
-            seen.push(line);
+            *n += 1;
         }
         deduped.push(line);
     }
