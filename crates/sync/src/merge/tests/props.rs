@@ -236,6 +236,7 @@ fn tokens(text: &str) -> Vec<String> {
     out
 }
 
+/// `deleted`: 1 ours deleted the file, 2 theirs did, 3 the base lacks it (both created it).
 fn check(kind: usize, ours_edits: &[Edit], theirs_edits: &[Edit], deleted: u8, later: bool) {
     let (path, base) = bases()[kind];
     let ours = apply(path, base, ours_edits, 'o');
@@ -245,7 +246,7 @@ fn check(kind: usize, ours_edits: &[Edit], theirs_edits: &[Edit], deleted: u8, l
     let (to, tt) = if later { (100, 200) } else { (200, 100) };
     let out = merge_file(&MergeInput::new(
         path,
-        Some(base.as_bytes()),
+        (deleted != 3).then_some(base.as_bytes()),
         super::side(ours.as_deref(), to, "laptop"),
         super::side(theirs.as_deref(), tt, "desktop"),
     ));
@@ -296,7 +297,7 @@ proptest! {
         kind in 0usize..6,
         ours in edits(),
         theirs in edits(),
-        deleted in prop_oneof![6 => Just(0u8), 1 => Just(1u8), 1 => Just(2u8)],
+        deleted in prop_oneof![6 => Just(0u8), 1 => Just(1u8), 1 => Just(2u8), 1 => Just(3u8)],
         later in any::<bool>(),
     ) {
         check(kind, &ours, &theirs, deleted, later);
