@@ -196,9 +196,9 @@ pub struct MergeOutcome {
 /// Otherwise the rules of the file's [`FileKind`] apply (issue 17, point 2):
 ///
 /// - [`FileKind::Agenda`]: front-matter keys key by key (both changed one key: the later
-///   [`Side::time`] wins, ours on a tie, [`ReportEntry::KeyConflict`]); checklist entries by id, position and text;
-///   the main text as lines; the `## Updates` section as the union of both sides' updates in time
-///   order. Keys sorted, emitted as elroy writes them.
+///   [`Side::time`] wins, ours on a tie, [`ReportEntry::KeyConflict`]); checklist entries by id,
+///   position and text; the main text as lines; the `## Updates` section as the union of both
+///   sides' updates in time order. Keys sorted, emitted as elroy writes them.
 /// - [`FileKind::Memory`]: front-matter keys key by key; both changed the text: ours stays, theirs
 ///   becomes a new memory `NAME (from HOST)` with a `name` key and no `id`
 ///   ([`ReportEntry::MemoryCopy`]).
