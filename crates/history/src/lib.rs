@@ -35,6 +35,7 @@ mod pending;
 mod recorder;
 mod tree;
 mod undo;
+mod walk;
 
 pub use error::HistoryError;
 pub use home::{COMMITTER_EMAIL, COMMITTER_NAME, EXTERNAL_EDIT, INITIAL_IMPORT, VersionedHome};

@@ -22,7 +22,8 @@ pub struct Change {
     pub summary: String,
     /// The whole message.
     pub message: String,
-    /// Files the commit changed, relative to the home, sorted.
+    /// Files the commit changed, relative to the home, sorted (empty from
+    /// [`VersionedHome::walk_summaries`], which does not read them).
     pub paths: Vec<String>,
 }
 
@@ -33,16 +34,24 @@ impl Change {
             None => None,
         };
         let paths = changed_paths(repo, parent_tree.as_ref(), &commit.tree()?)?;
+        Ok(Change {
+            paths,
+            ..Change::summary_of(commit)
+        })
+    }
+
+    /// The change without its files (`paths` empty): no tree is read.
+    fn summary_of(commit: &Commit<'_>) -> Self {
         let id = commit.id().to_string();
         let message = String::from_utf8_lossy(commit.message_bytes()).into_owned();
-        Ok(Change {
+        Change {
             short_id: id[..SHORT_ID.min(id.len())].to_owned(),
             id,
             time: Timestamp::from_second(commit.time().seconds()).unwrap_or(Timestamp::UNIX_EPOCH),
             summary: message.lines().next().unwrap_or_default().to_owned(),
             message,
-            paths,
-        })
+            paths: Vec::new(),
+        }
     }
 }
 
@@ -89,6 +98,63 @@ impl VersionedHome {
         for id in first_parent_walk(&repo)? {
             let change = Change::of(&repo, &repo.find_commit(id?)?)?;
             if filter.is_none_or(|f| change.paths.iter().any(|p| matches(p, f))) && !each(change) {
+                break;
+            }
+        }
+        Ok(())
+    }
+
+    /// The changes as [`VersionedHome::walk_history`] lists them, without their files: each
+    /// [`Change::paths`] is empty. It reads no tree without `path` (a commit's files are a diff of
+    /// two trees: at 100,000 memories each `create_memory` commit has two 5.5 MB trees to read),
+    /// and with `path` only the entry at `path` of each commit's tree (a commit changed `path`,
+    /// a file or a directory, when that entry's id or mode differs from its parent's). `elroy
+    /// history`.
+    ///
+    /// # Errors
+    /// [`HistoryError::Git`] when the repository cannot be read.
+    pub fn walk_summaries(
+        &self,
+        path: Option<&str>,
+        each: &mut dyn FnMut(Change) -> bool,
+    ) -> Result<(), HistoryError> {
+        let repo = self.repo()?;
+        if !head_born(&repo)? {
+            return Ok(());
+        }
+        let filter = path
+            .map(|p| p.trim_end_matches('/').trim_start_matches("./"))
+            .filter(|p| !p.is_empty());
+        // The entry at `filter` in the tree of the parent of the commit read last (the next
+        // commit of a first-parent walk), so each commit's tree is read once.
+        let mut known: Option<(Oid, Option<(Oid, i32)>)> = None;
+        for id in first_parent_walk(&repo)? {
+            let commit = repo.find_commit(id?)?;
+            if let Some(filter) = filter {
+                let at = |tree: &git2::Tree<'_>| -> Result<Option<(Oid, i32)>, HistoryError> {
+                    match tree.get_path(std::path::Path::new(filter)) {
+                        Ok(entry) => Ok(Some((entry.id(), entry.filemode()))),
+                        Err(e) if e.code() == git2::ErrorCode::NotFound => Ok(None),
+                        Err(e) => Err(e.into()),
+                    }
+                };
+                let mine = match known.take() {
+                    Some((of, entry)) if of == commit.id() => entry,
+                    _ => at(&commit.tree()?)?,
+                };
+                let before = match commit.parents().next() {
+                    Some(parent) => {
+                        let entry = at(&parent.tree()?)?;
+                        known = Some((parent.id(), entry));
+                        entry
+                    }
+                    None => None,
+                };
+                if mine == before {
+                    continue;
+                }
+            }
+            if !each(Change::summary_of(&commit)) {
                 break;
             }
         }

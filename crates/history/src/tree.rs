@@ -71,6 +71,12 @@ impl<'r> TreeReader<'r> {
         Ok(self.dirs.get(dir).and_then(Option::as_ref))
     }
 
+    /// The tree of directory `dir` (`/`-separated, relative to the root; "" is the root), if
+    /// there is one.
+    pub(crate) fn tree(&mut self, dir: &str) -> Result<Option<Tree<'r>>, HistoryError> {
+        Ok(self.dir(dir)?.cloned())
+    }
+
     /// The blob at `path` and its file mode, if any (a tree or nothing there: `None`).
     pub(crate) fn entry(&mut self, path: &str) -> Result<Option<(Oid, i32)>, HistoryError> {
         let (dir, name) = path.rsplit_once('/').unwrap_or(("", path));
@@ -179,14 +185,18 @@ pub(crate) fn commit_files(
     let tree = repo.find_tree(tree_id)?;
     let sig = signature(now)?;
     let parents: Vec<&git2::Commit<'_>> = parent.iter().collect();
-    Ok(Some(repo.commit(
+    let id = repo.commit(
         Some("HEAD"),
         &sig,
         &sig,
         &message_for(&changed),
         &tree,
         &parents,
-    )?))
+    )?;
+    if let Some(parent) = &parent {
+        crate::walk::advance(root, parent.id(), id);
+    }
+    Ok(Some(id))
 }
 
 /// Reads the work-tree file at `path`: its bytes, or `None` when it does not exist.
@@ -270,6 +280,7 @@ pub(crate) fn sync_index_after_call(repo: &Repository, root: &Path, paths: &[Str
             size,
             "versioned home: .git/index left for the next walk (a large home)"
         );
+        crate::walk::note_stale_index(root, paths);
         return;
     }
     sync_index(repo, root, paths);
@@ -285,6 +296,7 @@ pub(crate) fn sync_index_after_call(repo: &Repository, root: &Path, paths: &[Str
 pub(crate) fn sync_index(repo: &Repository, root: &Path, paths: &[String]) {
     if let Err(e) = try_sync_index(repo, root, paths) {
         tracing::debug!("versioned home: .git/index not updated: {e}");
+        crate::walk::forget(root);
     }
 }
 
@@ -319,16 +331,23 @@ fn try_sync_index(repo: &Repository, root: &Path, paths: &[String]) -> Result<()
             }
         }
     }
-    write_index(&mut index)
+    if write_index(&mut index)? {
+        crate::walk::note_index_written(root);
+    } else {
+        // Stale entries: the next walk is libgit2's, which sees and refreshes them.
+        crate::walk::forget(root);
+    }
+    Ok(())
 }
 
-/// Writes `index` to `.git/index`; a taken `index.lock` is not an error (the index is a cache).
-fn write_index(index: &mut Index) -> Result<(), HistoryError> {
+/// Writes `index` to `.git/index`; a taken `index.lock` is not an error (the index is a cache):
+/// returns whether it was written.
+fn write_index(index: &mut Index) -> Result<bool, HistoryError> {
     match index.write() {
-        Ok(()) => Ok(()),
+        Ok(()) => Ok(true),
         Err(e) if e.code() == ErrorCode::Locked => {
             tracing::debug!("versioned home: .git/index not updated: {e}");
-            Ok(())
+            Ok(false)
         }
         Err(e) => Err(e.into()),
     }
