@@ -130,7 +130,8 @@ impl VersionedHome {
     /// alone; a path whose content before differs from HEAD gets that content committed first as
     /// `external edit`. Changes journaled by earlier failed commits are committed first. A commit
     /// that finds a git lock taken is retried for [`crate::RETRY_WINDOW`]; if it still fails, the
-    /// change is journaled. `.git/index` is brought up to date for the committed paths.
+    /// change is journaled. `.git/index` is brought up to date for the committed paths (left to
+    /// the next walk when it is large: `tree::sync_index_after_call`).
     ///
     /// # Errors
     /// [`HistoryError::NotRecorded`] (journaled) or [`HistoryError::NotJournaled`] when the call
