@@ -54,9 +54,8 @@ impl VersionedHome {
     /// they are; otherwise changes elroy saved but could not commit earlier (the journal, see
     /// [`HistoryError::NotRecorded`]) are committed under their own names, then changes made since
     /// the last commit are committed as [`EXTERNAL_EDIT`]. Runs under the home lock. Cheap when
-    /// nothing changed: one status walk of the store paths that compares each file's stat with
-    /// `.git/index` and reads only files whose stat changed (their fresh stat data is written back,
-    /// so they are not read again).
+    /// nothing changed: a stat per store file, no file read (see
+    /// [`VersionedHome::commit_outside_edits`]).
     ///
     /// # Errors
     /// [`HistoryError`] when the repository cannot be created or the commit fails (a git lock held
