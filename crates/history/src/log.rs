@@ -1,6 +1,8 @@
 //! [`VersionedHome::history`]: the changes, newest first.
 
-use git2::{Commit, Oid, Repository, Sort};
+use std::collections::HashMap;
+
+use git2::{Commit, ObjectType, Oid, Repository, Sort, Tree};
 use jiff::Timestamp;
 
 use crate::home::{changed_paths, head_born};
@@ -125,32 +127,20 @@ impl VersionedHome {
         let filter = path
             .map(|p| p.trim_end_matches('/').trim_start_matches("./"))
             .filter(|p| !p.is_empty());
-        // The entry at `filter` in the tree of the parent of the commit read last (the next
-        // commit of a first-parent walk), so each commit's tree is read once.
-        let mut known: Option<(Oid, Option<(Oid, i32)>)> = None;
+        // The trees read for the last commit, by id: its parent's are the next commit's own.
+        let mut known: HashMap<Oid, Tree<'_>> = HashMap::new();
         for id in first_parent_walk(&repo)? {
             let commit = repo.find_commit(id?)?;
             if let Some(filter) = filter {
-                let at = |tree: &git2::Tree<'_>| -> Result<Option<(Oid, i32)>, HistoryError> {
-                    match tree.get_path(std::path::Path::new(filter)) {
-                        Ok(entry) => Ok(Some((entry.id(), entry.filemode()))),
-                        Err(e) if e.code() == git2::ErrorCode::NotFound => Ok(None),
-                        Err(e) => Err(e.into()),
-                    }
-                };
-                let mine = match known.take() {
-                    Some((of, entry)) if of == commit.id() => entry,
-                    _ => at(&commit.tree()?)?,
-                };
-                let before = match commit.parents().next() {
-                    Some(parent) => {
-                        let entry = at(&parent.tree()?)?;
-                        known = Some((parent.id(), entry));
-                        entry
-                    }
+                let parent = match commit.parents().next() {
+                    Some(parent) => Some(parent.tree()?),
                     None => None,
                 };
-                if mine == before {
+                let mut read = HashMap::new();
+                let changed =
+                    path_changed(&repo, &mut known, &mut read, filter, commit.tree()?, parent)?;
+                known = read;
+                if !changed {
                     continue;
                 }
             }
@@ -188,6 +178,55 @@ impl VersionedHome {
         })?;
         Ok(())
     }
+}
+
+/// Whether the entry at `path` (a file or a directory) differs between `tree` and `parent` (the
+/// empty tree when `None`): id or mode. Reads the trees on the way in step and stops at the first
+/// directory both have with the same id, so a commit that did not touch `path`'s directory costs
+/// no tree read beyond the roots. Trees are taken from `known` (read for the commit before) and
+/// every tree read or taken goes into `read`.
+fn path_changed<'r>(
+    repo: &'r Repository,
+    known: &mut HashMap<Oid, Tree<'r>>,
+    read: &mut HashMap<Oid, Tree<'r>>,
+    path: &str,
+    tree: Tree<'r>,
+    parent: Option<Tree<'r>>,
+) -> Result<bool, HistoryError> {
+    let mut lookup = |id: Oid| -> Result<Tree<'r>, HistoryError> {
+        let tree = match known.remove(&id).or_else(|| read.get(&id).cloned()) {
+            Some(tree) => tree,
+            None => repo.find_tree(id)?,
+        };
+        read.insert(id, tree.clone());
+        Ok(tree)
+    };
+    let mut mine = Some(tree);
+    let mut theirs = parent;
+    let mut parts = path.split('/').peekable();
+    while let Some(part) = parts.next() {
+        let entry = |tree: &Option<Tree<'r>>| {
+            tree.as_ref()
+                .and_then(|t| t.get_name(part).map(|e| (e.id(), e.filemode(), e.kind())))
+        };
+        let (a, b) = (entry(&mine), entry(&theirs));
+        if a.map(|(id, mode, _)| (id, mode)) == b.map(|(id, mode, _)| (id, mode)) {
+            return Ok(false);
+        }
+        if parts.peek().is_none() {
+            return Ok(true);
+        }
+        let subtree = |e: Option<(Oid, i32, Option<ObjectType>)>| match e {
+            Some((id, _, Some(ObjectType::Tree))) => Some(id),
+            _ => None,
+        };
+        mine = subtree(a).map(&mut lookup).transpose()?;
+        theirs = subtree(b).map(&mut lookup).transpose()?;
+        if mine.is_none() && theirs.is_none() {
+            return Ok(false);
+        }
+    }
+    Ok(false)
 }
 
 /// Commit ids from HEAD back along first parents, one commit read per id: a first-parent walk

@@ -155,13 +155,22 @@ fn history_is_newest_first_and_filters_by_path() {
     assert_eq!(first.short_id.len(), 7);
     assert!(first.id.starts_with(&first.short_id));
     // `elroy history` lists the same changes without diffing trees: for every filter (a file, a
-    // directory, the whole home, a path never written) the same commits.
+    // directory, a nested one, the whole home, a path never written) the same commits.
+    write(root, "memories/archive/x.md", b"x\n");
+    tool(&home, "archive").unwrap();
+    write(root, "memories/archive/x.md", b"x2\n");
+    write(root, "agenda/d.md", b"d\n");
+    tool(&home, "both").unwrap();
     for filter in [
         None,
         Some("agenda/a.md"),
         Some("agenda"),
         Some("./memories/"),
         Some("memories/m.md"),
+        Some("memories/archive"),
+        Some("memories/archive/x.md"),
+        Some("memories/archive/x.md/y"),
+        Some("agenda/d.md"),
         Some("agenda/b.md"),
         Some(""),
     ] {
