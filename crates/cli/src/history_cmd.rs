@@ -47,7 +47,8 @@ pub(crate) fn history(config: &Config, args: &HistoryArgs) -> Result<ExitCode, S
         .map(|p| home_relative(&config.paths.elroy_home, p));
     // Printed as found, so `elroy history | head` stops after the few lines it reads.
     let mut printed = Ok(());
-    home.walk_history(filter.as_deref(), &mut |change| {
+    // Without the files of each change (not printed): no tree diff per line.
+    home.walk_summaries(filter.as_deref(), &mut |change| {
         printed = output::println(&format!(
             "{} {} {}",
             change.short_id,

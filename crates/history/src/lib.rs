@@ -11,14 +11,18 @@
 //!   every tool call it commits what changed as `{tool}: {paths}`, e.g.
 //!   `delete_agenda_item: agenda/Water_the_plants.md`. The paths come from `elroy-markdown`'s write
 //!   journal ([`elroy_markdown::WriteScope`]), so a call costs what it changed, not a walk of the
-//!   home; `.git/index` is kept current (with stat data) after every commit, so the status walk at
-//!   start reads only files whose stat changed. A failed commit is never a tool error: a commit
+//!   home; `.git/index` is kept current (with stat data) after every commit while it is small
+//!   (≤ 2 MiB), and refreshed by the next walk above that. The walk for outside edits
+//!   ([`VersionedHome::commit_outside_edits`]) stats each store file and reads only those changed
+//!   since the last walk (their `ctime`; `.git/elroy-walk.json`). A failed commit is never a tool
+//!   error: a commit
 //!   that finds a git lock taken (`index.lock`, a ref lock: a `git` command running at that moment)
 //!   is retried for [`RETRY_WINDOW`]; if it still fails, the change is journaled in
 //!   `.git/elroy-pending.jsonl`, committed under the tool's name the next time elroy commits, undoes
 //!   or starts (never as `external edit`), and the tool's result says it was saved but not recorded.
-//! - [`VersionedHome::history`] (or, one at a time, [`VersionedHome::walk_history`]) lists the
-//!   changes, newest first (`elroy history [PATH]`);
+//! - [`VersionedHome::history`] (or, one at a time, [`VersionedHome::walk_history`], or without
+//!   their files, [`VersionedHome::walk_summaries`]) lists the changes, newest first (`elroy
+//!   history [PATH]`);
 //!   [`VersionedHome::undo`] reverts the last change elroy made, refusing when a file of it was edited
 //!   by hand since (`elroy undo`).
 //!
@@ -35,6 +39,7 @@ mod pending;
 mod recorder;
 mod tree;
 mod undo;
+mod walk;
 
 pub use error::HistoryError;
 pub use home::{COMMITTER_EMAIL, COMMITTER_NAME, EXTERNAL_EDIT, INITIAL_IMPORT, VersionedHome};

@@ -13,7 +13,8 @@ use crate::home::{
 use crate::paths::is_store_path;
 use crate::pending::{FileState, Pending, retrying};
 use crate::tree::{
-    CommitIf, blob_at, commit_files, hash, read_work_tree, store_candidates, sync_index,
+    CommitIf, TreeReader, commit_files, hash, read_work_tree, store_candidates,
+    sync_index_after_call,
 };
 use crate::{HistoryError, VersionedHome};
 
@@ -129,7 +130,8 @@ impl VersionedHome {
     /// alone; a path whose content before differs from HEAD gets that content committed first as
     /// `external edit`. Changes journaled by earlier failed commits are committed first. A commit
     /// that finds a git lock taken is retried for [`crate::RETRY_WINDOW`]; if it still fails, the
-    /// change is journaled. `.git/index` is brought up to date for the committed paths.
+    /// change is journaled. `.git/index` is brought up to date for the committed paths (left to
+    /// the next walk when it is large: `tree::sync_index_after_call`).
     ///
     /// # Errors
     /// [`HistoryError::NotRecorded`] (journaled) or [`HistoryError::NotJournaled`] when the call
@@ -156,11 +158,11 @@ impl VersionedHome {
         }
         // Earlier changes that could not be committed go first, in order.
         let replayed = self.commit_pending(&repo);
-        let head = repo.head()?.peel_to_tree()?;
+        let mut head = TreeReader::new(&repo, repo.head()?.peel_to_tree()?);
         let mut earlier: Vec<Staged> = Vec::new();
         let mut ours: Vec<Staged> = Vec::new();
         for t in touched {
-            let committed = blob_at(&head, &t.path)?;
+            let committed = head.blob(&t.path)?;
             let (before, before_bytes) = match &t.before {
                 Before::Missing => (None, None),
                 Before::Bytes(bytes) => (hash(Some(bytes))?, Some(bytes.clone())),
@@ -216,7 +218,7 @@ impl VersionedHome {
         let reason = match committed {
             Ok(id) => {
                 let paths: Vec<String> = ours.iter().map(|(p, _, _)| p.clone()).collect();
-                sync_index(&repo, self.root(), &paths);
+                sync_index_after_call(&repo, self.root(), &paths);
                 return Ok(id);
             }
             Err(e) => e.to_string(),

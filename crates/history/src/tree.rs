@@ -20,21 +20,77 @@ use crate::pending::FileState;
 /// A file to commit: its path relative to the home and its state (blob, or `None`: deleted).
 pub(crate) type FileChange = (String, FileState);
 
-/// The blob at `path` in `tree` and its file mode, if any.
-pub(crate) fn entry_at(tree: &Tree<'_>, path: &str) -> Result<Option<(Oid, i32)>, HistoryError> {
-    match tree.get_path(Path::new(path)) {
-        Ok(entry) if entry.kind() == Some(ObjectType::Blob) => {
-            Ok(Some((entry.id(), entry.filemode())))
-        }
-        Ok(_) => Ok(None),
-        Err(e) if e.code() == ErrorCode::NotFound => Ok(None),
-        Err(e) => Err(e.into()),
-    }
+/// Looks paths up in one tree, reading each directory's tree object once.
+///
+/// `Tree::get_path` reads every tree on the way from the object database at each call, and
+/// libgit2 caches no tree object above 4 KiB: at 100,000 memories the `memories/` tree is a
+/// 5.5 MB object (inflated and parsed again for each lookup, ~30 ms each in a release build).
+/// A commit looks each of its paths up two or three times; this keeps the trees it read.
+pub(crate) struct TreeReader<'r> {
+    repo: &'r Repository,
+    root: Tree<'r>,
+    /// Directory path (no trailing `/`) → its tree, or `None` when the directory is not there.
+    dirs: std::collections::HashMap<String, Option<Tree<'r>>>,
 }
 
-/// The blob at `path` in `tree`, if any.
-pub(crate) fn blob_at(tree: &Tree<'_>, path: &str) -> Result<FileState, HistoryError> {
-    Ok(entry_at(tree, path)?.map(|(id, _)| id))
+impl<'r> TreeReader<'r> {
+    /// A reader of `root`.
+    pub(crate) fn new(repo: &'r Repository, root: Tree<'r>) -> Self {
+        TreeReader {
+            repo,
+            root,
+            dirs: std::collections::HashMap::new(),
+        }
+    }
+
+    /// The tree read.
+    pub(crate) fn root(&self) -> &Tree<'r> {
+        &self.root
+    }
+
+    /// The tree of directory `dir` (`/`-separated, relative to the root; "" is the root).
+    fn dir(&mut self, dir: &str) -> Result<Option<&Tree<'r>>, HistoryError> {
+        if dir.is_empty() {
+            return Ok(Some(&self.root));
+        }
+        if !self.dirs.contains_key(dir) {
+            let (parent, name) = dir.rsplit_once('/').unwrap_or(("", dir));
+            let id = match self.dir(parent)? {
+                Some(tree) => tree
+                    .get_name(name)
+                    .filter(|e| e.kind() == Some(ObjectType::Tree))
+                    .map(|e| e.id()),
+                None => None,
+            };
+            let tree = match id {
+                Some(id) => Some(self.repo.find_tree(id)?),
+                None => None,
+            };
+            self.dirs.insert(dir.to_owned(), tree);
+        }
+        Ok(self.dirs.get(dir).and_then(Option::as_ref))
+    }
+
+    /// The tree of directory `dir` (`/`-separated, relative to the root; "" is the root), if
+    /// there is one.
+    pub(crate) fn tree(&mut self, dir: &str) -> Result<Option<Tree<'r>>, HistoryError> {
+        Ok(self.dir(dir)?.cloned())
+    }
+
+    /// The blob at `path` and its file mode, if any (a tree or nothing there: `None`).
+    pub(crate) fn entry(&mut self, path: &str) -> Result<Option<(Oid, i32)>, HistoryError> {
+        let (dir, name) = path.rsplit_once('/').unwrap_or(("", path));
+        Ok(self.dir(dir)?.and_then(|tree| {
+            tree.get_name(name)
+                .filter(|e| e.kind() == Some(ObjectType::Blob))
+                .map(|e| (e.id(), e.filemode()))
+        }))
+    }
+
+    /// The blob at `path`, if any.
+    pub(crate) fn blob(&mut self, path: &str) -> Result<FileState, HistoryError> {
+        Ok(self.entry(path)?.map(|(id, _)| id))
+    }
 }
 
 /// The tree of HEAD, or the empty tree when HEAD is unborn.
@@ -92,10 +148,11 @@ pub(crate) fn commit_files(
     when: CommitIf,
 ) -> Result<Option<Oid>, HistoryError> {
     let (parent, base) = base_tree(repo)?;
+    let mut base = TreeReader::new(repo, base);
     let mut update = TreeUpdateBuilder::new();
     let mut changed: Vec<String> = Vec::new();
     for (path, state) in files {
-        let current = entry_at(&base, path)?;
+        let current = base.entry(path)?;
         match state {
             Some(id) => {
                 // The work-tree file's executable bit, as `git add`; the same content with
@@ -116,10 +173,11 @@ pub(crate) fn commit_files(
     }
     changed.sort();
     changed.dedup();
+    let base = base.root();
     let tree_id = if changed.is_empty() {
         base.id()
     } else {
-        update.create_updated(repo, &base)?
+        update.create_updated(repo, base)?
     };
     if tree_id == base.id() && when == CommitIf::Changed {
         return Ok(None);
@@ -127,14 +185,18 @@ pub(crate) fn commit_files(
     let tree = repo.find_tree(tree_id)?;
     let sig = signature(now)?;
     let parents: Vec<&git2::Commit<'_>> = parent.iter().collect();
-    Ok(Some(repo.commit(
+    let id = repo.commit(
         Some("HEAD"),
         &sig,
         &sig,
         &message_for(&changed),
         &tree,
         &parents,
-    )?))
+    )?;
+    if let Some(parent) = &parent {
+        crate::walk::advance(root, parent.id(), id);
+    }
+    Ok(Some(id))
 }
 
 /// Reads the work-tree file at `path`: its bytes, or `None` when it does not exist.
@@ -199,6 +261,31 @@ pub(crate) fn store_candidates(repo: &Repository) -> Result<Vec<String>, History
     }
 }
 
+/// The size of `.git/index` above which a tool's commit leaves the index as it is (see
+/// [`sync_index_after_call`]): 2 MiB, about 20,000 store files.
+pub(crate) const INDEX_KEPT_CURRENT_MAX: u64 = 2 * 1024 * 1024;
+
+/// [`sync_index`] after a tool call's commit, when `.git/index` is at most
+/// [`INDEX_KEPT_CURRENT_MAX`] bytes. libgit2 reads, checks (SHA-1) and rewrites the whole file to
+/// change one entry: at 110,000 store files that is an 11 MB file read and written per call, more
+/// than the rest of the call. Above that size the index is left stale for the committed paths: their
+/// entries differ from HEAD, so the next outside-edit walk ([`store_candidates`]: `elroy history`,
+/// `elroy undo`, a start) sees exactly those paths, finds them as HEAD has them (no commit) and
+/// refreshes their entries, in one rewrite for all the calls since. Until then the user's own
+/// `git status` lists those paths as staged (the index still holds their previous content).
+pub(crate) fn sync_index_after_call(repo: &Repository, root: &Path, paths: &[String]) {
+    let size = std::fs::metadata(repo.path().join("index")).map_or(0, |m| m.len());
+    if size > INDEX_KEPT_CURRENT_MAX {
+        tracing::debug!(
+            size,
+            "versioned home: .git/index left for the next walk (a large home)"
+        );
+        crate::walk::note_stale_index(root, paths);
+        return;
+    }
+    sync_index(repo, root, paths);
+}
+
 /// Makes `.git/index` agree with HEAD for `paths`: a path HEAD does not have is dropped; one it
 /// has gets HEAD's blob, with the work tree's stat data when the file holds exactly that blob (so
 /// a status walk need not read it), else without (so the next walk reads it and sees the
@@ -209,6 +296,7 @@ pub(crate) fn store_candidates(repo: &Repository) -> Result<Vec<String>, History
 pub(crate) fn sync_index(repo: &Repository, root: &Path, paths: &[String]) {
     if let Err(e) = try_sync_index(repo, root, paths) {
         tracing::debug!("versioned home: .git/index not updated: {e}");
+        crate::walk::forget(root);
     }
 }
 
@@ -221,8 +309,9 @@ fn try_sync_index(repo: &Repository, root: &Path, paths: &[String]) -> Result<()
     if index.is_empty() {
         index.read_tree(&head)?;
     }
+    let mut head = TreeReader::new(repo, head);
     for path in paths {
-        match entry_at(&head, path)? {
+        match head.entry(path)? {
             None => {
                 if index.get_path(Path::new(path), 0).is_some() {
                     index.remove_path(Path::new(path))?;
@@ -242,16 +331,23 @@ fn try_sync_index(repo: &Repository, root: &Path, paths: &[String]) -> Result<()
             }
         }
     }
-    write_index(&mut index)
+    if write_index(&mut index)? {
+        crate::walk::note_index_written(root);
+    } else {
+        // Stale entries: the next walk is libgit2's, which sees and refreshes them.
+        crate::walk::forget(root);
+    }
+    Ok(())
 }
 
-/// Writes `index` to `.git/index`; a taken `index.lock` is not an error (the index is a cache).
-fn write_index(index: &mut Index) -> Result<(), HistoryError> {
+/// Writes `index` to `.git/index`; a taken `index.lock` is not an error (the index is a cache):
+/// returns whether it was written.
+fn write_index(index: &mut Index) -> Result<bool, HistoryError> {
     match index.write() {
-        Ok(()) => Ok(()),
+        Ok(()) => Ok(true),
         Err(e) if e.code() == ErrorCode::Locked => {
             tracing::debug!("versioned home: .git/index not updated: {e}");
-            Ok(())
+            Ok(false)
         }
         Err(e) => Err(e.into()),
     }

@@ -512,3 +512,62 @@ fn a_start_rebuilds_a_missing_or_stat_less_index_without_committing() {
     let _ = entry;
     assert_eq!(git_status(s.root()), "");
 }
+
+#[test]
+fn a_large_index_is_left_to_the_next_walk_which_refreshes_it_without_committing() {
+    // Issue 14: at 110,000 store files `.git/index` is 11 MB, read and rewritten whole to change one
+    // entry; above 2 MiB a tool's commit leaves it, and the next walk refreshes the paths it left.
+    let s = Setup::new();
+    let repo = git2::Repository::open(s.root()).unwrap();
+    let blob = repo.blob(b"padding\n").unwrap();
+    let mut index = repo.index().unwrap();
+    // Entries of no store (not versioned by elroy), enough to pass 2 MiB.
+    for n in 0..24_000 {
+        let path = format!("padding/a-long-enough-name-to-make-the-index-large-{n:05}.txt");
+        index
+            .add(&git2::IndexEntry {
+                ctime: git2::IndexTime::new(0, 0),
+                mtime: git2::IndexTime::new(0, 0),
+                dev: 0,
+                ino: 0,
+                mode: 0o100_644,
+                uid: 0,
+                gid: 0,
+                file_size: 0,
+                id: blob,
+                flags: u16::try_from(path.len()).unwrap(),
+                flags_extended: 0,
+                path: path.into_bytes(),
+            })
+            .unwrap();
+    }
+    index.write().unwrap();
+    let index_file = s.root().join(".git/index");
+    assert!(std::fs::metadata(&index_file).unwrap().len() > 2 * 1024 * 1024);
+    let now = "2026-03-16T09:00:00Z".parse().unwrap();
+    // A walk stamps the home, so the one after the call is the quick one (no libgit2 status).
+    assert!(!s.home.commit_outside_edits(now).unwrap());
+    let written = std::fs::metadata(&index_file).unwrap().modified().unwrap();
+    s.call(&[("agenda/a.md", Some(b"a\n"))]);
+    assert_eq!(s.summaries()[0], "put_files: agenda/a.md");
+    assert_eq!(
+        std::fs::metadata(&index_file).unwrap().modified().unwrap(),
+        written,
+        "the commit left .git/index as it was"
+    );
+    let entry = |repo: &git2::Repository| {
+        repo.index()
+            .unwrap()
+            .get_path(Path::new("agenda/a.md"), 0)
+            .map(|e| e.id)
+    };
+    assert_eq!(entry(&git2::Repository::open(s.root()).unwrap()), None);
+    let stamp = std::fs::read_to_string(s.root().join(".git/elroy-walk.json")).unwrap();
+    assert!(stamp.contains("agenda/a.md"), "noted as stale: {stamp}");
+    assert!(!s.home.commit_outside_edits(now).unwrap());
+    assert_eq!(s.summaries()[0], "put_files: agenda/a.md");
+    let repo = git2::Repository::open(s.root()).unwrap();
+    let head = repo.head().unwrap().peel_to_tree().unwrap();
+    let committed = head.get_path(Path::new("agenda/a.md")).unwrap().id();
+    assert_eq!(entry(&repo), Some(committed), "refreshed by the walk");
+}

@@ -154,6 +154,35 @@ fn history_is_newest_first_and_filters_by_path() {
     let first = &home.history(None).unwrap()[0];
     assert_eq!(first.short_id.len(), 7);
     assert!(first.id.starts_with(&first.short_id));
+    // `elroy history` lists the same changes without diffing trees: for every filter (a file, a
+    // directory, a nested one, the whole home, a path never written) the same commits.
+    write(root, "memories/archive/x.md", b"x\n");
+    tool(&home, "archive").unwrap();
+    write(root, "memories/archive/x.md", b"x2\n");
+    write(root, "agenda/d.md", b"d\n");
+    tool(&home, "both").unwrap();
+    for filter in [
+        None,
+        Some("agenda/a.md"),
+        Some("agenda"),
+        Some("./memories/"),
+        Some("memories/m.md"),
+        Some("memories/archive"),
+        Some("memories/archive/x.md"),
+        Some("memories/archive/x.md/y"),
+        Some("agenda/d.md"),
+        Some("agenda/b.md"),
+        Some(""),
+    ] {
+        let mut quick = Vec::new();
+        home.walk_summaries(filter, &mut |change| {
+            assert!(change.paths.is_empty());
+            quick.push(change.summary);
+            true
+        })
+        .unwrap();
+        assert_eq!(quick, summaries(&home, filter), "{filter:?}");
+    }
 }
 
 #[test]
@@ -358,4 +387,122 @@ fn a_git_lock_left_by_a_killed_process_does_not_stop_commits() {
             "agenda/c.md"
         ]
     );
+}
+
+/// The last change's files.
+fn last_paths(home: &VersionedHome) -> Vec<String> {
+    home.history(None).unwrap().remove(0).paths
+}
+
+/// The commit `.git/elroy-walk.json` (the stamp of the last walk) is for, if any.
+fn stamp_head(root: &Path) -> Option<String> {
+    let text = std::fs::read_to_string(root.join(".git/elroy-walk.json")).ok()?;
+    let value: serde_json::Value = serde_json::from_str(&text).unwrap();
+    Some(value["head"].as_str().unwrap().to_owned())
+}
+
+fn head_id(root: &Path) -> String {
+    let repo = git2::Repository::open(root).unwrap();
+    repo.head().unwrap().target().unwrap().to_string()
+}
+
+#[test]
+fn a_warm_walk_sees_every_kind_of_hand_edit() {
+    // Issue 14: once a walk has stamped the home, the next one stats each store file and reads
+    // nothing else when nothing changed; each kind of hand edit is still seen.
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    for path in [
+        "agenda/a.md",
+        "agenda/b.md",
+        "memories/m.md",
+        "memories/archive/old.md",
+        "MEMORY.md",
+        "users/alice/agenda/x.md",
+    ] {
+        write(root, path, path.as_bytes());
+    }
+    let home = VersionedHome::start(root, now()).unwrap();
+    assert!(!home.commit_outside_edits(now()).unwrap());
+    assert_eq!(
+        stamp_head(root),
+        Some(head_id(root)),
+        "a walk stamps the home"
+    );
+    assert!(!home.commit_outside_edits(now()).unwrap());
+
+    // In place, same size, modification time put back: only its ctime tells.
+    let file = root.join("agenda/a.md");
+    let mtime = std::fs::metadata(&file).unwrap().modified().unwrap();
+    std::fs::write(&file, b"AGENDA/A.MD").unwrap();
+    std::fs::File::options()
+        .write(true)
+        .open(&file)
+        .unwrap()
+        .set_modified(mtime)
+        .unwrap();
+    assert!(home.commit_outside_edits(now()).unwrap());
+    assert_eq!(last_paths(&home), ["agenda/a.md"]);
+    assert_eq!(summaries(&home, None)[0], "external edit");
+
+    // Added, deleted, a directory deleted whole, a user home's file, a notebook file deleted.
+    write(root, "agenda/c.md", b"c\n");
+    assert!(home.commit_outside_edits(now()).unwrap());
+    assert_eq!(last_paths(&home), ["agenda/c.md"]);
+    std::fs::remove_file(root.join("memories/m.md")).unwrap();
+    assert!(home.commit_outside_edits(now()).unwrap());
+    assert_eq!(last_paths(&home), ["memories/m.md"]);
+    std::fs::remove_dir_all(root.join("memories/archive")).unwrap();
+    assert!(home.commit_outside_edits(now()).unwrap());
+    assert_eq!(last_paths(&home), ["memories/archive/old.md"]);
+    write(root, "users/alice/agenda/x.md", b"edited\n");
+    std::fs::remove_file(root.join("MEMORY.md")).unwrap();
+    assert!(home.commit_outside_edits(now()).unwrap());
+    assert_eq!(last_paths(&home), ["MEMORY.md", "users/alice/agenda/x.md"]);
+    assert!(!home.commit_outside_edits(now()).unwrap());
+
+    // elroy's own commit moves the stamp along, so the next walk is still the quick one.
+    write(root, "agenda/b.md", b"by a tool\n");
+    tool(&home, "add_agenda_item_update").unwrap();
+    assert_eq!(stamp_head(root), Some(head_id(root)));
+    assert!(!home.commit_outside_edits(now()).unwrap());
+
+    // A `git checkout` of an older version of a file, then a commit by the user's git: HEAD moved
+    // outside elroy, so the walk is libgit2's (nothing to commit), and stamps the home again.
+    let first = {
+        let repo = git2::Repository::open(root).unwrap();
+        let mut walk = repo.revwalk().unwrap();
+        walk.push_head().unwrap();
+        walk.last().unwrap().unwrap().to_string()
+    };
+    let git = |args: &[&str]| {
+        let out = std::process::Command::new("git")
+            .args(args)
+            .current_dir(root)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    };
+    git(&["checkout", &first, "--", "agenda/a.md"]);
+    assert_eq!(std::fs::read(&file).unwrap(), b"agenda/a.md");
+    assert!(home.commit_outside_edits(now()).unwrap());
+    assert_eq!(last_paths(&home), ["agenda/a.md"]);
+    write(root, "agenda/b.md", b"committed by the user\n");
+    git(&[
+        "-c",
+        "user.name=u",
+        "-c",
+        "user.email=u@localhost",
+        "commit",
+        "-q",
+        "-am",
+        "by hand",
+    ]);
+    assert!(!home.commit_outside_edits(now()).unwrap());
+    assert_eq!(summaries(&home, None)[0], "by hand");
+    assert_eq!(stamp_head(root), Some(head_id(root)));
 }

@@ -203,7 +203,7 @@ pub fn check_home(config: &Config) -> DoctorReport {
 
     // --- the versioned home ---
     if home.join(".git").exists() {
-        match elroy_history::VersionedHome::open(home).and_then(|h| h.history(None)) {
+        match elroy_history::VersionedHome::open(home).and_then(|h| h.check_readable()) {
             Ok(_) => {}
             Err(e) => push(
                 Area::VersionedHome,

@@ -1,6 +1,10 @@
 //! The versioned home (elroy-history), started on first use: before the first tool call the
-//! registry observes ([`VersionedHome::resume`]: time independent of the home's size), or when a
-//! session starts (which also commits outside edits, [`VersionedHome::commit_outside_edits`]).
+//! registry observes, or when a session starts ([`VersionedHome::resume`]: time independent of the
+//! home's size). Outside edits are not looked for then: that is one stat per store file (110,000
+//! at the scale of issue 14), and nothing a session does needs it. The recorder commits a hand
+//! edit of a file a call writes first, as `external edit` (so no tool takes it); the others are
+//! committed by `elroy history`, `elroy undo`, `/history` and `/undo`, before they read the
+//! history ([`VersionedHome::commit_outside_edits`]).
 
 use std::path::PathBuf;
 use std::sync::OnceLock;
@@ -41,16 +45,6 @@ impl LazyHistory {
     /// or the start failed (a warning).
     pub(crate) fn home(&self) -> Option<VersionedHome> {
         self.started().map(|(home, _)| home.clone())
-    }
-
-    /// [`LazyHistory::home`], after committing what was edited by hand since the last commit as
-    /// `external edit` (a session start: one stat per store file).
-    pub(crate) fn home_with_outside_edits(&self) -> Option<VersionedHome> {
-        let home = self.home()?;
-        if let Err(e) = home.commit_outside_edits(self.time.now()) {
-            (self.warn)(&format!("versioned home: {e}"));
-        }
-        Some(home)
     }
 
     fn started(&self) -> Option<&(VersionedHome, Recorder)> {

@@ -248,11 +248,11 @@ impl Runtime {
         Ok(elroy_orchestrator::Session::start(parts)?)
     }
 
-    /// The versioned home's change recorder, started now if it was not, with outside edits
-    /// committed as `external edit` (a session start; `None` when `versioned_home` is off or the
-    /// home could not be started).
+    /// The versioned home's change recorder, started now if it was not (a session start; `None`
+    /// when `versioned_home` is off or the home could not be started). It does not walk the home
+    /// for outside edits (see `history.rs`): `elroy history` and `elroy undo` commit them.
     pub fn change_recorder(&self) -> Option<Arc<dyn elroy_orchestrator::ChangeRecorder>> {
-        self.history.home_with_outside_edits().map(|home| {
+        self.history.home().map(|home| {
             Arc::new(adapters::HistoryPort(home)) as Arc<dyn elroy_orchestrator::ChangeRecorder>
         })
     }
