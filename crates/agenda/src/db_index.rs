@@ -9,10 +9,13 @@ use elroy_core::{Clock, SystemClock};
 use elroy_db::rusqlite::{self, OptionalExtension, params};
 use elroy_db::{Db, format_db_time, parse_db_time};
 use jiff::Timestamp;
+use jiff::civil::Date;
 use md5::{Digest, Md5};
 
 use crate::item::{ItemView, Status};
-use crate::scan::{Entry, Parsed, Snapshot, Stamp, list_dir, parse_all, wall_clock_ns};
+use crate::scan::{
+    Entry, Listing, Parsed, Snapshot, Stamp, list_dir, parse_all, stat_file, wall_clock_ns,
+};
 use crate::{AgendaError, Kind};
 
 /// What the index knows about one live file.
@@ -24,64 +27,73 @@ pub struct IndexEntry {
     pub created_at: Timestamp,
 }
 
+/// Which rows of the index a store operation needs. Each one also returns the rows whose file
+/// must be read again (no stored signature: new, renamed or written by elroy, or racy) and the
+/// rows of files that do not parse (so a repaired file is seen by the next query that wants it).
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Query<'a> {
+    /// Every live row (recall, matching `item_name` by substring, the full check).
+    All,
+    /// Rows dated between the two dates, inclusive (`list_agenda_items`, `elroy agenda`).
+    Dates(Date, Date),
+    /// Active due items (the due check, `elroy due`, `elroy remind`).
+    ActiveDue,
+    /// Active due items whose `name` key is this name, and those without a `name` key (matched
+    /// by stem, D6): `print_due_item` and the other due-item tools.
+    DueNamed(&'a str),
+    /// Active items whose name (the `name` key, else the stem) is this name (the duplicate
+    /// checks of `add_agenda_item`, `create_due_item` and `rename_due_item`).
+    Named(&'a str),
+    /// The row with this id (recall and pins).
+    Id(i64),
+}
+
+impl Query<'_> {
+    /// The SQL condition (after `user_id = ?1 AND status <> 'deleted'`) and its parameters.
+    fn condition(&self) -> (&'static str, Vec<rusqlite::types::Value>) {
+        use rusqlite::types::Value as V;
+        match *self {
+            Query::All => ("1", Vec::new()),
+            Query::Dates(first, last) => (
+                "(item_date BETWEEN ?2 AND ?3 OR file_mtime_ns IS NULL OR broken IS NOT NULL)",
+                vec![V::Text(first.to_string()), V::Text(last.to_string())],
+            ),
+            Query::ActiveDue => (
+                "((kind = 'due' AND status = 'created') OR file_mtime_ns IS NULL \
+                 OR broken IS NOT NULL)",
+                Vec::new(),
+            ),
+            Query::DueNamed(name) => (
+                "((kind = 'due' AND status = 'created' AND (name = ?2 OR name_key IS NULL)) \
+                 OR file_mtime_ns IS NULL OR broken IS NOT NULL)",
+                vec![V::Text(name.to_owned())],
+            ),
+            Query::Named(name) => (
+                "((status = 'created' AND name = ?2) OR file_mtime_ns IS NULL \
+                 OR broken IS NOT NULL)",
+                vec![V::Text(name.to_owned())],
+            ),
+            Query::Id(id) => ("id = ?2", vec![V::Integer(id)]),
+        }
+    }
+}
+
+/// One row as a query returns it.
 #[derive(Debug, Clone)]
 struct Row {
     id: i64,
     created_at: Timestamp,
-    /// `None`: read the file at the next scan (new, renamed, racy or never scanned).
+    /// `None`: read the file at the next query that returns the row (new, renamed, written by
+    /// elroy, racy or never read).
     stamp: Option<Stamp>,
     entry: Arc<Entry>,
 }
 
+/// Ids of the rows the current operation's queries returned, by stem (emptied by
+/// [`DbIndex::begin`]).
 #[derive(Debug, Default)]
-struct State {
-    /// Live rows by file name (`{stem}.md`), so the snapshot is in file-name order.
-    by_file: BTreeMap<String, Row>,
-    /// File name of each live id.
-    by_id: HashMap<i64, String>,
-    max_id: i64,
-    /// `PRAGMA data_version` at the last load: it changes when another connection commits.
-    data_version: Option<i64>,
-    /// The entries of `by_file`, built when asked after a change.
-    snapshot: Option<Arc<Vec<Arc<Entry>>>>,
-    /// Lower-cased names of every directory entry at the last scan (the unique-path rule).
-    names_lower: HashMap<String, u32>,
-}
-
-impl State {
-    fn insert(&mut self, file_name: String, row: Row) {
-        let id = row.id;
-        self.max_id = self.max_id.max(id);
-        if let Some(old) = self.by_file.insert(file_name.clone(), row)
-            && old.id != id
-        {
-            self.by_id.remove(&old.id);
-        }
-        self.by_id.insert(id, file_name);
-        self.snapshot = None;
-    }
-
-    fn remove(&mut self, file_name: &str) -> Option<Row> {
-        let row = self.by_file.remove(file_name)?;
-        self.by_id.remove(&row.id);
-        self.snapshot = None;
-        Some(row)
-    }
-
-    fn snapshot(&mut self) -> Snapshot {
-        let entries = self
-            .snapshot
-            .get_or_insert_with(|| {
-                Arc::new(
-                    self.by_file
-                        .values()
-                        .map(|r| Arc::clone(&r.entry))
-                        .collect(),
-                )
-            })
-            .clone();
-        Snapshot { entries }
-    }
+struct Seen {
+    by_stem: HashMap<String, IndexEntry>,
 }
 
 /// The agenda index in the `agenda_items` table of `state.db`, one row per file and user: the
@@ -90,17 +102,25 @@ impl State {
 /// (size, mtime, inode, ctime). A file that disappears gets `status = 'deleted'`; renames by elroy
 /// keep the id; ids are never reused.
 ///
-/// Every store operation scans first ([`DbIndex::scan`]): one `readdir` and one `stat` per file;
-/// only files whose signature differs from their row (edited, added, renamed by hand, checked out
-/// by git) are read and their rows rewritten, in one transaction. The rows are mirrored in memory
-/// and loaded again only when another connection (another elroy process) committed. The table is
-/// a cache of the files: a deleted `state.db` is rebuilt by the next scan (ids renumbered). All
-/// writes happen inside the home lock.
+/// Nothing is loaded whole (issue 14). An operation first checks the directory: its stat
+/// signature (mtime in ns and inode) is kept in `meta` (key `agenda_dir:{user id}`), stored only
+/// when it is older than two seconds (the racy rule of the files). Unchanged: no listing. Changed
+/// (a file added, removed, or renamed over, as editors and `git checkout` do): one `readdir`
+/// (names and inodes, no `stat`) diffed against the rows; new files and files whose inode changed
+/// are read, rows without a file are marked deleted. Then each query ([`Query`]) selects only the
+/// rows it needs in SQL, stats their files and re-reads those whose signature changed. The
+/// trade-off: a file edited in place (same inode, directory unchanged) is seen by the next query
+/// that returns its row, and by `elroy doctor` ([`crate::AgendaStore::broken_files`] checks
+/// every file); a query that filters on what the edit changed (the date, the name) sees it only
+/// then. The table is a cache of the files: a deleted `state.db` is rebuilt by the next operation
+/// (ids renumbered). All writes happen inside the home lock.
 #[derive(Debug)]
 pub struct DbIndex {
     db: Arc<Db>,
     user_id: i64,
-    state: Mutex<State>,
+    seen: Mutex<Seen>,
+    /// Lower-cased names of the non-item `*.md` entries at the last directory check.
+    others_lower: Mutex<Vec<String>>,
     /// The clock of `updated_at` for deletes and renames (`ELROY_NOW` through `TimeContext`).
     clock: Arc<dyn Clock>,
 }
@@ -124,8 +144,8 @@ fn timestamp_of_ns(ns: i64) -> Timestamp {
     Timestamp::from_nanosecond(i128::from(ns)).unwrap_or(Timestamp::UNIX_EPOCH)
 }
 
-/// A placeholder for a row whose file has not been read yet (its stamp is `None`, so the next
-/// scan reads the file or drops the row; it is never shown).
+/// A placeholder for a row whose file has not been read yet (its stamp is `None`, so the query
+/// reads the file or drops the row; it is never shown).
 fn unread(stem: &str) -> Arc<Entry> {
     Arc::new(Entry::Broken {
         stem: stem.to_owned(),
@@ -221,10 +241,24 @@ fn status_word(view: &ItemView) -> &'static str {
     }
 }
 
-const LOAD_SQL: &str = "SELECT id, stem, created_at, file_size, file_mtime_ns, file_ino, \
+const LOAD_COLUMNS: &str = "SELECT id, stem, created_at, file_size, file_mtime_ns, file_ino, \
      file_ctime_ns, name_key, raw_status, completed, item_date, trigger_raw, trigger_datetime, \
      trigger_context, checklist_done, checklist_total, body, broken FROM agenda_items \
-     WHERE user_id = ?1 AND status <> 'deleted'";
+     WHERE user_id = ?1 AND status <> 'deleted' AND ";
+
+/// The `meta` value of a directory check: `{mtime_ns} {ino}` of `agenda/`, then the lower-cased
+/// names of its non-item `*.md` entries, one a line.
+fn dir_meta_value(sig: &Stamp, others: &[String]) -> String {
+    let mut value = format!("{} {}", sig.mtime_ns, sig.ino);
+    for name in others {
+        value.push('\n');
+        value.push_str(name);
+    }
+    value
+}
+
+/// An existing row met by a directory check or a query: `(id, created_at)`.
+type Known = HashMap<String, (i64, Timestamp)>;
 
 impl DbIndex {
     /// The index of `user_id` (a `users` row) in `db`, stamping `updated_at` with the system
@@ -233,7 +267,8 @@ impl DbIndex {
         DbIndex {
             db,
             user_id,
-            state: Mutex::new(State::default()),
+            seen: Mutex::new(Seen::default()),
+            others_lower: Mutex::new(Vec::new()),
             clock: Arc::new(SystemClock),
         }
     }
@@ -246,107 +281,161 @@ impl DbIndex {
         self
     }
 
-    fn lock(&self) -> std::sync::MutexGuard<'_, State> {
-        self.state
+    fn seen(&self) -> std::sync::MutexGuard<'_, Seen> {
+        self.seen
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
-    /// Loads the user's live rows when the database changed under us (or on first use).
-    fn reload(&self, state: &mut State, prefix: &str) -> Result<(), String> {
-        let user = self.user_id;
-        let loaded = self
-            .db
-            .with_conn(|c| {
-                let version: i64 = c.query_row("PRAGMA data_version", [], |r| r.get(0))?;
-                if state.data_version == Some(version) {
-                    return Ok(None);
-                }
-                let max: i64 = c.query_row(
-                    "SELECT COALESCE(MAX(id), 0) FROM agenda_items WHERE user_id = ?1",
-                    [user],
-                    |r| r.get(0),
-                )?;
-                let mut stmt = c.prepare(LOAD_SQL)?;
-                let rows = stmt
-                    .query_map([user], |r| {
-                        Ok(Loaded {
-                            id: r.get(0)?,
-                            stem: r.get(1)?,
-                            created_at: r.get(2)?,
-                            stamp: [r.get(3)?, r.get(4)?, r.get(5)?, r.get(6)?],
-                            name_key: r.get(7)?,
-                            raw_status: r.get(8)?,
-                            completed: r.get(9)?,
-                            item_date: r.get(10)?,
-                            trigger_raw: r.get(11)?,
-                            trigger_datetime: r.get(12)?,
-                            trigger_context: r.get(13)?,
-                            checklist: (r.get(14)?, r.get(15)?),
-                            body: r.get(16)?,
-                            broken: r.get(17)?,
-                        })
-                    })?
-                    .collect::<rusqlite::Result<Vec<_>>>()?;
-                Ok(Some((version, max, rows)))
-            })
-            .map_err(sql)?;
-        if let Some((version, max, rows)) = loaded {
-            *state = State::default();
-            for loaded in rows {
-                let (file_name, row) = loaded.into_row(prefix);
-                state.insert(file_name, row);
-            }
-            state.max_id = state.max_id.max(max);
-            state.data_version = Some(version);
-        }
-        Ok(())
+    fn meta_key(&self) -> String {
+        format!("agenda_dir:{}", self.user_id)
     }
 
-    /// Brings the index up to date with `dir` and returns its entries (file-name order), with the
-    /// files found unreadable by this scan (`(display path, message)`: new or changed files that
-    /// do not parse; a file still broken since an earlier scan is not repeated). Call inside the
-    /// home lock.
+    /// Starts an operation (inside the home lock): brings the rows up to date with the
+    /// directory's entries when the directory changed since the last check (`full`: always),
+    /// and returns the files found unreadable on the way (`(display path, message)`).
     ///
     /// # Errors
     /// A directory that cannot be listed; database failures.
-    pub(crate) fn scan(
+    pub(crate) fn begin(
         &self,
         dir: &Path,
         prefix: &str,
-    ) -> Result<(Snapshot, Vec<(String, String)>), AgendaError> {
-        let listing = list_dir(dir, prefix)?;
-        let mut state = self.lock();
-        self.reload(&mut state, prefix).map_err(AgendaError::new)?;
-        state.names_lower = listing.names_lower;
-        let mut seen: HashSet<&str> = HashSet::with_capacity(listing.files.len());
-        let mut to_parse = Vec::new();
-        for (name, stamp) in &listing.files {
-            seen.insert(name.as_str());
-            match state.by_file.get(name) {
-                Some(row) if row.stamp == Some(*stamp) => {}
-                _ => to_parse.push((name.clone(), *stamp)),
+        full: bool,
+    ) -> Result<Vec<(String, String)>, AgendaError> {
+        self.seen().by_stem.clear();
+        // The directory's signature before its listing: a change during the listing leaves the
+        // stored signature behind, so the next operation lists again.
+        let sig = std::fs::metadata(dir).ok().map(|m| Stamp::of(&m));
+        let key = self.meta_key();
+        let stored: Option<String> = self
+            .db
+            .with_conn(|c| {
+                c.query_row("SELECT value FROM meta WHERE key = ?1", [&key], |r| {
+                    r.get(0)
+                })
+                .optional()
+            })
+            .map_err(sql)?;
+        if let (Some(sig), Some(stored), false) = (&sig, &stored, full) {
+            let mut lines = stored.lines();
+            if lines.next() == Some(dir_meta_value(sig, &[]).as_str()) {
+                *self
+                    .others_lower
+                    .lock()
+                    .unwrap_or_else(std::sync::PoisonError::into_inner) =
+                    lines.map(str::to_owned).collect();
+                return Ok(Vec::new());
             }
         }
-        let gone: Vec<String> = state
-            .by_file
+        let listing = list_dir(dir, prefix)?;
+        let problems = self.sync_listing(dir, prefix, &listing)?;
+        let wall = wall_clock_ns();
+        if let Some(sig) = sig.filter(|s| !s.is_racy(wall)) {
+            let value = dir_meta_value(&sig, &listing.others_lower);
+            if stored.as_deref() != Some(value.as_str()) {
+                // A signature that cannot be stored only costs the next operation a listing.
+                let _ = self.db.with_conn(|c| {
+                    c.execute(
+                        "INSERT INTO meta (key, value) VALUES (?1, ?2) \
+                         ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+                        params![key, value],
+                    )
+                });
+            }
+        }
+        *self
+            .others_lower
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner) = listing.others_lower;
+        Ok(problems)
+    }
+
+    /// Diffs a listing against the live rows: files without a row, or whose inode is not the
+    /// row's, are read; rows without a file are marked deleted.
+    fn sync_listing(
+        &self,
+        dir: &Path,
+        prefix: &str,
+        listing: &Listing,
+    ) -> Result<Vec<(String, String)>, AgendaError> {
+        let user = self.user_id;
+        // (file name) -> (id, created_at, stored inode)
+        let rows: HashMap<String, (i64, Timestamp, Option<i64>)> = self
+            .db
+            .with_conn(|c| {
+                let mut stmt = c.prepare_cached(
+                    "SELECT stem, id, created_at, file_ino, file_mtime_ns FROM agenda_items \
+                     WHERE user_id = ?1 AND status <> 'deleted'",
+                )?;
+                stmt.query_map([user], |r| {
+                    let stem: String = r.get(0)?;
+                    let created: String = r.get(2)?;
+                    let ino: Option<i64> = r.get(3)?;
+                    let mtime: Option<i64> = r.get(4)?;
+                    Ok((
+                        file_name_of(&stem),
+                        (
+                            r.get(1)?,
+                            parse_db_time(&created).unwrap_or(Timestamp::UNIX_EPOCH),
+                            ino.filter(|_| mtime.is_some()),
+                        ),
+                    ))
+                })?
+                .collect::<rusqlite::Result<HashMap<_, _>>>()
+            })
+            .map_err(sql)?;
+        let mut listed: HashSet<&str> = HashSet::with_capacity(listing.files.len());
+        let mut to_parse = Vec::new();
+        for (name, ino) in &listing.files {
+            listed.insert(name.as_str());
+            let row = rows.get(name);
+            if row.is_some_and(|r| r.2.is_some() && r.2 == *ino) {
+                continue;
+            }
+            if let Some(stamp) = stat_file(&dir.join(name)) {
+                if row.is_some_and(|r| r.2 == Some(stamp.ino)) {
+                    // A symlink whose target did not move: its query checks the rest.
+                    continue;
+                }
+                to_parse.push((name.clone(), stamp));
+            } else {
+                listed.remove(name.as_str());
+            }
+        }
+        let gone: Vec<String> = rows
             .keys()
-            .filter(|f| !seen.contains(f.as_str()))
+            .filter(|f| !listed.contains(f.as_str()))
             .cloned()
             .collect();
         if to_parse.is_empty() && gone.is_empty() {
-            return Ok((state.snapshot(), Vec::new()));
+            return Ok(Vec::new());
         }
+        let known: Known = rows
+            .into_iter()
+            .map(|(name, (id, created, _))| (name, (id, created)))
+            .collect();
+        let (parsed, problems) = self.read_files(dir, prefix, to_parse, &HashMap::new());
+        // The table is a cache of the files: when it cannot be written (a full disk), this
+        // process goes on, and the next one reads those files again.
+        let _unsaved = self.write_changes(&known, &parsed, &gone);
+        Ok(problems)
+    }
+
+    /// Reads files; `unchanged` holds the entries of rows stored without a stamp (a racy file
+    /// read again and unchanged needs no write, so it is left out of the result).
+    fn read_files(
+        &self,
+        dir: &Path,
+        prefix: &str,
+        files: Vec<(String, Stamp)>,
+        unchanged: &HashMap<String, Arc<Entry>>,
+    ) -> (Vec<Parsed>, Vec<(String, String)>) {
         let wall = wall_clock_ns();
-        // A file read again only because its stamp was racy, and unchanged, needs no write.
-        let parsed: Vec<Parsed> = parse_all(dir, prefix, to_parse)
+        let parsed: Vec<Parsed> = parse_all(dir, prefix, files)
             .into_iter()
             .filter(|p| {
-                !(p.stamp.is_racy(wall)
-                    && state
-                        .by_file
-                        .get(&p.name)
-                        .is_some_and(|row| row.stamp.is_none() && *row.entry == p.entry))
+                !(p.stamp.is_racy(wall) && unchanged.get(&p.name).is_some_and(|e| **e == p.entry))
             })
             .collect();
         let problems = parsed
@@ -356,55 +445,138 @@ impl DbIndex {
                 Entry::Item(_) => None,
             })
             .collect();
-        if parsed.is_empty() && gone.is_empty() {
-            return Ok((state.snapshot(), problems));
-        }
-        // The table is a cache of the files: when it cannot be written (a full disk), this
-        // process goes on with what it read, and the next one reads those files again.
-        let _unsaved = self.write_scan(&mut state, &parsed, &gone, wall);
-        Ok((state.snapshot(), problems))
+        (parsed, problems)
     }
 
-    /// Writes a scan's changes in one transaction, then into the mirror.
-    fn write_scan(
+    /// The rows `query` needs, brought up to date with their files (each file stat'ed; those
+    /// whose signature changed are read and their rows rewritten; rows whose file is gone are
+    /// marked deleted), in file-name order, with the files found unreadable. Call inside the
+    /// home lock, after [`DbIndex::begin`].
+    ///
+    /// # Errors
+    /// Database failures.
+    pub(crate) fn query(
         &self,
-        state: &mut State,
-        parsed: &[Parsed],
-        gone: &[String],
-        wall: i64,
-    ) -> Result<(), String> {
+        dir: &Path,
+        prefix: &str,
+        query: Query<'_>,
+    ) -> Result<(Snapshot, Vec<(String, String)>), AgendaError> {
         let user = self.user_id;
-        let now = format_db_time(self.clock.now());
-        let gone_ids: Vec<i64> = gone
-            .iter()
-            .filter_map(|f| state.by_file.get(f).map(|r| r.id))
-            .collect();
-        let mut next_id = state.max_id;
-        // (parsed, id, created_at, is_new, stored stamp)
-        let mut plan = Vec::with_capacity(parsed.len());
-        for p in parsed {
-            let stored = (!p.stamp.is_racy(wall)).then_some(p.stamp);
-            match state.by_file.get(&p.name) {
-                Some(row) => plan.push((p, row.id, row.created_at, false, stored)),
-                None => {
-                    next_id += 1;
-                    plan.push((p, next_id, timestamp_of_ns(p.stamp.mtime_ns), true, stored));
+        let (condition, values) = query.condition();
+        let sql_text = format!("{LOAD_COLUMNS}{condition}");
+        let loaded = self
+            .db
+            .with_conn(|c| {
+                let mut stmt = c.prepare_cached(&sql_text)?;
+                let mut params: Vec<rusqlite::types::Value> = vec![user.into()];
+                params.extend(values);
+                stmt.query_map(rusqlite::params_from_iter(params), |r| {
+                    Ok(Loaded {
+                        id: r.get(0)?,
+                        stem: r.get(1)?,
+                        created_at: r.get(2)?,
+                        stamp: [r.get(3)?, r.get(4)?, r.get(5)?, r.get(6)?],
+                        name_key: r.get(7)?,
+                        raw_status: r.get(8)?,
+                        completed: r.get(9)?,
+                        item_date: r.get(10)?,
+                        trigger_raw: r.get(11)?,
+                        trigger_datetime: r.get(12)?,
+                        trigger_context: r.get(13)?,
+                        checklist: (r.get(14)?, r.get(15)?),
+                        body: r.get(16)?,
+                        broken: r.get(17)?,
+                    })
+                })?
+                .collect::<rusqlite::Result<Vec<_>>>()
+            })
+            .map_err(sql)?;
+        let mut rows: BTreeMap<String, Row> = BTreeMap::new();
+        let mut to_parse = Vec::new();
+        let mut gone = Vec::new();
+        let mut unchanged = HashMap::new();
+        for loaded in loaded {
+            let (file_name, row) = loaded.into_row(prefix);
+            match stat_file(&dir.join(&file_name)) {
+                None => gone.push(file_name),
+                Some(stamp) if row.stamp == Some(stamp) => {
+                    rows.insert(file_name, row);
+                }
+                Some(stamp) => {
+                    if row.stamp.is_none() {
+                        unchanged.insert(file_name.clone(), Arc::clone(&row.entry));
+                    }
+                    to_parse.push((file_name.clone(), stamp));
+                    rows.insert(file_name, row);
                 }
             }
         }
-        let written = self
-            .db
+        let mut problems = Vec::new();
+        if !to_parse.is_empty() || !gone.is_empty() {
+            let (parsed, found) = self.read_files(dir, prefix, to_parse, &unchanged);
+            problems = found;
+            let known: Known = rows
+                .iter()
+                .map(|(name, row)| (name.clone(), (row.id, row.created_at)))
+                .collect();
+            let _unsaved = self.write_changes(&known, &parsed, &gone);
+            for p in parsed {
+                if let Some(row) = rows.get_mut(&p.name) {
+                    row.entry = Arc::new(p.entry);
+                }
+            }
+        }
+        let mut seen = self.seen();
+        for (file_name, row) in &rows {
+            let stem = file_name.strip_suffix(".md").unwrap_or(file_name);
+            seen.by_stem.insert(
+                stem.to_owned(),
+                IndexEntry {
+                    id: row.id,
+                    created_at: row.created_at,
+                },
+            );
+        }
+        let entries: Vec<Arc<Entry>> = rows.into_values().map(|r| r.entry).collect();
+        Ok((
+            Snapshot {
+                entries: Arc::new(entries),
+            },
+            problems,
+        ))
+    }
+
+    /// Writes read files and vanished files in one transaction. `known` gives the id of files
+    /// that have a row; the others get new ids (after the largest ever given: ids are never
+    /// reused).
+    fn write_changes(
+        &self,
+        known: &Known,
+        parsed: &[Parsed],
+        gone: &[String],
+    ) -> Result<(), String> {
+        let user = self.user_id;
+        let now = format_db_time(self.clock.now());
+        let wall = wall_clock_ns();
+        self.db
             .with_conn(|c| {
                 let tx = c.transaction()?;
-                for id in &gone_ids {
+                let mut next_id: i64 = tx.query_row(
+                    "SELECT COALESCE(MAX(id), 0) FROM agenda_items WHERE user_id = ?1",
+                    [user],
+                    |r| r.get(0),
+                )?;
+                for file_name in gone {
+                    let stem = file_name.strip_suffix(".md").unwrap_or(file_name);
                     tx.execute(
                         "UPDATE agenda_items SET status = 'deleted', updated_at = ?3 \
-                         WHERE user_id = ?1 AND id = ?2",
-                        params![user, id, now],
+                         WHERE user_id = ?1 AND stem = ?2 AND status <> 'deleted'",
+                        params![user, stem, now],
                     )?;
                 }
-                for (p, id, created_at, is_new, stored) in &plan {
+                for p in parsed {
                     let stem = p.name.strip_suffix(".md").unwrap_or(&p.name);
+                    let stored = (!p.stamp.is_racy(wall)).then_some(p.stamp);
                     let stamp_cols = (
                         stored.map(|s| s.size),
                         stored.map(|s| s.mtime_ns),
@@ -412,14 +584,19 @@ impl DbIndex {
                         stored.map(|s| s.ctime_ns),
                     );
                     let updated = format_db_time(timestamp_of_ns(p.stamp.mtime_ns));
-                    if *is_new {
-                        tx.execute(
-                            "INSERT INTO agenda_items (user_id, id, stem, name, kind, status, \
-                             text_md5, created_at, updated_at) \
-                             VALUES (?1, ?2, ?3, ?3, 'agenda', 'created', ?4, ?5, ?5)",
-                            params![user, id, stem, p.text_md5, format_db_time(*created_at)],
-                        )?;
-                    }
+                    let id = match known.get(&p.name) {
+                        Some((id, _)) => *id,
+                        None => {
+                            next_id += 1;
+                            tx.execute(
+                                "INSERT INTO agenda_items (user_id, id, stem, name, kind, status, \
+                                 text_md5, created_at, updated_at) \
+                                 VALUES (?1, ?2, ?3, ?3, 'agenda', 'created', ?4, ?5, ?5)",
+                                params![user, next_id, stem, p.text_md5, updated],
+                            )?;
+                            next_id
+                        }
+                    };
                     match &p.entry {
                         Entry::Broken { message, .. } => {
                             // A file that does not parse keeps its previous data (§9.5).
@@ -478,155 +655,140 @@ impl DbIndex {
                 }
                 tx.commit()
             })
-            .map_err(sql);
-        // The mirror follows the files whether or not the rows were written.
-        for f in gone {
-            state.remove(f);
-        }
-        for (p, id, created_at, _, stored) in plan {
-            state.insert(
-                p.name.clone(),
-                Row {
-                    id,
-                    created_at,
-                    stamp: stored,
-                    entry: Arc::new(p.entry.clone()),
-                },
-            );
-        }
-        written
+            .map_err(sql)
     }
 
-    fn mark_deleted(&self, state: &mut State, stem: &str) -> Result<(), String> {
-        let Some(row) = state.remove(&file_name_of(stem)) else {
-            return Ok(());
-        };
+    fn mark_deleted(&self, stem: &str) -> Result<(), String> {
         let user = self.user_id;
         let now = format_db_time(self.clock.now());
         self.db
             .with_conn(|c| {
                 c.execute(
                     "UPDATE agenda_items SET status = 'deleted', updated_at = ?3 \
-                     WHERE user_id = ?1 AND id = ?2",
-                    params![user, row.id, now],
+                     WHERE user_id = ?1 AND stem = ?2 AND status <> 'deleted'",
+                    params![user, stem, now],
+                )
+            })
+            .map_err(sql)?;
+        self.seen().by_stem.remove(stem);
+        Ok(())
+    }
+
+    /// Whether the directory has an entry called `name`, ignoring case (`formats.md` §2.3,
+    /// D12): a live row's file or another `*.md` entry seen by the last directory check. `taken`
+    /// caches the lower-cased file names of the live rows for one operation. Call it inside the
+    /// home lock, after [`DbIndex::begin`].
+    pub(crate) fn is_taken(&self, name: &str, taken: &mut Option<HashSet<String>>) -> bool {
+        let lower = name.to_lowercase();
+        if self
+            .others_lower
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .contains(&lower)
+        {
+            return true;
+        }
+        if taken.is_none() {
+            let user = self.user_id;
+            let stems: Vec<String> = self
+                .db
+                .with_conn(|c| {
+                    let mut stmt = c.prepare_cached(
+                        "SELECT stem FROM agenda_items WHERE user_id = ?1 AND status <> 'deleted'",
+                    )?;
+                    stmt.query_map([user], |r| r.get(0))?
+                        .collect::<rusqlite::Result<Vec<String>>>()
+                })
+                .unwrap_or_default();
+            *taken = Some(
+                stems
+                    .into_iter()
+                    .map(|s| file_name_of(&s).to_lowercase())
+                    .collect(),
+            );
+        }
+        taken.as_ref().is_some_and(|t| t.contains(&lower))
+    }
+
+    /// The entry of a stem returned by this operation's queries (or created by it).
+    pub(crate) fn get(&self, stem: &str) -> Option<IndexEntry> {
+        self.seen().by_stem.get(stem).copied()
+    }
+
+    /// Records a file elroy just created: a new id, `created_at` = `at`; the next query reads it.
+    pub(crate) fn created(&self, stem: &str, at: Timestamp) -> Result<IndexEntry, String> {
+        let user = self.user_id;
+        let when = format_db_time(at);
+        let now = format_db_time(self.clock.now());
+        let id = self
+            .db
+            .with_conn(|c| {
+                let tx = c.transaction()?;
+                tx.execute(
+                    "UPDATE agenda_items SET status = 'deleted', updated_at = ?3 \
+                     WHERE user_id = ?1 AND stem = ?2 AND status <> 'deleted'",
+                    params![user, stem, now],
+                )?;
+                let id: i64 = tx.query_row(
+                    "SELECT COALESCE(MAX(id), 0) + 1 FROM agenda_items WHERE user_id = ?1",
+                    [user],
+                    |r| r.get(0),
+                )?;
+                tx.execute(
+                    "INSERT INTO agenda_items (user_id, id, stem, name, kind, status, text_md5, \
+                     created_at, updated_at) \
+                     VALUES (?1, ?2, ?3, ?3, 'agenda', 'created', ?4, ?5, ?5)",
+                    params![user, id, stem, md5_hex(""), when],
+                )?;
+                tx.commit()?;
+                Ok(id)
+            })
+            .map_err(sql)?;
+        let entry = IndexEntry { id, created_at: at };
+        self.seen().by_stem.insert(stem.to_owned(), entry);
+        Ok(entry)
+    }
+
+    /// Records that elroy rewrote the file of `stem`: its row is read again by the next query
+    /// that could want it (whatever the query filters on).
+    pub(crate) fn written(&self, stem: &str) -> Result<(), String> {
+        let user = self.user_id;
+        self.db
+            .with_conn(|c| {
+                c.execute(
+                    "UPDATE agenda_items SET file_size = NULL, file_mtime_ns = NULL \
+                     WHERE user_id = ?1 AND stem = ?2 AND status <> 'deleted'",
+                    params![user, stem],
                 )
             })
             .map_err(sql)?;
         Ok(())
     }
 
-    /// Whether the directory had an entry called `name`, ignoring case (`formats.md` §2.3, D12),
-    /// at the last scan. Call it inside the home lock, right after a scan.
-    pub(crate) fn is_taken(&self, name: &str) -> bool {
-        self.lock().names_lower.contains_key(&name.to_lowercase())
-    }
-
-    /// The entry of a live stem.
-    pub(crate) fn get(&self, stem: &str) -> Option<IndexEntry> {
-        self.lock()
-            .by_file
-            .get(&file_name_of(stem))
-            .map(|r| IndexEntry {
-                id: r.id,
-                created_at: r.created_at,
-            })
-    }
-
-    /// Picks up rows other processes committed, without listing the directory (see
-    /// [`DbIndex::unchanged_stem_of`]).
-    pub(crate) fn refresh(&self, prefix: &str) -> Result<(), String> {
-        let mut state = self.lock();
-        self.reload(&mut state, prefix)
-    }
-
-    /// The stem of `id` when its file's stat signature is the one the index holds (the row is
-    /// current without a scan); `Ok(None)` for an unknown id; `Err(())` when only a scan can
-    /// tell (no signature stored, or the file changed or is gone).
-    pub(crate) fn unchanged_stem_of(&self, id: i64, dir: &Path) -> Result<Option<String>, ()> {
-        let state = self.lock();
-        let Some(file_name) = state.by_id.get(&id) else {
-            return Ok(None);
-        };
-        let stored = state
-            .by_file
-            .get(file_name)
-            .and_then(|r| r.stamp)
-            .ok_or(())?;
-        let now = std::fs::metadata(dir.join(file_name)).map_err(|_| ())?;
-        if Stamp::of(&now) != stored {
-            return Err(());
-        }
-        Ok(Some(
-            file_name
-                .strip_suffix(".md")
-                .unwrap_or(file_name)
-                .to_owned(),
-        ))
-    }
-
-    /// The stem that has `id`, while the file lives.
-    pub(crate) fn stem_of(&self, id: i64) -> Option<String> {
-        self.lock()
-            .by_id
-            .get(&id)
-            .map(|f| f.strip_suffix(".md").unwrap_or(f).to_owned())
-    }
-
-    /// Records a file elroy just created: a new id, `created_at` = `at`; the next scan reads it.
-    pub(crate) fn created(&self, stem: &str, at: Timestamp) -> Result<IndexEntry, String> {
-        let mut state = self.lock();
-        self.mark_deleted(&mut state, stem)?;
-        let id = state.max_id + 1;
-        let user = self.user_id;
-        let when = format_db_time(at);
-        self.db
-            .with_conn(|c| {
-                c.execute(
-                    "INSERT INTO agenda_items (user_id, id, stem, name, kind, status, text_md5, \
-                     created_at, updated_at) \
-                     VALUES (?1, ?2, ?3, ?3, 'agenda', 'created', ?4, ?5, ?5)",
-                    params![user, id, stem, md5_hex(""), when],
-                )
-            })
-            .map_err(sql)?;
-        state.insert(
-            file_name_of(stem),
-            Row {
-                id,
-                created_at: at,
-                stamp: None,
-                entry: unread(stem),
-            },
-        );
-        Ok(IndexEntry { id, created_at: at })
-    }
-
     /// Records a move by elroy (`rename_due_item`): the id and `created_at` stay with the file;
-    /// the next scan reads it.
+    /// the next query reads it.
     pub(crate) fn renamed(&self, old_stem: &str, new_stem: &str) -> Result<(), String> {
-        let mut state = self.lock();
-        let Some(row) = state.remove(&file_name_of(old_stem)) else {
-            return Ok(());
-        };
         let user = self.user_id;
         let now = format_db_time(self.clock.now());
         self.db
             .with_conn(|c| {
                 c.execute(
                     "UPDATE agenda_items SET stem = ?3, file_size = NULL, file_mtime_ns = NULL, \
-                     updated_at = ?4 WHERE user_id = ?1 AND id = ?2",
-                    params![user, row.id, new_stem, now],
+                     updated_at = ?4 WHERE user_id = ?1 AND stem = ?2 AND status <> 'deleted'",
+                    params![user, old_stem, new_stem, now],
                 )
             })
             .map_err(sql)?;
-        state.insert(file_name_of(new_stem), Row { stamp: None, ..row });
+        let mut seen = self.seen();
+        if let Some(entry) = seen.by_stem.remove(old_stem) {
+            seen.by_stem.insert(new_stem.to_owned(), entry);
+        }
         Ok(())
     }
 
     /// Records a removal by elroy (`delete_agenda_item`, `delete_due_item`).
     pub(crate) fn removed(&self, stem: &str) -> Result<(), String> {
-        let mut state = self.lock();
-        self.mark_deleted(&mut state, stem)
+        self.mark_deleted(stem)
     }
 }
 
@@ -682,7 +844,7 @@ mod tests {
         );
         // A file gone at a scan is marked deleted at the clock's time too.
         let empty = tempfile::tempdir().unwrap();
-        index.scan(empty.path(), "agenda/").unwrap();
+        index.begin(empty.path(), "agenda/", true).unwrap();
         assert_eq!(updated_at(&db, user, c.id), format_db_time(fixed));
         assert_eq!(
             indexed_status(&db, user, c.id).unwrap().map(|s| s.1),

@@ -85,9 +85,7 @@ pub(crate) fn run(config: Config, args: &AgendaArgs) -> Result<ExitCode, String>
     let today = runtime.time.today();
     let (first, last) = days(args.when.as_deref(), today)?;
     let mut items: Vec<(Date, Item)> = agenda
-        .active_items_with_ids(|kind, date| {
-            kind == Kind::Agenda && date.is_some_and(|d| d >= first && d <= last)
-        })
+        .active_items_with_ids(Some(Kind::Agenda), Some((first, last)))
         .map_err(|e| e.to_string())?
         .into_iter()
         .filter_map(|(_, i)| i.date.filter(|d| *d >= first && *d <= last).map(|d| (d, i)))

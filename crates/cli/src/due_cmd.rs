@@ -113,7 +113,7 @@ fn list(config: Config, json: bool) -> Result<ExitCode, String> {
     let now = runtime.time.now();
     let tz = runtime.time.tz.clone();
     let due: Vec<(i64, Item)> = agenda
-        .active_items_with_ids(|kind, _| kind == Kind::Due)
+        .active_items_with_ids(Some(Kind::Due), None)
         .map_err(|e| e.to_string())?;
     let mut timed: Vec<(Timestamp, &Item)> = due
         .iter()

@@ -6,6 +6,7 @@ use jiff::{Timestamp, ZonedDateTime};
 
 use super::matching::{active_items, find_item};
 use super::{AgendaStore, ItemRef, ListedItem, UnreadableFile, normalize_trigger};
+use crate::db_index::Query;
 use crate::item::{Item, checklist_entry, split_updates};
 use crate::scan::{Entry, Snapshot};
 use crate::time::{format_update_stamp, parse_item_date};
@@ -27,7 +28,8 @@ impl AgendaStore {
         if name.trim().is_empty() {
             return Err(AgendaError::new("Task name cannot be empty"));
         }
-        self.locked(|snap| {
+        self.locked(|| {
+            let snap = &self.query(Query::Named(&name))?;
             if active_items(snap).any(|i| i.name() == name) {
                 return Err(AgendaError::new(format!("Task '{name}' already exists")));
             }
@@ -52,8 +54,8 @@ impl AgendaStore {
     /// # Errors
     /// The matching errors of §1.0, front-matter and write failures.
     pub fn complete_item(&self, item_name: &str) -> Result<ItemRef, AgendaError> {
-        self.locked(|snap| {
-            let stem = find_item(snap, item_name)?;
+        self.locked(|| {
+            let stem = find_item(&self.query(Query::All)?, item_name)?;
             let item = self.fresh(&stem)?;
             let mut front = item.front_matter().clone();
             front.insert("completed", true);
@@ -70,8 +72,8 @@ impl AgendaStore {
     /// # Errors
     /// The matching errors of §1.0, front-matter and write failures.
     pub fn delete_item(&self, item_name: &str) -> Result<ItemRef, AgendaError> {
-        self.locked(|snap| {
-            let stem = find_item(snap, item_name)?;
+        self.locked(|| {
+            let stem = find_item(&self.query(Query::All)?, item_name)?;
             let item = self.fresh(&stem)?;
             let found = self.item_ref(&item);
             let file_name = format!("{stem}.md");
@@ -92,8 +94,8 @@ impl AgendaStore {
         text: &str,
         due_date: Option<&str>,
     ) -> Result<(ItemRef, i64), AgendaError> {
-        self.locked(|snap| {
-            let stem = find_item(snap, item_name)?;
+        self.locked(|| {
+            let stem = find_item(&self.query(Query::All)?, item_name)?;
             let due = match due_date {
                 Some(d) => Some(parse_item_date(d).ok_or_else(|| {
                     AgendaError::new(format!("Invalid due_date format '{d}'. Use YYYY-MM-DD."))
@@ -151,8 +153,8 @@ impl AgendaStore {
         checklist_item_id: i64,
         change: impl FnOnce(&mut Mapping),
     ) -> Result<ItemRef, AgendaError> {
-        self.locked(|snap| {
-            let stem = find_item(snap, item_name)?;
+        self.locked(|| {
+            let stem = find_item(&self.query(Query::All)?, item_name)?;
             let item = self.fresh(&stem)?;
             let mut entries = normalized_checklist(&item)?;
             let Some(entry) = entries
@@ -195,8 +197,8 @@ impl AgendaStore {
         note: &str,
         now: &ZonedDateTime,
     ) -> Result<(ItemRef, String), AgendaError> {
-        self.locked(|snap| {
-            let stem = find_item(snap, item_name)?;
+        self.locked(|| {
+            let stem = find_item(&self.query(Query::All)?, item_name)?;
             let item = self.fresh(&stem)?;
             let (main, updates) = split_updates(item.text());
             let stamp = format_update_stamp(now);
@@ -217,7 +219,7 @@ impl AgendaStore {
     /// # Errors
     /// Lock or directory failures.
     pub fn list_items(&self, date: Date) -> Result<Vec<ListedItem>, AgendaError> {
-        self.locked(|snap| Ok(listed(snap, date)))
+        self.locked(|| Ok(listed(&self.query(Query::Dates(date, date))?, date)))
     }
 
     /// [`AgendaStore::list_items`] and [`AgendaStore::broken_files`] from one scan (what
@@ -229,16 +231,21 @@ impl AgendaStore {
         &self,
         date: Date,
     ) -> Result<(Vec<ListedItem>, Vec<UnreadableFile>), AgendaError> {
-        self.locked(|snap| Ok((listed(snap, date), broken(snap))))
+        self.locked(|| {
+            let snap = self.query(Query::Dates(date, date))?;
+            Ok((listed(&snap, date), broken(&snap)))
+        })
     }
 
-    /// Files whose front matter could not be read: `(display path, message)`, by file name (from
-    /// the index: only files that changed since the last scan are read).
+    /// Files whose front matter could not be read: `(display path, message)`, by file name.
+    /// The full check of `elroy doctor`: the directory is listed and every file stat'ed (only
+    /// files that changed since they were last read are read), so it also brings every row of
+    /// the index up to date, edits in place included.
     ///
     /// # Errors
     /// Lock or directory failures.
     pub fn broken_files(&self) -> Result<Vec<(String, String)>, AgendaError> {
-        self.locked(|snap| Ok(broken(snap)))
+        self.locked_with(true, || Ok(broken(&self.query(Query::All)?)))
     }
 }
 

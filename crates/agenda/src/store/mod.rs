@@ -20,6 +20,7 @@ use elroy_markdown::{
     Document, HomeLock, Mapping, Value, sanitize_filename, unique_file_name, write_atomic,
 };
 
+use crate::db_index::Query;
 use crate::item::Item;
 use crate::scan::{Snapshot, load_item};
 use crate::time::format_stored_trigger;
@@ -38,9 +39,9 @@ pub const UNREADABLE_AGENDA_FILES: &str = "agenda files could not be read and we
 
 /// The agenda and due items of one user home: `<user home>/agenda/*.md`.
 ///
-/// Every operation takes the home lock (`$ELROY_HOME/.lock`), brings the index up to date with
-/// the directory ([`DbIndex`]: a `stat` per file, reading only the files whose signature changed),
-/// answers from the index, re-reads the file it changes from disk and writes atomically. Safe to
+/// Every operation takes the home lock (`$ELROY_HOME/.lock`), checks the directory and asks the
+/// index for the rows it needs ([`DbIndex`]: a `stat` per returned row, reading only the files
+/// whose signature changed), re-reads the file it changes from disk and writes atomically. Safe to
 /// share between threads and processes. Files found unreadable when they are read go to the
 /// warning sink ([`AgendaStore::with_warnings`]).
 pub struct AgendaStore {
@@ -127,13 +128,32 @@ impl AgendaStore {
         format!("{}{file_name}", self.prefix)
     }
 
-    /// Runs `f` on a fresh scan, inside the home lock.
-    fn locked<T>(
+    /// Runs `f` inside the home lock, after the directory check of [`DbIndex::begin`]; `f`
+    /// asks for the rows it needs with [`AgendaStore::query`].
+    fn locked<T>(&self, f: impl FnOnce() -> Result<T, AgendaError>) -> Result<T, AgendaError> {
+        self.locked_with(false, f)
+    }
+
+    /// [`AgendaStore::locked`], listing the directory whatever its signature says when `full`.
+    fn locked_with<T>(
         &self,
-        f: impl FnOnce(&Snapshot) -> Result<T, AgendaError>,
+        full: bool,
+        f: impl FnOnce() -> Result<T, AgendaError>,
     ) -> Result<T, AgendaError> {
         let _lock = HomeLock::acquire(&self.elroy_home)?;
-        let (snapshot, problems) = self.index.scan(&self.agenda_dir, &self.prefix)?;
+        let problems = self.index.begin(&self.agenda_dir, &self.prefix, full)?;
+        self.report(problems);
+        f()
+    }
+
+    /// The rows `query` needs, each checked against its file (inside [`AgendaStore::locked`]).
+    fn query(&self, query: Query<'_>) -> Result<Snapshot, AgendaError> {
+        let (snapshot, problems) = self.index.query(&self.agenda_dir, &self.prefix, query)?;
+        self.report(problems);
+        Ok(snapshot)
+    }
+
+    fn report(&self, problems: Vec<(String, String)>) {
         if !problems.is_empty()
             && let Some(warn) = &self.warn
         {
@@ -144,7 +164,6 @@ impl AgendaStore {
                     .collect(),
             );
         }
-        f(&snapshot)
     }
 
     fn id_of(&self, stem: &str) -> i64 {
@@ -177,6 +196,7 @@ impl AgendaStore {
             content.as_bytes(),
             &self.display(&file_name),
         )?;
+        self.index.written(stem).map_err(AgendaError::new)?;
         Ok(())
     }
 
@@ -193,16 +213,17 @@ impl AgendaStore {
         )
     }
 
-    /// The unique file name for `base` (`formats.md` §2.3): the scan's view of the directory
+    /// The unique file name for `base` (`formats.md` §2.3): the index's view of the directory
     /// (names compared ignoring case), `except` not counting as taken, checked once more against
-    /// the file system for the exact name. Call inside the lock, after the scan.
+    /// the file system for the exact name. Call inside the lock.
     fn unique_name(&self, base: &str, except: Option<&str>) -> String {
         let except = except.map(str::to_lowercase);
+        let mut taken = None;
         unique_file_name(base, |candidate| {
             if except.as_deref() == Some(candidate.to_lowercase().as_str()) {
                 return false;
             }
-            self.index.is_taken(candidate)
+            self.index.is_taken(candidate, &mut taken)
                 || std::fs::symlink_metadata(self.agenda_dir.join(candidate)).is_ok()
         })
     }
