@@ -49,34 +49,38 @@ pub(crate) enum Query<'a> {
 }
 
 impl Query<'_> {
-    /// The SQL condition (after `user_id = ?1 AND status <> 'deleted'`) and its parameters.
+    /// The SQL condition (after `user_id = ?1 AND status <> 'deleted' AND `) and its
+    /// parameters. Each is served by an index of migration 6.
     fn condition(&self) -> (&'static str, Vec<rusqlite::types::Value>) {
         use rusqlite::types::Value as V;
         match *self {
             Query::All => ("1", Vec::new()),
             Query::Dates(first, last) => (
-                "(item_date BETWEEN ?2 AND ?3 OR file_mtime_ns IS NULL OR broken IS NOT NULL)",
+                "item_date BETWEEN ?2 AND ?3",
                 vec![V::Text(first.to_string()), V::Text(last.to_string())],
             ),
-            Query::ActiveDue => (
-                "((kind = 'due' AND status = 'created') OR file_mtime_ns IS NULL \
-                 OR broken IS NOT NULL)",
-                Vec::new(),
-            ),
+            Query::ActiveDue => ("kind = 'due' AND status = 'created'", Vec::new()),
             Query::DueNamed(name) => (
-                "((kind = 'due' AND status = 'created' AND (name = ?2 OR name_key IS NULL)) \
-                 OR file_mtime_ns IS NULL OR broken IS NOT NULL)",
+                "kind = 'due' AND status = 'created' AND (name = ?2 OR name_key IS NULL)",
                 vec![V::Text(name.to_owned())],
             ),
             Query::Named(name) => (
-                "((status = 'created' AND name = ?2) OR file_mtime_ns IS NULL \
-                 OR broken IS NOT NULL)",
+                "name = ?2 AND status = 'created'",
                 vec![V::Text(name.to_owned())],
             ),
             Query::Id(id) => ("id = ?2", vec![V::Integer(id)]),
         }
     }
+
+    /// Whether the rows to read again (and broken files) come too.
+    fn with_rows_to_read(&self) -> bool {
+        !matches!(self, Query::All | Query::Id(_))
+    }
 }
+
+/// The rows to read again: no stored signature, or a file that does not parse (the expression of
+/// the partial index `agenda_items_to_read`, word for word).
+const TO_READ: &str = "(file_mtime_ns IS NULL OR broken IS NOT NULL)";
 
 /// One row as a query returns it.
 #[derive(Debug, Clone)]
@@ -448,26 +452,16 @@ impl DbIndex {
         (parsed, problems)
     }
 
-    /// The rows `query` needs, brought up to date with their files (each file stat'ed; those
-    /// whose signature changed are read and their rows rewritten; rows whose file is gone are
-    /// marked deleted), in file-name order, with the files found unreadable. Call inside the
-    /// home lock, after [`DbIndex::begin`].
-    ///
-    /// # Errors
-    /// Database failures.
-    pub(crate) fn query(
+    /// Runs one `LOAD_COLUMNS` statement with `?1` = the user and `values` after it.
+    fn load(
         &self,
-        dir: &Path,
-        prefix: &str,
-        query: Query<'_>,
-    ) -> Result<(Snapshot, Vec<(String, String)>), AgendaError> {
+        sql_text: &str,
+        values: Vec<rusqlite::types::Value>,
+    ) -> Result<Vec<Loaded>, AgendaError> {
         let user = self.user_id;
-        let (condition, values) = query.condition();
-        let sql_text = format!("{LOAD_COLUMNS}{condition}");
-        let loaded = self
-            .db
+        self.db
             .with_conn(|c| {
-                let mut stmt = c.prepare_cached(&sql_text)?;
+                let mut stmt = c.prepare_cached(sql_text)?;
                 let mut params: Vec<rusqlite::types::Value> = vec![user.into()];
                 params.extend(values);
                 stmt.query_map(rusqlite::params_from_iter(params), |r| {
@@ -490,13 +484,40 @@ impl DbIndex {
                 })?
                 .collect::<rusqlite::Result<Vec<_>>>()
             })
-            .map_err(sql)?;
+            .map_err(|e| AgendaError::new(sql(e)))
+    }
+
+    /// The rows `query` needs, brought up to date with their files (each file stat'ed; those
+    /// whose signature changed are read and their rows rewritten; rows whose file is gone are
+    /// marked deleted), in file-name order, with the files found unreadable. Call inside the
+    /// home lock, after [`DbIndex::begin`].
+    ///
+    /// # Errors
+    /// Database failures.
+    pub(crate) fn query(
+        &self,
+        dir: &Path,
+        prefix: &str,
+        query: Query<'_>,
+    ) -> Result<(Snapshot, Vec<(String, String)>), AgendaError> {
+        let (condition, values) = query.condition();
+        let mut statements = vec![(format!("{LOAD_COLUMNS}{condition}"), values)];
+        if query.with_rows_to_read() {
+            statements.push((format!("{LOAD_COLUMNS}{TO_READ}"), Vec::new()));
+        }
+        let mut loaded = Vec::new();
+        for (sql_text, values) in statements {
+            loaded.extend(self.load(&sql_text, values)?);
+        }
         let mut rows: BTreeMap<String, Row> = BTreeMap::new();
         let mut to_parse = Vec::new();
         let mut gone = Vec::new();
         let mut unchanged = HashMap::new();
         for loaded in loaded {
             let (file_name, row) = loaded.into_row(prefix);
+            if rows.contains_key(&file_name) || gone.contains(&file_name) {
+                continue;
+            }
             match stat_file(&dir.join(&file_name)) {
                 None => gone.push(file_name),
                 Some(stamp) if row.stamp == Some(stamp) => {
