@@ -125,6 +125,8 @@ pub struct DbIndex {
     seen: Mutex<Seen>,
     /// Lower-cased names of the non-item `*.md` entries at the last directory check.
     others_lower: Mutex<Vec<String>>,
+    /// Lower-cased file names of the live rows, when this operation already loaded them.
+    names_lower: Mutex<Option<HashSet<String>>>,
     /// The clock of `updated_at` for deletes and renames (`ELROY_NOW` through `TimeContext`).
     clock: Arc<dyn Clock>,
 }
@@ -261,8 +263,8 @@ fn dir_meta_value(sig: &Stamp, others: &[String]) -> String {
     value
 }
 
-/// An existing row met by a directory check or a query: `(id, created_at)`.
-type Known = HashMap<String, (i64, Timestamp)>;
+/// The ids of existing rows met by a directory check or a query, by file name.
+type Known = HashMap<String, i64>;
 
 impl DbIndex {
     /// The index of `user_id` (a `users` row) in `db`, stamping `updated_at` with the system
@@ -273,6 +275,7 @@ impl DbIndex {
             user_id,
             seen: Mutex::new(Seen::default()),
             others_lower: Mutex::new(Vec::new()),
+            names_lower: Mutex::new(None),
             clock: Arc::new(SystemClock),
         }
     }
@@ -287,6 +290,12 @@ impl DbIndex {
 
     fn seen(&self) -> std::sync::MutexGuard<'_, Seen> {
         self.seen
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    fn names_lower(&self) -> std::sync::MutexGuard<'_, Option<HashSet<String>>> {
+        self.names_lower
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
@@ -308,6 +317,7 @@ impl DbIndex {
         full: bool,
     ) -> Result<Vec<(String, String)>, AgendaError> {
         self.seen().by_stem.clear();
+        *self.names_lower() = None;
         // The directory's signature before its listing: a change during the listing leaves the
         // stored signature behind, so the next operation lists again.
         let sig = std::fs::metadata(dir).ok().map(|m| Stamp::of(&m));
@@ -364,41 +374,38 @@ impl DbIndex {
         listing: &Listing,
     ) -> Result<Vec<(String, String)>, AgendaError> {
         let user = self.user_id;
-        // (file name) -> (id, created_at, stored inode)
-        let rows: HashMap<String, (i64, Timestamp, Option<i64>)> = self
+        // (file name) -> (id, stored inode)
+        let rows: HashMap<String, (i64, Option<i64>)> = self
             .db
             .with_conn(|c| {
                 let mut stmt = c.prepare_cached(
-                    "SELECT stem, id, created_at, file_ino, file_mtime_ns FROM agenda_items \
+                    "SELECT stem, id, file_ino, file_mtime_ns FROM agenda_items \
                      WHERE user_id = ?1 AND status <> 'deleted'",
                 )?;
                 stmt.query_map([user], |r| {
                     let stem: String = r.get(0)?;
-                    let created: String = r.get(2)?;
-                    let ino: Option<i64> = r.get(3)?;
-                    let mtime: Option<i64> = r.get(4)?;
+                    let ino: Option<i64> = r.get(2)?;
+                    let mtime: Option<i64> = r.get(3)?;
                     Ok((
                         file_name_of(&stem),
-                        (
-                            r.get(1)?,
-                            parse_db_time(&created).unwrap_or(Timestamp::UNIX_EPOCH),
-                            ino.filter(|_| mtime.is_some()),
-                        ),
+                        (r.get(1)?, ino.filter(|_| mtime.is_some())),
                     ))
                 })?
                 .collect::<rusqlite::Result<HashMap<_, _>>>()
             })
             .map_err(sql)?;
+        // The names the unique-path rule compares with, while they are at hand.
+        *self.names_lower() = Some(rows.keys().map(|f| f.to_lowercase()).collect());
         let mut listed: HashSet<&str> = HashSet::with_capacity(listing.files.len());
         let mut to_parse = Vec::new();
         for (name, ino) in &listing.files {
             listed.insert(name.as_str());
             let row = rows.get(name);
-            if row.is_some_and(|r| r.2.is_some() && r.2 == *ino) {
+            if row.is_some_and(|r| r.1.is_some() && r.1 == *ino) {
                 continue;
             }
             if let Some(stamp) = stat_file(&dir.join(name)) {
-                if row.is_some_and(|r| r.2 == Some(stamp.ino)) {
+                if row.is_some_and(|r| r.1 == Some(stamp.ino)) {
                     // A symlink whose target did not move: its query checks the rest.
                     continue;
                 }
@@ -415,10 +422,7 @@ impl DbIndex {
         if to_parse.is_empty() && gone.is_empty() {
             return Ok(Vec::new());
         }
-        let known: Known = rows
-            .into_iter()
-            .map(|(name, (id, created, _))| (name, (id, created)))
-            .collect();
+        let known: Known = rows.into_iter().map(|(name, (id, _))| (name, id)).collect();
         let (parsed, problems) = self.read_files(dir, prefix, to_parse, &HashMap::new());
         // The table is a cache of the files: when it cannot be written (a full disk), this
         // process goes on, and the next one reads those files again.
@@ -538,7 +542,7 @@ impl DbIndex {
             problems = found;
             let known: Known = rows
                 .iter()
-                .map(|(name, row)| (name.clone(), (row.id, row.created_at)))
+                .map(|(name, row)| (name.clone(), row.id))
                 .collect();
             let _unsaved = self.write_changes(&known, &parsed, &gone);
             for p in parsed {
@@ -606,7 +610,7 @@ impl DbIndex {
                     );
                     let updated = format_db_time(timestamp_of_ns(p.stamp.mtime_ns));
                     let id = match known.get(&p.name) {
-                        Some((id, _)) => *id,
+                        Some(id) => *id,
                         None => {
                             next_id += 1;
                             tx.execute(
@@ -696,10 +700,10 @@ impl DbIndex {
     }
 
     /// Whether the directory has an entry called `name`, ignoring case (`formats.md` §2.3,
-    /// D12): a live row's file or another `*.md` entry seen by the last directory check. `taken`
-    /// caches the lower-cased file names of the live rows for one operation. Call it inside the
-    /// home lock, after [`DbIndex::begin`].
-    pub(crate) fn is_taken(&self, name: &str, taken: &mut Option<HashSet<String>>) -> bool {
+    /// D12): a live row's file or another `*.md` entry seen by the last directory check. The
+    /// live rows' names are loaded once per operation (from the covering index of migration 6,
+    /// or kept from the directory diff). Call it inside the home lock, after [`DbIndex::begin`].
+    pub(crate) fn is_taken(&self, name: &str) -> bool {
         let lower = name.to_lowercase();
         if self
             .others_lower
@@ -709,7 +713,8 @@ impl DbIndex {
         {
             return true;
         }
-        if taken.is_none() {
+        let mut names = self.names_lower();
+        if names.is_none() {
             let user = self.user_id;
             let stems: Vec<String> = self
                 .db
@@ -721,14 +726,14 @@ impl DbIndex {
                         .collect::<rusqlite::Result<Vec<String>>>()
                 })
                 .unwrap_or_default();
-            *taken = Some(
+            *names = Some(
                 stems
                     .into_iter()
                     .map(|s| file_name_of(&s).to_lowercase())
                     .collect(),
             );
         }
-        taken.as_ref().is_some_and(|t| t.contains(&lower))
+        names.as_ref().is_some_and(|t| t.contains(&lower))
     }
 
     /// The entry of a stem returned by this operation's queries (or created by it).

@@ -218,12 +218,11 @@ impl AgendaStore {
     /// the file system for the exact name. Call inside the lock.
     fn unique_name(&self, base: &str, except: Option<&str>) -> String {
         let except = except.map(str::to_lowercase);
-        let mut taken = None;
         unique_file_name(base, |candidate| {
             if except.as_deref() == Some(candidate.to_lowercase().as_str()) {
                 return false;
             }
-            self.index.is_taken(candidate, &mut taken)
+            self.index.is_taken(candidate)
                 || std::fs::symlink_metadata(self.agenda_dir.join(candidate)).is_ok()
         })
     }
