@@ -316,8 +316,7 @@ impl DbIndex {
         prefix: &str,
         full: bool,
     ) -> Result<Vec<(String, String)>, AgendaError> {
-        self.seen().by_stem.clear();
-        *self.names_lower() = None;
+        self.reset();
         // The directory's signature before its listing: a change during the listing leaves the
         // stored signature behind, so the next operation lists again.
         let sig = std::fs::metadata(dir).ok().map(|m| Stamp::of(&m));
@@ -365,6 +364,13 @@ impl DbIndex {
         Ok(problems)
     }
 
+    /// Starts an operation that needs no directory check (a lookup by id: the file of the row
+    /// is stat'ed, and a file the row does not know is not asked for).
+    pub(crate) fn reset(&self) {
+        self.seen().by_stem.clear();
+        *self.names_lower() = None;
+    }
+
     /// Diffs a listing against the live rows: files without a row, or whose inode is not the
     /// row's, are read; rows without a file are marked deleted.
     fn sync_listing(
@@ -394,8 +400,6 @@ impl DbIndex {
                 .collect::<rusqlite::Result<HashMap<_, _>>>()
             })
             .map_err(sql)?;
-        // The names the unique-path rule compares with, while they are at hand.
-        *self.names_lower() = Some(rows.keys().map(|f| f.to_lowercase()).collect());
         let mut listed: HashSet<&str> = HashSet::with_capacity(listing.files.len());
         let mut to_parse = Vec::new();
         for (name, ino) in &listing.files {
@@ -699,10 +703,11 @@ impl DbIndex {
         Ok(())
     }
 
-    /// Whether the directory has an entry called `name`, ignoring case (`formats.md` §2.3,
-    /// D12): a live row's file or another `*.md` entry seen by the last directory check. The
-    /// live rows' names are loaded once per operation (from the covering index of migration 6,
-    /// or kept from the directory diff). Call it inside the home lock, after [`DbIndex::begin`].
+    /// Whether the directory has an entry called `name` (a file name `{stem}.md`), ignoring case
+    /// (`formats.md` §2.3, D12): a live row's file or another `*.md` entry seen by the last
+    /// directory check. An ASCII name is one indexed lookup (SQLite's `NOCASE` folds ASCII);
+    /// another name compares with every live row's name lower-cased (loaded once per operation).
+    /// Call it inside the home lock, after [`DbIndex::begin`].
     pub(crate) fn is_taken(&self, name: &str) -> bool {
         let lower = name.to_lowercase();
         if self
@@ -713,9 +718,25 @@ impl DbIndex {
         {
             return true;
         }
+        let user = self.user_id;
+        let Some(stem) = name.strip_suffix(".md") else {
+            return false;
+        };
+        if name.is_ascii() {
+            return self
+                .db
+                .with_conn(|c| {
+                    c.prepare_cached(
+                        "SELECT 1 FROM agenda_items WHERE user_id = ?1 AND status <> 'deleted' \
+                         AND stem = ?2 COLLATE NOCASE LIMIT 1",
+                    )?
+                    .exists(params![user, stem])
+                })
+                // The store checks the exact name on disk too.
+                .unwrap_or(false);
+        }
         let mut names = self.names_lower();
         if names.is_none() {
-            let user = self.user_id;
             let stems: Vec<String> = self
                 .db
                 .with_conn(|c| {

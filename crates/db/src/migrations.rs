@@ -282,14 +282,17 @@ CREATE TABLE due_announcements (
 /// selects, so they are indexed by what the queries filter on: the date (`list_agenda_items`,
 /// `elroy agenda`), the name (duplicate checks, `print_due_item`), kind and status (the due
 /// check, `elroy due`, `elroy remind`), the rows to read again (no stored signature, or a file
-/// that does not parse), and a covering index of the file columns for the directory diff (a
-/// listing compared with the rows without reading their bodies). All are partial on live rows.
+/// that does not parse), a covering index of the file columns for the directory diff (a listing
+/// compared with the rows without reading their bodies), and the stem ignoring ASCII case (the
+/// unique-path rule of a new file). All are partial on live rows.
 const AGENDA_QUERY_INDEXES: &str = r#"
 CREATE INDEX agenda_items_by_date ON agenda_items (user_id, item_date) WHERE status <> 'deleted';
 CREATE INDEX agenda_items_by_name ON agenda_items (user_id, name) WHERE status <> 'deleted';
 CREATE INDEX agenda_items_by_kind ON agenda_items (user_id, kind, status) WHERE status <> 'deleted';
 CREATE INDEX agenda_items_to_read ON agenda_items (user_id)
   WHERE status <> 'deleted' AND (file_mtime_ns IS NULL OR broken IS NOT NULL);
-CREATE INDEX agenda_items_files ON agenda_items (user_id, stem, id, created_at, file_ino, file_mtime_ns)
+CREATE INDEX agenda_items_files ON agenda_items (user_id, stem, id, file_ino, file_mtime_ns)
+  WHERE status <> 'deleted';
+CREATE INDEX agenda_items_stem_nocase ON agenda_items (user_id, stem COLLATE NOCASE)
   WHERE status <> 'deleted';
 "#;

@@ -5,7 +5,7 @@ use jiff::civil::Date;
 use jiff::{Timestamp, ZonedDateTime};
 
 use super::matching::{active_items, find_item};
-use super::{AgendaStore, ItemRef, ListedItem, UnreadableFile, normalize_trigger};
+use super::{AgendaStore, DirCheck, ItemRef, ListedItem, UnreadableFile, normalize_trigger};
 use crate::db_index::Query;
 use crate::item::{Item, checklist_entry, split_updates};
 use crate::scan::{Entry, Snapshot};
@@ -245,7 +245,7 @@ impl AgendaStore {
     /// # Errors
     /// Lock or directory failures.
     pub fn broken_files(&self) -> Result<Vec<(String, String)>, AgendaError> {
-        self.locked_with(true, || Ok(broken(&self.query(Query::All)?)))
+        self.locked_with(DirCheck::Full, || Ok(broken(&self.query(Query::All)?)))
     }
 }
 

@@ -6,7 +6,7 @@ use jiff::{Timestamp, ZonedDateTime};
 
 use super::matching::{active_due, active_items, find_due};
 use super::views::{to_fact, view_fact};
-use super::{AGENDA_FALLBACK, AgendaStore, DueItem, ItemRef, NewDueItem, RecallEntry};
+use super::{AGENDA_FALLBACK, AgendaStore, DirCheck, DueItem, ItemRef, NewDueItem, RecallEntry};
 use super::{normalize_trigger, with_front_matter};
 use crate::db_index::Query;
 use crate::item::{Item, ItemView};
@@ -334,8 +334,9 @@ impl AgendaStore {
     /// # Errors
     /// Lock or directory failures.
     pub fn item_by_id(&self, id: i64) -> Result<Option<Item>, AgendaError> {
-        // Recall and pins ask for a few ids at a time: the row of the id, its file stat'ed.
-        self.locked(|| {
+        // Recall and pins ask for a few ids at a time: the row of the id, its file stat'ed; the
+        // directory is not checked (a file the row does not know is not asked for).
+        self.locked_with(DirCheck::None, || {
             let snap = self.query(Query::Id(id))?;
             match snap.entries.first() {
                 Some(entry) => Ok(self.fresh(entry.stem()).ok()),

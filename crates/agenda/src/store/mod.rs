@@ -37,6 +37,17 @@ pub type UnreadableFile = (String, String);
 /// The kind of [`FileWarning`] for an agenda file that cannot be read.
 pub const UNREADABLE_AGENDA_FILES: &str = "agenda files could not be read and were skipped";
 
+/// How an operation checks the directory before its queries.
+#[derive(Debug, Clone, Copy)]
+enum DirCheck {
+    /// Not at all: a lookup by id stats the row's file, and needs no other.
+    None,
+    /// A listing when the directory's signature changed ([`DbIndex::begin`]).
+    IfChanged,
+    /// A listing whatever the signature (the full check of `elroy doctor`).
+    Full,
+}
+
 /// The agenda and due items of one user home: `<user home>/agenda/*.md`.
 ///
 /// Every operation takes the home lock (`$ELROY_HOME/.lock`), checks the directory and asks the
@@ -131,18 +142,24 @@ impl AgendaStore {
     /// Runs `f` inside the home lock, after the directory check of [`DbIndex::begin`]; `f`
     /// asks for the rows it needs with [`AgendaStore::query`].
     fn locked<T>(&self, f: impl FnOnce() -> Result<T, AgendaError>) -> Result<T, AgendaError> {
-        self.locked_with(false, f)
+        self.locked_with(DirCheck::IfChanged, f)
     }
 
-    /// [`AgendaStore::locked`], listing the directory whatever its signature says when `full`.
+    /// [`AgendaStore::locked`] with another directory check.
     fn locked_with<T>(
         &self,
-        full: bool,
+        check: DirCheck,
         f: impl FnOnce() -> Result<T, AgendaError>,
     ) -> Result<T, AgendaError> {
         let _lock = HomeLock::acquire(&self.elroy_home)?;
-        let problems = self.index.begin(&self.agenda_dir, &self.prefix, full)?;
-        self.report(problems);
+        match check {
+            DirCheck::None => self.index.reset(),
+            DirCheck::IfChanged | DirCheck::Full => {
+                let full = matches!(check, DirCheck::Full);
+                let problems = self.index.begin(&self.agenda_dir, &self.prefix, full)?;
+                self.report(problems);
+            }
+        }
         f()
     }
 
