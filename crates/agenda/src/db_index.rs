@@ -263,6 +263,19 @@ fn dir_meta_value(sig: &Stamp, others: &[String]) -> String {
     value
 }
 
+/// The hash of one directory entry in the digest of `agenda_names:{user id}`: FNV-1a (64 bits)
+/// of the name, a zero byte and the inode (`None`, a symlink, as -1). The digest is the wrapping
+/// sum over the entries, so an entry is added or taken out without the others.
+fn entry_hash(name: &str, ino: Option<i64>) -> u64 {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    let ino = ino.unwrap_or(-1).to_le_bytes();
+    for b in name.bytes().chain([0]).chain(ino) {
+        h ^= u64::from(b);
+        h = h.wrapping_mul(0x0100_0000_01b3);
+    }
+    h
+}
+
 /// The ids of existing rows met by a directory check or a query, by file name.
 type Known = HashMap<String, i64>;
 
@@ -304,6 +317,61 @@ impl DbIndex {
         format!("agenda_dir:{}", self.user_id)
     }
 
+    fn names_key(&self) -> String {
+        format!("agenda_names:{}", self.user_id)
+    }
+
+    fn meta_get(&self, key: &str) -> Result<Option<String>, String> {
+        self.db
+            .with_conn(|c| {
+                c.prepare_cached("SELECT value FROM meta WHERE key = ?1")?
+                    .query_row([key], |r| r.get(0))
+                    .optional()
+            })
+            .map_err(sql)
+    }
+
+    /// Sets (`Some`) or removes (`None`) a `meta` value. A value that cannot be written only
+    /// costs a later operation a listing or a diff.
+    fn meta_set(&self, key: &str, value: Option<&str>) {
+        let _ = self.db.with_conn(|c| match value {
+            Some(value) => c.execute(
+                "INSERT INTO meta (key, value) VALUES (?1, ?2) \
+                 ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+                params![key, value],
+            ),
+            None => c.execute("DELETE FROM meta WHERE key = ?1", [key]),
+        });
+    }
+
+    /// Records changes elroy made to the directory's entries, `(file name, inode)` removed and
+    /// added, in the digest of the entries the rows stand for (`meta` key
+    /// `agenda_names:{user id}`), so the next listing that finds only these changes needs no
+    /// diff. An unknown inode drops the digest (the next listing diffs). Call inside the home
+    /// lock, with the rows already updated ([`DbIndex::created`] and the others).
+    pub(crate) fn entries_changed(
+        &self,
+        removed: &[(&str, Option<i64>)],
+        added: &[(&str, Option<i64>)],
+    ) {
+        let key = self.names_key();
+        let Ok(Some(stored)) = self.meta_get(&key) else {
+            return;
+        };
+        let known = removed.iter().chain(added).all(|(_, ino)| ino.is_some());
+        let Some(mut digest) = stored.parse::<u64>().ok().filter(|_| known) else {
+            self.meta_set(&key, None);
+            return;
+        };
+        for (name, ino) in removed {
+            digest = digest.wrapping_sub(entry_hash(name, *ino));
+        }
+        for (name, ino) in added {
+            digest = digest.wrapping_add(entry_hash(name, *ino));
+        }
+        self.meta_set(&key, Some(&digest.to_string()));
+    }
+
     /// Starts an operation (inside the home lock): brings the rows up to date with the
     /// directory's entries when the directory changed since the last check (`full`: always),
     /// and returns the files found unreadable on the way (`(display path, message)`).
@@ -321,15 +389,7 @@ impl DbIndex {
         // stored signature behind, so the next operation lists again.
         let sig = std::fs::metadata(dir).ok().map(|m| Stamp::of(&m));
         let key = self.meta_key();
-        let stored: Option<String> = self
-            .db
-            .with_conn(|c| {
-                c.query_row("SELECT value FROM meta WHERE key = ?1", [&key], |r| {
-                    r.get(0)
-                })
-                .optional()
-            })
-            .map_err(sql)?;
+        let stored = self.meta_get(&key)?;
         if let (Some(sig), Some(stored), false) = (&sig, &stored, full) {
             let mut lines = stored.lines();
             if lines.next() == Some(dir_meta_value(sig, &[]).as_str()) {
@@ -342,19 +402,28 @@ impl DbIndex {
             }
         }
         let listing = list_dir(dir, prefix)?;
-        let problems = self.sync_listing(dir, prefix, &listing)?;
+        // The entries as the rows stand for them: when the listing finds exactly those (the
+        // directory changed only by elroy's own writes), no diff is needed.
+        let digest = listing
+            .files
+            .iter()
+            .fold(0u64, |d, (name, ino)| {
+                d.wrapping_add(entry_hash(name, *ino))
+            })
+            .to_string();
+        let names_key = self.names_key();
+        let problems = if !full && self.meta_get(&names_key)?.as_deref() == Some(digest.as_str()) {
+            Vec::new()
+        } else {
+            let (problems, saved) = self.sync_listing(dir, prefix, &listing)?;
+            self.meta_set(&names_key, saved.then_some(digest.as_str()));
+            problems
+        };
         let wall = wall_clock_ns();
         if let Some(sig) = sig.filter(|s| !s.is_racy(wall)) {
             let value = dir_meta_value(&sig, &listing.others_lower);
             if stored.as_deref() != Some(value.as_str()) {
-                // A signature that cannot be stored only costs the next operation a listing.
-                let _ = self.db.with_conn(|c| {
-                    c.execute(
-                        "INSERT INTO meta (key, value) VALUES (?1, ?2) \
-                         ON CONFLICT (key) DO UPDATE SET value = excluded.value",
-                        params![key, value],
-                    )
-                });
+                self.meta_set(&key, Some(&value));
             }
         }
         *self
@@ -378,7 +447,7 @@ impl DbIndex {
         dir: &Path,
         prefix: &str,
         listing: &Listing,
-    ) -> Result<Vec<(String, String)>, AgendaError> {
+    ) -> Result<(Vec<(String, String)>, bool), AgendaError> {
         let user = self.user_id;
         // (file name) -> (id, stored inode)
         let rows: HashMap<String, (i64, Option<i64>)> = self
@@ -424,14 +493,14 @@ impl DbIndex {
             .cloned()
             .collect();
         if to_parse.is_empty() && gone.is_empty() {
-            return Ok(Vec::new());
+            return Ok((Vec::new(), true));
         }
         let known: Known = rows.into_iter().map(|(name, (id, _))| (name, id)).collect();
         let (parsed, problems) = self.read_files(dir, prefix, to_parse, &HashMap::new());
         // The table is a cache of the files: when it cannot be written (a full disk), this
         // process goes on, and the next one reads those files again.
-        let _unsaved = self.write_changes(&known, &parsed, &gone);
-        Ok(problems)
+        let saved = self.write_changes(&known, &parsed, &gone).is_ok();
+        Ok((problems, saved))
     }
 
     /// Reads files; `unchanged` holds the entries of rows stored without a stamp (a racy file

@@ -319,3 +319,35 @@ fn a_due_item_edited_in_place_is_seen_by_the_due_check() {
         Some(at("2026-03-20T11:00:00Z"))
     );
 }
+
+#[test]
+fn hand_changes_next_to_elroys_own_writes_are_seen() {
+    let home = trusted_home();
+    let agenda = home.path().join("agenda");
+    let now = jiff::Timestamp::now();
+    let (store, _) = open(home.path());
+    // elroy's own writes: a new file, a rewrite (a new inode), a removal.
+    store.add_item("eeee", day(), now).unwrap();
+    store.add_checklist_item("A", "step", None).unwrap();
+    store.add_item("gone", day(), now).unwrap();
+    store.delete_item("gone").unwrap();
+    let (store, _) = open(home.path());
+    let listed = store.list_items(day()).unwrap();
+    let stems: Vec<&str> = listed.iter().map(|i| i.stem.as_str()).collect();
+    assert_eq!(stems, ["A", "B", "eeee"]);
+    assert_eq!(listed[0].checklist_total, 1);
+    // Then, right after another write by elroy, a file added and one deleted by hand.
+    store.add_item("gggg", day(), now).unwrap();
+    std::fs::write(agenda.join("F.md"), item("ffff")).unwrap();
+    std::fs::remove_file(agenda.join("B.md")).unwrap();
+    let (store, _) = open(home.path());
+    assert_eq!(
+        texts(&store),
+        vec![
+            ("A".into(), "aaaa".into()),
+            ("F".into(), "ffff".into()),
+            ("eeee".into(), "eeee".into()),
+            ("gggg".into(), "gggg".into()),
+        ]
+    );
+}

@@ -1,6 +1,6 @@
 //! The agenda-item operations (`tools.md` §1.1–§1.8).
 
-use elroy_markdown::{Mapping, Value, remove_file};
+use elroy_markdown::{Mapping, Value};
 use jiff::civil::Date;
 use jiff::{Timestamp, ZonedDateTime};
 
@@ -40,6 +40,7 @@ impl AgendaStore {
             front.insert("status", "created");
             let stem = self.create_file(&name, &front, text)?;
             let entry = self.index.created(&stem, now).map_err(AgendaError::new)?;
+            self.entry_added(&stem);
             Ok(ItemRef {
                 id: entry.id,
                 stem,
@@ -76,9 +77,7 @@ impl AgendaStore {
             let stem = find_item(&self.query(Query::All)?, item_name)?;
             let item = self.fresh(&stem)?;
             let found = self.item_ref(&item);
-            let file_name = format!("{stem}.md");
-            remove_file(&self.agenda_dir.join(&file_name), &self.display(&file_name))?;
-            self.index.removed(&stem).map_err(AgendaError::new)?;
+            self.remove(&stem)?;
             Ok(found)
         })
     }

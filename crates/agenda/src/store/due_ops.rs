@@ -1,6 +1,6 @@
 //! The due-item operations (`tools.md` §2.1–§2.6), due surfacing and recall.
 
-use elroy_markdown::{Mapping, Value, remove_file, rename_file, sanitize_filename};
+use elroy_markdown::{Mapping, Value, rename_file, sanitize_filename};
 use jiff::tz::TimeZone;
 use jiff::{Timestamp, ZonedDateTime};
 
@@ -77,6 +77,7 @@ impl AgendaStore {
                 .index
                 .created(&stem, now.timestamp())
                 .map_err(AgendaError::new)?;
+            self.entry_added(&stem);
             Ok(ItemRef {
                 id: entry.id,
                 stem,
@@ -143,9 +144,7 @@ impl AgendaStore {
             let item = self.fresh(&found.stem)?;
             let result = self.item_ref(&item);
             if delete {
-                let file_name = format!("{}.md", item.stem);
-                remove_file(&self.agenda_dir.join(&file_name), &self.display(&file_name))?;
-                self.index.removed(&item.stem).map_err(AgendaError::new)?;
+                self.remove(&item.stem)?;
             } else {
                 let mut front = item.front_matter().clone();
                 front.insert("completed", true);
@@ -236,6 +235,10 @@ impl AgendaStore {
                     self.index
                         .renamed(&item.stem, &new_stem)
                         .map_err(AgendaError::new)?;
+                    // A rename keeps the inode.
+                    let ino = self.ino_of(&new_file);
+                    self.index
+                        .entries_changed(&[(old_file.as_str(), ino)], &[(new_file.as_str(), ino)]);
                     stem = new_stem;
                 }
             }

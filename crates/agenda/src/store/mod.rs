@@ -17,7 +17,8 @@ use std::sync::Arc;
 use elroy_core::{FileWarning, FileWarningSink};
 use elroy_db::Db;
 use elroy_markdown::{
-    Document, HomeLock, Mapping, Value, sanitize_filename, unique_file_name, write_atomic,
+    Document, HomeLock, Mapping, Value, remove_file, sanitize_filename, unique_file_name,
+    write_atomic,
 };
 
 use crate::db_index::Query;
@@ -208,12 +209,52 @@ impl AgendaStore {
 
     fn write(&self, stem: &str, content: &str) -> Result<(), AgendaError> {
         let file_name = format!("{stem}.md");
+        let before = self.ino_of(&file_name);
         write_atomic(
             &self.agenda_dir.join(&file_name),
             content.as_bytes(),
             &self.display(&file_name),
         )?;
         self.index.written(stem).map_err(AgendaError::new)?;
+        // An atomic write puts a new file (a new inode) in place of the old one.
+        self.index.entries_changed(
+            &[(file_name.as_str(), before)],
+            &[(file_name.as_str(), self.ino_of(&file_name))],
+        );
+        Ok(())
+    }
+
+    /// The inode of the entry `file_name` of `agenda/` (as `readdir` gives it: a symlink's own).
+    fn ino_of(&self, file_name: &str) -> Option<i64> {
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::MetadataExt;
+            std::fs::symlink_metadata(self.agenda_dir.join(file_name))
+                .ok()
+                .map(|m| m.ino() as i64)
+        }
+        #[cfg(not(unix))]
+        {
+            let _ = file_name;
+            None
+        }
+    }
+
+    /// Records a new file elroy placed (the row is [`DbIndex::created`]'s).
+    fn entry_added(&self, stem: &str) {
+        let file_name = format!("{stem}.md");
+        self.index
+            .entries_changed(&[], &[(file_name.as_str(), self.ino_of(&file_name))]);
+    }
+
+    /// Removes the file of `stem` and its row.
+    fn remove(&self, stem: &str) -> Result<(), AgendaError> {
+        let file_name = format!("{stem}.md");
+        let before = self.ino_of(&file_name);
+        remove_file(&self.agenda_dir.join(&file_name), &self.display(&file_name))?;
+        self.index.removed(stem).map_err(AgendaError::new)?;
+        self.index
+            .entries_changed(&[(file_name.as_str(), before)], &[]);
         Ok(())
     }
 
