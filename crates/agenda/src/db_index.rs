@@ -46,15 +46,24 @@ pub(crate) enum Query<'a> {
     Named(&'a str),
     /// The row with this id (recall and pins).
     Id(i64),
+    /// The rows of these stems (the candidates of an `item_name`, [`DbIndex::name_candidates`]).
+    Stems(&'a [String]),
 }
 
 impl Query<'_> {
     /// The SQL condition (after `user_id = ?1 AND status <> 'deleted' AND `) and its
     /// parameters. Each is served by an index of migration 6.
-    fn condition(&self) -> (&'static str, Vec<rusqlite::types::Value>) {
+    fn condition(&self) -> (std::borrow::Cow<'static, str>, Vec<rusqlite::types::Value>) {
         use rusqlite::types::Value as V;
-        match *self {
-            Query::All => ("1", Vec::new()),
+        if let Query::Stems(stems) = self {
+            let marks: Vec<String> = (2..stems.len() + 2).map(|i| format!("?{i}")).collect();
+            return (
+                format!("stem IN ({})", marks.join(", ")).into(),
+                stems.iter().map(|s| V::Text(s.clone())).collect(),
+            );
+        }
+        let (condition, values) = match *self {
+            Query::All | Query::Stems(_) => ("1", Vec::new()),
             Query::Dates(first, last) => (
                 "item_date BETWEEN ?2 AND ?3",
                 vec![V::Text(first.to_string()), V::Text(last.to_string())],
@@ -69,12 +78,13 @@ impl Query<'_> {
                 vec![V::Text(name.to_owned())],
             ),
             Query::Id(id) => ("id = ?2", vec![V::Integer(id)]),
-        }
+        };
+        (condition.into(), values)
     }
 
     /// Whether the rows to read again (and broken files) come too.
     fn with_rows_to_read(&self) -> bool {
-        !matches!(self, Query::All | Query::Id(_))
+        !matches!(self, Query::All | Query::Id(_) | Query::Stems(_))
     }
 }
 
@@ -770,6 +780,41 @@ impl DbIndex {
             .map_err(sql)?;
         self.seen().by_stem.remove(stem);
         Ok(())
+    }
+
+    /// The names of the live rows an `item_name` may match (`tools.md` §1.0), without their
+    /// bodies: `(stem, name, active)` of active rows (a covering index of migration 6), and of
+    /// rows to read again or whose file does not parse (always candidates: their stored name
+    /// may be out of date, and a broken file matches by its stem). Call inside the home lock.
+    ///
+    /// # Errors
+    /// Database failures.
+    pub(crate) fn name_candidates(&self) -> Result<Vec<(String, String, bool)>, AgendaError> {
+        let user = self.user_id;
+        self.db
+            .with_conn(|c| {
+                let mut out = Vec::new();
+                for (sql_text, always) in [
+                    (
+                        "SELECT stem, name FROM agenda_items WHERE user_id = ?1 \
+                         AND status = 'created'",
+                        false,
+                    ),
+                    (
+                        "SELECT stem, name FROM agenda_items WHERE user_id = ?1 \
+                         AND status <> 'deleted' AND (file_mtime_ns IS NULL OR broken IS NOT NULL)",
+                        true,
+                    ),
+                ] {
+                    let mut stmt = c.prepare_cached(sql_text)?;
+                    let rows = stmt.query_map([user], |r| Ok((r.get(0)?, r.get(1)?, always)))?;
+                    for row in rows {
+                        out.push(row?);
+                    }
+                }
+                Ok(out)
+            })
+            .map_err(|e| AgendaError::new(sql(e)))
     }
 
     /// Whether the directory has an entry called `name` (a file name `{stem}.md`), ignoring case

@@ -351,3 +351,21 @@ fn hand_changes_next_to_elroys_own_writes_are_seen() {
         ]
     );
 }
+
+#[test]
+fn item_names_are_matched_from_the_index_and_checked_against_the_files() {
+    let home = trusted_home();
+    let agenda = home.path().join("agenda");
+    let (store, _) = open(home.path());
+    // A broken file is a candidate through its stem, and says why it cannot be changed.
+    let err = store.add_checklist_item("roke", "x", None).unwrap_err();
+    assert!(err.message().contains("Broken.md"), "{err}");
+    // A `name` given in place by hand (directory unchanged) is found by that name.
+    let named =
+        "---\ncompleted: false\ndate: '2026-03-20'\nname: Dentist\nstatus: created\n---\n\nbbbb";
+    std::fs::write(agenda.join("B.md"), named).unwrap();
+    age_dir(&agenda);
+    let (store, _) = open(home.path());
+    assert_eq!(store.complete_item("dentist").unwrap().stem, "B");
+    assert_eq!(texts(&store), vec![("A".into(), "aaaa".into())]);
+}

@@ -283,8 +283,9 @@ CREATE TABLE due_announcements (
 /// `elroy agenda`), the name (duplicate checks, `print_due_item`), kind and status (the due
 /// check, `elroy due`, `elroy remind`), the rows to read again (no stored signature, or a file
 /// that does not parse), a covering index of the file columns for the directory diff (a listing
-/// compared with the rows without reading their bodies), and the stem ignoring ASCII case (the
-/// unique-path rule of a new file). All are partial on live rows.
+/// compared with the rows without reading their bodies), the stem ignoring ASCII case (the
+/// unique-path rule of a new file), and the names of active rows (the candidates of an agenda
+/// tool's `item_name`). All but the last are partial on live rows.
 const AGENDA_QUERY_INDEXES: &str = r#"
 CREATE INDEX agenda_items_by_date ON agenda_items (user_id, item_date) WHERE status <> 'deleted';
 CREATE INDEX agenda_items_by_name ON agenda_items (user_id, name) WHERE status <> 'deleted';
@@ -295,4 +296,5 @@ CREATE INDEX agenda_items_files ON agenda_items (user_id, stem, id, file_ino, fi
   WHERE status <> 'deleted';
 CREATE INDEX agenda_items_stem_nocase ON agenda_items (user_id, stem COLLATE NOCASE)
   WHERE status <> 'deleted';
+CREATE INDEX agenda_items_active_names ON agenda_items (user_id, status, stem, name);
 "#;

@@ -4,7 +4,7 @@ use elroy_markdown::{Mapping, Value};
 use jiff::civil::Date;
 use jiff::{Timestamp, ZonedDateTime};
 
-use super::matching::{active_items, find_item};
+use super::matching::{active_items, candidate_stems, find_item};
 use super::{AgendaStore, DirCheck, ItemRef, ListedItem, UnreadableFile, normalize_trigger};
 use crate::db_index::Query;
 use crate::item::{Item, checklist_entry, split_updates};
@@ -56,7 +56,7 @@ impl AgendaStore {
     /// The matching errors of §1.0, front-matter and write failures.
     pub fn complete_item(&self, item_name: &str) -> Result<ItemRef, AgendaError> {
         self.locked(|| {
-            let stem = find_item(&self.query(Query::All)?, item_name)?;
+            let stem = self.find_item(item_name)?;
             let item = self.fresh(&stem)?;
             let mut front = item.front_matter().clone();
             front.insert("completed", true);
@@ -74,7 +74,7 @@ impl AgendaStore {
     /// The matching errors of §1.0, front-matter and write failures.
     pub fn delete_item(&self, item_name: &str) -> Result<ItemRef, AgendaError> {
         self.locked(|| {
-            let stem = find_item(&self.query(Query::All)?, item_name)?;
+            let stem = self.find_item(item_name)?;
             let item = self.fresh(&stem)?;
             let found = self.item_ref(&item);
             self.remove(&stem)?;
@@ -94,7 +94,7 @@ impl AgendaStore {
         due_date: Option<&str>,
     ) -> Result<(ItemRef, i64), AgendaError> {
         self.locked(|| {
-            let stem = find_item(&self.query(Query::All)?, item_name)?;
+            let stem = self.find_item(item_name)?;
             let due = match due_date {
                 Some(d) => Some(parse_item_date(d).ok_or_else(|| {
                     AgendaError::new(format!("Invalid due_date format '{d}'. Use YYYY-MM-DD."))
@@ -153,7 +153,7 @@ impl AgendaStore {
         change: impl FnOnce(&mut Mapping),
     ) -> Result<ItemRef, AgendaError> {
         self.locked(|| {
-            let stem = find_item(&self.query(Query::All)?, item_name)?;
+            let stem = self.find_item(item_name)?;
             let item = self.fresh(&stem)?;
             let mut entries = normalized_checklist(&item)?;
             let Some(entry) = entries
@@ -197,7 +197,7 @@ impl AgendaStore {
         now: &ZonedDateTime,
     ) -> Result<(ItemRef, String), AgendaError> {
         self.locked(|| {
-            let stem = find_item(&self.query(Query::All)?, item_name)?;
+            let stem = self.find_item(item_name)?;
             let item = self.fresh(&stem)?;
             let (main, updates) = split_updates(item.text());
             let stamp = format_update_stamp(now);
@@ -210,6 +210,20 @@ impl AgendaStore {
             self.write_body(&item, body.trim())?;
             Ok((self.item_ref(&item), stamp))
         })
+    }
+
+    /// Finds an agenda item by `item_name` (`tools.md` §1.0, D6) inside the lock: the names of
+    /// the live rows pick the candidates, whose files are then checked and read when changed
+    /// ([`crate::DbIndex`]), and the match is made again on what they say. When that finds no
+    /// single item, the match is made once more on every row, each file checked (a name edited
+    /// in place by hand is then found).
+    fn find_item(&self, item_name: &str) -> Result<String, AgendaError> {
+        if let Some(stems) = candidate_stems(&self.index.name_candidates()?, item_name)
+            && let Ok(stem) = find_item(&self.query(Query::Stems(&stems))?, item_name)
+        {
+            return Ok(stem);
+        }
+        find_item(&self.query(Query::All)?, item_name)
     }
 
     /// `list_agenda_items` (`tools.md` §1.8): active plain items dated `date`, by file name. Files
