@@ -48,6 +48,8 @@ pub(crate) enum Query<'a> {
     Id(i64),
     /// The rows of these stems (the candidates of an `item_name`, [`DbIndex::name_candidates`]).
     Stems(&'a [String]),
+    /// Active plain items without a readable date (`elroy agenda` names them).
+    Undated,
 }
 
 impl Query<'_> {
@@ -78,6 +80,10 @@ impl Query<'_> {
                 vec![V::Text(name.to_owned())],
             ),
             Query::Id(id) => ("id = ?2", vec![V::Integer(id)]),
+            Query::Undated => (
+                "item_date IS NULL AND kind = 'agenda' AND status = 'created'",
+                Vec::new(),
+            ),
         };
         (condition.into(), values)
     }

@@ -91,6 +91,19 @@ pub(crate) fn run(config: Config, args: &AgendaArgs) -> Result<ExitCode, String>
         .filter_map(|(_, i)| i.date.filter(|d| *d >= first && *d <= last).map(|d| (d, i)))
         .collect();
     items.sort_by(|(da, a), (db, b)| (da, a.name()).cmp(&(db, b.name())));
+    // Items whose date cannot be read are on no day: say which, rather than leave them out
+    // silently (the listing itself stays as Elroy's).
+    for (item, raw) in agenda
+        .items_with_unreadable_dates()
+        .map_err(|e| e.to_string())?
+    {
+        crate::output::eprintln(&format!(
+            "warning: {}: date {:?} is not a date elroy can read (YYYY-MM-DD); \
+             this item is listed on no day",
+            item.file,
+            one_line(&raw)
+        ));
+    }
     if args.json {
         let list: Vec<Value> = items
             .iter()

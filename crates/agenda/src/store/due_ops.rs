@@ -292,8 +292,21 @@ impl AgendaStore {
             stem: item.stem.clone(),
             trigger_datetime: item.trigger_datetime,
             trigger_context: item.trigger_context.clone(),
+            trigger_raw: item.trigger_raw.clone(),
             text: item.text().to_owned(),
         }
+    }
+
+    /// Every active due item, by file name, from the index (`elroy due`): only the due items'
+    /// rows are selected and their files stat'ed (read when changed), nothing else.
+    ///
+    /// # Errors
+    /// Lock or directory failures.
+    pub fn active_due_items(&self) -> Result<Vec<DueItem>, AgendaError> {
+        self.locked(|| {
+            let snap = self.query(Query::ActiveDue)?;
+            Ok(active_due(&snap).map(|i| self.due_view(i)).collect())
+        })
     }
 
     /// Active due items whose time has come (`trigger_datetime <= now`), by trigger time then id:

@@ -45,6 +45,30 @@ impl AgendaStore {
         })
     }
 
+    /// Active plain items whose `date` is present but not a `YYYY-MM-DD` date, with the value
+    /// as written: they are never listed for a day (`formats.md` §4.1), so `elroy agenda`
+    /// names them. Only the rows without a date are selected (an index of migration 6).
+    ///
+    /// # Errors
+    /// Lock, directory or read failures.
+    pub fn items_with_unreadable_dates(&self) -> Result<Vec<(Item, String)>, AgendaError> {
+        self.locked(|| {
+            let snap = self.query(Query::Undated)?;
+            let mut out = Vec::new();
+            for view in active_items(&snap).filter(|i| i.kind() == Kind::Agenda && i.date.is_none())
+            {
+                let item = self.fresh(&view.stem)?;
+                let raw = match item.front_matter().get("date") {
+                    None | Some(Value::Null) => continue,
+                    Some(Value::String(s)) if s.trim().is_empty() => continue,
+                    Some(value) => value.display_short(),
+                };
+                out.push((item, raw));
+            }
+            Ok(out)
+        })
+    }
+
     /// The earliest trigger of an active timed due item that is later than `after`, or `None`.
     /// What `elroy remind --watch` sleeps until.
     ///
