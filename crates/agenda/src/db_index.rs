@@ -71,13 +71,14 @@ impl Query<'_> {
                 vec![V::Text(first.to_string()), V::Text(last.to_string())],
             ),
             Query::ActiveDue => ("kind = 'due' AND status = 'created'", Vec::new()),
+            // Names are stored and compared in NFC (`elroy_markdown::normalize_name`).
             Query::DueNamed(name) => (
                 "kind = 'due' AND status = 'created' AND (name = ?2 OR name_key IS NULL)",
-                vec![V::Text(name.to_owned())],
+                vec![V::Text(elroy_markdown::normalize_name(name).into_owned())],
             ),
             Query::Named(name) => (
                 "name = ?2 AND status = 'created'",
-                vec![V::Text(name.to_owned())],
+                vec![V::Text(elroy_markdown::normalize_name(name).into_owned())],
             ),
             Query::Id(id) => ("id = ?2", vec![V::Integer(id)]),
             Query::Undated => (
