@@ -1010,7 +1010,7 @@ mod tests {
             indexed_status(&db, user, b.id).unwrap(),
             Some(("B".to_owned(), "deleted".to_owned()))
         );
-        // A file gone at a scan is marked deleted at the clock's time too.
+        // A file gone at a directory check is marked deleted at the clock's time too.
         let empty = tempfile::tempdir().unwrap();
         index.begin(empty.path(), "agenda/", true).unwrap();
         assert_eq!(updated_at(&db, user, c.id), format_db_time(fixed));

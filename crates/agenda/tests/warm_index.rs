@@ -101,7 +101,7 @@ fn an_edit_in_place_with_the_same_size_and_mtime_is_seen() {
     // Same size, same inode, the mtime put back: only the ctime tells.
     std::fs::write(&path, item("AAAA")).unwrap();
     set_mtime(&path, mtime);
-    // A lookup by id (recall, pins) sees it too, without a scan.
+    // A lookup by id (recall, pins) sees it too, with no directory check.
     let (store, _) = open(home.path());
     assert_eq!(store.item_by_id(1).unwrap().unwrap().text(), "AAAA");
     assert_eq!(texts(&store)[0], ("A".into(), "AAAA".into()));

@@ -235,8 +235,8 @@ impl AgendaStore {
         self.locked(|| Ok(listed(&self.query(Query::Dates(date, date))?, date)))
     }
 
-    /// [`AgendaStore::list_items`] and [`AgendaStore::broken_files`] from one scan (what
-    /// `list_agenda_items` shows).
+    /// [`AgendaStore::list_items`] and the files known not to parse, from one query (what
+    /// `list_agenda_items` shows; [`AgendaStore::broken_files`] checks every file).
     ///
     /// # Errors
     /// Lock or directory failures.
