@@ -516,3 +516,46 @@ fn control_characters_in_names_and_texts_are_not_printed() {
     let listed = ok_at(&home, "2026-12-01T09:00:00Z", &["due"]);
     assert!(!listed.contains(['\u{1b}', '\u{7}', '\t']), "{listed:?}");
 }
+
+/// A hand-written date or trigger time elroy cannot read is named, not left out silently: the
+/// item stays off every day (formats.md §4.1) and the due item never fires, and both commands
+/// say which file and why (on standard error; the tables and JSON are unchanged).
+#[test]
+fn unreadable_dates_and_trigger_times_are_named() {
+    let home = agenda_home();
+    let later = "2026-12-01T08:35:00Z";
+    let table = ok_at(&home, later, &["agenda"]);
+    let due_table = ok_at(&home, later, &["due"]);
+    std::fs::write(
+        home.home().join("agenda/Someday.md"),
+        "---\ncompleted: false\ndate: next week\nstatus: created\n---\n\nSomeday\n",
+    )
+    .unwrap();
+    std::fs::write(
+        home.home().join("agenda/Early.md"),
+        "---\ncompleted: false\ndate: '2026-12-01'\nname: Early\nstatus: created\n\
+         trigger_datetime: 2026-12-01 8:30\n---\n\nEarly\n",
+    )
+    .unwrap();
+    let agenda = run_at(&home, later, &["agenda"]);
+    assert!(agenda.status.success());
+    assert_eq!(stdout(&agenda), table);
+    assert!(
+        stderr(&agenda).contains(
+            "warning: agenda/Someday.md: date \"next week\" is not a date elroy can read"
+        ),
+        "{}",
+        stderr(&agenda)
+    );
+    let due = run_at(&home, later, &["due"]);
+    assert!(due.status.success());
+    assert!(stdout(&due).starts_with(due_table.trim_end_matches('\n').lines().next().unwrap()));
+    assert!(
+        stderr(&due).contains(
+            "warning: agenda/Early.md: trigger_datetime \"2026-12-01 8:30\" is not a time elroy \
+             can read"
+        ),
+        "{}",
+        stderr(&due)
+    );
+}

@@ -154,6 +154,7 @@ mod tests {
             stem: "Call".into(),
             trigger_datetime: Some(trigger.parse().unwrap()),
             trigger_context: None,
+            trigger_raw: Some(trigger.into()),
             text: String::new(),
         }
     }

@@ -7,7 +7,8 @@
 //! - [`AgendaStore`]: every operation, locked and atomic (D12), with name matching (D6).
 //! - [`DbIndex`]: the validated index of the files in the `agenda_items` table of `state.db`
 //!   (`formats.md` §9.5): stable integer ids for recall, and what each file says, so listings,
-//!   name lookups and the due check stat the files and read only those that changed.
+//!   name lookups and the due check select their rows in SQL, stat only those files and read
+//!   only those that changed; the directory is listed only when its signature changed.
 //! - [`parse_trigger_time`], [`parse_item_date`] and the display helpers (D7).
 //! - [`to_fact`]: the text rendering of an item (`formats.md` §8.5); [`AgendaStore::due_now`] for
 //!   the `⏰ DUE ITEM` injection.

@@ -2,7 +2,6 @@
 //! signature changed. The index that remembers what each file said is [`crate::DbIndex`]; the
 //! files stay the source of truth.
 
-use std::collections::HashMap;
 use std::path::Path;
 use std::sync::Arc;
 
@@ -109,22 +108,24 @@ pub(crate) fn wall_clock_ns() -> i64 {
         .map_or(0, |d| i64::try_from(d.as_nanos()).unwrap_or(i64::MAX))
 }
 
-/// The listing of `agenda/`.
+/// The names in `agenda/` (one `readdir`, no `stat` of regular files).
 #[derive(Debug, Default)]
 pub(crate) struct Listing {
-    /// `*.md` regular files (symlinks followed) with their signatures, by file name.
-    pub files: Vec<(String, Stamp)>,
-    /// Lower-cased entry names of any kind with their count, for the unique-path rule (names are
-    /// compared ignoring case, `formats.md` §2.3).
-    pub names_lower: HashMap<String, u32>,
+    /// `*.md` entries that are regular files or symlinks, with the inode `readdir` gives
+    /// (`None` for a symlink: its target is stat'ed), by file name.
+    pub files: Vec<(String, Option<i64>)>,
+    /// Lower-cased names of the other entries whose lower-cased name ends in `.md` (a directory
+    /// `x.md`, a file `X.MD`): they take a name under the unique-path rule (`formats.md` §2.3,
+    /// names compared ignoring case) without being items.
+    pub others_lower: Vec<String>,
 }
 
 fn is_agenda_file(name: &str) -> bool {
     name.ends_with(".md") && !name.starts_with('.')
 }
 
-/// Lists `dir`: one `readdir` and one `stat` per `*.md` file, no file is opened. A missing
-/// directory lists as empty.
+/// Lists the names in `dir`: one `readdir`, the file types and inodes it returns, no file is
+/// stat'ed or opened. A missing directory lists as empty.
 ///
 /// # Errors
 /// `Unable to read agenda: …` when the directory cannot be read.
@@ -143,25 +144,38 @@ pub(crate) fn list_dir(dir: &Path, prefix: &str) -> Result<Listing, AgendaError>
     for dirent in read.flatten() {
         let name = dirent.file_name();
         let Some(name) = name.to_str() else { continue };
-        *listing.names_lower.entry(name.to_lowercase()).or_default() += 1;
-        if !is_agenda_file(name) {
+        let Ok(kind) = dirent.file_type() else {
             continue;
-        }
-        let meta = match dirent.metadata() {
-            Ok(m) if m.file_type().is_symlink() => match std::fs::metadata(dirent.path()) {
-                Ok(m) => m,
-                Err(_) => continue,
-            },
-            Ok(m) => m,
-            Err(_) => continue,
         };
-        if meta.is_file() {
-            listing.files.push((name.to_owned(), Stamp::of(&meta)));
+        if is_agenda_file(name) && (kind.is_file() || kind.is_symlink()) {
+            #[cfg(unix)]
+            let ino = {
+                use std::os::unix::fs::DirEntryExt;
+                (!kind.is_symlink()).then(|| dirent.ino() as i64)
+            };
+            #[cfg(not(unix))]
+            let ino = None;
+            listing.files.push((name.to_owned(), ino));
+        } else {
+            let lower = name.to_lowercase();
+            if lower.ends_with(".md") {
+                listing.others_lower.push(lower);
+            }
         }
     }
     // New files get their ids in file-name order.
     listing.files.sort_unstable_by(|a, b| a.0.cmp(&b.0));
+    listing.others_lower.sort_unstable();
     Ok(listing)
+}
+
+/// The signature of the regular file at `path` (symlinks followed), `None` when there is no
+/// such file.
+pub(crate) fn stat_file(path: &Path) -> Option<Stamp> {
+    std::fs::metadata(path)
+        .ok()
+        .filter(std::fs::Metadata::is_file)
+        .map(|m| Stamp::of(&m))
 }
 
 /// Reads and parses one file into an [`Item`].

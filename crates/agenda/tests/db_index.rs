@@ -145,3 +145,32 @@ fn concurrent_processes_get_unique_ids() {
         .unwrap();
     assert_eq!(live, 100);
 }
+
+/// The index selects rows by name in SQL; a name asked for in NFD (as macOS writes it) still
+/// finds the item stored in NFC, and is still a duplicate of it.
+#[test]
+fn names_asked_for_in_nfd_are_found_by_the_index() {
+    let dir = tempfile::tempdir().unwrap();
+    let (a, _, _) = store(dir.path());
+    let now = Timestamp::UNIX_EPOCH.to_zoned_datetime(TimeZone::UTC);
+    let due = |name| NewDueItem {
+        name,
+        text: "croissants",
+        trigger: None,
+        trigger_context: Some("morning"),
+    };
+    a.create_due_item(&due("Caf\u{e9}"), &now).unwrap();
+    let (b, _, _) = store(dir.path());
+    assert_eq!(b.due_item("Cafe\u{301}").unwrap().name, "Caf\u{e9}");
+    assert!(b.create_due_item(&due("Cafe\u{301}"), &now).is_err());
+    b.add_item("Th\u{e9}", date(), Timestamp::UNIX_EPOCH)
+        .unwrap();
+    assert!(
+        b.add_item("The\u{301}", date(), Timestamp::UNIX_EPOCH)
+            .is_err()
+    );
+    assert_eq!(
+        b.complete_due_item("Cafe\u{301}", None).unwrap().name,
+        "Caf\u{e9}"
+    );
+}

@@ -101,7 +101,7 @@ fn an_edit_in_place_with_the_same_size_and_mtime_is_seen() {
     // Same size, same inode, the mtime put back: only the ctime tells.
     std::fs::write(&path, item("AAAA")).unwrap();
     set_mtime(&path, mtime);
-    // A lookup by id (recall, pins) sees it too, without a scan.
+    // A lookup by id (recall, pins) sees it too, with no directory check.
     let (store, _) = open(home.path());
     assert_eq!(store.item_by_id(1).unwrap().unwrap().text(), "AAAA");
     assert_eq!(texts(&store)[0], ("A".into(), "AAAA".into()));
@@ -203,4 +203,169 @@ fn a_deleted_state_db_is_rebuilt_with_the_same_answers() {
     assert_eq!(answers(&store), before);
     // Rebuilding reads every file again, so the broken one is reported again.
     assert_eq!(*warned.lock().unwrap(), vec!["agenda/Broken.md"]);
+}
+
+/// Sets a directory's mtime to one fixed old time, so the index trusts it (a directory modified
+/// in the last two seconds is listed again by every operation) and, set again after a change,
+/// its signature looks unchanged.
+fn age_dir(dir: &Path) {
+    std::fs::File::open(dir)
+        .unwrap()
+        .set_modified(SystemTime::UNIX_EPOCH + Duration::from_secs(1_700_000_000))
+        .unwrap();
+}
+
+/// A warm home whose `agenda/` is an hour old and whose signature the index holds.
+fn trusted_home() -> tempfile::TempDir {
+    let home = warm_home();
+    age_dir(&home.path().join("agenda"));
+    let (store, _) = open(home.path());
+    texts(&store);
+    home
+}
+
+#[test]
+fn with_an_unchanged_directory_a_query_still_sees_an_edit_in_place_of_its_rows() {
+    let home = trusted_home();
+    let agenda = home.path().join("agenda");
+    let path = agenda.join("A.md");
+    let mtime = std::fs::metadata(&path).unwrap().modified().unwrap();
+    std::fs::write(&path, item("AAAA")).unwrap();
+    set_mtime(&path, mtime);
+    // Writing a file in place leaves the directory as it was: no listing, the row's stat tells.
+    age_dir(&agenda);
+    let (store, _) = open(home.path());
+    assert_eq!(texts(&store)[0], ("A".into(), "AAAA".into()));
+    assert_eq!(store.item_by_id(1).unwrap().unwrap().text(), "AAAA");
+}
+
+#[test]
+fn with_a_trusted_directory_added_deleted_and_renamed_files_are_seen() {
+    let home = trusted_home();
+    let agenda = home.path().join("agenda");
+    std::fs::write(agenda.join("C.md"), item("cccc")).unwrap();
+    set_mtime(&agenda.join("C.md"), an_hour_ago());
+    std::fs::remove_file(agenda.join("A.md")).unwrap();
+    let (store, _) = open(home.path());
+    assert_eq!(
+        texts(&store),
+        vec![("B".into(), "bbbb".into()), ("C".into(), "cccc".into())]
+    );
+    // An editor's save by rename (new inode) of a file no query had asked for yet.
+    age_dir(&agenda);
+    let (store, _) = open(home.path());
+    texts(&store);
+    std::fs::write(agenda.join(".B.tmp"), item("BBBB")).unwrap();
+    std::fs::rename(agenda.join(".B.tmp"), agenda.join("B.md")).unwrap();
+    let (store, _) = open(home.path());
+    assert_eq!(texts(&store)[0], ("B".into(), "BBBB".into()));
+}
+
+#[test]
+fn an_edit_that_moves_an_item_to_another_date_is_seen_by_the_full_check() {
+    let home = trusted_home();
+    let agenda = home.path().join("agenda");
+    // B moves to another day in place; the day it moves to is not B's indexed day, so a listing
+    // of that day trusts the index (the documented trade-off)...
+    let moved = "---\ncompleted: false\ndate: '2026-03-21'\nstatus: created\n---\n\nbbbb";
+    std::fs::write(agenda.join("B.md"), moved).unwrap();
+    age_dir(&agenda);
+    let (store, _) = open(home.path());
+    // ...but the listing of B's old day stats B and sees that it left.
+    assert_eq!(texts(&store), vec![("A".into(), "aaaa".into())]);
+    let next_day = store.list_items(jiff::civil::date(2026, 3, 21)).unwrap();
+    assert_eq!(next_day.len(), 1, "read again when its row was checked");
+    // A file added with the directory's mtime put back (same signature) is not listed: the
+    // directory is trusted...
+    std::fs::write(agenda.join("D.md"), item("dddd")).unwrap();
+    age_dir(&agenda);
+    let (store, _) = open(home.path());
+    assert_eq!(texts(&store).len(), 1, "the signature is trusted");
+    // ...until the full check (doctor), which lists it whatever its signature.
+    assert_eq!(store.broken_files().unwrap().len(), 1);
+    assert_eq!(texts(&store).len(), 2, "A and D");
+}
+
+#[test]
+fn a_due_item_edited_in_place_is_seen_by_the_due_check() {
+    let home = trusted_home();
+    let agenda = home.path().join("agenda");
+    let due = |when: &str| {
+        format!(
+            "---\ncompleted: false\ndate: '2026-03-20'\nname: Call\nstatus: created\n\
+             trigger_datetime: {when}\n---\n\nCall the bank"
+        )
+    };
+    std::fs::write(agenda.join("Call.md"), due("2026-03-20 09:00:00+00:00")).unwrap();
+    set_mtime(&agenda.join("Call.md"), an_hour_ago());
+    let (store, _) = open(home.path());
+    let at = |s: &str| s.parse::<jiff::Timestamp>().unwrap();
+    assert_eq!(store.due_now(at("2026-03-20T10:00:00Z")).unwrap().len(), 1);
+    age_dir(&agenda);
+    let (store, _) = open(home.path());
+    assert_eq!(store.due_now(at("2026-03-20T10:00:00Z")).unwrap().len(), 1);
+    // Snoozed by hand, in place.
+    std::fs::write(agenda.join("Call.md"), due("2026-03-20 11:00:00+00:00")).unwrap();
+    set_mtime(&agenda.join("Call.md"), an_hour_ago());
+    let (store, _) = open(home.path());
+    assert!(
+        store
+            .due_now(at("2026-03-20T10:00:00Z"))
+            .unwrap()
+            .is_empty()
+    );
+    assert_eq!(
+        store.due_item("Call").unwrap().trigger_datetime,
+        Some(at("2026-03-20T11:00:00Z"))
+    );
+}
+
+#[test]
+fn hand_changes_next_to_elroys_own_writes_are_seen() {
+    let home = trusted_home();
+    let agenda = home.path().join("agenda");
+    let now = jiff::Timestamp::now();
+    let (store, _) = open(home.path());
+    // elroy's own writes: a new file, a rewrite (a new inode), a removal.
+    store.add_item("eeee", day(), now).unwrap();
+    store.add_checklist_item("A", "step", None).unwrap();
+    store.add_item("gone", day(), now).unwrap();
+    store.delete_item("gone").unwrap();
+    let (store, _) = open(home.path());
+    let listed = store.list_items(day()).unwrap();
+    let stems: Vec<&str> = listed.iter().map(|i| i.stem.as_str()).collect();
+    assert_eq!(stems, ["A", "B", "eeee"]);
+    assert_eq!(listed[0].checklist_total, 1);
+    // Then, right after another write by elroy, a file added and one deleted by hand.
+    store.add_item("gggg", day(), now).unwrap();
+    std::fs::write(agenda.join("F.md"), item("ffff")).unwrap();
+    std::fs::remove_file(agenda.join("B.md")).unwrap();
+    let (store, _) = open(home.path());
+    assert_eq!(
+        texts(&store),
+        vec![
+            ("A".into(), "aaaa".into()),
+            ("F".into(), "ffff".into()),
+            ("eeee".into(), "eeee".into()),
+            ("gggg".into(), "gggg".into()),
+        ]
+    );
+}
+
+#[test]
+fn item_names_are_matched_from_the_index_and_checked_against_the_files() {
+    let home = trusted_home();
+    let agenda = home.path().join("agenda");
+    let (store, _) = open(home.path());
+    // A broken file is a candidate through its stem, and says why it cannot be changed.
+    let err = store.add_checklist_item("roke", "x", None).unwrap_err();
+    assert!(err.message().contains("Broken.md"), "{err}");
+    // A `name` given in place by hand (directory unchanged) is found by that name.
+    let named =
+        "---\ncompleted: false\ndate: '2026-03-20'\nname: Dentist\nstatus: created\n---\n\nbbbb";
+    std::fs::write(agenda.join("B.md"), named).unwrap();
+    age_dir(&agenda);
+    let (store, _) = open(home.path());
+    assert_eq!(store.complete_item("dentist").unwrap().stem, "B");
+    assert_eq!(texts(&store), vec![("A".into(), "aaaa".into())]);
 }

@@ -85,14 +85,25 @@ pub(crate) fn run(config: Config, args: &AgendaArgs) -> Result<ExitCode, String>
     let today = runtime.time.today();
     let (first, last) = days(args.when.as_deref(), today)?;
     let mut items: Vec<(Date, Item)> = agenda
-        .active_items_with_ids(|kind, date| {
-            kind == Kind::Agenda && date.is_some_and(|d| d >= first && d <= last)
-        })
+        .active_items_with_ids(Some(Kind::Agenda), Some((first, last)))
         .map_err(|e| e.to_string())?
         .into_iter()
         .filter_map(|(_, i)| i.date.filter(|d| *d >= first && *d <= last).map(|d| (d, i)))
         .collect();
     items.sort_by(|(da, a), (db, b)| (da, a.name()).cmp(&(db, b.name())));
+    // Items whose date cannot be read are on no day: say which, rather than leave them out
+    // silently (the listing itself stays as Elroy's).
+    for (item, raw) in agenda
+        .items_with_unreadable_dates()
+        .map_err(|e| e.to_string())?
+    {
+        crate::output::eprintln(&format!(
+            "warning: {}: date {:?} is not a date elroy can read (YYYY-MM-DD); \
+             this item is listed on no day",
+            item.file,
+            one_line(&raw)
+        ));
+    }
     if args.json {
         let list: Vec<Value> = items
             .iter()

@@ -5,7 +5,7 @@
 
 use std::process::ExitCode;
 
-use elroy_agenda::{Item, Kind, format_local_with_offset};
+use elroy_agenda::{DueItem, format_local_with_offset};
 use elroy_config::Config;
 use jiff::Timestamp;
 use serde_json::{Value, json};
@@ -112,37 +112,46 @@ fn list(config: Config, json: bool) -> Result<ExitCode, String> {
     let (runtime, agenda) = open_agenda(config)?;
     let now = runtime.time.now();
     let tz = runtime.time.tz.clone();
-    let due: Vec<(i64, Item)> = agenda
-        .active_items_with_ids(|kind, _| kind == Kind::Due)
-        .map_err(|e| e.to_string())?;
-    let mut timed: Vec<(Timestamp, &Item)> = due
+    let due: Vec<DueItem> = agenda.active_due_items().map_err(|e| e.to_string())?;
+    let mut timed: Vec<(Timestamp, &DueItem)> = due
         .iter()
-        .filter_map(|(_, i)| i.trigger_datetime.map(|t| (t, i)))
+        .filter_map(|i| i.trigger_datetime.map(|t| (t, i)))
         .collect();
-    timed.sort_by(|(ta, a), (tb, b)| (ta, a.name()).cmp(&(tb, b.name())));
-    let mut contextual: Vec<&Item> = due
+    timed.sort_by(|(ta, a), (tb, b)| (ta, &a.name).cmp(&(tb, &b.name)));
+    // A trigger time that cannot be read never fires: say which (as `elroy doctor` does).
+    for item in due
         .iter()
-        .map(|(_, i)| i)
+        .filter(|i| i.trigger_datetime.is_none() && i.trigger_raw.is_some())
+    {
+        crate::output::eprintln(&format!(
+            "warning: agenda/{}.md: trigger_datetime {:?} is not a time elroy can read \
+             (YYYY-MM-DD HH:MM:SS+00:00); this due item never fires",
+            item.stem,
+            one_line(item.trigger_raw.as_deref().unwrap_or_default())
+        ));
+    }
+    let mut contextual: Vec<&DueItem> = due
+        .iter()
         .filter(|i| i.trigger_datetime.is_none())
         .collect();
-    contextual.sort_by(|a, b| a.name().cmp(b.name()));
+    contextual.sort_by(|a, b| a.name.cmp(&b.name));
     if json {
         let value = json!({
             "timed": timed.iter().map(|(t, i)| json!({
-                "name": i.name(),
+                "name": i.name,
                 "trigger_datetime": t.to_string(),
                 "local": format_local_with_offset(*t, &tz),
                 "seconds_until": t.as_second() - now.as_second(),
                 "relative": relative(*t, now),
                 "trigger_context": i.trigger_context,
-                "text": i.text(),
+                "text": i.text,
             })).collect::<Vec<_>>(),
             "contextual": contextual.iter().map(|i| json!({
-                "name": i.name(),
+                "name": i.name,
                 "trigger_context": i.trigger_context,
                 // A trigger_datetime that does not parse, as written (the file is kept).
                 "trigger_raw": i.trigger_raw,
-                "text": i.text(),
+                "text": i.text,
             })).collect::<Vec<_>>(),
         });
         crate::output::println(&serde_json::to_string_pretty(&value).unwrap_or_default())?;
@@ -171,8 +180,8 @@ fn list(config: Config, json: bool) -> Result<ExitCode, String> {
             table.row(vec![
                 Cell::plain(when),
                 Cell::toned(relative(*t, now), tone),
-                Cell::plain(one_line(item.name())),
-                Cell::plain(one_line(item.text())),
+                Cell::plain(one_line(&item.name)),
+                Cell::plain(one_line(&item.text)),
             ]);
         }
         out.push_str(&table.render(&style));
@@ -190,8 +199,8 @@ fn list(config: Config, json: bool) -> Result<ExitCode, String> {
                 .unwrap_or_default();
             table.row(vec![
                 Cell::plain(one_line(&when)),
-                Cell::plain(one_line(item.name())),
-                Cell::plain(one_line(item.text())),
+                Cell::plain(one_line(&item.name)),
+                Cell::plain(one_line(&item.text)),
             ]);
         }
         out.push_str(&table.render(&style));

@@ -9,16 +9,18 @@ use crate::DbError;
 /// Migration 2 adds `recall_grams` (character bigrams of scripts without spaces, see
 /// [`crate::grams`]) and fills it from `recall_fts`. Migration 3 adds `due_announcements`
 /// ([`ANNOUNCEMENTS_SCHEMA`]). Migration 4 makes the agenda and memory indexes validated caches
-/// of their files ([`STAT_INDEX`]).
+/// of their files ([`STAT_INDEX`]). Migration 6 indexes the agenda rows by what its queries select
+/// ([`AGENDA_QUERY_INDEXES`]).
 pub const MIGRATIONS: &[(i64, &str)] = &[
     (1, SCHEMA_V1),
     (2, crate::grams::GRAMS_SCHEMA),
     (3, ANNOUNCEMENTS_SCHEMA),
     (4, STAT_INDEX),
+    (6, AGENDA_QUERY_INDEXES),
 ];
 
 /// The newest schema version this build knows.
-pub const LATEST_VERSION: i64 = 4;
+pub const LATEST_VERSION: i64 = 6;
 
 /// Migration 4: everything an agenda listing, a lookup by name and the due check need, per file,
 /// so they read the index and re-read only files whose stat changed (issue 14): the raw `status`,
@@ -274,4 +276,25 @@ CREATE TABLE due_announcements (
   announced_at     TEXT NOT NULL,
   PRIMARY KEY (user_id, item_id, trigger_datetime, channel)
 );
+"#;
+
+/// Migration 6 (issue 14, agenda part): the agenda index answers each query from the rows it
+/// selects, so they are indexed by what the queries filter on: the date (`list_agenda_items`,
+/// `elroy agenda`), the name (duplicate checks, `print_due_item`), kind and status (the due
+/// check, `elroy due`, `elroy remind`), the rows to read again (no stored signature, or a file
+/// that does not parse), a covering index of the file columns for the directory diff (a listing
+/// compared with the rows without reading their bodies), the stem ignoring ASCII case (the
+/// unique-path rule of a new file), and the names of active rows (the candidates of an agenda
+/// tool's `item_name`). All but the last are partial on live rows.
+const AGENDA_QUERY_INDEXES: &str = r#"
+CREATE INDEX agenda_items_by_date ON agenda_items (user_id, item_date) WHERE status <> 'deleted';
+CREATE INDEX agenda_items_by_name ON agenda_items (user_id, name) WHERE status <> 'deleted';
+CREATE INDEX agenda_items_by_kind ON agenda_items (user_id, kind, status) WHERE status <> 'deleted';
+CREATE INDEX agenda_items_to_read ON agenda_items (user_id)
+  WHERE status <> 'deleted' AND (file_mtime_ns IS NULL OR broken IS NOT NULL);
+CREATE INDEX agenda_items_files ON agenda_items (user_id, stem, id, file_ino, file_mtime_ns)
+  WHERE status <> 'deleted';
+CREATE INDEX agenda_items_stem_nocase ON agenda_items (user_id, stem COLLATE NOCASE)
+  WHERE status <> 'deleted';
+CREATE INDEX agenda_items_active_names ON agenda_items (user_id, status, stem, name);
 "#;

@@ -142,7 +142,7 @@ pub fn check_home(config: &Config) -> DoctorReport {
                 }
                 // A due item whose trigger time cannot be read never fires (a hand edit such as
                 // `2026-12-01 8:30`): the file is valid, so only this check names it.
-                match agenda.active_items_with_ids(|kind, _| kind == elroy_agenda::Kind::Due) {
+                match agenda.active_items_with_ids(Some(elroy_agenda::Kind::Due), None) {
                     Ok(items) => {
                         for (_, item) in items {
                             if let (Some(raw), None) = (&item.trigger_raw, item.trigger_datetime) {

@@ -1,11 +1,12 @@
 //! The agenda-item operations (`tools.md` §1.1–§1.8).
 
-use elroy_markdown::{Mapping, Value, remove_file};
+use elroy_markdown::{Mapping, Value};
 use jiff::civil::Date;
 use jiff::{Timestamp, ZonedDateTime};
 
-use super::matching::{active_items, find_item};
-use super::{AgendaStore, ItemRef, ListedItem, UnreadableFile, normalize_trigger};
+use super::matching::{active_items, candidate_stems, find_item};
+use super::{AgendaStore, DirCheck, ItemRef, ListedItem, UnreadableFile, normalize_trigger};
+use crate::db_index::Query;
 use crate::item::{Item, checklist_entry, split_updates};
 use crate::scan::{Entry, Snapshot};
 use crate::time::{format_update_stamp, parse_item_date};
@@ -27,7 +28,8 @@ impl AgendaStore {
         if name.trim().is_empty() {
             return Err(AgendaError::new("Task name cannot be empty"));
         }
-        self.locked(|snap| {
+        self.locked(|| {
+            let snap = &self.query(Query::Named(&name))?;
             if active_items(snap).any(|i| i.name() == name) {
                 return Err(AgendaError::new(format!("Task '{name}' already exists")));
             }
@@ -38,6 +40,7 @@ impl AgendaStore {
             front.insert("status", "created");
             let stem = self.create_file(&name, &front, text)?;
             let entry = self.index.created(&stem, now).map_err(AgendaError::new)?;
+            self.entry_added(&stem);
             Ok(ItemRef {
                 id: entry.id,
                 stem,
@@ -52,8 +55,8 @@ impl AgendaStore {
     /// # Errors
     /// The matching errors of §1.0, front-matter and write failures.
     pub fn complete_item(&self, item_name: &str) -> Result<ItemRef, AgendaError> {
-        self.locked(|snap| {
-            let stem = find_item(snap, item_name)?;
+        self.locked(|| {
+            let stem = self.find_item(item_name)?;
             let item = self.fresh(&stem)?;
             let mut front = item.front_matter().clone();
             front.insert("completed", true);
@@ -70,13 +73,11 @@ impl AgendaStore {
     /// # Errors
     /// The matching errors of §1.0, front-matter and write failures.
     pub fn delete_item(&self, item_name: &str) -> Result<ItemRef, AgendaError> {
-        self.locked(|snap| {
-            let stem = find_item(snap, item_name)?;
+        self.locked(|| {
+            let stem = self.find_item(item_name)?;
             let item = self.fresh(&stem)?;
             let found = self.item_ref(&item);
-            let file_name = format!("{stem}.md");
-            remove_file(&self.agenda_dir.join(&file_name), &self.display(&file_name))?;
-            self.index.removed(&stem).map_err(AgendaError::new)?;
+            self.remove(&stem)?;
             Ok(found)
         })
     }
@@ -92,8 +93,8 @@ impl AgendaStore {
         text: &str,
         due_date: Option<&str>,
     ) -> Result<(ItemRef, i64), AgendaError> {
-        self.locked(|snap| {
-            let stem = find_item(snap, item_name)?;
+        self.locked(|| {
+            let stem = self.find_item(item_name)?;
             let due = match due_date {
                 Some(d) => Some(parse_item_date(d).ok_or_else(|| {
                     AgendaError::new(format!("Invalid due_date format '{d}'. Use YYYY-MM-DD."))
@@ -151,8 +152,8 @@ impl AgendaStore {
         checklist_item_id: i64,
         change: impl FnOnce(&mut Mapping),
     ) -> Result<ItemRef, AgendaError> {
-        self.locked(|snap| {
-            let stem = find_item(snap, item_name)?;
+        self.locked(|| {
+            let stem = self.find_item(item_name)?;
             let item = self.fresh(&stem)?;
             let mut entries = normalized_checklist(&item)?;
             let Some(entry) = entries
@@ -195,8 +196,8 @@ impl AgendaStore {
         note: &str,
         now: &ZonedDateTime,
     ) -> Result<(ItemRef, String), AgendaError> {
-        self.locked(|snap| {
-            let stem = find_item(snap, item_name)?;
+        self.locked(|| {
+            let stem = self.find_item(item_name)?;
             let item = self.fresh(&stem)?;
             let (main, updates) = split_updates(item.text());
             let stamp = format_update_stamp(now);
@@ -211,17 +212,31 @@ impl AgendaStore {
         })
     }
 
+    /// Finds an agenda item by `item_name` (`tools.md` §1.0, D6) inside the lock: the names of
+    /// the live rows pick the candidates, whose files are then checked and read when changed
+    /// ([`crate::DbIndex`]), and the match is made again on what they say. When that finds no
+    /// single item, the match is made once more on every row, each file checked (a name edited
+    /// in place by hand is then found).
+    fn find_item(&self, item_name: &str) -> Result<String, AgendaError> {
+        if let Some(stems) = candidate_stems(&self.index.name_candidates()?, item_name)
+            && let Ok(stem) = find_item(&self.query(Query::Stems(&stems))?, item_name)
+        {
+            return Ok(stem);
+        }
+        find_item(&self.query(Query::All)?, item_name)
+    }
+
     /// `list_agenda_items` (`tools.md` §1.8): active plain items dated `date`, by file name. Files
     /// with invalid front matter are skipped.
     ///
     /// # Errors
     /// Lock or directory failures.
     pub fn list_items(&self, date: Date) -> Result<Vec<ListedItem>, AgendaError> {
-        self.locked(|snap| Ok(listed(snap, date)))
+        self.locked(|| Ok(listed(&self.query(Query::Dates(date, date))?, date)))
     }
 
-    /// [`AgendaStore::list_items`] and [`AgendaStore::broken_files`] from one scan (what
-    /// `list_agenda_items` shows).
+    /// [`AgendaStore::list_items`] and the files known not to parse, from one query (what
+    /// `list_agenda_items` shows; [`AgendaStore::broken_files`] checks every file).
     ///
     /// # Errors
     /// Lock or directory failures.
@@ -229,16 +244,21 @@ impl AgendaStore {
         &self,
         date: Date,
     ) -> Result<(Vec<ListedItem>, Vec<UnreadableFile>), AgendaError> {
-        self.locked(|snap| Ok((listed(snap, date), broken(snap))))
+        self.locked(|| {
+            let snap = self.query(Query::Dates(date, date))?;
+            Ok((listed(&snap, date), broken(&snap)))
+        })
     }
 
-    /// Files whose front matter could not be read: `(display path, message)`, by file name (from
-    /// the index: only files that changed since the last scan are read).
+    /// Files whose front matter could not be read: `(display path, message)`, by file name.
+    /// The full check of `elroy doctor`: the directory is listed and every file stat'ed (only
+    /// files that changed since they were last read are read), so it also brings every row of
+    /// the index up to date, edits in place included.
     ///
     /// # Errors
     /// Lock or directory failures.
     pub fn broken_files(&self) -> Result<Vec<(String, String)>, AgendaError> {
-        self.locked(|snap| Ok(broken(snap)))
+        self.locked_with(DirCheck::Full, || Ok(broken(&self.query(Query::All)?)))
     }
 }
 

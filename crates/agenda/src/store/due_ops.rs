@@ -1,13 +1,14 @@
 //! The due-item operations (`tools.md` §2.1–§2.6), due surfacing and recall.
 
-use elroy_markdown::{Mapping, Value, remove_file, rename_file, sanitize_filename};
+use elroy_markdown::{Mapping, Value, rename_file, sanitize_filename};
 use jiff::tz::TimeZone;
 use jiff::{Timestamp, ZonedDateTime};
 
 use super::matching::{active_due, active_items, find_due};
 use super::views::{to_fact, view_fact};
-use super::{AGENDA_FALLBACK, AgendaStore, DueItem, ItemRef, NewDueItem, RecallEntry};
+use super::{AGENDA_FALLBACK, AgendaStore, DirCheck, DueItem, ItemRef, NewDueItem, RecallEntry};
 use super::{normalize_trigger, with_front_matter};
+use crate::db_index::Query;
 use crate::item::{Item, ItemView};
 use crate::scan::Snapshot;
 use crate::time::{format_python_utc, format_stored_trigger};
@@ -45,7 +46,8 @@ impl AgendaStore {
                 format_python_utc(now.timestamp())
             )));
         }
-        self.locked(|snap| {
+        self.locked(|| {
+            let snap = &self.query(Query::Named(name))?;
             if active_items(snap).any(|i| i.name() == name) {
                 let kind = if new.trigger.is_some() {
                     "Timed"
@@ -75,6 +77,7 @@ impl AgendaStore {
                 .index
                 .created(&stem, now.timestamp())
                 .map_err(AgendaError::new)?;
+            self.entry_added(&stem);
             Ok(ItemRef {
                 id: entry.id,
                 stem,
@@ -83,15 +86,29 @@ impl AgendaStore {
         })
     }
 
-    pub(super) fn due_not_found_active(&self, snap: &Snapshot, name: &str) -> AgendaError {
-        AgendaError::new(format!(
-            "Active due item '{name}' not found. Active due items: {}",
-            self.due_names_by_creation(snap).join(", ")
-        ))
+    /// `Active due item '{name}' not found. Active due items: {names in creation order}` (inside
+    /// the lock).
+    pub(super) fn due_not_found_active(&self, name: &str) -> AgendaError {
+        match self.active_due_names_by_creation() {
+            Ok(names) => AgendaError::new(format!(
+                "Active due item '{name}' not found. Active due items: {}",
+                names.join(", ")
+            )),
+            Err(e) => e,
+        }
     }
 
-    fn due_not_found_valid(snap: &Snapshot, name: &str) -> AgendaError {
-        let mut names: Vec<&str> = active_due(snap).map(ItemView::name).collect();
+    fn active_due_names_by_creation(&self) -> Result<Vec<String>, AgendaError> {
+        Ok(self.due_names_by_creation(&self.query(Query::ActiveDue)?))
+    }
+
+    /// `Due item '{name}' not found. Valid items: {sorted names}` (inside the lock).
+    fn due_not_found_valid(&self, name: &str) -> AgendaError {
+        let snap = match self.query(Query::ActiveDue) {
+            Ok(snap) => snap,
+            Err(e) => return e,
+        };
+        let mut names: Vec<&str> = active_due(&snap).map(ItemView::name).collect();
         names.sort_unstable();
         AgendaError::new(format!(
             "Due item '{name}' not found. Valid items: {}",
@@ -119,16 +136,15 @@ impl AgendaStore {
         closing_comment: Option<&str>,
         delete: bool,
     ) -> Result<ItemRef, AgendaError> {
-        self.locked(|snap| {
-            let Some(found) = find_due(snap, name) else {
-                return Err(self.due_not_found_active(snap, name));
+        self.locked(|| {
+            let snap = self.query(Query::DueNamed(name))?;
+            let Some(found) = find_due(&snap, name) else {
+                return Err(self.due_not_found_active(name));
             };
             let item = self.fresh(&found.stem)?;
             let result = self.item_ref(&item);
             if delete {
-                let file_name = format!("{}.md", item.stem);
-                remove_file(&self.agenda_dir.join(&file_name), &self.display(&file_name))?;
-                self.index.removed(&item.stem).map_err(AgendaError::new)?;
+                self.remove(&item.stem)?;
             } else {
                 let mut front = item.front_matter().clone();
                 front.insert("completed", true);
@@ -179,22 +195,25 @@ impl AgendaStore {
         user: &str,
     ) -> Result<ItemRef, AgendaError> {
         let new_name = &*elroy_markdown::normalize_name(new_name);
-        self.locked(|snap| {
-            let Some(found) = find_due(snap, old_name) else {
+        self.locked(|| {
+            let snap = self.query(Query::DueNamed(old_name))?;
+            let Some(found) = find_due(&snap, old_name) else {
                 return Err(AgendaError::new(format!(
                     "Active due item '{old_name}' not found for user {user}. Active items: {}",
-                    self.due_names_by_creation(snap).join(", ")
+                    self.active_due_names_by_creation()?.join(", ")
                 )));
             };
             if new_name.trim().is_empty() {
                 return Err(AgendaError::new("Due item name cannot be empty"));
             }
-            if find_due(snap, new_name).is_some() {
+            if find_due(&self.query(Query::DueNamed(new_name))?, new_name).is_some() {
                 return Err(AgendaError::new(format!(
                     "Active due item '{new_name}' already exists for user {user}"
                 )));
             }
-            if active_items(snap).any(|i| i.kind() == Kind::Agenda && i.name() == new_name) {
+            if active_items(&self.query(Query::Named(new_name))?)
+                .any(|i| i.kind() == Kind::Agenda && i.name() == new_name)
+            {
                 return Err(AgendaError::new(format!(
                     "Active task '{new_name}' already exists."
                 )));
@@ -216,6 +235,10 @@ impl AgendaStore {
                     self.index
                         .renamed(&item.stem, &new_stem)
                         .map_err(AgendaError::new)?;
+                    // A rename keeps the inode.
+                    let ino = self.ino_of(&new_file);
+                    self.index
+                        .entries_changed(&[(old_file.as_str(), ino)], &[(new_file.as_str(), ino)]);
                     stem = new_stem;
                 }
             }
@@ -237,9 +260,10 @@ impl AgendaStore {
     /// # Errors
     /// `Due item '{name}' not found. Valid items: {sorted names}`, write failures.
     pub fn update_due_item_text(&self, name: &str, new_text: &str) -> Result<ItemRef, AgendaError> {
-        self.locked(|snap| {
-            let Some(found) = find_due(snap, name) else {
-                return Err(Self::due_not_found_valid(snap, name));
+        self.locked(|| {
+            let snap = self.query(Query::DueNamed(name))?;
+            let Some(found) = find_due(&snap, name) else {
+                return Err(self.due_not_found_valid(name));
             };
             let item = self.fresh(&found.stem)?;
             self.write_body(&item, new_text)?;
@@ -252,9 +276,12 @@ impl AgendaStore {
     /// # Errors
     /// `Due item '{name}' not found. Valid items: {sorted names}`.
     pub fn due_item(&self, name: &str) -> Result<DueItem, AgendaError> {
-        self.locked(|snap| match find_due(snap, name) {
-            Some(item) => Ok(self.due_view(item)),
-            None => Err(Self::due_not_found_valid(snap, name)),
+        self.locked(|| {
+            let snap = self.query(Query::DueNamed(name))?;
+            match find_due(&snap, name) {
+                Some(item) => Ok(self.due_view(item)),
+                None => Err(self.due_not_found_valid(name)),
+            }
         })
     }
 
@@ -265,8 +292,21 @@ impl AgendaStore {
             stem: item.stem.clone(),
             trigger_datetime: item.trigger_datetime,
             trigger_context: item.trigger_context.clone(),
+            trigger_raw: item.trigger_raw.clone(),
             text: item.text().to_owned(),
         }
+    }
+
+    /// Every active due item, by file name, from the index (`elroy due`): only the due items'
+    /// rows are selected and their files stat'ed (read when changed), nothing else.
+    ///
+    /// # Errors
+    /// Lock or directory failures.
+    pub fn active_due_items(&self) -> Result<Vec<DueItem>, AgendaError> {
+        self.locked(|| {
+            let snap = self.query(Query::ActiveDue)?;
+            Ok(active_due(&snap).map(|i| self.due_view(i)).collect())
+        })
     }
 
     /// Active due items whose time has come (`trigger_datetime <= now`), by trigger time then id:
@@ -275,8 +315,9 @@ impl AgendaStore {
     /// # Errors
     /// Lock or directory failures.
     pub fn due_now(&self, now: Timestamp) -> Result<Vec<DueItem>, AgendaError> {
-        self.locked(|snap| {
-            let mut due: Vec<DueItem> = active_due(snap)
+        self.locked(|| {
+            let snap = self.query(Query::ActiveDue)?;
+            let mut due: Vec<DueItem> = active_due(&snap)
                 .filter(|i| i.trigger_datetime.is_some_and(|t| t <= now))
                 .map(|i| self.due_view(i))
                 .collect();
@@ -291,8 +332,9 @@ impl AgendaStore {
     /// # Errors
     /// Lock or directory failures.
     pub fn recall_entries(&self, tz: &TimeZone) -> Result<Vec<RecallEntry>, AgendaError> {
-        self.locked(|snap| {
-            Ok(active_items(snap)
+        self.locked(|| {
+            let snap = self.query(Query::All)?;
+            Ok(active_items(&snap)
                 .map(|i| RecallEntry {
                     id: self.id_of(&i.stem),
                     name: i.name().to_owned(),
@@ -308,25 +350,14 @@ impl AgendaStore {
     /// # Errors
     /// Lock or directory failures.
     pub fn item_by_id(&self, id: i64) -> Result<Option<Item>, AgendaError> {
-        // Recall and pins ask for a few ids at a time: a file whose stat still matches its row is
-        // read without listing the directory; anything else takes a full scan.
-        {
-            let _lock = elroy_markdown::HomeLock::acquire(&self.elroy_home)?;
-            self.index.refresh(&self.prefix).map_err(AgendaError::new)?;
-            match self.index.unchanged_stem_of(id, &self.agenda_dir) {
-                Ok(None) => return Ok(None),
-                Ok(Some(stem)) => return Ok(self.fresh(&stem).ok()),
-                Err(()) => {}
+        // Recall and pins ask for a few ids at a time: the row of the id, its file stat'ed; the
+        // directory is not checked (a file the row does not know is not asked for).
+        self.locked_with(DirCheck::None, || {
+            let snap = self.query(Query::Id(id))?;
+            match snap.entries.first() {
+                Some(entry) => Ok(self.fresh(entry.stem()).ok()),
+                None => Ok(None),
             }
-        }
-        self.locked(|snap| {
-            let Some(stem) = self.index.stem_of(id) else {
-                return Ok(None);
-            };
-            if !snap.entries.iter().any(|e| e.stem() == stem) {
-                return Ok(None);
-            }
-            Ok(self.fresh(&stem).ok())
         })
     }
 

@@ -43,6 +43,42 @@ pub(super) fn find_due<'a>(snap: &'a Snapshot, name: &str) -> Option<&'a ItemVie
     by_key.or(by_stem)
 }
 
+/// The most candidates [`candidate_stems`] hands to one query; more (a short substring) and the
+/// match is made on every row.
+const MAX_CANDIDATES: usize = 256;
+
+/// The stems worth checking for `item_name` (`tools.md` §1.0), from the index's names
+/// (`(stem, name, always)`, [`crate::DbIndex`]'s `name_candidates`): the exact matches (stem or
+/// name, ignoring case, in NFC) if any, else the stems containing it, plus the rows marked
+/// `always` (to be read again, or broken). `None` when there are too many to ask for by stem.
+pub(super) fn candidate_stems(
+    rows: &[(String, String, bool)],
+    item_name: &str,
+) -> Option<Vec<String>> {
+    if item_name.trim().is_empty() {
+        return Some(Vec::new());
+    }
+    let query = elroy_markdown::normalize_name(item_name).to_lowercase();
+    let (mut exact, mut subs, mut always) = (Vec::new(), Vec::new(), Vec::new());
+    for (stem, name, is_always) in rows {
+        if *is_always {
+            always.push(stem.clone());
+            continue;
+        }
+        let stem_lower = elroy_markdown::normalize_name(stem).to_lowercase();
+        if stem_lower == query || elroy_markdown::normalize_name(name).to_lowercase() == query {
+            exact.push(stem.clone());
+        } else if stem_lower.contains(query.as_str()) {
+            subs.push(stem.clone());
+        }
+    }
+    let mut stems = if exact.is_empty() { subs } else { exact };
+    stems.extend(always);
+    stems.sort_unstable();
+    stems.dedup();
+    (stems.len() <= MAX_CANDIDATES).then_some(stems)
+}
+
 /// Finds an agenda item by `item_name` (`tools.md` §1.0, D6); returns its stem.
 pub(super) fn find_item(snap: &Snapshot, item_name: &str) -> Result<String, AgendaError> {
     let not_found = || AgendaError::new(format!("No agenda item found matching '{item_name}'."));

@@ -17,9 +17,11 @@ use std::sync::Arc;
 use elroy_core::{FileWarning, FileWarningSink};
 use elroy_db::Db;
 use elroy_markdown::{
-    Document, HomeLock, Mapping, Value, sanitize_filename, unique_file_name, write_atomic,
+    Document, HomeLock, Mapping, Value, remove_file, sanitize_filename, unique_file_name,
+    write_atomic,
 };
 
+use crate::db_index::Query;
 use crate::item::Item;
 use crate::scan::{Snapshot, load_item};
 use crate::time::format_stored_trigger;
@@ -36,11 +38,22 @@ pub type UnreadableFile = (String, String);
 /// The kind of [`FileWarning`] for an agenda file that cannot be read.
 pub const UNREADABLE_AGENDA_FILES: &str = "agenda files could not be read and were skipped";
 
+/// How an operation checks the directory before its queries.
+#[derive(Debug, Clone, Copy)]
+enum DirCheck {
+    /// Not at all: a lookup by id stats the row's file, and needs no other.
+    None,
+    /// A listing when the directory's signature changed ([`DbIndex::begin`]).
+    IfChanged,
+    /// A listing whatever the signature (the full check of `elroy doctor`).
+    Full,
+}
+
 /// The agenda and due items of one user home: `<user home>/agenda/*.md`.
 ///
-/// Every operation takes the home lock (`$ELROY_HOME/.lock`), brings the index up to date with
-/// the directory ([`DbIndex`]: a `stat` per file, reading only the files whose signature changed),
-/// answers from the index, re-reads the file it changes from disk and writes atomically. Safe to
+/// Every operation takes the home lock (`$ELROY_HOME/.lock`), checks the directory and asks the
+/// index for the rows it needs ([`DbIndex`]: a `stat` per returned row, reading only the files
+/// whose signature changed), re-reads the file it changes from disk and writes atomically. Safe to
 /// share between threads and processes. Files found unreadable when they are read go to the
 /// warning sink ([`AgendaStore::with_warnings`]).
 pub struct AgendaStore {
@@ -127,13 +140,38 @@ impl AgendaStore {
         format!("{}{file_name}", self.prefix)
     }
 
-    /// Runs `f` on a fresh scan, inside the home lock.
-    fn locked<T>(
+    /// Runs `f` inside the home lock, after the directory check of [`DbIndex::begin`]; `f`
+    /// asks for the rows it needs with [`AgendaStore::query`].
+    fn locked<T>(&self, f: impl FnOnce() -> Result<T, AgendaError>) -> Result<T, AgendaError> {
+        self.locked_with(DirCheck::IfChanged, f)
+    }
+
+    /// [`AgendaStore::locked`] with another directory check.
+    fn locked_with<T>(
         &self,
-        f: impl FnOnce(&Snapshot) -> Result<T, AgendaError>,
+        check: DirCheck,
+        f: impl FnOnce() -> Result<T, AgendaError>,
     ) -> Result<T, AgendaError> {
         let _lock = HomeLock::acquire(&self.elroy_home)?;
-        let (snapshot, problems) = self.index.scan(&self.agenda_dir, &self.prefix)?;
+        match check {
+            DirCheck::None => self.index.reset(),
+            DirCheck::IfChanged | DirCheck::Full => {
+                let full = matches!(check, DirCheck::Full);
+                let problems = self.index.begin(&self.agenda_dir, &self.prefix, full)?;
+                self.report(problems);
+            }
+        }
+        f()
+    }
+
+    /// The rows `query` needs, each checked against its file (inside [`AgendaStore::locked`]).
+    fn query(&self, query: Query<'_>) -> Result<Snapshot, AgendaError> {
+        let (snapshot, problems) = self.index.query(&self.agenda_dir, &self.prefix, query)?;
+        self.report(problems);
+        Ok(snapshot)
+    }
+
+    fn report(&self, problems: Vec<(String, String)>) {
         if !problems.is_empty()
             && let Some(warn) = &self.warn
         {
@@ -144,7 +182,6 @@ impl AgendaStore {
                     .collect(),
             );
         }
-        f(&snapshot)
     }
 
     fn id_of(&self, stem: &str) -> i64 {
@@ -172,11 +209,52 @@ impl AgendaStore {
 
     fn write(&self, stem: &str, content: &str) -> Result<(), AgendaError> {
         let file_name = format!("{stem}.md");
+        let before = self.ino_of(&file_name);
         write_atomic(
             &self.agenda_dir.join(&file_name),
             content.as_bytes(),
             &self.display(&file_name),
         )?;
+        self.index.written(stem).map_err(AgendaError::new)?;
+        // An atomic write puts a new file (a new inode) in place of the old one.
+        self.index.entries_changed(
+            &[(file_name.as_str(), before)],
+            &[(file_name.as_str(), self.ino_of(&file_name))],
+        );
+        Ok(())
+    }
+
+    /// The inode of the entry `file_name` of `agenda/` (as `readdir` gives it: a symlink's own).
+    fn ino_of(&self, file_name: &str) -> Option<i64> {
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::MetadataExt;
+            std::fs::symlink_metadata(self.agenda_dir.join(file_name))
+                .ok()
+                .map(|m| m.ino() as i64)
+        }
+        #[cfg(not(unix))]
+        {
+            let _ = file_name;
+            None
+        }
+    }
+
+    /// Records a new file elroy placed (the row is [`DbIndex::created`]'s).
+    fn entry_added(&self, stem: &str) {
+        let file_name = format!("{stem}.md");
+        self.index
+            .entries_changed(&[], &[(file_name.as_str(), self.ino_of(&file_name))]);
+    }
+
+    /// Removes the file of `stem` and its row.
+    fn remove(&self, stem: &str) -> Result<(), AgendaError> {
+        let file_name = format!("{stem}.md");
+        let before = self.ino_of(&file_name);
+        remove_file(&self.agenda_dir.join(&file_name), &self.display(&file_name))?;
+        self.index.removed(stem).map_err(AgendaError::new)?;
+        self.index
+            .entries_changed(&[(file_name.as_str(), before)], &[]);
         Ok(())
     }
 
@@ -193,9 +271,9 @@ impl AgendaStore {
         )
     }
 
-    /// The unique file name for `base` (`formats.md` §2.3): the scan's view of the directory
+    /// The unique file name for `base` (`formats.md` §2.3): the index's view of the directory
     /// (names compared ignoring case), `except` not counting as taken, checked once more against
-    /// the file system for the exact name. Call inside the lock, after the scan.
+    /// the file system for the exact name. Call inside the lock.
     fn unique_name(&self, base: &str, except: Option<&str>) -> String {
         let except = except.map(str::to_lowercase);
         unique_file_name(base, |candidate| {

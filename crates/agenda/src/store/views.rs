@@ -44,6 +44,9 @@ pub struct DueItem {
     pub trigger_datetime: Option<Timestamp>,
     /// The context trigger.
     pub trigger_context: Option<String>,
+    /// The raw `trigger_datetime` text, when non-empty (it may not parse: then
+    /// `trigger_datetime` is `None` and the item never fires).
+    pub trigger_raw: Option<String>,
     /// The body, stripped.
     pub text: String,
 }
