@@ -24,6 +24,9 @@ pub struct Change {
     pub message: String,
     /// Files the commit changed, relative to the home, sorted.
     pub paths: Vec<String>,
+    /// The machine the change was made on when it is another machine's (a change `elroy sync`
+    /// pulled); `None` for this machine's changes and for commits of no recorded machine.
+    pub machine: Option<String>,
 }
 
 impl Change {
@@ -42,6 +45,8 @@ impl Change {
             summary: message.lines().next().unwrap_or_default().to_owned(),
             message,
             paths,
+            machine: crate::machine::commit_machine(commit)
+                .filter(|m| *m != crate::machine::machine_name()),
         })
     }
 }
@@ -86,14 +91,46 @@ impl VersionedHome {
             return Ok(());
         }
         let filter = path.map(|p| p.trim_end_matches('/').trim_start_matches("./"));
-        for id in first_parent_walk(&repo)? {
-            let change = Change::of(&repo, &repo.find_commit(id?)?)?;
+        for id in history_walk(&repo)? {
+            let commit = repo.find_commit(id?)?;
+            if commit.parent_count() > 1 && !merge_changed_ours(&repo, &commit)? {
+                // A sync merge that only brought the other machine's commits in: those are
+                // listed themselves, with their machine.
+                continue;
+            }
+            let change = Change::of(&repo, &commit)?;
             if filter.is_none_or(|f| change.paths.iter().any(|p| matches(p, f))) && !each(change) {
                 break;
             }
         }
         Ok(())
     }
+}
+
+/// Every commit reachable from HEAD, newest first (children before parents): after `elroy sync`
+/// merged another machine's changes, those are listed too, not only this machine's line.
+fn history_walk(
+    repo: &Repository,
+) -> Result<impl Iterator<Item = Result<Oid, git2::Error>> + '_, HistoryError> {
+    let mut walk = repo.revwalk()?;
+    walk.set_sorting(Sort::TOPOLOGICAL | Sort::TIME)?;
+    walk.push_head()?;
+    Ok(walk)
+}
+
+/// Whether the merge `commit` made a change of its own: its tree differs from each parent's
+/// tree on some path in a way neither parent had (a merged file, a sibling, a renamed memory).
+fn merge_changed_ours(repo: &Repository, commit: &Commit<'_>) -> Result<bool, HistoryError> {
+    let tree = commit.tree()?;
+    let mut per_parent = Vec::new();
+    for parent in commit.parents() {
+        per_parent.push(changed_paths(repo, Some(&parent.tree()?), &tree)?);
+    }
+    // A path changed relative to every parent came from neither side as it is.
+    let Some((first, rest)) = per_parent.split_first() else {
+        return Ok(false);
+    };
+    Ok(first.iter().any(|p| rest.iter().all(|other| other.contains(p))))
 }
 
 /// Commit ids from HEAD back along first parents.

@@ -61,6 +61,14 @@ impl VersionedHome {
         // Refuse before touching anything.
         for path in &original.paths {
             if work_tree_blob(self.root(), path)? != blob_at(&after, path)? {
+                if let Some(machine) = pulled_since(&repo, target, path)? {
+                    return Err(HistoryError::ChangedByPull {
+                        message: original.summary.clone(),
+                        id: original.short_id.clone(),
+                        path: path.clone(),
+                        machine,
+                    });
+                }
                 return Err(HistoryError::EditedSince {
                     message: original.summary.clone(),
                     id: original.short_id.clone(),
@@ -158,12 +166,55 @@ fn find_target(repo: &Repository) -> Result<Oid, HistoryError> {
             }
             continue;
         }
-        if summary == EXTERNAL_EDIT || undone.contains(&id) {
+        if summary == EXTERNAL_EDIT
+            || summary.starts_with(crate::machine::SYNC_PREFIX)
+            || crate::machine::is_other_machine(&commit)
+            || undone.contains(&id)
+        {
+            // Outside edits, `elroy sync`'s merges and renumberings, and changes another machine
+            // made (pulled by a sync) are not this machine's to undo.
             continue;
         }
         return Ok(id);
     }
     Err(HistoryError::NothingToUndo)
+}
+
+/// The machine whose change, pulled by `elroy sync` after `target`, changed `path`: a commit of
+/// another machine or a `sync: …` commit on HEAD's side of `target` that changed it. `None` when
+/// no pull touched it (it was edited by hand).
+fn pulled_since(repo: &Repository, target: Oid, path: &str) -> Result<Option<String>, HistoryError> {
+    let mut walk = repo.revwalk()?;
+    walk.push_head()?;
+    walk.hide(target)?;
+    for id in walk {
+        let commit = repo.find_commit(id?)?;
+        let message = String::from_utf8_lossy(commit.message_bytes()).into_owned();
+        let sync = message.starts_with(crate::machine::SYNC_PREFIX);
+        let other = crate::machine::is_other_machine(&commit);
+        if !sync && !other {
+            continue;
+        }
+        let tree = commit.tree()?;
+        let changed = match commit.parents().next() {
+            Some(parent) => blob_at(&parent.tree()?, path)? != blob_at(&tree, path)?,
+            None => false,
+        };
+        if changed {
+            let machine = crate::machine::commit_machine(&commit)
+                .filter(|_| other)
+                .or_else(|| {
+                    message
+                        .lines()
+                        .next()
+                        .and_then(|l| l.strip_prefix("sync: merge from "))
+                        .map(str::to_owned)
+                })
+                .unwrap_or_else(|| "another machine".to_owned());
+            return Ok(Some(machine));
+        }
+    }
+    Ok(None)
 }
 
 /// The blob at `path` in `tree`, if any.

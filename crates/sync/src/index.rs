@@ -1,0 +1,206 @@
+//! This machine's `state.db` after a pull renumbered memories (issue 17 item 3): the rows of a
+//! memory whose id changed follow it, so recall, pins and the context window's references keep
+//! pointing at the same text. `state.db` itself never syncs.
+//!
+//! What moves from the old id to the new one, for that user, in one transaction: the `memories`
+//! row, its `recall_fts` row and embeddings (`kind = 'memory'`), `Memory` sources of other
+//! memories (`source_metadata`), and the `memory_id` of `Memory` recall metadata in stored
+//! messages (the context window's recall and pin pairs, `formats.md` §8.6). The memory index,
+//! validated by stat, then re-reads the rewritten files as usual.
+
+use std::path::Path;
+
+use rusqlite::{Connection, OptionalExtension, params};
+
+use crate::SyncError;
+
+/// One renumbered memory as this machine's index sees it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Remap {
+    /// The user token (`DEFAULT` for the home's own stores).
+    pub token: String,
+    /// The file, relative to the user's memory directory (`Dog.md`, `archive/Dog.md`).
+    pub file_name: String,
+    /// The id this machine's index has for it.
+    pub old: i64,
+    /// Its id in the files now.
+    pub new: i64,
+}
+
+/// The user token of a user-home prefix (`""` → `DEFAULT`, `users/alice/` → `alice`).
+pub(crate) fn token_of(prefix: &str) -> String {
+    prefix
+        .strip_prefix("users/")
+        .map(|rest| rest.trim_end_matches('/').to_owned())
+        .unwrap_or_else(|| "DEFAULT".to_owned())
+}
+
+fn open(db: &Path) -> Result<Option<Connection>, SyncError> {
+    if !db.exists() {
+        return Ok(None);
+    }
+    let conn = Connection::open(db).map_err(|e| SyncError::Index(e.to_string()))?;
+    conn.busy_timeout(std::time::Duration::from_secs(5))
+        .map_err(|e| SyncError::Index(e.to_string()))?;
+    let has_memories: bool = conn
+        .query_row(
+            "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'memories'",
+            [],
+            |row| row.get::<_, i64>(0),
+        )
+        .map(|n| n > 0)
+        .map_err(|e| SyncError::Index(e.to_string()))?;
+    Ok(has_memories.then_some(conn))
+}
+
+fn user_id(conn: &Connection, token: &str) -> rusqlite::Result<Option<i64>> {
+    conn.query_row("SELECT id FROM users WHERE token = ?1", [token], |row| {
+        row.get(0)
+    })
+    .optional()
+}
+
+/// The largest memory id this machine's index knows for `token` (0 when none, or no database).
+pub(crate) fn max_memory_id(db: Option<&Path>, token: &str) -> Result<i64, SyncError> {
+    let Some(conn) = db.map(open).transpose()?.flatten() else {
+        return Ok(0);
+    };
+    let run = || -> rusqlite::Result<i64> {
+        let Some(user) = user_id(&conn, token)? else {
+            return Ok(0);
+        };
+        conn.query_row(
+            "SELECT coalesce(max(id), 0) FROM memories WHERE user_id = ?1",
+            [user],
+            |row| row.get(0),
+        )
+    };
+    run().map_err(|e| SyncError::Index(e.to_string()))
+}
+
+/// The name this machine's index gives memory `id` of `token`, if it has the row.
+pub(crate) fn memory_name(conn: &Connection, token: &str, id: i64) -> Option<String> {
+    let user = user_id(conn, token).ok()??;
+    conn.query_row(
+        "SELECT name FROM memories WHERE user_id = ?1 AND id = ?2",
+        params![user, id],
+        |row| row.get(0),
+    )
+    .optional()
+    .ok()?
+}
+
+/// Opens `db` for name lookups (`None`: no database or no memories table).
+pub(crate) fn open_for_names(db: Option<&Path>) -> Option<Connection> {
+    db.map(open).transpose().ok().flatten().flatten()
+}
+
+/// Applies `remaps` to `db` in one transaction (see the module doc). A remap whose old row is
+/// not this file's (another memory, or none) is skipped: the index finds that file as new.
+pub(crate) fn apply(db: Option<&Path>, remaps: &[Remap]) -> Result<(), SyncError> {
+    if remaps.is_empty() {
+        return Ok(());
+    }
+    let Some(mut conn) = db.map(open).transpose()?.flatten() else {
+        return Ok(());
+    };
+    let run = |conn: &mut Connection| -> rusqlite::Result<()> {
+        let tx = conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
+        // Two steps through negative ids, so a chain (5 → 6 while 6 → 7) never collides.
+        let mut moved: Vec<(i64, i64, i64)> = Vec::new();
+        for remap in remaps {
+            let Some(user) = user_id(&tx, &remap.token)? else {
+                continue;
+            };
+            let file: Option<String> = tx
+                .query_row(
+                    "SELECT file_name FROM memories WHERE user_id = ?1 AND id = ?2",
+                    params![user, remap.old],
+                    |row| row.get(0),
+                )
+                .optional()?;
+            if file.as_deref() != Some(remap.file_name.as_str()) {
+                continue;
+            }
+            tx.execute(
+                "UPDATE memories SET id = ?3 WHERE user_id = ?1 AND id = ?2",
+                params![user, remap.old, -remap.new],
+            )?;
+            tx.execute(
+                "UPDATE recall_fts SET item_id = ?3 WHERE user_id = ?1 AND kind = 'memory' \
+                 AND item_id = ?2",
+                params![user, remap.old, -remap.new],
+            )?;
+            tx.execute(
+                "UPDATE embeddings SET item_id = ?3 WHERE user_id = ?1 AND kind = 'memory' \
+                 AND item_id = ?2",
+                params![user, remap.old, -remap.new],
+            )?;
+            rewrite_references(&tx, user, remap.old, -remap.new)?;
+            moved.push((user, remap.old, remap.new));
+        }
+        for (user, _old, new) in &moved {
+            // A stale row already holding the new id (its file now says otherwise) gives way.
+            for table in ["memories", "recall_fts", "embeddings"] {
+                let (id_col, kind) = match table {
+                    "memories" => ("id", ""),
+                    _ => ("item_id", " AND kind = 'memory'"),
+                };
+                tx.execute(
+                    &format!("DELETE FROM {table} WHERE user_id = ?1 AND {id_col} = ?2{kind}"),
+                    params![user, new],
+                )?;
+                tx.execute(
+                    &format!(
+                        "UPDATE {table} SET {id_col} = ?3 WHERE user_id = ?1 AND {id_col} = ?2{kind}"
+                    ),
+                    params![user, -new, new],
+                )?;
+            }
+            rewrite_references(&tx, *user, -new, *new)?;
+        }
+        tx.commit()
+    };
+    run(&mut conn).map_err(|e| SyncError::Index(e.to_string()))
+}
+
+/// Points `Memory` references to `old` at `new`: other memories' `source_metadata`
+/// (`{"source_type": "Memory", "id": 5}`) and messages' recall metadata
+/// (`"memory_type":"Memory","memory_id":5`).
+fn rewrite_references(tx: &Connection, user: i64, old: i64, new: i64) -> rusqlite::Result<()> {
+    let pairs = [
+        (
+            "memories",
+            "source_metadata",
+            format!("\"source_type\": \"Memory\", \"id\": {old}}}"),
+            format!("\"source_type\": \"Memory\", \"id\": {new}}}"),
+        ),
+        (
+            "messages",
+            "content",
+            format!("\"memory_type\":\"Memory\",\"memory_id\":{old},"),
+            format!("\"memory_type\":\"Memory\",\"memory_id\":{new},"),
+        ),
+    ];
+    for (table, column, from, to) in pairs {
+        tx.execute(
+            &format!(
+                "UPDATE {table} SET {column} = replace({column}, ?2, ?3) \
+                 WHERE user_id = ?1 AND instr({column}, ?2) > 0"
+            ),
+            params![user, from, to],
+        )?;
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::token_of;
+
+    #[test]
+    fn tokens() {
+        assert_eq!(token_of(""), "DEFAULT");
+        assert_eq!(token_of("users/alice/"), "alice");
+    }
+}
