@@ -48,8 +48,14 @@ pub(crate) fn history(config: &Config, args: &HistoryArgs) -> Result<ExitCode, S
     // Printed as found, so `elroy history | head` stops after the few lines it reads.
     let mut printed = Ok(());
     home.walk_history(filter.as_deref(), &mut |change| {
+        // A change another machine made (pulled by `elroy sync`) names that machine.
+        let from = change
+            .machine
+            .as_deref()
+            .map(|m| format!(" (from {m})"))
+            .unwrap_or_default();
         printed = output::println(&format!(
-            "{} {} {}",
+            "{} {} {}{from}",
             change.short_id,
             change
                 .time

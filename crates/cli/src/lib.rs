@@ -22,6 +22,7 @@ mod remember;
 mod remind;
 mod reminders;
 mod render;
+mod sync_cmd;
 mod tools_cmd;
 
 use std::process::ExitCode;
@@ -71,6 +72,7 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
         Some(Command::Message(args)) => message::run(load_config(&cli)?, args),
         Some(Command::History(args)) => history_cmd::history(&load_config(&cli)?, args),
         Some(Command::Undo) => history_cmd::undo(&load_config(&cli)?),
+        Some(Command::Sync(args)) => sync_cmd::run(&load_config(&cli)?, args),
         Some(Command::Doctor(args)) => doctor::run(&load_config(&cli)?, args),
         Some(Command::Remember(args)) => remember::run(load_config(&cli)?, args),
         Some(Command::Mcp) => mcp_cmd::run(load_config(&cli)?),
@@ -165,6 +167,8 @@ pub(crate) fn load_config(cli: &Cli) -> Result<Config, String> {
     }
     let config = Config::load(&options).map_err(|e| e.to_string())?;
     logging::init(&config, cli.verbose);
+    // Every commit names this machine (`elroy sync` tells machines apart by it).
+    elroy_history::set_machine_name(config.settings.machine_name.as_deref());
     Ok(config)
 }
 

@@ -130,7 +130,9 @@ fn merge_changed_ours(repo: &Repository, commit: &Commit<'_>) -> Result<bool, Hi
     let Some((first, rest)) = per_parent.split_first() else {
         return Ok(false);
     };
-    Ok(first.iter().any(|p| rest.iter().all(|other| other.contains(p))))
+    Ok(first
+        .iter()
+        .any(|p| rest.iter().all(|other| other.contains(p))))
 }
 
 /// Commit ids from HEAD back along first parents.

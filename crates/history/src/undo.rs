@@ -183,7 +183,11 @@ fn find_target(repo: &Repository) -> Result<Oid, HistoryError> {
 /// The machine whose change, pulled by `elroy sync` after `target`, changed `path`: a commit of
 /// another machine or a `sync: …` commit on HEAD's side of `target` that changed it. `None` when
 /// no pull touched it (it was edited by hand).
-fn pulled_since(repo: &Repository, target: Oid, path: &str) -> Result<Option<String>, HistoryError> {
+fn pulled_since(
+    repo: &Repository,
+    target: Oid,
+    path: &str,
+) -> Result<Option<String>, HistoryError> {
     let mut walk = repo.revwalk()?;
     walk.push_head()?;
     walk.hide(target)?;

@@ -27,11 +27,11 @@ use jiff::Timestamp;
 use elroy_history::{VersionedHome, machine_name, machine_signature};
 use elroy_markdown::{Document, HomeLock, Value};
 
+use crate::SyncError;
 use crate::identity::{self, Renumbered};
 use crate::index::{self, Remap};
 use crate::merge::{self, FileKind, MergeInput, ReportEntry, Side};
 use crate::transport::{self, Pushed};
-use crate::SyncError;
 
 /// How many fetch–merge–push rounds one sync tries when other machines keep pushing meanwhile.
 pub const ROUNDS: usize = 3;
@@ -153,10 +153,21 @@ pub fn sync(root: &Path, options: &SyncOptions) -> Result<SyncReport, SyncError>
         drop(lock);
         let head = repo.head()?.peel_to_commit()?;
         if Some(head.id()) == theirs {
-            return Ok(finish(last_pulled, Vec::new(), merged, renumbered, from, false));
+            return Ok(finish(
+                last_pulled,
+                Vec::new(),
+                merged,
+                renumbered,
+                from,
+                false,
+            ));
         }
         let pushed_files = match theirs {
-            Some(theirs) => changes(&repo, Some(&repo.find_commit(theirs)?.tree()?), &head.tree()?)?,
+            Some(theirs) => changes(
+                &repo,
+                Some(&repo.find_commit(theirs)?.tree()?),
+                &head.tree()?,
+            )?,
             None => changes(&repo, None, &head.tree()?)?,
         };
         match transport::push(&repo, root, &options.remote, &branch, options.timeout)? {
@@ -250,8 +261,15 @@ fn integrate(
     let (base_tree, mut target, merged, fresh) = if fast_forward {
         (ours.tree()?, theirs_id, Vec::new(), BTreeSet::new())
     } else {
-        let base_id = repo.merge_base(ours.id(), theirs_id)?;
-        let base_tree = repo.find_commit(base_id)?.tree()?;
+        // Two homes that began apart (the first sync of a second machine) have no common
+        // commit: their merge base is the empty tree, and every file is new on its side.
+        let base_tree = match repo.merge_base(ours.id(), theirs_id) {
+            Ok(base_id) => repo.find_commit(base_id)?.tree()?,
+            Err(e) if e.code() == git2::ErrorCode::NotFound => {
+                repo.find_tree(repo.treebuilder(None)?.write()?)?
+            }
+            Err(e) => return Err(e.into()),
+        };
         let (tree, merged, fresh) = merge_trees(repo, &base_tree, ours, &theirs, &host)?;
         let sig = machine_signature(options.now)?;
         let mut message = format!("sync: merge from {host}\n");
@@ -497,7 +515,11 @@ pub fn merge_lines(entries: &[ReportEntry]) -> Vec<String> {
 }
 
 /// The bytes of the blob at `path` in `tree`, `None` when there is none.
-fn blob_bytes(repo: &Repository, tree: &Tree<'_>, path: &str) -> Result<Option<Vec<u8>>, SyncError> {
+fn blob_bytes(
+    repo: &Repository,
+    tree: &Tree<'_>,
+    path: &str,
+) -> Result<Option<Vec<u8>>, SyncError> {
     match tree.get_path(Path::new(path)) {
         Ok(entry) if entry.kind() == Some(ObjectType::Blob) => {
             Ok(Some(repo.find_blob(entry.id())?.content().to_vec()))

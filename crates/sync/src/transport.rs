@@ -220,7 +220,11 @@ fn run_git(root: &Path, args: &[&str], timeout: Duration) -> Result<GitOutput, S
         command.env("GIT_SSH_COMMAND", "ssh -o BatchMode=yes");
     }
     let mut child = command.spawn().map_err(|e| SyncError::Remote {
-        remote: args.get(args.len().saturating_sub(2)).copied().unwrap_or("").to_owned(),
+        remote: args
+            .get(args.len().saturating_sub(2))
+            .copied()
+            .unwrap_or("")
+            .to_owned(),
         message: format!("cannot run git for this remote ({e}); install git, or use a local path"),
     })?;
     // Read both pipes on threads so a chatty git never blocks on a full pipe.
@@ -275,7 +279,12 @@ mod tests {
 
     #[test]
     fn local_or_network() {
-        for local in ["/srv/elroy.git", "../elroy.git", "file:///srv/elroy.git", "a/b:c"] {
+        for local in [
+            "/srv/elroy.git",
+            "../elroy.git",
+            "file:///srv/elroy.git",
+            "a/b:c",
+        ] {
             assert!(is_local(local), "{local}");
         }
         for network in [
