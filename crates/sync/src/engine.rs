@@ -285,7 +285,10 @@ fn integrate(
     };
     // Ids unique again.
     let target_tree = repo.find_commit(target)?.tree()?;
-    let touched = changes(repo, Some(&ours.tree()?), &target_tree)?;
+    // The user homes whose memories changed on either side since the merge base: a new memory
+    // of this machine can collide with one of the other's as well as the other way round.
+    let mut touched = changes(repo, Some(&base_tree), &ours.tree()?)?;
+    touched.extend(changes(repo, Some(&base_tree), &target_tree)?);
     let prefixes: BTreeSet<String> = touched
         .iter()
         .filter_map(|c| identity::memory_prefix(&c.path))

@@ -13,6 +13,9 @@ mod index;
 pub mod merge;
 pub mod transport;
 
+#[cfg(test)]
+mod tests;
+
 pub use engine::{
     ChangeKind, FAIL_AFTER_ENV, FileChange, SyncOptions, SyncReport, merge_lines, sync,
 };
