@@ -65,8 +65,9 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
         Some(Command::Chat) => {
             let config = load_config(&cli)?;
             match choose_front_end(cli.plain, &config.settings.ui, terminals()) {
-                FrontEnd::FullScreen => full_screen(config),
-                FrontEnd::Plain | FrontEnd::NonInteractive => chat::run(config),
+                FrontEnd::FullScreen => interactive(config, full_screen),
+                FrontEnd::Plain => interactive(config, chat::run),
+                FrontEnd::NonInteractive => chat::run(config),
             }
         }
         Some(Command::Message(args)) => message::run(load_config(&cli)?, args),
@@ -83,8 +84,8 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
         None => {
             let config = load_config(&cli)?;
             match choose_front_end(cli.plain, &config.settings.ui, terminals()) {
-                FrontEnd::FullScreen => full_screen(config),
-                FrontEnd::Plain => chat::run(config),
+                FrontEnd::FullScreen => interactive(config, full_screen),
+                FrontEnd::Plain => interactive(config, chat::run),
                 FrontEnd::NonInteractive => {
                     let args = message::MessageArgs {
                         text: None,
@@ -96,6 +97,24 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
             }
         }
     }
+}
+
+/// Runs an interactive session (`front_end`: the full-screen interface or the line REPL), with
+/// the syncs of `sync_on_start` and `sync_on_exit` before and after it (issue 17), each a
+/// one-line status on stderr.
+fn interactive(
+    config: Config,
+    front_end: fn(Config) -> Result<ExitCode, String>,
+) -> Result<ExitCode, String> {
+    if let Some(status) = elroy_runtime::sync::session_sync(&config, true) {
+        output::eprintln(&status);
+    }
+    let at_exit = config.clone();
+    let result = front_end(config);
+    if let Some(status) = elroy_runtime::sync::session_sync(&at_exit, false) {
+        output::eprintln(&status);
+    }
+    result
 }
 
 /// The interface `elroy` and `elroy chat` open.

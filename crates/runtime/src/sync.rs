@@ -142,3 +142,18 @@ pub fn status_line(result: &Result<SyncReport, SyncHomeError>) -> String {
         Err(e) => format!("sync failed: {e}"),
     }
 }
+
+/// The sync at the start or the end of an interactive session (`sync_on_start`, `sync_on_exit`):
+/// `None` when the option is off; else the one-line status of a sync with [`SHORT_SYNC_TIMEOUT`]
+/// (a failure is a status line, never an error: the session goes on or ends as usual).
+pub fn session_sync(config: &Config, at_start: bool) -> Option<String> {
+    let enabled = if at_start {
+        config.settings.sync_on_start
+    } else {
+        config.settings.sync_on_exit
+    };
+    if !enabled {
+        return None;
+    }
+    Some(status_line(&sync_home(config, None, SHORT_SYNC_TIMEOUT)))
+}
