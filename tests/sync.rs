@@ -198,11 +198,17 @@ fn the_first_sync_saves_the_remote_and_an_unreachable_remote_changes_nothing() {
     let dir = tempfile::tempdir().unwrap();
     let m = Machine::new("laptop");
     m.call("add_agenda_item", r#"{"text":"Water the plants"}"#);
+    m.call(
+        "create_memory",
+        r#"{"name":"Bike lock","text":"The code is 4711."}"#,
+    );
     std::fs::write(
         m.root().join("elroy.conf.yaml"),
         "# mine\nmax_tokens: 5000\n",
     )
     .unwrap();
+    // A hand edit not committed yet: it stays uncommitted when the remote cannot be reached.
+    std::fs::write(m.root().join("MEMORY.md"), "- likes tea\n").unwrap();
     let head = |m: &Machine| {
         git2::Repository::open(m.root())
             .unwrap()
@@ -246,6 +252,12 @@ fn the_first_sync_saves_the_remote_and_an_unreachable_remote_changes_nothing() {
         report.contains("agenda: Water the plants (new)"),
         "{report}"
     );
+    assert!(report.contains("memories: Bike lock (new)"), "{report}");
+    assert!(report.contains("notes: MEMORY (new)"), "{report}");
+    assert!(!report.contains(".gitignore"), "{report}");
+    // The memory's name travels in its file.
+    let memory = std::fs::read_to_string(m.root().join("memories/Bike_lock.md")).unwrap();
+    assert!(memory.contains("name: Bike lock"), "{memory}");
     assert_eq!(
         std::fs::read_to_string(m.root().join("elroy.conf.yaml")).unwrap(),
         format!(

@@ -126,8 +126,11 @@ pub struct SyncReport {
 /// home is then exactly as before when this happens at the fetch); [`SyncError::History`],
 /// [`SyncError::Git`], [`SyncError::Files`], [`SyncError::Index`] for local failures.
 pub fn sync(root: &Path, options: &SyncOptions) -> Result<SyncReport, SyncError> {
-    let home = VersionedHome::start(root, options.now)?;
-    write_names(&home, options)?;
+    // The repository (created with its initial import when missing) and changes journaled
+    // earlier; hand edits and names wait until the remote answered, so a remote that cannot be
+    // reached leaves the home exactly as it was.
+    let home = VersionedHome::resume(root, options.now)?;
+    let mut names_written = false;
     let mut last_pulled: Vec<FileChange> = Vec::new();
     let mut merged: Vec<ReportEntry> = Vec::new();
     let mut renumbered: Vec<Renumbered> = Vec::new();
@@ -137,8 +140,13 @@ pub fn sync(root: &Path, options: &SyncOptions) -> Result<SyncReport, SyncError>
         let branch = branch_name(&repo)?;
         let theirs = transport::fetch(&repo, root, &options.remote, &branch, options.timeout)?;
         fail_point("fetch");
-        // Hand edits made while fetching are committed before the merge looks at HEAD.
+        // Hand edits (also those made while fetching) are committed before the merge looks at
+        // HEAD, as at start-up; memory names go into the files before they are pushed.
         home.commit_outside_edits(options.now)?;
+        if !names_written {
+            write_names(&home, options)?;
+            names_written = true;
+        }
         let lock = HomeLock::acquire(root)?;
         let ours = repo.head()?.peel_to_commit()?;
         let step = integrate(&repo, root, &ours, theirs, options)?;
@@ -211,6 +219,10 @@ fn finish(
 ) -> SyncReport {
     pulled.sort_by(|a, b| a.path.cmp(&b.path));
     pulled.dedup_by(|a, b| a.path == b.path);
+    // The repository's own `.gitignore` is the same on every machine: not news for the report.
+    pulled.retain(|c| c.path != ".gitignore");
+    let mut pushed = pushed;
+    pushed.retain(|c| c.path != ".gitignore");
     SyncReport {
         pulled,
         pushed,
