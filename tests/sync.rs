@@ -392,3 +392,28 @@ fn a_file_changed_on_both_machines_is_reported_and_history_and_undo_stay_honest(
     );
     assert!(b.call("list_agenda_items", "{}").contains("Call mom"));
 }
+
+#[test]
+fn user_names_travel_with_the_sync() {
+    let dir = tempfile::tempdir().unwrap();
+    let remote = bare(dir.path());
+    let a = Machine::new("laptop");
+    let b = Machine::new("desktop");
+    a.call("set_user_full_name", r#"{"full_name":"Ada King"}"#);
+    a.call("set_user_preferred_name", r#"{"preferred_name":"Ada"}"#);
+    let report = a.sync(&remote);
+    assert!(report.contains("user names"), "{report}");
+    b.call("get_current_date", "{}");
+    b.sync(&remote);
+    assert!(b.call("get_user_full_name", "{}").contains("Ada King"));
+    assert!(b.call("get_user_preferred_name", "{}").contains("Ada"));
+    // A change on the desktop goes back the other way.
+    b.call(
+        "set_user_preferred_name",
+        r#"{"preferred_name":"Countess","override_existing":true}"#,
+    );
+    b.sync(&remote);
+    a.sync(&remote);
+    assert!(a.call("get_user_preferred_name", "{}").contains("Countess"));
+    assert!(a.call("get_user_full_name", "{}").contains("Ada King"));
+}

@@ -90,8 +90,11 @@ pub struct FileChange {
 
 impl FileChange {
     /// The store the file belongs to, for the report: `agenda`, `memories`, `feature requests`,
-    /// `notes`, or `other`.
+    /// `notes`, `user names` ([`crate::people`]), or `other`.
     pub fn store(&self) -> &'static str {
+        if crate::people::token_of(&self.path).is_some() {
+            return "user names";
+        }
         match FileKind::of(&self.path) {
             FileKind::Agenda => "agenda",
             FileKind::Memory => "memories",
@@ -377,6 +380,18 @@ fn integrate(
         }
     }
     index::apply(options.db.as_deref(), &remaps)?;
+    for change in &pulled {
+        if let Some(token) = crate::people::token_of(&change.path)
+            && let Some(bytes) = blob_bytes(repo, &final_tree, &change.path)?
+        {
+            crate::people::import(
+                options.db.as_deref(),
+                &token,
+                &crate::people::parse(&bytes),
+                options.now,
+            )?;
+        }
+    }
     // The files first, then the branch (see the module doc).
     let half = pulled.len() / 2;
     for (n, change) in pulled.iter().enumerate() {
@@ -602,9 +617,7 @@ fn stem_name(path: &str) -> String {
 /// the memory files changed since the last sync (all of them at the first), committed as
 /// `sync: names`. A file whose front matter does not parse is left alone.
 fn write_names(home: &VersionedHome, options: &SyncOptions) -> Result<(), SyncError> {
-    let Some(conn) = index::open_for_names(options.db.as_deref()) else {
-        return Ok(());
-    };
+    let conn = index::open_for_names(options.db.as_deref());
     let root = home.root();
     let _lock = HomeLock::acquire(root)?;
     let repo = Repository::open(root)?;
@@ -631,7 +644,10 @@ fn write_names(home: &VersionedHome, options: &SyncOptions) -> Result<(), SyncEr
         let Some(id) = identity::memory_id(&bytes) else {
             continue;
         };
-        let Some(name) = index::memory_name(&conn, &index::token_of(&prefix), id) else {
+        let Some(name) = conn
+            .as_ref()
+            .and_then(|conn| index::memory_name(conn, &index::token_of(&prefix), id))
+        else {
             continue;
         };
         let Ok(text) = std::str::from_utf8(&bytes) else {
@@ -651,6 +667,16 @@ fn write_names(home: &VersionedHome, options: &SyncOptions) -> Result<(), SyncEr
         doc.front_matter.insert("name", Value::String(name));
         files.push((change.path.clone(), doc.render(true).into_bytes()));
     }
+    // The users' names (full, preferred) in their names files, when they differ.
+    for (token, names) in crate::people::local(options.db.as_deref())? {
+        let path = crate::people::path_of(&token);
+        let Some(bytes) = crate::people::render(&names) else {
+            continue;
+        };
+        if blob_bytes(&repo, &head_tree, &path)?.as_deref() != Some(bytes.as_slice()) {
+            files.push((path, bytes));
+        }
+    }
     if files.is_empty() {
         return Ok(());
     }
@@ -668,7 +694,14 @@ fn write_names(home: &VersionedHome, options: &SyncOptions) -> Result<(), SyncEr
     }
     let id = repo.commit(None, &sig, &sig, &message, &tree, &[&head])?;
     for (path, bytes) in &files {
-        elroy_markdown::write_atomic(&root.join(path), bytes, path)?;
+        let file = root.join(path);
+        if let Some(parent) = file.parent() {
+            std::fs::create_dir_all(parent).map_err(|e| SyncError::Write {
+                path: path.clone(),
+                message: e.to_string(),
+            })?;
+        }
+        elroy_markdown::write_atomic(&file, bytes, path)?;
     }
     let head_ref = repo.head()?.name().unwrap_or("refs/heads/main").to_owned();
     repo.reference_matching(&head_ref, id, true, head.id(), "elroy sync: names")?;

@@ -11,6 +11,7 @@ pub mod engine;
 pub mod identity;
 mod index;
 pub mod merge;
+pub mod people;
 pub mod transport;
 
 #[cfg(test)]
