@@ -417,3 +417,61 @@ fn user_names_travel_with_the_sync() {
     assert!(a.call("get_user_preferred_name", "{}").contains("Countess"));
     assert!(a.call("get_user_full_name", "{}").contains("Ada King"));
 }
+
+#[test]
+fn a_chat_session_syncs_at_start_and_exit_when_asked() {
+    let dir = tempfile::tempdir().unwrap();
+    let remote = bare(dir.path());
+    let laptop = Machine::new("laptop");
+    laptop.call("add_agenda_item", r#"{"text":"Pulled at the start"}"#);
+    laptop.sync(&remote);
+
+    let server = elroy_testkit::MockServer::start();
+    server.push(elroy_testkit::Reply::text("Noted."));
+    let desktop = Machine {
+        home: common::home_with_model(
+            &server,
+            &format!(
+                "sync_remote: {}\nsync_on_start: true\nsync_on_exit: true\n",
+                remote.display()
+            ),
+        ),
+        name: "desktop",
+    };
+    let mut child = desktop
+        .home
+        .cmd()
+        .env("ELROY_NOW", NOW)
+        .env("ELROY_MACHINE_NAME", "desktop")
+        .arg("chat")
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    {
+        use std::io::Write;
+        let mut stdin = child.stdin.take().unwrap();
+        stdin
+            .write_all(b"/remember Pushed at the exit\nexit\n")
+            .unwrap();
+    }
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let err = stderr(&out);
+    // One status line each: the start pulled the laptop's item, the exit pushed the memory.
+    assert!(err.contains("sync: pulled 1, pushed 0"), "{err}");
+    assert!(err.contains("sync: pulled 0, pushed 1"), "{err}");
+    assert!(
+        desktop
+            .root()
+            .join("agenda/Pulled_at_the_start.md")
+            .exists()
+    );
+    laptop.sync(&remote);
+    let memories = store_files(&laptop.root());
+    assert!(
+        memories.values().any(|t| t.contains("Pushed at the exit")),
+        "{memories:?}"
+    );
+}

@@ -66,8 +66,8 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
             let config = load_config(&cli)?;
             match choose_front_end(cli.plain, &config.settings.ui, terminals()) {
                 FrontEnd::FullScreen => interactive(config, full_screen),
-                FrontEnd::Plain => interactive(config, chat::run),
-                FrontEnd::NonInteractive => chat::run(config),
+                // `elroy chat` with piped input is the line REPL too: a session.
+                FrontEnd::Plain | FrontEnd::NonInteractive => interactive(config, chat::run),
             }
         }
         Some(Command::Message(args)) => message::run(load_config(&cli)?, args),
