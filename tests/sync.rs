@@ -475,3 +475,54 @@ fn a_chat_session_syncs_at_start_and_exit_when_asked() {
         "{memories:?}"
     );
 }
+
+#[test]
+fn deleted_on_one_machine_and_edited_on_the_other_keeps_the_edit() {
+    let dir = tempfile::tempdir().unwrap();
+    let remote = bare(dir.path());
+    let a = Machine::new("laptop");
+    let b = Machine::new("desktop");
+    a.call("add_agenda_item", r#"{"text":"Fix the bike"}"#);
+    a.call("add_agenda_item", r#"{"text":"Paint the fence"}"#);
+    a.sync(&remote);
+    b.sync(&remote);
+    // The laptop deletes one and edits the other; the desktop does the opposite.
+    std::fs::remove_file(a.root().join("agenda/Fix_the_bike.md")).unwrap();
+    a.call(
+        "add_agenda_item_update",
+        r#"{"item_name":"Paint the fence","note":"Bought paint"}"#,
+    );
+    b.call(
+        "add_agenda_item_update",
+        r#"{"item_name":"Fix the bike","note":"New chain"}"#,
+    );
+    std::fs::remove_file(b.root().join("agenda/Paint_the_fence.md")).unwrap();
+    a.sync(&remote);
+    let report = b.sync(&remote);
+    assert!(
+        report.contains(
+            "agenda/Fix_the_bike.md: deleted on one machine, edited on the other; the edit was kept"
+        ),
+        "{report}"
+    );
+    assert!(
+        report.contains(
+            "agenda/Paint_the_fence.md: deleted on one machine, edited on the other; the edit was kept"
+        ),
+        "{report}"
+    );
+    a.sync(&remote);
+    for m in [&a, &b] {
+        let files = store_files(&m.root());
+        assert!(
+            files["agenda/Fix_the_bike.md"].contains("New chain"),
+            "{}",
+            m.name
+        );
+        assert!(
+            files["agenda/Paint_the_fence.md"].contains("Bought paint"),
+            "{}",
+            m.name
+        );
+    }
+}
