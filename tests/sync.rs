@@ -526,3 +526,29 @@ fn deleted_on_one_machine_and_edited_on_the_other_keeps_the_edit() {
         );
     }
 }
+
+#[test]
+fn undo_finds_this_machines_change_behind_another_machines_merge() {
+    let dir = tempfile::tempdir().unwrap();
+    let remote = bare(dir.path());
+    let a = Machine::new("laptop");
+    let b = Machine::new("desktop");
+    a.call("add_agenda_item", r#"{"text":"Laptop item"}"#);
+    a.sync(&remote);
+    b.sync(&remote);
+    b.call("add_agenda_item", r#"{"text":"Desktop item"}"#);
+    b.sync(&remote);
+    // The laptop merges the desktop's change (its second parent) and pushes the merge; the
+    // desktop fast-forwards to it.
+    a.call("add_agenda_item", r#"{"text":"Another laptop item"}"#);
+    a.sync(&remote);
+    b.sync(&remote);
+    assert!(b.root().join("agenda/Another_laptop_item.md").exists());
+    let out = b.run(&["undo"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(stdout(&out).contains("add_agenda_item"), "{}", stdout(&out));
+    assert!(!b.root().join("agenda/Desktop_item.md").exists());
+    // The laptop's items are not this machine's to undo.
+    assert!(b.root().join("agenda/Laptop_item.md").exists());
+    assert!(b.root().join("agenda/Another_laptop_item.md").exists());
+}

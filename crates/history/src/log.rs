@@ -109,7 +109,7 @@ impl VersionedHome {
 
 /// Every commit reachable from HEAD, newest first (children before parents): after `elroy sync`
 /// merged another machine's changes, those are listed too, not only this machine's line.
-fn history_walk(
+pub(crate) fn history_walk(
     repo: &Repository,
 ) -> Result<impl Iterator<Item = Result<Oid, git2::Error>> + '_, HistoryError> {
     let mut walk = repo.revwalk()?;
@@ -133,17 +133,6 @@ fn merge_changed_ours(repo: &Repository, commit: &Commit<'_>) -> Result<bool, Hi
     Ok(first
         .iter()
         .any(|p| rest.iter().all(|other| other.contains(p))))
-}
-
-/// Commit ids from HEAD back along first parents.
-pub(crate) fn first_parent_walk(
-    repo: &Repository,
-) -> Result<impl Iterator<Item = Result<Oid, git2::Error>> + '_, HistoryError> {
-    let mut walk = repo.revwalk()?;
-    walk.set_sorting(Sort::TOPOLOGICAL)?;
-    walk.simplify_first_parent()?;
-    walk.push_head()?;
-    Ok(walk)
 }
 
 #[cfg(test)]

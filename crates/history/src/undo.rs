@@ -8,7 +8,7 @@ use jiff::Timestamp;
 use elroy_markdown::HomeLock;
 
 use crate::home::{EXTERNAL_EDIT, INITIAL_IMPORT, head_born};
-use crate::log::{Change, first_parent_walk};
+use crate::log::{Change, history_walk};
 use crate::pending::{Pending, retrying};
 use crate::tree::{CommitIf, commit_files, sync_index};
 use crate::{HistoryError, VersionedHome};
@@ -148,13 +148,17 @@ fn commit_restored(
 /// The newest commit elroy made that is not undone yet.
 fn find_target(repo: &Repository) -> Result<Oid, HistoryError> {
     let mut undone: Vec<Oid> = Vec::new();
-    for id in first_parent_walk(repo)? {
+    // Every commit reachable from HEAD, newest first: after `elroy sync` this machine's own
+    // changes may be behind another machine's merge (its second parent), not on the first-parent
+    // line.
+    for id in history_walk(repo)? {
         let id = id?;
         let commit = repo.find_commit(id)?;
         let message = String::from_utf8_lossy(commit.message_bytes()).into_owned();
         let summary = message.lines().next().unwrap_or_default();
         if commit.parent_count() == 0 || summary == INITIAL_IMPORT {
-            break;
+            // A synced home has one initial import per machine: go on to older changes.
+            continue;
         }
         if summary.starts_with(UNDO_PREFIX) {
             if let Some(reverted) = message
