@@ -454,7 +454,7 @@ fn merge_trees(
         .map(|c| c.path)
         .collect();
     let theirs_changed = changes(repo, Some(base), &theirs_tree)?;
-    let time = |c: &Commit<'_>| Timestamp::from_second(c.time().seconds()).unwrap_or_default();
+    let base_id = repo.merge_base(ours.id(), theirs.id()).ok();
     let local = machine_name();
     let mut update = git2::build::TreeUpdateBuilder::new();
     let mut report = Vec::new();
@@ -471,12 +471,12 @@ fn merge_trees(
                 base: base_bytes.as_deref(),
                 ours: Side {
                     bytes: ours_bytes.as_deref(),
-                    time: time(ours),
+                    time: last_change_time(repo, ours, base_id, &path)?,
                     host: &local,
                 },
                 theirs: Side {
                     bytes: theirs_bytes.as_deref(),
-                    time: time(theirs),
+                    time: last_change_time(repo, theirs, base_id, &path)?,
                     host,
                 },
             });
@@ -509,6 +509,41 @@ fn merge_trees(
         ours_tree.id()
     };
     Ok((tree, report, fresh))
+}
+
+/// When `path` last changed on the side whose head is `head`: the time of the newest commit
+/// after `base` (all of them when there is no common commit) whose tree has another `path` than
+/// its first parent's; the head's time when none is found (decides key-by-key conflicts,
+/// `merge::Side::time`).
+fn last_change_time(
+    repo: &Repository,
+    head: &Commit<'_>,
+    base: Option<Oid>,
+    path: &str,
+) -> Result<Timestamp, SyncError> {
+    let time = |c: &Commit<'_>| Timestamp::from_second(c.time().seconds()).unwrap_or_default();
+    let mut walk = repo.revwalk()?;
+    walk.set_sorting(git2::Sort::TOPOLOGICAL | git2::Sort::TIME)?;
+    walk.push(head.id())?;
+    if let Some(base) = base {
+        walk.hide(base)?;
+    }
+    for id in walk {
+        let commit = repo.find_commit(id?)?;
+        let mine = blob_id(&commit.tree()?, path);
+        let before = match commit.parents().next() {
+            Some(parent) => blob_id(&parent.tree()?, path),
+            None => None,
+        };
+        if mine != before {
+            return Ok(time(&commit));
+        }
+    }
+    Ok(time(head))
+}
+
+fn blob_id(tree: &Tree<'_>, path: &str) -> Option<Oid> {
+    tree.get_path(Path::new(path)).ok().map(|e| e.id())
 }
 
 /// The report's lines about merged files.
@@ -708,4 +743,50 @@ fn write_names(home: &VersionedHome, options: &SyncOptions) -> Result<(), SyncEr
     let paths: Vec<String> = files.into_iter().map(|(p, _)| p).collect();
     elroy_history::refresh_index(root, &paths)?;
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+
+    use super::*;
+
+    #[test]
+    fn a_files_time_is_its_last_change_not_the_heads() {
+        let dir = tempfile::tempdir().unwrap();
+        let repo = Repository::init(dir.path()).unwrap();
+        let commit = |files: &[(&str, &str)], secs: i64, parent: Option<Oid>| -> Oid {
+            let mut builder = repo.treebuilder(None).unwrap();
+            for (name, text) in files {
+                let blob = repo.blob(text.as_bytes()).unwrap();
+                builder.insert(name, blob, 0o100_644).unwrap();
+            }
+            let tree = repo.find_tree(builder.write().unwrap()).unwrap();
+            let sig = git2::Signature::new("t", "t@t", &git2::Time::new(secs, 0)).unwrap();
+            let parents: Vec<Commit<'_>> = parent
+                .into_iter()
+                .map(|p| repo.find_commit(p).unwrap())
+                .collect();
+            let refs: Vec<&Commit<'_>> = parents.iter().collect();
+            repo.commit(None, &sig, &sig, "m", &tree, &refs).unwrap()
+        };
+        let first = commit(&[("a.md", "1")], 100, None);
+        let second = commit(&[("a.md", "2")], 200, Some(first));
+        let third = commit(&[("a.md", "2"), ("b.md", "x")], 300, Some(second));
+        let head = repo.find_commit(third).unwrap();
+        let at = |s: i64| Timestamp::from_second(s).unwrap();
+        assert_eq!(
+            last_change_time(&repo, &head, None, "a.md").unwrap(),
+            at(200)
+        );
+        assert_eq!(
+            last_change_time(&repo, &head, None, "b.md").unwrap(),
+            at(300)
+        );
+        // Nothing after the base changed it: the head's time.
+        assert_eq!(
+            last_change_time(&repo, &head, Some(second), "a.md").unwrap(),
+            at(300)
+        );
+    }
 }
