@@ -156,10 +156,11 @@ pub fn sync(root: &Path, options: &SyncOptions) -> Result<SyncReport, SyncError>
         if let Some(step) = &step {
             merged.extend(step.merged.iter().cloned());
             renumbered.extend(step.renumbered.iter().cloned());
-            if !step.pulled.is_empty() {
+            // Without `from` nothing came in: the step only renumbered this machine's memories.
+            if step.from.is_some() && !step.pulled.is_empty() {
                 from.clone_from(&step.from);
+                last_pulled.extend(step.pulled.iter().cloned());
             }
-            last_pulled.extend(step.pulled.iter().cloned());
         }
         drop(lock);
         let head = repo.head()?.peel_to_commit()?;
@@ -264,25 +265,42 @@ fn integrate(
     theirs: Option<Oid>,
     options: &SyncOptions,
 ) -> Result<Option<Integrated>, SyncError> {
-    let Some(theirs_id) = theirs else {
-        return Ok(None);
+    let empty =
+        || -> Result<Tree<'_>, SyncError> { Ok(repo.find_tree(repo.treebuilder(None)?.write()?)?) };
+    let nothing_to_pull = match theirs {
+        None => true,
+        Some(id) => id == ours.id() || repo.graph_descendant_of(ours.id(), id)?,
     };
-    if theirs_id == ours.id() || repo.graph_descendant_of(ours.id(), theirs_id)? {
-        return Ok(None);
-    }
+    let Some(theirs_id) = theirs.filter(|_| !nothing_to_pull) else {
+        // Nothing comes in, but this machine's own new memories may share an id (made by hand,
+        // or by two processes): they are renumbered before they are pushed, by the same rule.
+        let base_tree = match theirs {
+            Some(id) => repo.find_commit(id)?.tree()?,
+            None => empty()?,
+        };
+        return finish_integration(
+            repo,
+            root,
+            ours,
+            ours.id(),
+            &base_tree,
+            Vec::new(),
+            BTreeSet::new(),
+            None,
+            options,
+        );
+    };
     let theirs = repo.find_commit(theirs_id)?;
     let host = elroy_history::commit_machine(&theirs).unwrap_or_else(|| "remote".to_owned());
     let fast_forward = repo.graph_descendant_of(theirs_id, ours.id())?;
-    let (base_tree, mut target, merged, fresh) = if fast_forward {
+    let (base_tree, target, merged, fresh) = if fast_forward {
         (ours.tree()?, theirs_id, Vec::new(), BTreeSet::new())
     } else {
         // Two homes that began apart (the first sync of a second machine) have no common
         // commit: their merge base is the empty tree, and every file is new on its side.
         let base_tree = match repo.merge_base(ours.id(), theirs_id) {
             Ok(base_id) => repo.find_commit(base_id)?.tree()?,
-            Err(e) if e.code() == git2::ErrorCode::NotFound => {
-                repo.find_tree(repo.treebuilder(None)?.write()?)?
-            }
+            Err(e) if e.code() == git2::ErrorCode::NotFound => empty()?,
             Err(e) => return Err(e.into()),
         };
         let (tree, merged, fresh) = merge_trees(repo, &base_tree, ours, &theirs, &host)?;
@@ -298,12 +316,41 @@ fn integrate(
         let id = repo.commit(None, &sig, &sig, &message, &tree, &[ours, &theirs])?;
         (base_tree, id, merged, fresh)
     };
+    finish_integration(
+        repo,
+        root,
+        ours,
+        target,
+        &base_tree,
+        merged,
+        fresh,
+        Some(host),
+        options,
+    )
+}
+
+/// The rest of [`integrate`] once `target` (ours, theirs, or the merge) is known: renumber
+/// (`sync: renumber`), `state.db`, files, branch, `.git/index`. `None` when it leaves HEAD as it
+/// is (nothing pulled, no id to change).
+#[allow(clippy::too_many_arguments)]
+fn finish_integration(
+    repo: &Repository,
+    root: &Path,
+    ours: &Commit<'_>,
+    mut target: Oid,
+    base_tree: &Tree<'_>,
+    merged: Vec<ReportEntry>,
+    fresh: BTreeSet<String>,
+    from: Option<String>,
+    options: &SyncOptions,
+) -> Result<Option<Integrated>, SyncError> {
+    let host = from.clone().unwrap_or_else(|| "this machine".to_owned());
     // Ids unique again.
     let target_tree = repo.find_commit(target)?.tree()?;
     // The user homes whose memories changed on either side since the merge base: a new memory
     // of this machine can collide with one of the other's as well as the other way round.
-    let mut touched = changes(repo, Some(&base_tree), &ours.tree()?)?;
-    touched.extend(changes(repo, Some(&base_tree), &target_tree)?);
+    let mut touched = changes(repo, Some(base_tree), &ours.tree()?)?;
+    touched.extend(changes(repo, Some(base_tree), &target_tree)?);
     let prefixes: BTreeSet<String> = touched
         .iter()
         .filter_map(|c| identity::memory_prefix(&c.path))
@@ -312,7 +359,7 @@ fn integrate(
     let mut update = git2::build::TreeUpdateBuilder::new();
     for prefix in &prefixes {
         let files = identity::memory_files(repo, &target_tree, prefix)?;
-        let base = identity::memory_files(repo, &base_tree, prefix)?;
+        let base = identity::memory_files(repo, base_tree, prefix)?;
         let local_max = index::max_memory_id(options.db.as_deref(), &index::token_of(prefix))?;
         for (change, bytes) in identity::plan(&files, &base, &fresh, local_max) {
             let blob = repo.blob(&bytes)?;
@@ -333,6 +380,9 @@ fn integrate(
         let parent = repo.find_commit(target)?;
         let sig = machine_signature(options.now)?;
         target = repo.commit(None, &sig, &sig, &message, &tree, &[&parent])?;
+    }
+    if target == ours.id() {
+        return Ok(None);
     }
     fail_point("merge");
     let final_tree = repo.find_commit(target)?.tree()?;
@@ -433,7 +483,7 @@ fn integrate(
         pulled,
         merged,
         renumbered,
-        from: Some(host),
+        from,
     }))
 }
 
@@ -649,8 +699,9 @@ fn stem_name(path: &str) -> String {
 
 /// Writes each memory's name (from this machine's index) into its file as the front-matter key
 /// `name` (formats.md §6.3: the memory index names a memory it does not know by that key), for
-/// the memory files changed since the last sync (all of them at the first), committed as
-/// `sync: names`. A file whose front matter does not parse is left alone.
+/// the memory files changed since the last sync (all of them at the first), and the users' names
+/// ([`crate::people`]), committed as `sync: names` together with the removal of sibling files
+/// (`*.sync-conflict-*`) deleted by hand. A file whose front matter does not parse is left alone.
 fn write_names(home: &VersionedHome, options: &SyncOptions) -> Result<(), SyncError> {
     let conn = index::open_for_names(options.db.as_deref());
     let root = home.root();
@@ -702,6 +753,21 @@ fn write_names(home: &VersionedHome, options: &SyncOptions) -> Result<(), SyncEr
         doc.front_matter.insert("name", Value::String(name));
         files.push((change.path.clone(), doc.render(true).into_bytes()));
     }
+    // Sibling files deleted by hand (merged by the person, as the report asks) leave the
+    // repository too; they are not store paths, so no other commit removes them.
+    let mut gone: Vec<String> = Vec::new();
+    head_tree.walk(git2::TreeWalkMode::PreOrder, |dir, entry| {
+        if let Ok(name) = entry.name()
+            && name.contains(".sync-conflict-")
+            && entry.kind() == Some(ObjectType::Blob)
+        {
+            let path = format!("{dir}{name}");
+            if !root.join(&path).exists() {
+                gone.push(path);
+            }
+        }
+        git2::TreeWalkResult::Ok
+    })?;
     // The users' names (full, preferred) in their names files, when they differ.
     for (token, names) in crate::people::local(options.db.as_deref())? {
         let path = crate::people::path_of(&token);
@@ -712,7 +778,7 @@ fn write_names(home: &VersionedHome, options: &SyncOptions) -> Result<(), SyncEr
             files.push((path, bytes));
         }
     }
-    if files.is_empty() {
+    if files.is_empty() && gone.is_empty() {
         return Ok(());
     }
     let mut update = git2::build::TreeUpdateBuilder::new();
@@ -720,12 +786,18 @@ fn write_names(home: &VersionedHome, options: &SyncOptions) -> Result<(), SyncEr
         let blob = repo.blob(bytes)?;
         update.upsert(path.as_str(), blob, git2::FileMode::Blob);
     }
+    for path in &gone {
+        update.remove(path.as_str());
+    }
     let tree = repo.find_tree(update.create_updated(&repo, &head_tree)?)?;
     let sig = machine_signature(options.now)?;
     let mut message = "sync: names\n\n".to_owned();
     for (path, _) in &files {
         message.push_str(path);
         message.push('\n');
+    }
+    for path in &gone {
+        message.push_str(&format!("{path} (deleted)\n"));
     }
     let id = repo.commit(None, &sig, &sig, &message, &tree, &[&head])?;
     for (path, bytes) in &files {
@@ -740,7 +812,8 @@ fn write_names(home: &VersionedHome, options: &SyncOptions) -> Result<(), SyncEr
     }
     let head_ref = repo.head()?.name().unwrap_or("refs/heads/main").to_owned();
     repo.reference_matching(&head_ref, id, true, head.id(), "elroy sync: names")?;
-    let paths: Vec<String> = files.into_iter().map(|(p, _)| p).collect();
+    let mut paths: Vec<String> = files.into_iter().map(|(p, _)| p).collect();
+    paths.extend(gone);
     elroy_history::refresh_index(root, &paths)?;
     Ok(())
 }

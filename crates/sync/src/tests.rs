@@ -204,3 +204,47 @@ fn nothing_to_do_twice_is_quiet_and_a_pushed_home_is_on_the_remote() {
             .is_ok()
     );
 }
+
+#[test]
+fn a_sibling_deleted_by_hand_leaves_every_machine() {
+    let _turn = MACHINE.lock().unwrap_or_else(|e| e.into_inner());
+    let dir = tempfile::tempdir().unwrap();
+    let remote = dir.path().join("remote.git");
+    git2::Repository::init_bare(&remote).unwrap();
+    let a = dir.path().join("a");
+    let b = dir.path().join("b");
+    std::fs::create_dir_all(a.join("agenda")).unwrap();
+    std::fs::create_dir_all(&b).unwrap();
+    let path = "agenda/Trip.md";
+    std::fs::write(a.join(path), content(path, "Pack the bags", 0)).unwrap();
+    sync_as("laptop", &a, &remote);
+    sync_as("desktop", &b, &remote);
+    // The same line changed differently on both machines.
+    std::fs::write(a.join(path), content(path, "Pack the red bag", 0)).unwrap();
+    std::fs::write(b.join(path), content(path, "Pack the blue bag", 0)).unwrap();
+    sync_as("laptop", &a, &remote);
+    let report = sync_as("desktop", &b, &remote);
+    sync_as("laptop", &a, &remote);
+    let sibling = report.merged.iter().find_map(|e| match e {
+        crate::merge::ReportEntry::Sibling { sibling, .. } => Some(sibling.clone()),
+        _ => None,
+    });
+    let all = files(&b);
+    assert!(
+        all.values().any(|t| t.contains("Pack the red bag"))
+            && all.values().any(|t| t.contains("Pack the blue bag")),
+        "{all:?}"
+    );
+    if let Some(sibling) = sibling {
+        assert!(a.join(&sibling).exists() && b.join(&sibling).exists());
+        // Merged by hand on the laptop, the sibling deleted: gone everywhere after a round.
+        std::fs::remove_file(a.join(&sibling)).unwrap();
+        sync_as("laptop", &a, &remote);
+        sync_as("desktop", &b, &remote);
+        assert!(!b.join(&sibling).exists(), "{sibling} still on the desktop");
+        let repo = git2::Repository::open(&b).unwrap();
+        let head = repo.head().unwrap().peel_to_tree().unwrap();
+        assert!(head.get_path(Path::new(&sibling)).is_err());
+    }
+    assert_eq!(files(&a), files(&b));
+}
