@@ -169,6 +169,9 @@ fn three_homes_share_everything_and_converge_with_unique_ids() {
     for m in &machines {
         assert_eq!(store_files(&m.root()), reference, "{} differs", m.name);
         assert_no_markers(&m.root());
+        // A synced home is a healthy home.
+        let out = m.run(&["doctor"]);
+        assert!(out.status.success(), "{}: {}", m.name, stdout(&out));
     }
     // Ids unique again, and each machine's index shows each memory's own text under its name.
     let ids = memory_ids(&machines[0].root());
