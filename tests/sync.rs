@@ -555,3 +555,53 @@ fn undo_finds_this_machines_change_behind_another_machines_merge() {
     assert!(b.root().join("agenda/Laptop_item.md").exists());
     assert!(b.root().join("agenda/Another_laptop_item.md").exists());
 }
+
+#[test]
+fn remind_watch_syncs_every_interval() {
+    let dir = tempfile::tempdir().unwrap();
+    let remote = bare(dir.path());
+    let laptop = Machine::new("laptop");
+    laptop.call("add_agenda_item", r#"{"text":"Seen by the watcher"}"#);
+    laptop.sync(&remote);
+    let server = Machine::new("server");
+    std::fs::create_dir_all(server.root()).unwrap();
+    std::fs::write(
+        server.root().join("elroy.conf.yaml"),
+        format!(
+            "sync_remote: {}\nsync_interval_minutes: 5\n",
+            remote.display()
+        ),
+    )
+    .unwrap();
+    let mut child = server
+        .home
+        .cmd()
+        .env("ELROY_MACHINE_NAME", "server")
+        .args(["remind", "--watch"])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stderr_pipe = child.stderr.take().unwrap();
+    let (sender, receiver) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let mut buf = [0u8; 1024];
+        let mut seen = String::new();
+        while let Ok(n) = std::io::Read::read(&mut stderr_pipe, &mut buf) {
+            if n == 0 {
+                break;
+            }
+            seen.push_str(&String::from_utf8_lossy(&buf[..n]));
+            if seen.contains('\n') {
+                let _ = sender.send(seen.clone());
+            }
+        }
+    });
+    let line = receiver
+        .recv_timeout(std::time::Duration::from_secs(30))
+        .unwrap_or_default();
+    let _ = child.kill();
+    let _ = child.wait();
+    assert!(line.contains("sync: pulled 1, pushed 0"), "{line}");
+    assert!(server.root().join("agenda/Seen_by_the_watcher.md").exists());
+}
