@@ -605,3 +605,30 @@ fn remind_watch_syncs_every_interval() {
     assert!(line.contains("sync: pulled 1, pushed 0"), "{line}");
     assert!(server.root().join("agenda/Seen_by_the_watcher.md").exists());
 }
+
+/// Network remotes go through the user's `git`: one that cannot be reached (here ssh to a closed
+/// loopback port) is exit 1 with git's reason, and the home is as it was.
+#[test]
+fn an_unreachable_network_remote_goes_through_git_and_changes_nothing() {
+    let m = Machine::new("laptop");
+    m.call("add_agenda_item", r#"{"text":"Water the plants"}"#);
+    let head = |m: &Machine| {
+        git2::Repository::open(m.root())
+            .unwrap()
+            .head()
+            .unwrap()
+            .peel_to_commit()
+            .unwrap()
+            .id()
+    };
+    let before = (store_files(&m.root()), head(&m));
+    let out = m.run(&["sync", "--remote", "ssh://elroy@127.0.0.1:1/srv/elroy.git"]);
+    assert_eq!(out.status.code(), Some(1), "{}", stdout(&out));
+    let err = stderr(&out);
+    assert!(
+        err.contains("cannot sync with ssh://elroy@127.0.0.1:1/srv/elroy.git"),
+        "{err}"
+    );
+    assert_eq!((store_files(&m.root()), head(&m)), before);
+    assert!(!m.root().join("elroy.conf.yaml").exists());
+}

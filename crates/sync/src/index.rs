@@ -204,3 +204,111 @@ mod tests {
         assert_eq!(token_of("users/alice/"), "alice");
     }
 }
+
+#[cfg(test)]
+mod remap_tests {
+    #![allow(clippy::unwrap_used)]
+
+    use super::*;
+
+    fn memory(conn: &Connection, user: i64, id: i64, file: &str, sources: &str) {
+        conn.execute(
+            "INSERT INTO memories (user_id, id, name, file_name, is_active, source_metadata, \
+             text_md5, created_at, updated_at) VALUES (?1, ?2, ?3, ?4, 1, ?5, 'x', 't', 't')",
+            params![user, id, format!("name {id}"), file, sources],
+        )
+        .unwrap();
+        conn.execute(
+            "INSERT INTO recall_fts (name, body, kind, user_id, item_id) \
+             VALUES (?1, 'b', 'memory', ?2, ?3)",
+            params![format!("name {id}"), user, id],
+        )
+        .unwrap();
+    }
+
+    #[test]
+    fn a_chain_of_renumberings_moves_rows_and_references_once() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("state.db");
+        let db = elroy_db::Db::open(&path).unwrap();
+        let now = "2026-03-16T08:30:00Z".parse().unwrap();
+        let user = db.ensure_user("DEFAULT", now).unwrap();
+        drop(db);
+        let conn = Connection::open(&path).unwrap();
+        memory(&conn, user, 5, "Dog.md", "[]");
+        memory(
+            &conn,
+            user,
+            6,
+            "Cat.md",
+            r#"[{"source_type": "Memory", "id": 5}]"#,
+        );
+        conn.execute(
+            "INSERT INTO messages (user_id, role, content, created_at) VALUES (?1, 'tool', ?2, 't')",
+            params![
+                user,
+                r#"{"content":"x","recall_metadata":[{"memory_type":"Memory","memory_id":5,"name":"Dog"},{"memory_type":"Memory","memory_id":6,"name":"Cat"}]}"#
+            ],
+        )
+        .unwrap();
+        drop(conn);
+        // Dog 5 -> 6 while Cat 6 -> 7 (both files got new ids in one pull).
+        let remaps = [
+            Remap {
+                token: "DEFAULT".into(),
+                file_name: "Dog.md".into(),
+                old: 5,
+                new: 6,
+            },
+            Remap {
+                token: "DEFAULT".into(),
+                file_name: "Cat.md".into(),
+                old: 6,
+                new: 7,
+            },
+            // Not this file's row: skipped.
+            Remap {
+                token: "DEFAULT".into(),
+                file_name: "Owl.md".into(),
+                old: 9,
+                new: 10,
+            },
+        ];
+        apply(Some(&path), &remaps).unwrap();
+        let conn = Connection::open(&path).unwrap();
+        let rows: Vec<(i64, String, String)> = conn
+            .prepare("SELECT id, file_name, source_metadata FROM memories ORDER BY id")
+            .unwrap()
+            .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
+            .unwrap()
+            .collect::<Result<_, _>>()
+            .unwrap();
+        assert_eq!(
+            rows,
+            vec![
+                (6, "Dog.md".into(), "[]".into()),
+                (
+                    7,
+                    "Cat.md".into(),
+                    r#"[{"source_type": "Memory", "id": 6}]"#.into()
+                ),
+            ]
+        );
+        let fts: Vec<(String, i64)> = conn
+            .prepare("SELECT name, item_id FROM recall_fts ORDER BY item_id")
+            .unwrap()
+            .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))
+            .unwrap()
+            .collect::<Result<_, _>>()
+            .unwrap();
+        assert_eq!(fts, vec![("name 5".into(), 6), ("name 6".into(), 7)]);
+        let content: String = conn
+            .query_row("SELECT content FROM messages", [], |r| r.get(0))
+            .unwrap();
+        assert!(
+            content.contains(r#""memory_id":6,"name":"Dog""#)
+                && content.contains(r#""memory_id":7,"name":"Cat""#),
+            "{content}"
+        );
+    }
+}
