@@ -40,6 +40,11 @@ pub fn machine_name() -> String {
 }
 
 fn host_name() -> String {
+    static HOST: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    HOST.get_or_init(read_host_name).clone()
+}
+
+fn read_host_name() -> String {
     let from_file = |path: &str| std::fs::read_to_string(path).ok();
     let found = from_file("/proc/sys/kernel/hostname")
         .or_else(|| from_file("/etc/hostname"))
@@ -107,4 +112,16 @@ pub fn refresh_index(root: &std::path::Path, paths: &[String]) -> Result<(), His
     let repo = git2::Repository::open(root)?;
     crate::tree::sync_index(&repo, root, paths);
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::clean_machine_name;
+
+    #[test]
+    fn machine_names_fit_an_address_and_a_file_name() {
+        assert_eq!(clean_machine_name(" my laptop "), "my-laptop");
+        assert_eq!(clean_machine_name("desk.local"), "desk.local");
+        assert_eq!(clean_machine_name("a/b@c"), "a-b-c");
+    }
 }
