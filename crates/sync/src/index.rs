@@ -21,7 +21,7 @@ pub(crate) struct Remap {
     pub token: String,
     /// The file, relative to the user's memory directory (`Dog.md`, `archive/Dog.md`).
     pub file_name: String,
-    /// The id this machine's index has for it.
+    /// The id the file had in this machine's HEAD (the index normally has it too).
     pub old: i64,
     /// Its id in the files now.
     pub new: i64,
@@ -95,8 +95,9 @@ pub(crate) fn open_for_names(db: Option<&Path>) -> Option<Connection> {
     db.map(open).transpose().ok().flatten().flatten()
 }
 
-/// Applies `remaps` to `db` in one transaction (see the module doc). A remap whose old row is
-/// not this file's (another memory, or none) is skipped: the index finds that file as new.
+/// Applies `remaps` to `db` in one transaction (see the module doc): the row of each remap's
+/// file (by file name; the one with the old id when several) takes the new id. A file without a
+/// row is skipped: the index finds it as new.
 pub(crate) fn apply(db: Option<&Path>, remaps: &[Remap]) -> Result<(), SyncError> {
     if remaps.is_empty() {
         return Ok(());
@@ -112,31 +113,34 @@ pub(crate) fn apply(db: Option<&Path>, remaps: &[Remap]) -> Result<(), SyncError
             let Some(user) = user_id(&tx, &remap.token)? else {
                 continue;
             };
-            let file: Option<String> = tx
+            // The row of this file, whatever id it has: normally `old`, but a sync killed after
+            // this step and run again finds the row already moved once (and picks another id).
+            let row: Option<i64> = tx
                 .query_row(
-                    "SELECT file_name FROM memories WHERE user_id = ?1 AND id = ?2",
-                    params![user, remap.old],
+                    "SELECT id FROM memories WHERE user_id = ?1 AND file_name = ?2 AND id > 0 \
+                     ORDER BY id = ?3 DESC LIMIT 1",
+                    params![user, remap.file_name, remap.old],
                     |row| row.get(0),
                 )
                 .optional()?;
-            if file.as_deref() != Some(remap.file_name.as_str()) {
+            let Some(old) = row.filter(|id| *id != remap.new) else {
                 continue;
-            }
+            };
             tx.execute(
                 "UPDATE memories SET id = ?3 WHERE user_id = ?1 AND id = ?2",
-                params![user, remap.old, -remap.new],
+                params![user, old, -remap.new],
             )?;
             tx.execute(
                 "UPDATE recall_fts SET item_id = ?3 WHERE user_id = ?1 AND kind = 'memory' \
                  AND item_id = ?2",
-                params![user, remap.old, -remap.new],
+                params![user, old, -remap.new],
             )?;
             tx.execute(
                 "UPDATE embeddings SET item_id = ?3 WHERE user_id = ?1 AND kind = 'memory' \
                  AND item_id = ?2",
-                params![user, remap.old, -remap.new],
+                params![user, old, -remap.new],
             )?;
-            rewrite_references(&tx, user, remap.old, -remap.new)?;
+            rewrite_references(&tx, user, old, -remap.new)?;
             moved.push((user, remap.old, remap.new));
         }
         for (user, _old, new) in &moved {
@@ -266,7 +270,7 @@ mod remap_tests {
                 old: 6,
                 new: 7,
             },
-            // Not this file's row: skipped.
+            // No row for this file: skipped.
             Remap {
                 token: "DEFAULT".into(),
                 file_name: "Owl.md".into(),
@@ -310,5 +314,49 @@ mod remap_tests {
                 && content.contains(r#""memory_id":7,"name":"Cat""#),
             "{content}"
         );
+    }
+}
+
+#[cfg(test)]
+mod rerun_tests {
+    #![allow(clippy::unwrap_used)]
+
+    use super::*;
+
+    /// A sync killed after it moved the row runs again and picks another id: the row of the file
+    /// follows again (found by its file name), it is not left behind.
+    #[test]
+    fn a_row_moved_by_a_killed_sync_follows_the_next_id() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("state.db");
+        let db = elroy_db::Db::open(&path).unwrap();
+        let user = db
+            .ensure_user("DEFAULT", "2026-03-16T08:30:00Z".parse().unwrap())
+            .unwrap();
+        drop(db);
+        let conn = Connection::open(&path).unwrap();
+        conn.execute(
+            "INSERT INTO memories (user_id, id, name, file_name, is_active, text_md5, created_at, \
+             updated_at) VALUES (?1, 2, 'Dog', 'Dog.md', 1, 'x', 't', 't')",
+            params![user],
+        )
+        .unwrap();
+        drop(conn);
+        let remap = Remap {
+            token: "DEFAULT".into(),
+            file_name: "Dog.md".into(),
+            old: 1,
+            new: 3,
+        };
+        apply(Some(&path), &[remap]).unwrap();
+        let conn = Connection::open(&path).unwrap();
+        let id: i64 = conn
+            .query_row(
+                "SELECT id FROM memories WHERE file_name = 'Dog.md'",
+                [],
+                |r| r.get(0),
+            )
+            .unwrap();
+        assert_eq!(id, 3);
     }
 }
