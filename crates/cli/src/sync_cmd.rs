@@ -16,10 +16,12 @@ Examples:
   elroy sync --remote /mnt/usb/elroy.git     the first time (saved as sync_remote)
   elroy sync                                 afterwards, on each machine
 
-Remotes: a path or file:// URL (through libgit2), or ssh://, https://, user@host:path (through your own
-git program, which must be able to log in without asking). Nothing is ever lost: a file changed on both
-machines is merged by its structure, and what cannot be merged is kept in a FILE.sync-conflict-MACHINE
-file next to it (elroy doctor lists them).")]
+Remotes: a path or file:// URL (through libgit2), or ssh://, https://, user@host:path (through your own \
+git program, which must be able to log in without asking).
+
+Nothing is ever lost: a file changed on both machines is merged by its structure, and what cannot be \
+merged is kept in a FILE.sync-conflict-MACHINE file next to it (elroy doctor lists them; merge it by \
+hand and delete it). Options: sync_on_start, sync_on_exit, sync_interval_minutes (elroy config).")]
 pub struct SyncArgs {
     /// The git remote to sync with: a path to a bare repository, or an ssh/https git URL; saved as
     /// sync_remote in elroy.conf.yaml when none is configured yet
