@@ -12,6 +12,9 @@ pub const SYNC_TIMEOUT: Duration = Duration::from_secs(120);
 /// `elroy remind --watch`: short, so a missing network costs seconds.
 pub const SHORT_SYNC_TIMEOUT: Duration = Duration::from_secs(15);
 
+/// How many names the report gives per store before `and N more` (a first sync of a big home).
+pub const NAMES_PER_STORE: usize = 10;
+
 /// Why [`sync_home`] did not sync.
 #[derive(Debug, thiserror::Error)]
 pub enum SyncHomeError {
@@ -62,8 +65,9 @@ pub fn sync_home(
     Ok(elroy_sync::sync(&config.paths.elroy_home, &options)?)
 }
 
-/// The report of `elroy sync`: what was pulled and pushed by store with names, conflicts and
-/// where each side's text went, renumbered memories. One line each, no trailing newline.
+/// The report of `elroy sync`: what was pulled and pushed by store with names (at most
+/// [`NAMES_PER_STORE`] each, then `and N more`), conflicts and where each side's text went (every
+/// one), renumbered memories. One line each, no trailing newline.
 pub fn report_lines(report: &SyncReport) -> Vec<String> {
     let mut lines = Vec::new();
     let from = report.from.as_deref().unwrap_or("the remote");
@@ -80,9 +84,11 @@ pub fn report_lines(report: &SyncReport) -> Vec<String> {
         stores.sort_unstable();
         stores.dedup();
         for store in stores {
-            let items: Vec<String> = changes
+            let in_store: Vec<&elroy_sync::FileChange> =
+                changes.iter().filter(|c| c.store() == store).collect();
+            let mut items: Vec<String> = in_store
                 .iter()
-                .filter(|c| c.store() == store)
+                .take(NAMES_PER_STORE)
                 .map(|c| {
                     let verb = match c.kind {
                         ChangeKind::Added => "new",
@@ -92,6 +98,9 @@ pub fn report_lines(report: &SyncReport) -> Vec<String> {
                     format!("{} ({verb})", c.name)
                 })
                 .collect();
+            if in_store.len() > NAMES_PER_STORE {
+                items.push(format!("and {} more", in_store.len() - NAMES_PER_STORE));
+            }
             lines.push(format!("  {store}: {}", items.join(", ")));
         }
     }
@@ -156,4 +165,40 @@ pub fn session_sync(config: &Config, at_start: bool) -> Option<String> {
         return None;
     }
     Some(status_line(&sync_home(config, None, SHORT_SYNC_TIMEOUT)))
+}
+
+#[cfg(test)]
+mod tests {
+    use elroy_sync::{ChangeKind, FileChange, SyncReport};
+
+    #[test]
+    fn a_big_pull_names_the_first_items_and_counts_the_rest() {
+        let pulled = (0..25)
+            .map(|n| FileChange {
+                path: format!("agenda/Item_{n:02}.md"),
+                kind: ChangeKind::Added,
+                name: format!("Item {n:02}"),
+            })
+            .chain(std::iter::once(FileChange {
+                path: "memories/Dog.md".into(),
+                kind: ChangeKind::Modified,
+                name: "Dog".into(),
+            }))
+            .collect();
+        let report = SyncReport {
+            pulled,
+            from: Some("laptop".into()),
+            ..SyncReport::default()
+        };
+        let lines = super::report_lines(&report);
+        assert_eq!(lines[0], "Pulled from laptop: 26 file(s)");
+        assert!(lines[1].starts_with("  agenda: Item 00 (new), Item 01 (new), "));
+        assert!(
+            lines[1].ends_with("Item 09 (new), and 15 more"),
+            "{}",
+            lines[1]
+        );
+        assert_eq!(lines[2], "  memories: Dog (changed)");
+        assert_eq!(lines.len(), 3);
+    }
 }
