@@ -32,13 +32,14 @@ pub struct SyncArgs {
 /// `elroy sync`: prints what was pulled, pushed and merged; exit 1 when the remote cannot be
 /// reached or refuses (the home is then as before).
 pub(crate) fn run(config: &Config, args: &SyncArgs) -> Result<ExitCode, String> {
+    let remote = args.remote.as_deref().map(absolute);
     let report = elroy_runtime::sync::sync_home(
         config,
-        args.remote.as_deref(),
+        remote.as_deref(),
         elroy_runtime::sync::SYNC_TIMEOUT,
     )
     .map_err(|e| e.to_string())?;
-    if let Some(remote) = &args.remote
+    if let Some(remote) = &remote
         && config.settings.sync_remote.is_none()
     {
         let file = config
@@ -60,6 +61,17 @@ pub(crate) fn run(config: &Config, args: &SyncArgs) -> Result<ExitCode, String> 
         output::println(&line)?;
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// A local path given on the command line made absolute (from the working directory), so the
+/// saved `sync_remote` works from anywhere; URLs and `file://` are kept as given.
+fn absolute(remote: &str) -> String {
+    if !elroy_sync::transport::is_local(remote) || remote.starts_with("file://") {
+        return remote.to_owned();
+    }
+    std::path::absolute(remote)
+        .map(|p| p.to_string_lossy().into_owned())
+        .unwrap_or_else(|_| remote.to_owned())
 }
 
 /// Sets `sync_remote: REMOTE` in the YAML file `file`, keeping every other line (keys and
@@ -96,6 +108,15 @@ fn save_remote(file: &PathBuf, remote: &str) -> Result<(), String> {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn a_relative_remote_is_saved_absolute() {
+        let got = super::absolute("remote.git");
+        assert!(std::path::Path::new(&got).is_absolute(), "{got}");
+        assert!(got.ends_with("remote.git"));
+        assert_eq!(super::absolute("me@host:elroy.git"), "me@host:elroy.git");
+        assert_eq!(super::absolute("file:///srv/e.git"), "file:///srv/e.git");
+    }
+
     #[test]
     fn the_remote_is_added_keeping_comments_and_keys() {
         let dir = tempfile::tempdir().unwrap();
