@@ -169,7 +169,8 @@ fn history_names_the_tool_and_the_item_and_filters_by_path() {
     assert_eq!(names, [".gitignore", "agenda", "memories"]);
     let head = repo.head().unwrap().peel_to_commit().unwrap();
     assert_eq!(head.author().name().unwrap(), "elroy");
-    assert_eq!(head.author().email().unwrap(), "elroy@localhost");
+    // `elroy@MACHINE`: the machine's name (the host name here) for `elroy sync`.
+    assert!(head.author().email().unwrap().starts_with("elroy@"));
 }
 
 #[test]

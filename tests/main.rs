@@ -20,4 +20,5 @@ mod mcp;
 mod memory_undo;
 mod reliability;
 mod reminders;
+mod sync;
 mod tools_cli;

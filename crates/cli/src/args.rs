@@ -85,6 +85,8 @@ pub enum Command {
     History(crate::history_cmd::HistoryArgs),
     /// Revert the last change elroy made to the markdown stores (refused when a file of it was edited by hand since)
     Undo,
+    /// Sync this home with a git remote (another machine's changes in, this machine's out): commit, fetch, merge without conflict markers, push
+    Sync(crate::sync_cmd::SyncArgs),
     /// Check the whole home: every store and file (one line per problem: unreadable front matter, invalid UTF-8, ...), the database (integrity, migrations) and the versioned home (repository, unrecorded changes, conflict files); exits 1 when anything is wrong
     #[command(
         long_about = "Check the whole home and print one line per problem, then a summary.\n\nChecked: every agenda file, memory file (memories/ and memories/archive/), feature request, MEMORY.md and USER.md (unreadable, not UTF-8, front matter that does not parse); state.db (opens and migrates, PRAGMA integrity_check); and, when the home is versioned, the git repository (opens, its history reads), changes saved but not yet recorded (.git/elroy-pending.jsonl) and sync-conflict or merge leftover files in the stores.\n\nOther commands read only the files they need and report a problem when they meet it (many similar problems as one summary line; all of them in the log); doctor lists them all. Nothing is changed. Exit status: 0 when no problem was found, 1 otherwise."

@@ -49,8 +49,14 @@ pub(crate) fn history(config: &Config, args: &HistoryArgs) -> Result<ExitCode, S
     let mut printed = Ok(());
     // Without the files of each change (not printed): no tree diff per line.
     home.walk_summaries(filter.as_deref(), &mut |change| {
+        // A change another machine made (pulled by `elroy sync`) names that machine.
+        let from = change
+            .machine
+            .as_deref()
+            .map(|m| format!(" (from {m})"))
+            .unwrap_or_default();
         printed = output::println(&format!(
-            "{} {} {}",
+            "{} {} {}{from}",
             change.short_id,
             change
                 .time

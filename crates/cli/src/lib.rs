@@ -22,6 +22,7 @@ mod remember;
 mod remind;
 mod reminders;
 mod render;
+mod sync_cmd;
 mod tools_cmd;
 
 use std::process::ExitCode;
@@ -64,13 +65,15 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
         Some(Command::Chat) => {
             let config = load_config(&cli)?;
             match choose_front_end(cli.plain, &config.settings.ui, terminals()) {
-                FrontEnd::FullScreen => full_screen(config),
-                FrontEnd::Plain | FrontEnd::NonInteractive => chat::run(config),
+                FrontEnd::FullScreen => interactive(config, full_screen),
+                // `elroy chat` with piped input is the line REPL too: a session.
+                FrontEnd::Plain | FrontEnd::NonInteractive => interactive(config, chat::run),
             }
         }
         Some(Command::Message(args)) => message::run(load_config(&cli)?, args),
         Some(Command::History(args)) => history_cmd::history(&load_config(&cli)?, args),
         Some(Command::Undo) => history_cmd::undo(&load_config(&cli)?),
+        Some(Command::Sync(args)) => sync_cmd::run(&load_config(&cli)?, args),
         Some(Command::Doctor(args)) => doctor::run(&load_config(&cli)?, args),
         Some(Command::Remember(args)) => remember::run(load_config(&cli)?, args),
         Some(Command::Mcp) => mcp_cmd::run(load_config(&cli)?),
@@ -81,8 +84,8 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
         None => {
             let config = load_config(&cli)?;
             match choose_front_end(cli.plain, &config.settings.ui, terminals()) {
-                FrontEnd::FullScreen => full_screen(config),
-                FrontEnd::Plain => chat::run(config),
+                FrontEnd::FullScreen => interactive(config, full_screen),
+                FrontEnd::Plain => interactive(config, chat::run),
                 FrontEnd::NonInteractive => {
                     let args = message::MessageArgs {
                         text: None,
@@ -94,6 +97,24 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
             }
         }
     }
+}
+
+/// Runs an interactive session (`front_end`: the full-screen interface or the line REPL), with
+/// the syncs of `sync_on_start` and `sync_on_exit` before and after it (issue 17), each a
+/// one-line status on stderr.
+fn interactive(
+    config: Config,
+    front_end: fn(Config) -> Result<ExitCode, String>,
+) -> Result<ExitCode, String> {
+    if let Some(status) = elroy_runtime::sync::session_sync(&config, true) {
+        output::eprintln(&status);
+    }
+    let at_exit = config.clone();
+    let result = front_end(config);
+    if let Some(status) = elroy_runtime::sync::session_sync(&at_exit, false) {
+        output::eprintln(&status);
+    }
+    result
 }
 
 /// The interface `elroy` and `elroy chat` open.
@@ -165,6 +186,8 @@ pub(crate) fn load_config(cli: &Cli) -> Result<Config, String> {
     }
     let config = Config::load(&options).map_err(|e| e.to_string())?;
     logging::init(&config, cli.verbose);
+    // Every commit names this machine (`elroy sync` tells machines apart by it).
+    elroy_history::set_machine_name(config.settings.machine_name.as_deref());
     Ok(config)
 }
 

@@ -52,6 +52,14 @@ pub(crate) fn run(config: Config, args: &RemindArgs) -> Result<ExitCode, String>
         ),
         _ => None,
     };
+    // `sync_interval_minutes` (issue 17): the watcher also syncs the home with sync_remote.
+    let sync = (config.settings.sync_interval_minutes > 0 && config.settings.sync_remote.is_some())
+        .then(|| {
+            (
+                config.clone(),
+                Duration::from_secs(config.settings.sync_interval_minutes.saturating_mul(60)),
+            )
+        });
     let runtime = Runtime::open(config).map_err(|e| e.to_string())?;
     for warning in &runtime.warnings {
         crate::output::eprintln(&format!("warning: {warning}"));
@@ -65,7 +73,7 @@ pub(crate) fn run(config: Config, args: &RemindArgs) -> Result<ExitCode, String>
         announcer.announce_due(&reminders, runtime.time.now())?;
         return Ok(ExitCode::SUCCESS);
     }
-    crate::block_on(watch(&runtime, &reminders, &announcer))?
+    crate::block_on(watch(&runtime, &reminders, &announcer, sync.as_ref()))?
 }
 
 struct Announcer {
@@ -157,13 +165,27 @@ async fn watch(
     runtime: &Runtime,
     reminders: &Reminders,
     announcer: &Announcer,
+    sync: Option<&(Config, Duration)>,
 ) -> Result<ExitCode, String> {
     use tokio::signal::unix::{SignalKind, signal};
+    let mut last_sync: Option<std::time::Instant> = None;
     let mut terminate =
         signal(SignalKind::terminate()).map_err(|e| format!("cannot watch for SIGTERM: {e}"))?;
     let mut interrupt =
         signal(SignalKind::interrupt()).map_err(|e| format!("cannot watch for SIGINT: {e}"))?;
     loop {
+        if let Some((config, every)) = sync
+            && last_sync.is_none_or(|at| at.elapsed() >= *every)
+        {
+            // Before the look, so pulled due items are announced at once; one status line.
+            let result = elroy_runtime::sync::sync_home(
+                config,
+                None,
+                elroy_runtime::sync::SHORT_SYNC_TIMEOUT,
+            );
+            crate::output::eprintln(&elroy_runtime::sync::status_line(&result));
+            last_sync = Some(std::time::Instant::now());
+        }
         // Wall clock (or ELROY_NOW): a trigger passed during sleep is due on the first look.
         let now = runtime.time.now();
         let next = match announcer

@@ -535,6 +535,17 @@ declare_keys! {
     /// commit every change elroy makes to the markdown stores to a git repository in the home (elroy history, elroy undo)
     versioned_home: bool = B, default "true", env "ELROY_VERSIONED_HOME",
         spec "the versioned-home issue (elroy history, elroy undo)";
+    /// git remote elroy sync pulls from and pushes to: a path, file://, ssh:// or https:// URL, or scp-like user@host:path (elroy sync --remote URL sets it the first time)
+    sync_remote: Option<String> = S, default null, env "ELROY_SYNC_REMOTE", spec "issue 17 item 1";
+    /// this machine's name in the history and in sync conflict files (default: the host name)
+    machine_name: Option<String> = S, default null, env "ELROY_MACHINE_NAME", spec "issue 17 item 4";
+    /// interactive sessions sync with sync_remote when they start (short timeout, one status line)
+    sync_on_start: bool = B, default "false", env "ELROY_SYNC_ON_START", spec "issue 17 item 5";
+    /// interactive sessions sync with sync_remote when they end (short timeout, one status line)
+    sync_on_exit: bool = B, default "false", env "ELROY_SYNC_ON_EXIT", spec "issue 17 item 5";
+    /// elroy remind --watch syncs with sync_remote every this many minutes (0: never)
+    sync_interval_minutes: u64 = I, default "0", env "ELROY_SYNC_INTERVAL_MINUTES",
+        spec "issue 17 item 5";
 }
 
 /// Keys Elroy had that are ignored with a warning (`orchestrator.md` §15.2).

@@ -24,6 +24,23 @@ pub enum HistoryError {
         /// The first file that differs, relative to the home.
         path: String,
     },
+    /// A file of the change to undo was changed since by another machine's change that
+    /// `elroy sync` pulled: undoing would throw that change away.
+    #[error(
+        "not undoing '{message}' ({id}): {path} was changed since by a change from {machine} \
+         (pulled by elroy sync); undo only reverts this machine's own last change while its files \
+         are as it left them, nothing was changed"
+    )]
+    ChangedByPull {
+        /// The change's message.
+        message: String,
+        /// Its short id.
+        id: String,
+        /// The first file that differs, relative to the home.
+        path: String,
+        /// The machine whose pulled change touched it.
+        machine: String,
+    },
     /// The home lock could not be taken, or a file could not be written.
     #[error("{0}")]
     Files(#[from] elroy_markdown::MarkdownError),

@@ -3,7 +3,7 @@
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
-use git2::{ErrorCode, Oid, Repository, RepositoryInitOptions, Signature, Time};
+use git2::{ErrorCode, Oid, Repository, RepositoryInitOptions, Signature};
 use jiff::Timestamp;
 
 use elroy_markdown::HomeLock;
@@ -455,9 +455,5 @@ pub(crate) fn changed_paths(
 }
 
 pub(crate) fn signature(now: Timestamp) -> Result<Signature<'static>, HistoryError> {
-    Ok(Signature::new(
-        COMMITTER_NAME,
-        COMMITTER_EMAIL,
-        &Time::new(now.as_second(), 0),
-    )?)
+    crate::machine::machine_signature(now)
 }

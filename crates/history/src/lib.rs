@@ -29,11 +29,13 @@
 //! Only the markdown stores are versioned ([`is_store_path`]); `state.db`, logs, the cache and the
 //! lock never are (the repository's `.gitignore` lists what is). Commits are made under the home
 //! lock ([`elroy_markdown::HomeLock`]), so concurrent elroy processes do not race, and with the
-//! identity `elroy <elroy@localhost>` whatever the user's git configuration says.
+//! identity `elroy <elroy@MACHINE>` (the machine's name, [`machine_name`]; `elroy sync` tells
+//! machines apart by it) whatever the user's git configuration says.
 
 mod error;
 mod home;
 mod log;
+mod machine;
 mod paths;
 mod pending;
 mod recorder;
@@ -44,6 +46,10 @@ mod walk;
 pub use error::HistoryError;
 pub use home::{COMMITTER_EMAIL, COMMITTER_NAME, EXTERNAL_EDIT, INITIAL_IMPORT, VersionedHome};
 pub use log::Change;
+pub use machine::{
+    SYNC_PREFIX, commit_machine, is_other_machine, machine_name, machine_signature, refresh_index,
+    set_machine_name,
+};
 pub use paths::{GITIGNORE, is_store_path};
 pub use pending::RETRY_WINDOW;
 pub use recorder::Recorder;

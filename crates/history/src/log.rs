@@ -27,6 +27,9 @@ pub struct Change {
     /// Files the commit changed, relative to the home, sorted (empty from
     /// [`VersionedHome::walk_summaries`], which does not read them).
     pub paths: Vec<String>,
+    /// The machine the change was made on when it is another machine's (a change `elroy sync`
+    /// pulled); `None` for this machine's changes and for commits of no recorded machine.
+    pub machine: Option<String>,
 }
 
 impl Change {
@@ -53,6 +56,8 @@ impl Change {
             summary: message.lines().next().unwrap_or_default().to_owned(),
             message,
             paths: Vec::new(),
+            machine: crate::machine::commit_machine(commit)
+                .filter(|m| *m != crate::machine::machine_name()),
         }
     }
 }
@@ -97,8 +102,14 @@ impl VersionedHome {
             return Ok(());
         }
         let filter = path.map(|p| p.trim_end_matches('/').trim_start_matches("./"));
-        for id in first_parent_walk(&repo)? {
-            let change = Change::of(&repo, &repo.find_commit(id?)?)?;
+        for id in history_walk(&repo)? {
+            let commit = repo.find_commit(id?)?;
+            if commit.parent_count() > 1 && !merge_changed_ours(&repo, &commit)? {
+                // A sync merge that only brought the other machine's commits in: those are
+                // listed themselves, with their machine.
+                continue;
+            }
+            let change = Change::of(&repo, &commit)?;
             if filter.is_none_or(|f| change.paths.iter().any(|p| matches(p, f))) && !each(change) {
                 break;
             }
@@ -129,8 +140,12 @@ impl VersionedHome {
             .filter(|p| !p.is_empty());
         // The trees read for the last commit, by id: its parent's are the next commit's own.
         let mut known: HashMap<Oid, Tree<'_>> = HashMap::new();
-        for id in first_parent_walk(&repo)? {
+        for id in history_walk(&repo)? {
             let commit = repo.find_commit(id?)?;
+            if commit.parent_count() > 1 && !merge_changed_ours(&repo, &commit)? {
+                // As in `walk_history`: the pulled commits are listed themselves.
+                continue;
+            }
             if let Some(filter) = filter {
                 let parent = match commit.parents().next() {
                     Some(parent) => Some(parent.tree()?),
@@ -154,8 +169,8 @@ impl VersionedHome {
 
 impl VersionedHome {
     /// Whether the history can be read (`elroy doctor`), in time that grows with the number of
-    /// commits, not with what they changed: every commit object back from HEAD along first
-    /// parents, and every tree of HEAD (no blob, no diff: reading the changes of 10,000 commits
+    /// commits, not with what they changed: every commit object reachable from HEAD (other
+    /// machines' included), and every tree of HEAD (no blob, no diff: reading the changes of 10,000 commits
     /// against a 110,000-file tree takes minutes). Each object read is checked against its id
     /// (turned on here for the rest of the process: `doctor` reads nothing else from git).
     ///
@@ -167,7 +182,7 @@ impl VersionedHome {
         if !head_born(&repo)? {
             return Ok(());
         }
-        for id in first_parent_walk(&repo)? {
+        for id in history_walk(&repo)? {
             let commit = repo.find_commit(id?)?;
             let _ = commit.tree_id();
         }
@@ -229,17 +244,34 @@ fn path_changed<'r>(
     Ok(false)
 }
 
-/// Commit ids from HEAD back along first parents, one commit read per id: a first-parent walk
-/// is a chain, so it needs no sorting, and any sorting makes libgit2 read the whole graph before
-/// the first id (10,000 commits for `elroy history | head`).
-pub(crate) fn first_parent_walk(
+/// Every commit reachable from HEAD, newest first by commit time: after `elroy sync` merged
+/// another machine's changes, those are listed too, not only this machine's line. Time order
+/// alone is lazy in libgit2 (a priority queue: one commit read per id); topological sorting would
+/// read the whole graph before the first id (10,000 commits for `elroy history | head`).
+pub(crate) fn history_walk(
     repo: &Repository,
 ) -> Result<impl Iterator<Item = Result<Oid, git2::Error>> + '_, HistoryError> {
     let mut walk = repo.revwalk()?;
-    walk.set_sorting(Sort::NONE)?;
-    walk.simplify_first_parent()?;
+    walk.set_sorting(Sort::TIME)?;
     walk.push_head()?;
     Ok(walk)
+}
+
+/// Whether the merge `commit` made a change of its own: its tree differs from each parent's
+/// tree on some path in a way neither parent had (a merged file, a sibling, a renamed memory).
+fn merge_changed_ours(repo: &Repository, commit: &Commit<'_>) -> Result<bool, HistoryError> {
+    let tree = commit.tree()?;
+    let mut per_parent = Vec::new();
+    for parent in commit.parents() {
+        per_parent.push(changed_paths(repo, Some(&parent.tree()?), &tree)?);
+    }
+    // A path changed relative to every parent came from neither side as it is.
+    let Some((first, rest)) = per_parent.split_first() else {
+        return Ok(false);
+    };
+    Ok(first
+        .iter()
+        .any(|p| rest.iter().all(|other| other.contains(p))))
 }
 
 #[cfg(test)]

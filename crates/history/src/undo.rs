@@ -8,7 +8,7 @@ use jiff::Timestamp;
 use elroy_markdown::HomeLock;
 
 use crate::home::{EXTERNAL_EDIT, INITIAL_IMPORT, head_born};
-use crate::log::{Change, first_parent_walk};
+use crate::log::{Change, history_walk};
 use crate::pending::{Pending, retrying};
 use crate::tree::{CommitIf, commit_files, sync_index};
 use crate::{HistoryError, VersionedHome};
@@ -61,6 +61,14 @@ impl VersionedHome {
         // Refuse before touching anything.
         for path in &original.paths {
             if work_tree_blob(self.root(), path)? != blob_at(&after, path)? {
+                if let Some(machine) = pulled_since(&repo, target, path)? {
+                    return Err(HistoryError::ChangedByPull {
+                        message: original.summary.clone(),
+                        id: original.short_id.clone(),
+                        path: path.clone(),
+                        machine,
+                    });
+                }
                 return Err(HistoryError::EditedSince {
                     message: original.summary.clone(),
                     id: original.short_id.clone(),
@@ -140,13 +148,17 @@ fn commit_restored(
 /// The newest commit elroy made that is not undone yet.
 fn find_target(repo: &Repository) -> Result<Oid, HistoryError> {
     let mut undone: Vec<Oid> = Vec::new();
-    for id in first_parent_walk(repo)? {
+    // Every commit reachable from HEAD, newest first: after `elroy sync` this machine's own
+    // changes may be behind another machine's merge (its second parent), not on the first-parent
+    // line.
+    for id in history_walk(repo)? {
         let id = id?;
         let commit = repo.find_commit(id)?;
         let message = String::from_utf8_lossy(commit.message_bytes()).into_owned();
         let summary = message.lines().next().unwrap_or_default();
         if commit.parent_count() == 0 || summary == INITIAL_IMPORT {
-            break;
+            // A synced home has one initial import per machine: go on to older changes.
+            continue;
         }
         if summary.starts_with(UNDO_PREFIX) {
             if let Some(reverted) = message
@@ -158,12 +170,59 @@ fn find_target(repo: &Repository) -> Result<Oid, HistoryError> {
             }
             continue;
         }
-        if summary == EXTERNAL_EDIT || undone.contains(&id) {
+        if summary == EXTERNAL_EDIT
+            || summary.starts_with(crate::machine::SYNC_PREFIX)
+            || crate::machine::is_other_machine(&commit)
+            || undone.contains(&id)
+        {
+            // Outside edits, `elroy sync`'s merges and renumberings, and changes another machine
+            // made (pulled by a sync) are not this machine's to undo.
             continue;
         }
         return Ok(id);
     }
     Err(HistoryError::NothingToUndo)
+}
+
+/// The machine whose change, pulled by `elroy sync` after `target`, changed `path`: a commit of
+/// another machine or a `sync: …` commit on HEAD's side of `target` that changed it. `None` when
+/// no pull touched it (it was edited by hand).
+fn pulled_since(
+    repo: &Repository,
+    target: Oid,
+    path: &str,
+) -> Result<Option<String>, HistoryError> {
+    let mut walk = repo.revwalk()?;
+    walk.push_head()?;
+    walk.hide(target)?;
+    for id in walk {
+        let commit = repo.find_commit(id?)?;
+        let message = String::from_utf8_lossy(commit.message_bytes()).into_owned();
+        let sync = message.starts_with(crate::machine::SYNC_PREFIX);
+        let other = crate::machine::is_other_machine(&commit);
+        if !sync && !other {
+            continue;
+        }
+        let tree = commit.tree()?;
+        let changed = match commit.parents().next() {
+            Some(parent) => blob_at(&parent.tree()?, path)? != blob_at(&tree, path)?,
+            None => false,
+        };
+        if changed {
+            let machine = crate::machine::commit_machine(&commit)
+                .filter(|_| other)
+                .or_else(|| {
+                    message
+                        .lines()
+                        .next()
+                        .and_then(|l| l.strip_prefix("sync: merge from "))
+                        .map(str::to_owned)
+                })
+                .unwrap_or_else(|| "another machine".to_owned());
+            return Ok(Some(machine));
+        }
+    }
+    Ok(None)
 }
 
 /// The blob at `path` in `tree`, if any.

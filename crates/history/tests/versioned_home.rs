@@ -86,7 +86,10 @@ fn initial_import_takes_only_the_stores() {
     let repo = git2::Repository::open(root).unwrap();
     let head = repo.head().unwrap().peel_to_commit().unwrap();
     assert_eq!(head.author().name().unwrap(), "elroy");
-    assert_eq!(head.committer().email().unwrap(), "elroy@localhost");
+    assert_eq!(
+        head.committer().email().unwrap(),
+        format!("elroy@{}", elroy_history::machine_name())
+    );
     // A second start with nothing changed makes no commit.
     VersionedHome::start(root, now()).unwrap();
     assert_eq!(home.history(None).unwrap().len(), 1);

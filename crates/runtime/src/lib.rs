@@ -17,6 +17,8 @@
 //! - [`Runtime::reminders`] and [`Runtime::snooze_due_item`] ([`reminders`]): due items to
 //!   announce, the announcement ledger, the next trigger, snoozing (issue 16).
 //!
+//! - [`sync::sync_home`]: `elroy sync` and the syncs of interactive sessions and `elroy remind
+//!   --watch` (issue 17), one entry point for every front end.
 //! - [`doctor::check_home`]: `elroy doctor`, every store, file, the database and the versioned
 //!   home checked, as typed problems.
 //!
@@ -32,6 +34,7 @@ mod history;
 pub mod models;
 pub mod reminders;
 mod services;
+pub mod sync;
 
 use std::sync::Arc;
 

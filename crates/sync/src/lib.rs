@@ -1,8 +1,63 @@
 //! `elroy sync`: one elroy home on several machines, through any git remote (issue 17).
 //!
 //! The versioned home (`elroy-history`) is already a git repository; syncing is fetch, merge, index
-//! update, push. What git cannot do for elroy is merge two versions of a *store file*: this crate merges
-//! them by their structure ([`merge`]) and never writes conflict markers into a store file. What cannot be
-//! merged by those rules is kept in a sibling file that the stores ignore and `elroy doctor` lists.
+//! update, push ([`sync`], in [`engine`]). What git cannot do for elroy is merge two versions of a
+//! *store file*: this crate merges them by their structure ([`merge`]) and never writes conflict
+//! markers into a store file. What cannot be merged by those rules is kept in a sibling file that
+//! the stores ignore and `elroy doctor` lists. Memory ids stay unique per user across machines
+//! ([`identity`]), and this machine's `state.db` follows a renumbered memory.
 
+pub mod engine;
+pub mod identity;
+mod index;
 pub mod merge;
+pub mod people;
+pub mod transport;
+
+#[cfg(test)]
+mod tests;
+
+pub use engine::{
+    ChangeKind, FAIL_AFTER_ENV, FileChange, SyncOptions, SyncReport, merge_lines, sync,
+};
+pub use identity::Renumbered;
+
+/// Why a sync could not be done.
+#[derive(Debug, thiserror::Error)]
+pub enum SyncError {
+    /// The remote could not be reached, refused, or needs credentials elroy cannot get (git's or
+    /// libgit2's reason). At the fetch this leaves the home exactly as it was.
+    #[error("cannot sync with {remote}: {message}")]
+    Remote {
+        /// The remote as configured.
+        remote: String,
+        /// Why.
+        message: String,
+    },
+    /// A file the pull would change was edited while the sync ran; nothing was changed.
+    #[error("{path} was edited while elroy sync ran; nothing was changed, run elroy sync again")]
+    EditedDuringSync {
+        /// The file, relative to the home.
+        path: String,
+    },
+    /// A file or directory could not be written.
+    #[error("cannot write {path}: {message}")]
+    Write {
+        /// The file, relative to the home.
+        path: String,
+        /// The OS error.
+        message: String,
+    },
+    /// This machine's `state.db` could not be updated for renumbered memories.
+    #[error("state.db: {0}")]
+    Index(String),
+    /// The versioned home failed (commit, lock).
+    #[error("{0}")]
+    History(#[from] elroy_history::HistoryError),
+    /// The home lock or an atomic write failed.
+    #[error("{0}")]
+    Files(#[from] elroy_markdown::MarkdownError),
+    /// libgit2 failed locally.
+    #[error("git: {}", .0.message().trim_end_matches([':', ' ']))]
+    Git(#[from] git2::Error),
+}

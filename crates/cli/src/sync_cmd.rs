@@ -1,0 +1,136 @@
+//! `elroy sync [--remote URL]`: one home on several machines (issue 17), through
+//! `elroy_runtime::sync`.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use elroy_config::Config;
+
+use crate::output;
+
+/// `elroy sync …`
+#[derive(Debug, clap::Args)]
+#[command(after_help = "\
+Examples:
+  git init --bare /mnt/usb/elroy.git
+  elroy sync --remote /mnt/usb/elroy.git     the first time (saved as sync_remote)
+  elroy sync                                 afterwards, on each machine
+
+Remotes: a path or file:// URL (through libgit2), or ssh://, https://, user@host:path (through your own \
+git program, which must be able to log in without asking).
+
+Nothing is ever lost: a file changed on both machines is merged by its structure, and what cannot be \
+merged is kept in a FILE.sync-conflict-MACHINE file next to it (elroy doctor lists them; merge it by \
+hand and delete it). Options: sync_on_start, sync_on_exit, sync_interval_minutes (elroy config).")]
+pub struct SyncArgs {
+    /// The git remote to sync with: a path to a bare repository, or an ssh/https git URL; saved as
+    /// sync_remote in elroy.conf.yaml when none is configured yet
+    #[arg(long, value_name = "URL")]
+    pub remote: Option<String>,
+}
+
+/// `elroy sync`: prints what was pulled, pushed and merged; exit 1 when the remote cannot be
+/// reached or refuses (the home is then as before).
+pub(crate) fn run(config: &Config, args: &SyncArgs) -> Result<ExitCode, String> {
+    let remote = args.remote.as_deref().map(absolute);
+    let report = elroy_runtime::sync::sync_home(
+        config,
+        remote.as_deref(),
+        elroy_runtime::sync::SYNC_TIMEOUT,
+    )
+    .map_err(|e| e.to_string())?;
+    if let Some(remote) = &remote
+        && config.settings.sync_remote.is_none()
+    {
+        let file = config
+            .config_file
+            .clone()
+            .unwrap_or_else(|| config.paths.elroy_home.join("elroy.conf.yaml"));
+        match save_remote(&file, remote) {
+            Ok(()) => output::println(&format!(
+                "Saved sync_remote: {remote} in {}",
+                file.display()
+            ))?,
+            Err(e) => output::eprintln(&format!(
+                "warning: synced, but could not save sync_remote in {}: {e}",
+                file.display()
+            )),
+        }
+    }
+    for line in elroy_runtime::sync::report_lines(&report) {
+        output::println(&line)?;
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// A local path given on the command line made absolute (from the working directory), so the
+/// saved `sync_remote` works from anywhere; URLs and `file://` are kept as given.
+fn absolute(remote: &str) -> String {
+    if !elroy_sync::transport::is_local(remote) || remote.starts_with("file://") {
+        return remote.to_owned();
+    }
+    std::path::absolute(remote)
+        .map(|p| p.to_string_lossy().into_owned())
+        .unwrap_or_else(|_| remote.to_owned())
+}
+
+/// Sets `sync_remote: REMOTE` in the YAML file `file`, keeping every other line (keys and
+/// comments) as it is: a top-level `sync_remote:` line is replaced, else the key is appended.
+fn save_remote(file: &PathBuf, remote: &str) -> Result<(), String> {
+    let text = match std::fs::read_to_string(file) {
+        Ok(text) => text,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => String::new(),
+        Err(e) => return Err(e.to_string()),
+    };
+    let line = format!(
+        "sync_remote: {}",
+        elroy_markdown::emit_yaml_scalar_string(remote)
+    );
+    let mut replaced = false;
+    let mut lines: Vec<String> = text
+        .lines()
+        .map(|l| {
+            if !replaced && (l.starts_with("sync_remote:") || l == "sync_remote") {
+                replaced = true;
+                line.clone()
+            } else {
+                l.to_owned()
+            }
+        })
+        .collect();
+    if !replaced {
+        lines.push(line);
+    }
+    let mut out = lines.join("\n");
+    out.push('\n');
+    elroy_markdown::write_atomic(file, out.as_bytes(), "elroy.conf.yaml").map_err(|e| e.to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn a_relative_remote_is_saved_absolute() {
+        let got = super::absolute("remote.git");
+        assert!(std::path::Path::new(&got).is_absolute(), "{got}");
+        assert!(got.ends_with("remote.git"));
+        assert_eq!(super::absolute("me@host:elroy.git"), "me@host:elroy.git");
+        assert_eq!(super::absolute("file:///srv/e.git"), "file:///srv/e.git");
+    }
+
+    #[test]
+    fn the_remote_is_added_keeping_comments_and_keys() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("elroy.conf.yaml");
+        std::fs::write(&file, "# my settings\nchat_model: gpt-5 # the best\n").unwrap();
+        super::save_remote(&file, "/mnt/usb/elroy.git").unwrap();
+        assert_eq!(
+            std::fs::read_to_string(&file).unwrap(),
+            "# my settings\nchat_model: gpt-5 # the best\nsync_remote: /mnt/usb/elroy.git\n"
+        );
+        super::save_remote(&file, "me@host:elroy.git").unwrap();
+        assert_eq!(
+            std::fs::read_to_string(&file).unwrap(),
+            "# my settings\nchat_model: gpt-5 # the best\nsync_remote: me@host:elroy.git\n"
+        );
+    }
+}

@@ -1,0 +1,299 @@
+//! Fetching from and pushing to the sync remote.
+//!
+//! Local paths and `file://` URLs go through git2 (libgit2's local transport, no program needed).
+//! Network remotes (`ssh://`, `https://`, `git://`, scp-like `user@host:path`) run the user's own
+//! `git` for the fetch and the push only, as cargo's `net.git-fetch-with-cli` does: git2 is built
+//! without its `https`/`ssh` features (they build OpenSSL and libssh2), and the user's `git`
+//! already knows their keys, agents, credential helpers and proxies. It never prompts
+//! (`GIT_TERMINAL_PROMPT=0`, ssh in batch mode): a remote that needs credentials it cannot get is
+//! an error, not a hang.
+
+use std::io::Read;
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use git2::{Direction, FetchOptions, Oid, PushOptions, RemoteCallbacks, Repository};
+
+use crate::SyncError;
+
+/// The ref the remote's branch is fetched into: `refs/remotes/sync/<branch>`.
+pub(crate) fn tracking_ref(branch: &str) -> String {
+    format!("refs/remotes/sync/{branch}")
+}
+
+/// Whether `remote` is reached through git2's local transport: a path or a `file://` URL.
+pub fn is_local(remote: &str) -> bool {
+    if remote.starts_with("file://") {
+        return true;
+    }
+    if remote.contains("://") {
+        return false;
+    }
+    // scp-like `host:path` / `user@host:path` (a `:` before any `/`), but not `C:\…`.
+    match remote.find(':') {
+        Some(colon) => {
+            let before = &remote[..colon];
+            before.contains('/') || (before.len() == 1 && cfg!(windows))
+        }
+        None => true,
+    }
+}
+
+/// Fetches `branch` of `remote` into [`tracking_ref`]. Returns the fetched commit, or `None` when
+/// the remote has no such branch yet (a new, empty repository).
+///
+/// # Errors
+/// [`SyncError::Remote`] when the remote cannot be reached, is not a repository, or refuses.
+pub(crate) fn fetch(
+    repo: &Repository,
+    root: &Path,
+    remote: &str,
+    branch: &str,
+    timeout: Duration,
+) -> Result<Option<Oid>, SyncError> {
+    let tracking = tracking_ref(branch);
+    if is_local(remote) {
+        let unreachable = |e: git2::Error| SyncError::Remote {
+            remote: remote.to_owned(),
+            message: e.message().to_owned(),
+        };
+        let path = remote.strip_prefix("file://").unwrap_or(remote);
+        if !Path::new(path).exists() {
+            return Err(SyncError::Remote {
+                remote: remote.to_owned(),
+                message: "no such directory".into(),
+            });
+        }
+        let mut handle = repo.remote_anonymous(remote).map_err(unreachable)?;
+        handle.connect(Direction::Fetch).map_err(unreachable)?;
+        let wanted = format!("refs/heads/{branch}");
+        let has_branch = handle
+            .list()
+            .map_err(unreachable)?
+            .iter()
+            .any(|head| head.name() == wanted);
+        handle.disconnect().map_err(unreachable)?;
+        if !has_branch {
+            return Ok(None);
+        }
+        let mut options = FetchOptions::new();
+        options.download_tags(git2::AutotagOption::None);
+        handle
+            .fetch(
+                &[format!("+{wanted}:{tracking}")],
+                Some(&mut options),
+                Some("elroy sync: fetch"),
+            )
+            .map_err(unreachable)?;
+    } else {
+        let refspec = format!("+refs/heads/{branch}:{tracking}");
+        let out = run_git(root, &["fetch", "--no-tags", remote, &refspec], timeout)?;
+        if !out.ok {
+            if out.stderr.contains("couldn't find remote ref") {
+                return Ok(None);
+            }
+            return Err(SyncError::Remote {
+                remote: remote.to_owned(),
+                message: out.message(),
+            });
+        }
+    }
+    match repo.refname_to_id(&tracking) {
+        Ok(id) => Ok(Some(id)),
+        Err(e) if e.code() == git2::ErrorCode::NotFound => Ok(None),
+        Err(e) => Err(e.into()),
+    }
+}
+
+/// What a push came to.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Pushed {
+    /// The remote's branch now holds the commit.
+    Done,
+    /// The remote's branch moved since the fetch (another machine pushed): fetch and merge again.
+    NotFastForward,
+}
+
+/// Pushes the local `branch` to the remote's `branch` (never forced).
+///
+/// # Errors
+/// [`SyncError::Remote`] when the remote cannot be reached or refuses for another reason.
+pub(crate) fn push(
+    repo: &Repository,
+    root: &Path,
+    remote: &str,
+    branch: &str,
+    timeout: Duration,
+) -> Result<Pushed, SyncError> {
+    let refspec = format!("refs/heads/{branch}:refs/heads/{branch}");
+    if is_local(remote) {
+        let failed = |e: git2::Error| SyncError::Remote {
+            remote: remote.to_owned(),
+            message: e.message().to_owned(),
+        };
+        let mut handle = repo.remote_anonymous(remote).map_err(failed)?;
+        let rejected = std::cell::RefCell::new(None::<String>);
+        let mut callbacks = RemoteCallbacks::new();
+        callbacks.push_update_reference(|_name, status| {
+            if let Some(status) = status {
+                *rejected.borrow_mut() = Some(status.to_owned());
+            }
+            Ok(())
+        });
+        let mut options = PushOptions::new();
+        options.remote_callbacks(callbacks);
+        match handle.push(&[refspec.as_str()], Some(&mut options)) {
+            Ok(()) => {}
+            Err(e) if is_not_fast_forward(e.message()) => return Ok(Pushed::NotFastForward),
+            Err(e) => return Err(failed(e)),
+        }
+        drop(options);
+        if let Some(status) = rejected.into_inner() {
+            if is_not_fast_forward(&status) {
+                return Ok(Pushed::NotFastForward);
+            }
+            return Err(SyncError::Remote {
+                remote: remote.to_owned(),
+                message: format!("the push was refused: {status}"),
+            });
+        }
+        Ok(Pushed::Done)
+    } else {
+        let out = run_git(root, &["push", "--porcelain", remote, &refspec], timeout)?;
+        if out.ok {
+            return Ok(Pushed::Done);
+        }
+        let all = format!("{}\n{}", out.stdout, out.stderr);
+        if is_not_fast_forward(&all) {
+            return Ok(Pushed::NotFastForward);
+        }
+        Err(SyncError::Remote {
+            remote: remote.to_owned(),
+            message: out.message(),
+        })
+    }
+}
+
+fn is_not_fast_forward(message: &str) -> bool {
+    let m = message.to_ascii_lowercase();
+    m.contains("non-fast-forward")
+        || m.contains("fastforwardable")
+        || m.contains("fetch first")
+        || m.contains("rejected")
+}
+
+struct GitOutput {
+    ok: bool,
+    stdout: String,
+    stderr: String,
+}
+
+impl GitOutput {
+    /// The last few lines git wrote to stderr (its reason), else a generic text.
+    fn message(&self) -> String {
+        let lines: Vec<&str> = self
+            .stderr
+            .lines()
+            .map(str::trim)
+            .filter(|l| !l.is_empty())
+            .collect();
+        if lines.is_empty() {
+            return "git failed without saying why".into();
+        }
+        lines[lines.len().saturating_sub(3)..].join("; ")
+    }
+}
+
+/// Runs `git -C root ARGS` without prompting, killed after `timeout`.
+fn run_git(root: &Path, args: &[&str], timeout: Duration) -> Result<GitOutput, SyncError> {
+    let mut command = Command::new("git");
+    command
+        .arg("-C")
+        .arg(root)
+        .args(args)
+        .env("GIT_TERMINAL_PROMPT", "0")
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    if std::env::var_os("GIT_SSH_COMMAND").is_none() && std::env::var_os("GIT_SSH").is_none() {
+        command.env("GIT_SSH_COMMAND", "ssh -o BatchMode=yes");
+    }
+    let mut child = command.spawn().map_err(|e| SyncError::Remote {
+        remote: args
+            .get(args.len().saturating_sub(2))
+            .copied()
+            .unwrap_or("")
+            .to_owned(),
+        message: format!("cannot run git for this remote ({e}); install git, or use a local path"),
+    })?;
+    // Read both pipes on threads so a chatty git never blocks on a full pipe.
+    let mut stdout = child.stdout.take();
+    let mut stderr = child.stderr.take();
+    let out_thread = std::thread::spawn(move || {
+        let mut s = String::new();
+        if let Some(pipe) = stdout.as_mut() {
+            let _ = pipe.read_to_string(&mut s);
+        }
+        s
+    });
+    let err_thread = std::thread::spawn(move || {
+        let mut s = String::new();
+        if let Some(pipe) = stderr.as_mut() {
+            let _ = pipe.read_to_string(&mut s);
+        }
+        s
+    });
+    let started = Instant::now();
+    let status = loop {
+        match child.try_wait() {
+            Ok(Some(status)) => break Some(status),
+            Ok(None) if started.elapsed() >= timeout => {
+                let _ = child.kill();
+                let _ = child.wait();
+                break None;
+            }
+            Ok(None) => std::thread::sleep(Duration::from_millis(20)),
+            Err(_) => break None,
+        }
+    };
+    let stdout = out_thread.join().unwrap_or_default();
+    let stderr = err_thread.join().unwrap_or_default();
+    match status {
+        Some(status) => Ok(GitOutput {
+            ok: status.success(),
+            stdout,
+            stderr,
+        }),
+        None => Ok(GitOutput {
+            ok: false,
+            stdout,
+            stderr: format!("no answer within {} s", timeout.as_secs()),
+        }),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::is_local;
+
+    #[test]
+    fn local_or_network() {
+        for local in [
+            "/srv/elroy.git",
+            "../elroy.git",
+            "file:///srv/elroy.git",
+            "a/b:c",
+        ] {
+            assert!(is_local(local), "{local}");
+        }
+        for network in [
+            "ssh://me@host/srv/elroy.git",
+            "https://example.com/me/elroy.git",
+            "me@host:elroy.git",
+            "host:elroy.git",
+        ] {
+            assert!(!is_local(network), "{network}");
+        }
+    }
+}

@@ -1,0 +1,634 @@
+//! `elroy sync` end to end (issue 17): homes of several "machines" (each its own `ELROY_HOME` and
+//! `ELROY_MACHINE_NAME`) and a bare repository in a temporary directory.
+
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+use crate::common;
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::Output;
+
+use common::{TestHome, stderr, stdout};
+
+const NOW: &str = "2026-03-16T08:30:00Z";
+
+struct Machine {
+    home: TestHome,
+    name: &'static str,
+}
+
+impl Machine {
+    fn new(name: &'static str) -> Self {
+        Machine {
+            home: TestHome::new(),
+            name,
+        }
+    }
+
+    fn run_env(&self, args: &[&str], env: &[(&str, &str)]) -> Output {
+        let mut cmd = self.home.cmd();
+        cmd.env("ELROY_NOW", NOW)
+            .env("ELROY_MACHINE_NAME", self.name)
+            .args(args);
+        for (k, v) in env {
+            cmd.env(k, v);
+        }
+        cmd.output().unwrap()
+    }
+
+    fn run(&self, args: &[&str]) -> Output {
+        self.run_env(args, &[])
+    }
+
+    fn call(&self, tool: &str, args: &str) -> String {
+        let out = self.run(&["tools", "call", tool, "--args", args]);
+        assert!(
+            out.status.success(),
+            "{tool} on {}: {}",
+            self.name,
+            stderr(&out)
+        );
+        stdout(&out)
+    }
+
+    fn sync(&self, remote: &Path) -> String {
+        let out = self.run(&["sync", "--remote", remote.to_str().unwrap()]);
+        assert!(
+            out.status.success(),
+            "sync on {}: {}{}",
+            self.name,
+            stdout(&out),
+            stderr(&out)
+        );
+        stdout(&out)
+    }
+
+    fn root(&self) -> PathBuf {
+        self.home.home()
+    }
+}
+
+fn bare(dir: &Path) -> PathBuf {
+    let path = dir.join("remote.git");
+    git2::Repository::init_bare(&path).unwrap();
+    path
+}
+
+/// Every store file of a home (relative path → content): agenda, memories, feature requests, notes.
+fn store_files(root: &Path) -> BTreeMap<String, String> {
+    let mut files = BTreeMap::new();
+    fn walk(root: &Path, dir: &Path, files: &mut BTreeMap<String, String>) {
+        let Ok(entries) = std::fs::read_dir(dir) else {
+            return;
+        };
+        for entry in entries.flatten() {
+            let path = entry.path();
+            let rel = path
+                .strip_prefix(root)
+                .unwrap()
+                .to_string_lossy()
+                .into_owned();
+            if rel.starts_with(".git") || rel.starts_with("logs") || rel.starts_with("cache") {
+                continue;
+            }
+            if path.is_dir() {
+                walk(root, &path, files);
+            } else if rel.ends_with(".md") {
+                files.insert(rel, std::fs::read_to_string(&path).unwrap());
+            }
+        }
+    }
+    walk(root, root, &mut files);
+    files
+}
+
+fn memory_ids(root: &Path) -> Vec<(String, i64)> {
+    store_files(root)
+        .into_iter()
+        .filter(|(p, _)| p.starts_with("memories/"))
+        .map(|(p, text)| {
+            let id = text
+                .lines()
+                .find_map(|l| l.strip_prefix("id: "))
+                .unwrap_or_else(|| panic!("{p} has no id: {text}"))
+                .trim()
+                .parse()
+                .unwrap();
+            (p, id)
+        })
+        .collect()
+}
+
+fn assert_no_markers(root: &Path) {
+    for (path, text) in store_files(root) {
+        assert!(!text.contains("<<<<<<<"), "{path} has conflict markers");
+    }
+}
+
+#[test]
+fn three_homes_share_everything_and_converge_with_unique_ids() {
+    let dir = tempfile::tempdir().unwrap();
+    let remote = bare(dir.path());
+    let machines = [
+        Machine::new("laptop"),
+        Machine::new("desktop"),
+        Machine::new("server"),
+    ];
+    for m in &machines {
+        m.call(
+            "add_agenda_item",
+            &format!(r#"{{"text":"Agenda item from {}"}}"#, m.name),
+        );
+        // Every machine gives its first memory id 1.
+        m.call(
+            "create_memory",
+            &format!(
+                r#"{{"name":"Memory of {}","text":"Written on the {}."}}"#,
+                m.name, m.name
+            ),
+        );
+    }
+    // One round each: every machine sees what the ones before it pushed.
+    for m in &machines {
+        m.sync(&remote);
+    }
+    let last = &machines[2];
+    let files = store_files(&last.root());
+    for m in &machines {
+        assert!(
+            files.contains_key(&format!("agenda/Agenda_item_from_{}.md", m.name)),
+            "{files:?}"
+        );
+    }
+    // Second round: everything everywhere, the same bytes in every home.
+    for m in &machines {
+        m.sync(&remote);
+    }
+    let reference = store_files(&machines[0].root());
+    for m in &machines {
+        assert_eq!(store_files(&m.root()), reference, "{} differs", m.name);
+        assert_no_markers(&m.root());
+        // A synced home is a healthy home.
+        let out = m.run(&["doctor"]);
+        assert!(out.status.success(), "{}: {}", m.name, stdout(&out));
+    }
+    // Ids unique again, and each machine's index shows each memory's own text under its name.
+    let ids = memory_ids(&machines[0].root());
+    assert_eq!(ids.len(), 3, "{ids:?}");
+    let mut unique: Vec<i64> = ids.iter().map(|(_, id)| *id).collect();
+    unique.sort_unstable();
+    unique.dedup();
+    assert_eq!(unique.len(), 3, "{ids:?}");
+    for m in &machines {
+        for other in &machines {
+            let shown = m.call(
+                "print_memory",
+                &format!(r#"{{"memory_name":"Memory of {}"}}"#, other.name),
+            );
+            assert!(
+                shown.contains(&format!("Written on the {}.", other.name)),
+                "{} shows for {}: {shown}",
+                m.name,
+                other.name
+            );
+        }
+    }
+}
+
+#[test]
+fn the_first_sync_saves_the_remote_and_an_unreachable_remote_changes_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let m = Machine::new("laptop");
+    m.call("add_agenda_item", r#"{"text":"Water the plants"}"#);
+    m.call(
+        "create_memory",
+        r#"{"name":"Bike lock","text":"The code is 4711."}"#,
+    );
+    std::fs::write(
+        m.root().join("elroy.conf.yaml"),
+        "# mine\nmax_tokens: 5000\n",
+    )
+    .unwrap();
+    // A hand edit not committed yet: it stays uncommitted when the remote cannot be reached.
+    std::fs::write(m.root().join("MEMORY.md"), "- likes tea\n").unwrap();
+    let head = |m: &Machine| {
+        git2::Repository::open(m.root())
+            .unwrap()
+            .head()
+            .unwrap()
+            .peel_to_commit()
+            .unwrap()
+            .id()
+    };
+    let before = (store_files(&m.root()), head(&m));
+    let missing = dir.path().join("no-such-remote.git");
+    let out = m.run(&["sync", "--remote", missing.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(1), "{}", stdout(&out));
+    assert!(
+        stderr(&out).contains("cannot sync with"),
+        "{}",
+        stderr(&out)
+    );
+    assert_eq!((store_files(&m.root()), head(&m)), before);
+    assert_eq!(
+        std::fs::read_to_string(m.root().join("elroy.conf.yaml")).unwrap(),
+        "# mine\nmax_tokens: 5000\n"
+    );
+    // A directory that is not a repository refuses the same way.
+    let out = m.run(&["sync", "--remote", dir.path().to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!((store_files(&m.root()), head(&m)), before);
+    // Without a remote: a clear message.
+    let out = m.run(&["sync"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        stderr(&out).contains("elroy sync --remote URL"),
+        "{}",
+        stderr(&out)
+    );
+
+    let remote = bare(dir.path());
+    let report = m.sync(&remote);
+    assert!(report.contains("Saved sync_remote"), "{report}");
+    assert!(
+        report.contains("agenda: Water the plants (new)"),
+        "{report}"
+    );
+    assert!(report.contains("memories: Bike lock (new)"), "{report}");
+    assert!(report.contains("notes: MEMORY (new)"), "{report}");
+    assert!(!report.contains(".gitignore"), "{report}");
+    // The memory's name travels in its file.
+    let memory = std::fs::read_to_string(m.root().join("memories/Bike_lock.md")).unwrap();
+    assert!(memory.contains("name: Bike lock"), "{memory}");
+    assert_eq!(
+        std::fs::read_to_string(m.root().join("elroy.conf.yaml")).unwrap(),
+        format!(
+            "# mine\nmax_tokens: 5000\nsync_remote: {}\n",
+            remote.display()
+        )
+    );
+    // Now `elroy sync` alone uses it.
+    let out = m.run(&["sync"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(stdout(&out).contains("Already in sync"), "{}", stdout(&out));
+}
+
+#[test]
+fn a_sync_killed_at_any_step_loses_nothing_and_the_next_completes() {
+    for step in ["fetch", "merge", "index", "push"] {
+        let dir = tempfile::tempdir().unwrap();
+        let remote = bare(dir.path());
+        let a = Machine::new("laptop");
+        let b = Machine::new("desktop");
+        a.call("add_agenda_item", r#"{"text":"From the laptop"}"#);
+        a.call(
+            "create_memory",
+            r#"{"name":"Laptop memory","text":"laptop text"}"#,
+        );
+        a.sync(&remote);
+        b.call("add_agenda_item", r#"{"text":"From the desktop"}"#);
+        b.call("add_agenda_item", r#"{"text":"Another from the desktop"}"#);
+        b.call(
+            "create_memory",
+            r#"{"name":"Desktop memory","text":"desktop text"}"#,
+        );
+        let out = b.run_env(
+            &["sync", "--remote", remote.to_str().unwrap()],
+            &[("ELROY_SYNC_FAIL_AFTER", step)],
+        );
+        assert_eq!(out.status.code(), Some(86), "{step}: {}", stderr(&out));
+        // Readable: the agenda lists, nothing of this machine is lost.
+        let listing = b.call("list_agenda_items", "{}");
+        assert!(listing.contains("From the desktop"), "{step}: {listing}");
+        assert!(
+            listing.contains("Another from the desktop"),
+            "{step}: {listing}"
+        );
+        // The next sync completes, on both machines.
+        b.sync(&remote);
+        a.sync(&remote);
+        for m in [&a, &b] {
+            let listing = m.call("list_agenda_items", "{}");
+            for item in [
+                "From the laptop",
+                "From the desktop",
+                "Another from the desktop",
+            ] {
+                assert!(listing.contains(item), "{step} {}: {listing}", m.name);
+            }
+            for (name, text) in [
+                ("Laptop memory", "laptop text"),
+                ("Desktop memory", "desktop text"),
+            ] {
+                let shown = m.call("print_memory", &format!(r#"{{"memory_name":"{name}"}}"#));
+                assert!(shown.contains(text), "{step} {}: {shown}", m.name);
+            }
+            assert_no_markers(&m.root());
+        }
+        assert_eq!(store_files(&a.root()), store_files(&b.root()), "{step}");
+    }
+}
+
+#[test]
+fn a_file_changed_on_both_machines_is_reported_and_history_and_undo_stay_honest() {
+    let dir = tempfile::tempdir().unwrap();
+    let remote = bare(dir.path());
+    let a = Machine::new("laptop");
+    let b = Machine::new("desktop");
+    a.call("add_agenda_item", r#"{"text":"Plan the trip"}"#);
+    a.sync(&remote);
+    b.sync(&remote);
+    // Both change the same item.
+    a.call(
+        "add_agenda_item_update",
+        r#"{"item_name":"Plan the trip","note":"Booked the train"}"#,
+    );
+    b.call(
+        "add_agenda_item_update",
+        r#"{"item_name":"Plan the trip","note":"Asked for leave"}"#,
+    );
+    a.sync(&remote);
+    let report = b.sync(&remote);
+    assert!(report.contains("Changed on both machines"), "{report}");
+    assert!(report.contains("agenda/Plan_the_trip.md"), "{report}");
+    // Both texts are somewhere in the desktop's home, none with conflict markers.
+    let all: String = std::fs::read_dir(b.root().join("agenda"))
+        .unwrap()
+        .flatten()
+        .map(|e| std::fs::read_to_string(e.path()).unwrap())
+        .collect();
+    assert!(
+        all.contains("Booked the train") && all.contains("Asked for leave"),
+        "{all}"
+    );
+    assert_no_markers(&b.root());
+
+    // The laptop's pulled change shows with its machine in the desktop's history.
+    let out = b.run(&["history"]);
+    let history = stdout(&out);
+    assert!(
+        history
+            .lines()
+            .any(|l| l.contains("add_agenda_item_update") && l.contains("(from laptop)")),
+        "{history}"
+    );
+
+    // The desktop's own last change, changed since by a pull: undo refuses and says why.
+    b.call("add_agenda_item", r#"{"text":"Call mom"}"#);
+    b.sync(&remote);
+    a.sync(&remote);
+    a.call(
+        "add_agenda_item_update",
+        r#"{"item_name":"Call mom","note":"Called"}"#,
+    );
+    a.sync(&remote);
+    let before = store_files(&b.root());
+    b.sync(&remote);
+    assert_ne!(store_files(&b.root()), before);
+    let out = b.run(&["undo"]);
+    assert_eq!(out.status.code(), Some(1), "{}", stdout(&out));
+    assert!(
+        stderr(&out).contains("by a change from laptop"),
+        "{}",
+        stderr(&out)
+    );
+    assert!(b.call("list_agenda_items", "{}").contains("Call mom"));
+}
+
+#[test]
+fn user_names_travel_with_the_sync() {
+    let dir = tempfile::tempdir().unwrap();
+    let remote = bare(dir.path());
+    let a = Machine::new("laptop");
+    let b = Machine::new("desktop");
+    a.call("set_user_full_name", r#"{"full_name":"Ada King"}"#);
+    a.call("set_user_preferred_name", r#"{"preferred_name":"Ada"}"#);
+    let report = a.sync(&remote);
+    assert!(report.contains("user names"), "{report}");
+    b.call("get_current_date", "{}");
+    b.sync(&remote);
+    assert!(b.call("get_user_full_name", "{}").contains("Ada King"));
+    assert!(b.call("get_user_preferred_name", "{}").contains("Ada"));
+    // A change on the desktop goes back the other way.
+    b.call(
+        "set_user_preferred_name",
+        r#"{"preferred_name":"Countess","override_existing":true}"#,
+    );
+    b.sync(&remote);
+    a.sync(&remote);
+    assert!(a.call("get_user_preferred_name", "{}").contains("Countess"));
+    assert!(a.call("get_user_full_name", "{}").contains("Ada King"));
+}
+
+#[test]
+fn a_chat_session_syncs_at_start_and_exit_when_asked() {
+    let dir = tempfile::tempdir().unwrap();
+    let remote = bare(dir.path());
+    let laptop = Machine::new("laptop");
+    laptop.call("add_agenda_item", r#"{"text":"Pulled at the start"}"#);
+    laptop.sync(&remote);
+
+    let server = elroy_testkit::MockServer::start();
+    server.push(elroy_testkit::Reply::text("Noted."));
+    let desktop = Machine {
+        home: common::home_with_model(
+            &server,
+            &format!(
+                "sync_remote: {}\nsync_on_start: true\nsync_on_exit: true\n",
+                remote.display()
+            ),
+        ),
+        name: "desktop",
+    };
+    let mut child = desktop
+        .home
+        .cmd()
+        .env("ELROY_NOW", NOW)
+        .env("ELROY_MACHINE_NAME", "desktop")
+        .arg("chat")
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    {
+        use std::io::Write;
+        let mut stdin = child.stdin.take().unwrap();
+        stdin
+            .write_all(b"/remember Pushed at the exit\nexit\n")
+            .unwrap();
+    }
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let err = stderr(&out);
+    // One status line each: the start pulled the laptop's item, the exit pushed the memory.
+    assert!(err.contains("sync: pulled 1, pushed 0"), "{err}");
+    assert!(err.contains("sync: pulled 0, pushed 1"), "{err}");
+    assert!(
+        desktop
+            .root()
+            .join("agenda/Pulled_at_the_start.md")
+            .exists()
+    );
+    laptop.sync(&remote);
+    let memories = store_files(&laptop.root());
+    assert!(
+        memories.values().any(|t| t.contains("Pushed at the exit")),
+        "{memories:?}"
+    );
+}
+
+#[test]
+fn deleted_on_one_machine_and_edited_on_the_other_keeps_the_edit() {
+    let dir = tempfile::tempdir().unwrap();
+    let remote = bare(dir.path());
+    let a = Machine::new("laptop");
+    let b = Machine::new("desktop");
+    a.call("add_agenda_item", r#"{"text":"Fix the bike"}"#);
+    a.call("add_agenda_item", r#"{"text":"Paint the fence"}"#);
+    a.sync(&remote);
+    b.sync(&remote);
+    // The laptop deletes one and edits the other; the desktop does the opposite.
+    std::fs::remove_file(a.root().join("agenda/Fix_the_bike.md")).unwrap();
+    a.call(
+        "add_agenda_item_update",
+        r#"{"item_name":"Paint the fence","note":"Bought paint"}"#,
+    );
+    b.call(
+        "add_agenda_item_update",
+        r#"{"item_name":"Fix the bike","note":"New chain"}"#,
+    );
+    std::fs::remove_file(b.root().join("agenda/Paint_the_fence.md")).unwrap();
+    a.sync(&remote);
+    let report = b.sync(&remote);
+    assert!(
+        report.contains(
+            "agenda/Fix_the_bike.md: deleted on one machine, edited on the other; the edit was kept"
+        ),
+        "{report}"
+    );
+    assert!(
+        report.contains(
+            "agenda/Paint_the_fence.md: deleted on one machine, edited on the other; the edit was kept"
+        ),
+        "{report}"
+    );
+    a.sync(&remote);
+    for m in [&a, &b] {
+        let files = store_files(&m.root());
+        assert!(
+            files["agenda/Fix_the_bike.md"].contains("New chain"),
+            "{}",
+            m.name
+        );
+        assert!(
+            files["agenda/Paint_the_fence.md"].contains("Bought paint"),
+            "{}",
+            m.name
+        );
+    }
+}
+
+#[test]
+fn undo_finds_this_machines_change_behind_another_machines_merge() {
+    let dir = tempfile::tempdir().unwrap();
+    let remote = bare(dir.path());
+    let a = Machine::new("laptop");
+    let b = Machine::new("desktop");
+    a.call("add_agenda_item", r#"{"text":"Laptop item"}"#);
+    a.sync(&remote);
+    b.sync(&remote);
+    b.call("add_agenda_item", r#"{"text":"Desktop item"}"#);
+    b.sync(&remote);
+    // The laptop merges the desktop's change (its second parent) and pushes the merge; the
+    // desktop fast-forwards to it.
+    a.call("add_agenda_item", r#"{"text":"Another laptop item"}"#);
+    a.sync(&remote);
+    b.sync(&remote);
+    assert!(b.root().join("agenda/Another_laptop_item.md").exists());
+    let out = b.run(&["undo"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(stdout(&out).contains("add_agenda_item"), "{}", stdout(&out));
+    assert!(!b.root().join("agenda/Desktop_item.md").exists());
+    // The laptop's items are not this machine's to undo.
+    assert!(b.root().join("agenda/Laptop_item.md").exists());
+    assert!(b.root().join("agenda/Another_laptop_item.md").exists());
+}
+
+#[test]
+fn remind_watch_syncs_every_interval() {
+    let dir = tempfile::tempdir().unwrap();
+    let remote = bare(dir.path());
+    let laptop = Machine::new("laptop");
+    laptop.call("add_agenda_item", r#"{"text":"Seen by the watcher"}"#);
+    laptop.sync(&remote);
+    let server = Machine::new("server");
+    std::fs::create_dir_all(server.root()).unwrap();
+    std::fs::write(
+        server.root().join("elroy.conf.yaml"),
+        format!(
+            "sync_remote: {}\nsync_interval_minutes: 5\n",
+            remote.display()
+        ),
+    )
+    .unwrap();
+    let mut child = server
+        .home
+        .cmd()
+        .env("ELROY_MACHINE_NAME", "server")
+        .args(["remind", "--watch"])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stderr_pipe = child.stderr.take().unwrap();
+    let (sender, receiver) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let mut buf = [0u8; 1024];
+        let mut seen = String::new();
+        while let Ok(n) = std::io::Read::read(&mut stderr_pipe, &mut buf) {
+            if n == 0 {
+                break;
+            }
+            seen.push_str(&String::from_utf8_lossy(&buf[..n]));
+            if seen.contains('\n') {
+                let _ = sender.send(seen.clone());
+            }
+        }
+    });
+    let line = receiver
+        .recv_timeout(std::time::Duration::from_secs(30))
+        .unwrap_or_default();
+    let _ = child.kill();
+    let _ = child.wait();
+    assert!(line.contains("sync: pulled 1, pushed 0"), "{line}");
+    assert!(server.root().join("agenda/Seen_by_the_watcher.md").exists());
+}
+
+/// Network remotes go through the user's `git`: one that cannot be reached (here ssh to a closed
+/// loopback port) is exit 1 with git's reason, and the home is as it was.
+#[test]
+fn an_unreachable_network_remote_goes_through_git_and_changes_nothing() {
+    let m = Machine::new("laptop");
+    m.call("add_agenda_item", r#"{"text":"Water the plants"}"#);
+    let head = |m: &Machine| {
+        git2::Repository::open(m.root())
+            .unwrap()
+            .head()
+            .unwrap()
+            .peel_to_commit()
+            .unwrap()
+            .id()
+    };
+    let before = (store_files(&m.root()), head(&m));
+    let out = m.run(&["sync", "--remote", "ssh://elroy@127.0.0.1:1/srv/elroy.git"]);
+    assert_eq!(out.status.code(), Some(1), "{}", stdout(&out));
+    let err = stderr(&out);
+    assert!(
+        err.contains("cannot sync with ssh://elroy@127.0.0.1:1/srv/elroy.git"),
+        "{err}"
+    );
+    assert_eq!((store_files(&m.root()), head(&m)), before);
+    assert!(!m.root().join("elroy.conf.yaml").exists());
+}
