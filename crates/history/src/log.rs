@@ -1,8 +1,9 @@
 //! [`VersionedHome::history`]: the changes, newest first.
 
-use std::collections::HashMap;
+use std::cmp::Reverse;
+use std::collections::{BinaryHeap, HashMap, HashSet};
 
-use git2::{Commit, ObjectType, Oid, Repository, Sort, Tree};
+use git2::{Commit, ObjectType, Oid, Repository, Tree};
 use jiff::Timestamp;
 
 use crate::home::{changed_paths, head_born};
@@ -244,17 +245,59 @@ fn path_changed<'r>(
     Ok(false)
 }
 
-/// Every commit reachable from HEAD, newest first by commit time: after `elroy sync` merged
-/// another machine's changes, those are listed too, not only this machine's line. Time order
-/// alone is lazy in libgit2 (a priority queue: one commit read per id); topological sorting would
-/// read the whole graph before the first id (10,000 commits for `elroy history | head`).
-pub(crate) fn history_walk(
-    repo: &Repository,
-) -> Result<impl Iterator<Item = Result<Oid, git2::Error>> + '_, HistoryError> {
-    let mut walk = repo.revwalk()?;
-    walk.set_sorting(Sort::TIME)?;
-    walk.push_head()?;
+/// Every commit reachable from HEAD, newest first: after `elroy sync` merged another machine's
+/// changes, those are listed too, not only this machine's line.
+///
+/// Lazy (one commit read per id, so `elroy history | head` reads a few of 10,000 commits):
+/// libgit2's topological sort reads the whole graph before the first id, and its time sort
+/// orders commits of the same second arbitrarily, a parent before its child included. This walk
+/// takes the newest commit time first and, among equal times, the commit queued first (as `git
+/// log`'s date order), so a line of commits made within one second stays child before parent.
+pub(crate) fn history_walk(repo: &Repository) -> Result<HistoryWalk<'_>, HistoryError> {
+    let head = repo.head()?.peel_to_commit()?;
+    let mut walk = HistoryWalk {
+        repo,
+        queue: BinaryHeap::new(),
+        seen: HashSet::new(),
+        queued: 0,
+    };
+    walk.seen.insert(head.id());
+    walk.push(head.id(), head.time().seconds());
     Ok(walk)
+}
+
+/// The iterator of [`history_walk`].
+pub(crate) struct HistoryWalk<'r> {
+    repo: &'r Repository,
+    /// (commit time, queue order reversed, id): the heap pops the newest, then the first queued.
+    queue: BinaryHeap<(i64, Reverse<u64>, Oid)>,
+    seen: HashSet<Oid>,
+    queued: u64,
+}
+
+impl HistoryWalk<'_> {
+    fn push(&mut self, id: Oid, time: i64) {
+        self.queue.push((time, Reverse(self.queued), id));
+        self.queued += 1;
+    }
+}
+
+impl Iterator for HistoryWalk<'_> {
+    type Item = Result<Oid, git2::Error>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        let (_, _, id) = self.queue.pop()?;
+        let commit = match self.repo.find_commit(id) {
+            Ok(commit) => commit,
+            Err(e) => return Some(Err(e)),
+        };
+        for parent in commit.parents() {
+            if self.seen.insert(parent.id()) {
+                self.push(parent.id(), parent.time().seconds());
+            }
+        }
+        Some(Ok(id))
+    }
 }
 
 /// Whether the merge `commit` made a change of its own: its tree differs from each parent's
