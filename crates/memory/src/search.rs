@@ -151,7 +151,7 @@ impl MemoryStore {
             if out.hits.len() == limit || exhausted {
                 // Files of `memories/` that could not be read are not in the index at all
                 // (written by hand, never readable): they are named too.
-                for (file, reason) in self.unreadable_files_checked(jiff::Timestamp::now())? {
+                for (file, reason) in self.unreadable_files() {
                     if !out.skipped.iter().any(|(f, _)| *f == file) {
                         out.skipped.push((file, reason));
                     }
@@ -162,9 +162,11 @@ impl MemoryStore {
         }
     }
 
-    /// [`MemoryStore::unreadable_files_checked`], empty when the database fails.
+    /// [`MemoryStore::unreadable_files_checked`]; when a changed file cannot be indexed (a
+    /// full disk), the files as last recorded; empty when the database cannot be read.
     pub fn unreadable_files(&self) -> Vec<(String, String)> {
         self.unreadable_files_checked(jiff::Timestamp::now())
+            .or_else(|_| self.unreadable_recorded())
             .unwrap_or_default()
     }
 
@@ -175,15 +177,17 @@ impl MemoryStore {
     /// about the files as they are.
     ///
     /// # Errors
-    /// [`MemoryError::Db`], and [`MemoryError`] when re-indexing a changed file fails.
+    /// [`MemoryError::Db`] when the index cannot be read.
     pub fn search(&self, query: &MemoryQuery, limit: usize) -> Result<Vec<Memory>, MemoryError> {
         let mut found = self.search_index(query, limit)?;
         // A few rounds: each re-indexes the files that changed among the hits.
+        // A check that cannot write the index (a full disk) leaves the answer as the index has
+        // it: the bodies shown are read from the files anyway.
         for _ in 0..3 {
-            if self.revalidate(&found, jiff::Timestamp::now())?.is_none() {
-                break;
+            match self.revalidate(&found, jiff::Timestamp::now()) {
+                Ok(Some(_)) => found = self.search_index(query, limit)?,
+                Ok(None) | Err(_) => break,
             }
-            found = self.search_index(query, limit)?;
         }
         Ok(found)
     }

@@ -118,16 +118,21 @@ impl MemoryStore {
         opts: MemoryStoreOptions,
         now: Timestamp,
     ) -> Result<(MemoryStore, crate::SyncReport), MemoryError> {
-        let store = MemoryStore {
-            db,
-            opts,
-            deactivated: Arc::default(),
-            consolidation_due: Arc::default(),
-        };
+        let store = MemoryStore::new(db, opts);
         let report = store.sync_if_changed(now)?.unwrap_or_default();
         // The caller gets them in the report.
         store.take_deactivated();
         Ok((store, report))
+    }
+
+    /// The store without any sync (`elroy doctor` runs [`MemoryStore::check_all`] on it).
+    pub fn new(db: Arc<Db>, opts: MemoryStoreOptions) -> MemoryStore {
+        MemoryStore {
+            db,
+            opts,
+            deactivated: Arc::default(),
+            consolidation_due: Arc::default(),
+        }
     }
 
     /// The store's options.
@@ -547,9 +552,10 @@ impl MemoryStore {
             return Ok(None);
         };
         // A pinned memory's file is checked like a search hit (an edit in place is indexed).
+        // (A check that cannot write the index, on a full disk, leaves the row as it is.)
         if self
-            .revalidate(std::slice::from_ref(&memory), Timestamp::now())?
-            .is_some()
+            .revalidate(std::slice::from_ref(&memory), Timestamp::now())
+            .is_ok_and(|r| r.is_some())
         {
             let Some(again) = self.get(id)? else {
                 return Ok(None);

@@ -371,7 +371,19 @@ impl MemoryStore {
     /// # Errors
     /// [`MemoryError`] for lock, write and database failures.
     pub fn sync(&self, now: Timestamp) -> Result<SyncReport, MemoryError> {
-        let report = self.scan(now, Mode::Full, true)?;
+        let report = self.scan(now, Mode::Full, true, true)?;
+        self.note_deactivated(&report);
+        Ok(report)
+    }
+
+    /// The full check of `elroy doctor`: as [`MemoryStore::sync`] (every file `stat`ed, changed
+    /// ones read and indexed: edits in place no query has touched yet), except that no file is
+    /// written: files without an id, or with one already in use, are left for the next sync.
+    ///
+    /// # Errors
+    /// As [`MemoryStore::sync`].
+    pub fn check_all(&self, now: Timestamp) -> Result<SyncReport, MemoryError> {
+        let report = self.scan(now, Mode::Full, true, false)?;
         self.note_deactivated(&report);
         Ok(report)
     }
@@ -392,7 +404,7 @@ impl MemoryStore {
         if (0..DIRS.len()).all(|i| stored[i] == Some(current[i])) {
             return Ok(None);
         }
-        let report = self.scan(now, Mode::Listing, false)?;
+        let report = self.scan(now, Mode::Listing, false, true)?;
         self.note_deactivated(&report);
         Ok(Some(report))
     }
@@ -414,7 +426,13 @@ impl MemoryStore {
 
     /// Lists the directories (every one with `all`, else those whose signature changed) and
     /// indexes what the listing shows ([`Mode`]).
-    fn scan(&self, now: Timestamp, mode: Mode, all: bool) -> Result<SyncReport, MemoryError> {
+    fn scan(
+        &self,
+        now: Timestamp,
+        mode: Mode,
+        all: bool,
+        assign_ids: bool,
+    ) -> Result<SyncReport, MemoryError> {
         let _lock = HomeLock::acquire(&self.opts.elroy_home)?;
         let user = self.opts.user_id;
         self.db.with_conn_mapped(|c| -> Result<SyncReport, MemoryError> {
@@ -518,7 +536,7 @@ impl MemoryStore {
                     params![user, prefix],
                 )?;
             }
-            self.index_files(&tx, candidates, gone, &mut report, now, true)?;
+            self.index_files(&tx, candidates, gone, &mut report, now, assign_ids)?;
             // Each listed directory's signature is kept when it did not change while it was
             // listed and indexed (an id written into a file changes it) and is not racy.
             let after = self.dir_sigs();
@@ -645,6 +663,16 @@ impl MemoryStore {
                 })?
         };
         self.note_deactivated(&report);
+        Ok(self
+            .unreadable_entries()?
+            .into_iter()
+            .map(|(_, s, r, _)| (s, r))
+            .collect())
+    }
+
+    /// `(display path, reason)` of the unreadable files of `memories/` as last recorded, without
+    /// a check.
+    pub(crate) fn unreadable_recorded(&self) -> Result<Vec<(String, String)>, MemoryError> {
         Ok(self
             .unreadable_entries()?
             .into_iter()

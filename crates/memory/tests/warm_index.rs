@@ -151,9 +151,24 @@ fn a_full_check_sees_an_edit_in_place_no_query_touched() {
     set_mtime(&path, an_hour_ago());
     let (store, _) = open(&home);
     assert!(names_for(&store, "coffee").is_empty());
-    let report = store.sync(ts("2026-03-17T05:00:00Z")).unwrap();
-    assert_eq!(report.indexed, 1);
+    // `elroy doctor`'s check: the edit is indexed, and a file without an id is left as it is
+    // (the check writes no file; the next sync gives it an id).
+    std::fs::write(
+        home.memory_dir().join("Garden.md"),
+        "Tomatoes need staking.",
+    )
+    .unwrap();
+    let report = store.check_all(ts("2026-03-17T05:00:00Z")).unwrap();
+    assert_eq!(report.indexed, 1, "{report:?}");
     assert_eq!(names_for(&store, "coffee"), ["Tea"]);
+    assert_eq!(
+        std::fs::read_to_string(home.memory_dir().join("Garden.md")).unwrap(),
+        "Tomatoes need staking."
+    );
+    assert!(store.active_by_name("Garden").unwrap().is_none());
+    // The sync of the next command gives it one.
+    store.sync(ts("2026-03-17T05:00:00Z")).unwrap();
+    assert_eq!(names_for(&store, "tomatoes"), ["Garden"]);
 }
 
 #[test]

@@ -26,11 +26,11 @@ impl TypedTool for PrintMemory {
         let mut found = store.active_by_name(&args.memory_name).map_err(err)?;
         // The file is checked by stat: an edit in place is indexed before the answer (and a
         // file that is gone makes the memory inactive).
+        // A check that cannot write the index (a full disk) does not stop the read.
         if let Some(m) = &found
             && store
                 .revalidate(std::slice::from_ref(m), ctx.time.now())
-                .map_err(err)?
-                .is_some()
+                .is_ok_and(|r| r.is_some())
         {
             found = store.active_by_name(&args.memory_name).map_err(err)?;
         }

@@ -40,7 +40,9 @@ impl TypedTool for CreateMemory {
         // Files added or removed by hand since the last listing are indexed first, so their ids
         // count for the new one (formats.md §6.2); nothing is listed when the directory is as
         // the last listing (or Elroy's own last write) left it.
-        store.sync_if_changed(ctx.time.now()).map_err(err)?;
+        // A sync that cannot write the index (a full disk) does not stop the creation, whose
+        // own write then fails with an error naming the file.
+        let _ = store.sync_if_changed(ctx.time.now());
         let memory = store
             .create(&args.name, &args.text, &sources, ctx.time.now())
             .map_err(err)?;
