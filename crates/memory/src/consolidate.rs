@@ -129,9 +129,7 @@ pub fn distance_matrix(vectors: &[Vec<f64>]) -> Vec<Vec<f64>> {
     let mut d = vec![vec![0.0; n]; n];
     for i in 0..n {
         for j in i + 1..n {
-            let x = if vectors[i].len() != vectors[j].len() {
-                1.0
-            } else if norms[i] == 0.0 || norms[j] == 0.0 {
+            let x = if vectors[i].len() != vectors[j].len() || norms[i] == 0.0 || norms[j] == 0.0 {
                 1.0
             } else {
                 1.0 - sparse_dot(&sparse[i], &sparse[j]) / (norms[i] * norms[j])
