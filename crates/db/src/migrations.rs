@@ -46,14 +46,15 @@ ALTER TABLE memories ADD COLUMN file_ctime_ns INTEGER;
 "#;
 
 /// Migration 5: the memory index without a scan of every file (issue 14). `memories_by_file`
-/// finds a row by its file (the listing diff; `_nocase`: the unique-name rule, D12),
+/// finds a row by its file and covers the listing diff's inode comparison (`_nocase`: the
+/// unique-name rule, D12),
 /// `memory_dirs` holds the stat signature of
 /// `memories/` and its `archive/` at the last listing that covered them (a directory whose
 /// signature is unchanged is not listed), and `memory_unreadable` the files of those directories
 /// that could not be read, with their stat signature (named by every search, read again only
 /// when their signature changes).
 const MEMORY_LISTING: &str = r#"
-CREATE INDEX memories_by_file ON memories (user_id, file_name);
+CREATE INDEX memories_by_file ON memories (user_id, file_name, file_ino);
 CREATE INDEX memories_by_file_nocase ON memories (user_id, file_name COLLATE NOCASE);
 CREATE TABLE memory_dirs (
   user_id  INTEGER NOT NULL REFERENCES users(id),
