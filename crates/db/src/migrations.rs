@@ -9,13 +9,15 @@ use crate::DbError;
 /// Migration 2 adds `recall_grams` (character bigrams of scripts without spaces, see
 /// [`crate::grams`]) and fills it from `recall_fts`. Migration 3 adds `due_announcements`
 /// ([`ANNOUNCEMENTS_SCHEMA`]). Migration 4 makes the agenda and memory indexes validated caches
-/// of their files ([`STAT_INDEX`]). Migration 6 indexes the agenda rows by what its queries select
+/// of their files ([`STAT_INDEX`]). Migration 5 lets the memory index skip unchanged directories
+/// ([`MEMORY_LISTING`]). Migration 6 indexes the agenda rows by what its queries select
 /// ([`AGENDA_QUERY_INDEXES`]).
 pub const MIGRATIONS: &[(i64, &str)] = &[
     (1, SCHEMA_V1),
     (2, crate::grams::GRAMS_SCHEMA),
     (3, ANNOUNCEMENTS_SCHEMA),
     (4, STAT_INDEX),
+    (5, MEMORY_LISTING),
     (6, AGENDA_QUERY_INDEXES),
 ];
 
@@ -43,6 +45,39 @@ ALTER TABLE agenda_items ADD COLUMN broken TEXT;
 UPDATE agenda_items SET file_size = NULL, file_mtime_ns = NULL;
 ALTER TABLE memories ADD COLUMN file_ino INTEGER;
 ALTER TABLE memories ADD COLUMN file_ctime_ns INTEGER;
+"#;
+
+/// Migration 5: the memory index without a scan of every file (issue 14). `memories_by_file`
+/// finds a row by its file and covers the listing diff's inode comparison (`_nocase`: the
+/// unique-name rule, D12),
+/// `memory_dirs` holds the stat signature of
+/// `memories/` and its `archive/` at the last listing that covered them (a directory whose
+/// signature is unchanged is not listed), and `memory_unreadable` the files of those directories
+/// that could not be read, with their stat signature (named by every search, read again only
+/// when their signature changes).
+const MEMORY_LISTING: &str = r#"
+CREATE INDEX memories_by_file ON memories (user_id, file_name, file_ino);
+CREATE INDEX memories_by_file_nocase ON memories (user_id, file_name COLLATE NOCASE);
+CREATE TABLE memory_dirs (
+  user_id  INTEGER NOT NULL REFERENCES users(id),
+  dir      TEXT NOT NULL,
+  path     TEXT NOT NULL,
+  mtime_ns INTEGER NOT NULL,
+  ctime_ns INTEGER NOT NULL,
+  ino      INTEGER NOT NULL,
+  PRIMARY KEY (user_id, dir)
+);
+CREATE TABLE memory_unreadable (
+  user_id       INTEGER NOT NULL REFERENCES users(id),
+  file_name     TEXT NOT NULL,
+  shown         TEXT NOT NULL,
+  reason        TEXT NOT NULL,
+  file_size     INTEGER,
+  file_mtime_ns INTEGER,
+  file_ino      INTEGER,
+  file_ctime_ns INTEGER,
+  PRIMARY KEY (user_id, file_name)
+);
 "#;
 
 const SCHEMA_V1: &str = r#"

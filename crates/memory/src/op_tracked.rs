@@ -3,7 +3,7 @@
 
 use std::sync::atomic::Ordering;
 
-use rusqlite::params;
+use rusqlite::{OptionalExtension, params};
 
 use crate::store::{MEMORY_COLUMNS, row_to_memory};
 use crate::{Memory, MemoryError, MemoryStore, recall};
@@ -45,6 +45,66 @@ impl MemoryStore {
             st.query_map([self.opts.user_id], row_to_memory)?
                 .collect()
         })?)
+    }
+
+    /// The `limit` active memories with the highest ids, in id order (what one consolidation
+    /// clusters, `orchestrator.md` §12.2): read by the primary key from its end, so the cost does
+    /// not grow with the number of memories.
+    ///
+    /// # Errors
+    /// [`MemoryError::Db`].
+    pub fn newest_active(&self, limit: usize) -> Result<Vec<Memory>, MemoryError> {
+        let mut out: Vec<Memory> = self.db.with_conn(|c| {
+            let mut st = c.prepare_cached(&format!(
+                "SELECT {MEMORY_COLUMNS} FROM memories WHERE user_id = ?1 AND is_active = 1
+                 ORDER BY id DESC LIMIT ?2"
+            ))?;
+            st.query_map(
+                params![self.opts.user_id, i64::try_from(limit).unwrap_or(i64::MAX)],
+                row_to_memory,
+            )?
+            .collect()
+        })?;
+        out.reverse();
+        Ok(out)
+    }
+
+    /// The stored embeddings of `memories` for the configured embedding model, computing
+    /// missing or stale ones first; `(id, vector)` by id. Memories whose embedding cannot be
+    /// computed, and inactive ones, are left out. Empty without an embedder.
+    ///
+    /// # Errors
+    /// [`MemoryError::Db`].
+    pub fn embeddings_of(&self, memories: &[Memory]) -> Result<Vec<(i64, Vec<f32>)>, MemoryError> {
+        let Some(embedder) = self.opts.embedder.clone() else {
+            return Ok(Vec::new());
+        };
+        for memory in memories {
+            self.embed_pending(Some(memory.id));
+        }
+        let model = embedder.model().to_owned();
+        let mut out = Vec::new();
+        self.db.with_conn(|c| {
+            let mut st = c.prepare_cached(
+                "SELECT e.vector FROM memories m
+                 JOIN embeddings e ON e.user_id = m.user_id AND e.kind = 'memory'
+                   AND e.item_id = m.id AND e.model = ?2
+                 WHERE m.user_id = ?1 AND m.id = ?3 AND m.is_active = 1",
+            )?;
+            let mut ids: Vec<i64> = memories.iter().map(|m| m.id).collect();
+            ids.sort_unstable();
+            ids.dedup();
+            for id in ids {
+                let found: Option<Vec<u8>> = st
+                    .query_row(params![self.opts.user_id, model, id], |r| r.get(0))
+                    .optional()?;
+                if let Some(blob) = found {
+                    out.push((id, recall::blob_to_vector(&blob)));
+                }
+            }
+            Ok(())
+        })?;
+        Ok(out)
     }
 
     /// The stored embeddings of the active memories for the configured embedding model

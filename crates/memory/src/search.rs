@@ -149,8 +149,8 @@ impl MemoryStore {
                 }
             }
             if out.hits.len() == limit || exhausted {
-                // Files the last scan of `memories/` could not read are not in the index at
-                // all (written by hand, never readable): they are named too.
+                // Files of `memories/` that could not be read are not in the index at all
+                // (written by hand, never readable): they are named too.
                 for (file, reason) in self.unreadable_files() {
                     if !out.skipped.iter().any(|(f, _)| *f == file) {
                         out.skipped.push((file, reason));
@@ -162,22 +162,38 @@ impl MemoryStore {
         }
     }
 
-    /// `(display path, reason)` of each file in `memories/` that the last full scan could not
-    /// read (invalid front matter, not UTF-8, unreadable); such a file has no index row, so no
-    /// search finds it, and it is named instead.
+    /// [`MemoryStore::unreadable_files_checked`]; when a changed file cannot be indexed (a
+    /// full disk), the files as last recorded; empty when the database cannot be read.
     pub fn unreadable_files(&self) -> Vec<(String, String)> {
-        self.unreadable
-            .lock()
-            .map(|list| list.clone())
+        self.unreadable_files_checked(jiff::Timestamp::now())
+            .or_else(|_| self.unreadable_recorded())
             .unwrap_or_default()
     }
 
     /// Active memories for `query`, best first: the keyword ranking fused with the embedding
-    /// ranking (when available) by reciprocal rank fusion, at most `limit`.
+    /// ranking (when available) by reciprocal rank fusion, at most `limit`. The files of the
+    /// memories found are checked by `stat` first ([`MemoryStore::revalidate`]): when one changed
+    /// since it was indexed, it is indexed again and the search runs again, so the answer is
+    /// about the files as they are.
     ///
     /// # Errors
-    /// [`MemoryError::Db`].
+    /// [`MemoryError::Db`] when the index cannot be read.
     pub fn search(&self, query: &MemoryQuery, limit: usize) -> Result<Vec<Memory>, MemoryError> {
+        let mut found = self.search_index(query, limit)?;
+        // A few rounds: each re-indexes the files that changed among the hits.
+        // A check that cannot write the index (a full disk) leaves the answer as the index has
+        // it: the bodies shown are read from the files anyway.
+        for _ in 0..3 {
+            match self.revalidate(&found, jiff::Timestamp::now()) {
+                Ok(Some(_)) => found = self.search_index(query, limit)?,
+                Ok(None) | Err(_) => break,
+            }
+        }
+        Ok(found)
+    }
+
+    /// The ranking of [`MemoryStore::search`] as the index has it, without a look at the files.
+    fn search_index(&self, query: &MemoryQuery, limit: usize) -> Result<Vec<Memory>, MemoryError> {
         let mut rankings = vec![self.keyword_ranking(query)?];
         if let Some(embedded) = self.embedding_ranking(query)? {
             rankings.push(embedded);

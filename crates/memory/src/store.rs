@@ -40,17 +40,12 @@ pub struct MemoryStoreOptions {
 pub struct MemoryStore {
     pub(crate) db: Arc<Db>,
     pub(crate) opts: MemoryStoreOptions,
-    /// Modification times of `memories/` and `archive/` at the last sync.
-    pub(crate) last_scan: Arc<std::sync::Mutex<Option<DirStamps>>>,
-    /// The files of `memories/` the last full scan could not read (`(display path, reason)`).
-    pub(crate) unreadable: Arc<std::sync::Mutex<Vec<(String, String)>>>,
+    /// Ids deactivated by syncs since [`MemoryStore::take_deactivated`] (shared by clones).
+    pub(crate) deactivated: Arc<std::sync::Mutex<Vec<i64>>>,
     /// Set when an op-tracked creation made consolidation due (`orchestrator.md` §12.2 trigger),
     /// shared by every clone of the store; the orchestrator takes it after the turn.
     pub(crate) consolidation_due: Arc<std::sync::atomic::AtomicBool>,
 }
-
-/// Modification times (ns) of the memory directory and its archive; `None` when missing.
-pub(crate) type DirStamps = (Option<i64>, Option<i64>);
 
 /// md5 (lower-case hex) of `text`.
 pub fn md5_hex(text: &str) -> String {
@@ -79,6 +74,7 @@ pub(crate) fn row_to_memory(r: &rusqlite::Row<'_>) -> rusqlite::Result<Memory> {
 pub(crate) const MEMORY_COLUMNS: &str = "id, name, file_name, is_active, source_metadata";
 
 /// File size and modification time (ns since the epoch) for the scan state.
+#[cfg_attr(unix, allow(dead_code))]
 pub(crate) fn file_stamp(path: &Path) -> Option<(i64, i64)> {
     let meta = std::fs::metadata(path).ok()?;
     let mtime = meta
@@ -109,7 +105,10 @@ pub(crate) fn set_fts(
 }
 
 impl MemoryStore {
-    /// Opens the store and runs a full index sync (`formats.md` §6.3).
+    /// Opens the store and brings its index up to date with [`MemoryStore::sync_if_changed`]
+    /// (`formats.md` §6.3 as issue 14 overrides it): nothing is listed when `memories/` and
+    /// `archive/` are as the last listing left them. The report holds what this sync did (empty
+    /// when nothing changed).
     ///
     /// # Errors
     /// [`MemoryError`] when the directory cannot be read, the home lock times out or the database
@@ -119,15 +118,21 @@ impl MemoryStore {
         opts: MemoryStoreOptions,
         now: Timestamp,
     ) -> Result<(MemoryStore, crate::SyncReport), MemoryError> {
-        let store = MemoryStore {
+        let store = MemoryStore::new(db, opts);
+        let report = store.sync_if_changed(now)?.unwrap_or_default();
+        // The caller gets them in the report.
+        store.take_deactivated();
+        Ok((store, report))
+    }
+
+    /// The store without any sync (`elroy doctor` runs [`MemoryStore::check_all`] on it).
+    pub fn new(db: Arc<Db>, opts: MemoryStoreOptions) -> MemoryStore {
+        MemoryStore {
             db,
             opts,
-            last_scan: Arc::default(),
-            unreadable: Arc::default(),
+            deactivated: Arc::default(),
             consolidation_due: Arc::default(),
-        };
-        let report = store.sync(now)?;
-        Ok((store, report))
+        }
     }
 
     /// The store's options.
@@ -316,7 +321,8 @@ impl MemoryStore {
                 |r| r.get(0),
             )?;
             let base = elroy_markdown::sanitize_filename(name, "memory");
-            let path = elroy_markdown::unique_path(dir, &base, None, &self.display(dir))?;
+            let before = self.dir_sigs();
+            let path = self.free_path(&tx, "", &base)?;
             let mut fm = Mapping::new();
             fm.insert("id", Value::Int(id));
             let content = Document::render_with_body(&fm, text, true);
@@ -327,12 +333,14 @@ impl MemoryStore {
                 .unwrap_or_default();
             let raw_body = format!("\n{text}");
             let rendering = render_memory(name, Some(&raw_body));
-            let (size, mtime) = file_stamp(&path).unzip();
+            let sig = crate::sync::signature(&path)
+                .map(|s| crate::sync::stored_signature(s, crate::sync::wall_clock_ns()));
             let ts = format_db_time(now);
             tx.execute(
                 "INSERT INTO memories (user_id, id, name, file_name, is_active, source_metadata,
-                   text_md5, file_size, file_mtime_ns, created_at, updated_at)
-                 VALUES (?1, ?2, ?3, ?4, 1, ?5, ?6, ?7, ?8, ?9, ?9)",
+                   text_md5, file_size, file_mtime_ns, created_at, updated_at, file_ino,
+                   file_ctime_ns)
+                 VALUES (?1, ?2, ?3, ?4, 1, ?5, ?6, ?7, ?8, ?9, ?9, ?10, ?11)",
                 params![
                     user,
                     id,
@@ -340,12 +348,15 @@ impl MemoryStore {
                     file_name,
                     sources_to_json(sources),
                     md5_hex(&rendering),
-                    size,
-                    mtime,
-                    ts
+                    sig.map(|s| s.0),
+                    sig.map(|s| s.1),
+                    ts,
+                    sig.and_then(|s| s.2),
+                    sig.map(|s| s.3)
                 ],
             )?;
             set_fts(&tx, user, id, name, Some(&rendering))?;
+            self.carry_dir_sigs(&tx, before)?;
             tx.commit()?;
             Ok(Memory {
                 id,
@@ -369,42 +380,57 @@ impl MemoryStore {
 
     fn archive_locked(&self, memory: &Memory, now: Timestamp) -> Result<Memory, MemoryError> {
         let from = self.path_of(memory);
-        let mut file_name = memory.file_name.clone();
-        if from.is_file() && !memory.file_name.starts_with("archive/") {
-            let archive = self.archive_dir();
-            std::fs::create_dir_all(&archive).map_err(|e| {
-                elroy_markdown::MarkdownError::Write {
-                    file: self.display(&archive),
-                    message: e.to_string(),
-                }
-            })?;
-            let stem = Path::new(&memory.file_name)
-                .file_stem()
-                .map(|s| s.to_string_lossy().into_owned())
-                .unwrap_or_else(|| "memory".to_owned());
-            let to = elroy_markdown::unique_path(&archive, &stem, None, &self.display(&archive))?;
-            elroy_markdown::rename_file(&from, &to, &self.display(&to))?;
-            file_name = format!(
-                "archive/{}",
-                to.file_name()
-                    .map(|f| f.to_string_lossy().into_owned())
-                    .unwrap_or_default()
-            );
-        }
-        let path = self.opts.memory_dir.join(&file_name);
-        let (size, mtime) = file_stamp(&path).unzip();
         let user = self.opts.user_id;
-        self.db.with_conn_mapped(|c| -> Result<(), MemoryError> {
-            let tx = c.transaction()?;
-            tx.execute(
-                "UPDATE memories SET is_active = 0, file_name = ?3, file_size = ?4,
-                   file_mtime_ns = ?5, updated_at = ?6 WHERE user_id = ?1 AND id = ?2",
-                params![user, memory.id, file_name, size, mtime, format_db_time(now)],
-            )?;
-            set_fts(&tx, user, memory.id, &memory.name, None)?;
-            tx.commit()?;
-            Ok(())
-        })?;
+        let file_name = self
+            .db
+            .with_conn_mapped(|c| -> Result<String, MemoryError> {
+                let tx = c.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
+                let before = self.dir_sigs();
+                let mut file_name = memory.file_name.clone();
+                if from.is_file() && !memory.file_name.starts_with("archive/") {
+                    let archive = self.archive_dir();
+                    std::fs::create_dir_all(&archive).map_err(|e| {
+                        elroy_markdown::MarkdownError::Write {
+                            file: self.display(&archive),
+                            message: e.to_string(),
+                        }
+                    })?;
+                    let stem = Path::new(&memory.file_name)
+                        .file_stem()
+                        .map(|s| s.to_string_lossy().into_owned())
+                        .unwrap_or_else(|| "memory".to_owned());
+                    let to = self.free_path(&tx, "archive/", &stem)?;
+                    elroy_markdown::rename_file(&from, &to, &self.display(&to))?;
+                    file_name = format!(
+                        "archive/{}",
+                        to.file_name()
+                            .map(|f| f.to_string_lossy().into_owned())
+                            .unwrap_or_default()
+                    );
+                }
+                let path = self.opts.memory_dir.join(&file_name);
+                let sig = crate::sync::signature(&path)
+                    .map(|s| crate::sync::stored_signature(s, crate::sync::wall_clock_ns()));
+                tx.execute(
+                    "UPDATE memories SET is_active = 0, file_name = ?3, file_size = ?4,
+                   file_mtime_ns = ?5, updated_at = ?6, file_ino = ?7, file_ctime_ns = ?8
+                 WHERE user_id = ?1 AND id = ?2",
+                    params![
+                        user,
+                        memory.id,
+                        file_name,
+                        sig.map(|s| s.0),
+                        sig.map(|s| s.1),
+                        format_db_time(now),
+                        sig.and_then(|s| s.2),
+                        sig.map(|s| s.3)
+                    ],
+                )?;
+                set_fts(&tx, user, memory.id, &memory.name, None)?;
+                self.carry_dir_sigs(&tx, before)?;
+                tx.commit()?;
+                Ok(file_name)
+            })?;
         Ok(Memory {
             file_name,
             is_active: false,
@@ -522,9 +548,20 @@ impl MemoryStore {
         &self,
         id: i64,
     ) -> Result<Option<(elroy_core::RecallMetadata, String)>, MemoryError> {
-        let Some(memory) = self.get(id)? else {
+        let Some(mut memory) = self.get(id)? else {
             return Ok(None);
         };
+        // A pinned memory's file is checked like a search hit (an edit in place is indexed).
+        // (A check that cannot write the index, on a full disk, leaves the row as it is.)
+        if self
+            .revalidate(std::slice::from_ref(&memory), Timestamp::now())
+            .is_ok_and(|r| r.is_some())
+        {
+            let Some(again) = self.get(id)? else {
+                return Ok(None);
+            };
+            memory = again;
+        }
         let rendering = self.rendering(&memory)?;
         Ok(Some((
             elroy_core::RecallMetadata {

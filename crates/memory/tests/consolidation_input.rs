@@ -84,3 +84,39 @@ fn the_trigger_fires_once_at_the_threshold() {
     }
     assert!(!store.take_consolidation_due());
 }
+
+/// Kind: a home of years of memories. Consolidation reads only the newest active memories (and
+/// their vectors), not all of them: a window of the highest ids, in id order, archived ones
+/// left out; another of the kind: a window larger than the store.
+#[test]
+fn the_newest_active_memories_and_only_their_vectors() {
+    let home = Home::new();
+    let embedder: Arc<dyn Embedder> = Arc::new(HashEmbedder::new());
+    let store = home.open(Some(Arc::clone(&embedder)));
+    let t = ts("2026-11-30T10:00:00Z");
+    let made: Vec<_> = (1..=6)
+        .map(|i| {
+            store
+                .create(&format!("M{i}"), &format!("Memory number {i}."), &[], t)
+                .unwrap()
+        })
+        .collect();
+    store.archive(&made[4], t).unwrap();
+    let ids = |list: &[elroy_memory::Memory]| list.iter().map(|m| m.id).collect::<Vec<_>>();
+    let window = store.newest_active(3).unwrap();
+    assert_eq!(ids(&window), [made[2].id, made[3].id, made[5].id]);
+    assert_eq!(store.newest_active(100).unwrap().len(), 5);
+    home.db
+        .with_conn(|conn| conn.execute("DELETE FROM embeddings", []))
+        .unwrap();
+    let vectors = store.embeddings_of(&window).unwrap();
+    assert_eq!(
+        vectors.iter().map(|(id, _)| *id).collect::<Vec<_>>(),
+        ids(&window)
+    );
+    let stored: i64 = home
+        .db
+        .with_conn(|conn| conn.query_row("SELECT count(*) FROM embeddings", [], |r| r.get(0)))
+        .unwrap();
+    assert_eq!(stored, 3, "only the window's vectors are computed");
+}

@@ -10,3 +10,4 @@ mod keyword_leg;
 mod reactivation;
 mod recall_quality;
 mod store;
+mod warm_index;

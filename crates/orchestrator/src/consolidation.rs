@@ -137,7 +137,7 @@ impl Session {
         let Some(store) = &p.memory else {
             return Ok(report);
         };
-        let memories = newest(store.active_memories()?, CONSOLIDATION_WINDOW);
+        let memories = store.newest_active(CONSOLIDATION_WINDOW)?;
         let items = vectors(store, &memories)?;
         let params = ClusterParams {
             threshold: p.settings.memory_cluster_similarity_threshold,
@@ -229,25 +229,20 @@ impl Session {
 /// all of a home's memories would not fit in memory at scale: 100,000 memories asked for more
 /// than 24 GiB and the process was killed (issue 14's scale benchmark). Elroy 0.5.0 clusters all
 /// active memories; older ones here are left as they are (a deliberate difference).
+/// They are read with [`MemoryStore::newest_active`] (by the primary key from its end), and with
+/// an embedding model only their vectors are computed and read
+/// ([`MemoryStore::embeddings_of`]).
 pub const CONSOLIDATION_WINDOW: usize = 500;
-
-/// The `window` memories with the highest ids, in id order.
-fn newest(mut memories: Vec<Memory>, window: usize) -> Vec<Memory> {
-    memories.sort_by_key(|m| m.id);
-    let skip = memories.len().saturating_sub(window);
-    memories.split_off(skip)
-}
 
 fn vectors(
     store: &MemoryStore,
     memories: &[Memory],
 ) -> Result<Vec<(i64, Vec<f64>)>, BackgroundError> {
     if store.options().embedder.is_some() {
-        let ids: std::collections::HashSet<i64> = memories.iter().map(|m| m.id).collect();
+        // Only the window's vectors are computed and read (not every memory's).
         return Ok(store
-            .active_embeddings()?
+            .embeddings_of(memories)?
             .into_iter()
-            .filter(|(id, _)| ids.contains(id))
             .map(|(id, v)| (id, v.into_iter().map(f64::from).collect()))
             .collect());
     }
@@ -266,25 +261,6 @@ fn vectors(
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    /// Kind: a home of years of memories. Consolidation clusters only the newest
-    /// [`CONSOLIDATION_WINDOW`] (its memory grows with the square of what it clusters).
-    #[test]
-    fn consolidation_takes_the_newest_memories_only() {
-        let memory = |id: i64| Memory {
-            id,
-            name: format!("M{id}"),
-            file_name: format!("M{id}.md"),
-            is_active: true,
-            sources: Vec::new(),
-        };
-        let all: Vec<Memory> = (1..=1_200).rev().map(memory).collect();
-        let kept = newest(all, CONSOLIDATION_WINDOW);
-        assert_eq!(kept.len(), CONSOLIDATION_WINDOW);
-        assert_eq!(kept.first().map(|m| m.id), Some(701));
-        assert_eq!(kept.last().map(|m| m.id), Some(1_200));
-        assert_eq!(newest((1..=3).map(memory).collect(), 500).len(), 3);
-    }
 
     #[test]
     fn cluster_prompt_layout() {

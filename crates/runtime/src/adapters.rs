@@ -104,6 +104,10 @@ impl MemoryRecall {
         query: &RecallQuery<'_>,
         prepared: &Prepared,
     ) -> Result<Vec<(RecallMetadata, String)>, PortError> {
+        // Each turn sees files added, removed or renamed since the last listing (two `stat`s
+        // when nothing changed, formats.md §6.3 as issue 14 overrides it); a sync that cannot
+        // write the index (a full disk) leaves the recall to the index as it is.
+        let _ = self.0.sync_if_changed(query.time.now());
         let search = MemoryQuery {
             current: prepared.current.clone(),
             previous: prepared.previous.clone(),

@@ -79,7 +79,7 @@ fn relative(elroy_home: &Path, path: &Path) -> String {
 
 /// Checks the home of `config` for its configured user: the database (opens and migrates,
 /// `PRAGMA integrity_check`), every agenda file (through the agenda index, which re-reads the files
-/// that changed), every memory file (read-only), every feature request, `MEMORY.md` and `USER.md`
+/// that changed), every memory file (read-only; the memory index is checked against every file), every feature request, `MEMORY.md` and `USER.md`
 /// (UTF-8), and, when the home has a repository, the versioned home (the repository opens and its
 /// history reads, no change is waiting in `.git/elroy-pending.jsonl`, no sync-conflict or merge
 /// leftover files in the stores). Nothing a user wrote is changed.
@@ -129,6 +129,22 @@ pub fn check_home(config: &Config) -> DoctorReport {
         let token = &config.settings.user_token;
         match db.ensure_user(token, jiff::Timestamp::now()) {
             Ok(user) => {
+                // Memories: the full check re-indexes files edited in place that no query has
+                // touched (ARCHITECTURE.md, "memory index"); it writes no file.
+                let memory = elroy_memory::MemoryStore::new(
+                    Arc::clone(&db),
+                    elroy_memory::MemoryStoreOptions {
+                        elroy_home: home.clone(),
+                        memory_dir: paths.memory_dir.clone(),
+                        elroy_db_path: (token == "DEFAULT").then(|| paths.elroy_db_path.clone()),
+                        user_id: user,
+                        embedder: None,
+                        cosine_threshold: 0.3,
+                    },
+                );
+                if let Err(e) = memory.check_all(jiff::Timestamp::now()) {
+                    push(Area::Memories, None, e.to_string());
+                }
                 let agenda = elroy_agenda::AgendaStore::new(
                     home,
                     &paths.user_home,

@@ -23,7 +23,18 @@ impl TypedTool for PrintMemory {
 
     fn run(&self, ctx: &ToolContext, args: PrintMemoryArgs) -> Result<ToolOutput, ToolError> {
         let store = store(ctx)?;
-        match store.active_by_name(&args.memory_name).map_err(err)? {
+        let mut found = store.active_by_name(&args.memory_name).map_err(err)?;
+        // The file is checked by stat: an edit in place is indexed before the answer (and a
+        // file that is gone makes the memory inactive).
+        // A check that cannot write the index (a full disk) does not stop the read.
+        if let Some(m) = &found
+            && store
+                .revalidate(std::slice::from_ref(m), ctx.time.now())
+                .is_ok_and(|r| r.is_some())
+        {
+            found = store.active_by_name(&args.memory_name).map_err(err)?;
+        }
+        match found {
             Some(m) => Ok(ToolOutput::text(store.rendering(&m).map_err(err)?)),
             None => Ok(ToolOutput::text(format!(
                 "Memory '{}' not found for the current user.",

@@ -37,6 +37,12 @@ impl TypedTool for CreateMemory {
                 .unwrap_or_default(),
             None => Vec::new(),
         };
+        // Files added or removed by hand since the last listing are indexed first, so their ids
+        // count for the new one (formats.md §6.2); nothing is listed when the directory is as
+        // the last listing (or Elroy's own last write) left it.
+        // A sync that cannot write the index (a full disk) does not stop the creation, whose
+        // own write then fails with an error naming the file.
+        let _ = store.sync_if_changed(ctx.time.now());
         let memory = store
             .create(&args.name, &args.text, &sources, ctx.time.now())
             .map_err(err)?;
@@ -48,10 +54,13 @@ impl TypedTool for CreateMemory {
         // The consolidation itself is the orchestrator's background work (orchestrator.md §12.2);
         // the store's flag tells it consolidation became due.
         store.record_op_tracked(between).map_err(err)?;
-        Ok(
-            ToolOutput::text(format!("New memory created: {}", args.name))
-                .with_effect(Effect::Pin(memory_item(memory.id))),
-        )
+        let mut out = ToolOutput::text(format!("New memory created: {}", args.name));
+        out.effects = store
+            .take_deactivated()
+            .into_iter()
+            .map(|id| Effect::Unpin(memory_item(id)))
+            .collect();
+        Ok(out.with_effect(Effect::Pin(memory_item(memory.id))))
     }
 }
 

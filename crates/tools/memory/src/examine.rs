@@ -86,21 +86,23 @@ impl TypedTool for ExamineMemories {
 
     fn run(&self, ctx: &ToolContext, args: ExamineArgs) -> Result<ToolOutput, ToolError> {
         let store = store(ctx)?;
-        // A memory search picks up files added, removed or renamed since the last scan
-        // (formats.md §6.3); memories whose file left memories/ leave the context.
-        let unpins: Vec<Effect> = store
-            .sync_if_changed(ctx.time.now())
-            .map_err(err)?
-            .map(|r| r.deactivated)
-            .unwrap_or_default()
-            .into_iter()
-            .map(|id| Effect::Unpin(crate::memory_item(id)))
-            .collect();
+        // A memory search picks up files added, removed or renamed since the last listing
+        // (formats.md §6.3 as issue 14 overrides it); the memories it finds are checked by stat.
+        // A sync that cannot write the index (a full disk) leaves the search to the index as
+        // it is.
+        let _ = store.sync_if_changed(ctx.time.now());
         // A memory whose file cannot be read is skipped and named; the others are returned.
         let found = store
             .search_readable(&MemoryQuery::from_text(&args.question), MAX_MEMORIES)
             .map_err(err)?;
         let skipped = found.skipped_lines();
+        // Memories whose file left memories/ (seen by the sync or by the search) leave the
+        // context.
+        let unpins: Vec<Effect> = store
+            .take_deactivated()
+            .into_iter()
+            .map(|id| Effect::Unpin(crate::memory_item(id)))
+            .collect();
         let due = due_sections(ctx, &args.question)?;
         if found.hits.is_empty() && due.is_empty() {
             let mut text = format!("No relevant memories found for: {}", args.question);
