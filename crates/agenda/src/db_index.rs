@@ -3,6 +3,7 @@
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::path::Path;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
 use elroy_core::{Clock, SystemClock};
@@ -46,6 +47,8 @@ pub(crate) enum Query<'a> {
     Named(&'a str),
     /// The row with this id (recall and pins).
     Id(i64),
+    /// The rows with these ids (the hits of a recall).
+    Ids(&'a [i64]),
     /// The rows of these stems (the candidates of an `item_name`, [`DbIndex::name_candidates`]).
     Stems(&'a [String]),
     /// Active plain items without a readable date (`elroy agenda` names them).
@@ -64,8 +67,15 @@ impl Query<'_> {
                 stems.iter().map(|s| V::Text(s.clone())).collect(),
             );
         }
+        if let Query::Ids(ids) = self {
+            let marks: Vec<String> = (2..ids.len() + 2).map(|i| format!("?{i}")).collect();
+            return (
+                format!("id IN ({})", marks.join(", ")).into(),
+                ids.iter().map(|id| V::Integer(*id)).collect(),
+            );
+        }
         let (condition, values) = match *self {
-            Query::All | Query::Stems(_) => ("1", Vec::new()),
+            Query::All | Query::Stems(_) | Query::Ids(_) => ("1", Vec::new()),
             Query::Dates(first, last) => (
                 "item_date BETWEEN ?2 AND ?3",
                 vec![V::Text(first.to_string()), V::Text(last.to_string())],
@@ -91,7 +101,10 @@ impl Query<'_> {
 
     /// Whether the rows to read again (and broken files) come too.
     fn with_rows_to_read(&self) -> bool {
-        !matches!(self, Query::All | Query::Id(_) | Query::Stems(_))
+        !matches!(
+            self,
+            Query::All | Query::Id(_) | Query::Ids(_) | Query::Stems(_)
+        )
     }
 }
 
@@ -146,6 +159,8 @@ pub struct DbIndex {
     names_lower: Mutex<Option<HashSet<String>>>,
     /// The clock of `updated_at` for deletes and renames (`ELROY_NOW` through `TimeContext`).
     clock: Arc<dyn Clock>,
+    /// How many agenda files this index stat'ed (queries and listing diffs), for tests.
+    files_checked: AtomicU64,
 }
 
 fn sql(e: impl std::fmt::Display) -> String {
@@ -296,6 +311,22 @@ fn entry_hash(name: &str, ino: Option<i64>) -> u64 {
 /// The ids of existing rows met by a directory check or a query, by file name.
 type Known = HashMap<String, i64>;
 
+/// The `meta` key of the agenda version of `user_id` (see [`DbIndex::version`]).
+fn version_key(user_id: i64) -> String {
+    format!("agenda_version:{user_id}")
+}
+
+/// Adds one to the agenda version of `user_id`, on `conn` (inside the transaction of the row
+/// write it stands for).
+fn bump_version(conn: &rusqlite::Connection, user_id: i64) -> rusqlite::Result<()> {
+    conn.execute(
+        "INSERT INTO meta (key, value) VALUES (?1, '1') \
+         ON CONFLICT (key) DO UPDATE SET value = CAST(CAST(value AS INTEGER) + 1 AS TEXT)",
+        [version_key(user_id)],
+    )?;
+    Ok(())
+}
+
 impl DbIndex {
     /// The index of `user_id` (a `users` row) in `db`, stamping `updated_at` with the system
     /// clock; use [`DbIndex::with_clock`] to give it the session's clock.
@@ -307,6 +338,7 @@ impl DbIndex {
             others_lower: Mutex::new(Vec::new()),
             names_lower: Mutex::new(None),
             clock: Arc::new(SystemClock),
+            files_checked: AtomicU64::new(0),
         }
     }
 
@@ -494,6 +526,7 @@ impl DbIndex {
             if row.is_some_and(|r| r.1.is_some() && r.1 == *ino) {
                 continue;
             }
+            self.files_checked.fetch_add(1, Ordering::Relaxed);
             if let Some(stamp) = stat_file(&dir.join(name)) {
                 if row.is_some_and(|r| r.1 == Some(stamp.ino)) {
                     // A symlink whose target did not move: its query checks the rest.
@@ -612,6 +645,7 @@ impl DbIndex {
             if rows.contains_key(&file_name) || gone.contains(&file_name) {
                 continue;
             }
+            self.files_checked.fetch_add(1, Ordering::Relaxed);
             match stat_file(&dir.join(&file_name)) {
                 None => gone.push(file_name),
                 Some(stamp) if row.stamp == Some(stamp) => {
@@ -768,6 +802,9 @@ impl DbIndex {
                         }
                     }
                 }
+                if !parsed.is_empty() || !gone.is_empty() {
+                    bump_version(&tx, user)?;
+                }
                 tx.commit()
             })
             .map_err(sql)
@@ -778,11 +815,14 @@ impl DbIndex {
         let now = format_db_time(self.clock.now());
         self.db
             .with_conn(|c| {
-                c.execute(
+                let tx = c.transaction()?;
+                tx.execute(
                     "UPDATE agenda_items SET status = 'deleted', updated_at = ?3 \
                      WHERE user_id = ?1 AND stem = ?2 AND status <> 'deleted'",
                     params![user, stem, now],
-                )
+                )?;
+                bump_version(&tx, user)?;
+                tx.commit()
             })
             .map_err(sql)?;
         self.seen().by_stem.remove(stem);
@@ -908,6 +948,7 @@ impl DbIndex {
                      VALUES (?1, ?2, ?3, ?3, 'agenda', 'created', ?4, ?5, ?5)",
                     params![user, id, stem, md5_hex(""), when],
                 )?;
+                bump_version(&tx, user)?;
                 tx.commit()?;
                 Ok(id)
             })
@@ -923,11 +964,14 @@ impl DbIndex {
         let user = self.user_id;
         self.db
             .with_conn(|c| {
-                c.execute(
+                let tx = c.transaction()?;
+                tx.execute(
                     "UPDATE agenda_items SET file_size = NULL, file_mtime_ns = NULL \
                      WHERE user_id = ?1 AND stem = ?2 AND status <> 'deleted'",
                     params![user, stem],
-                )
+                )?;
+                bump_version(&tx, user)?;
+                tx.commit()
             })
             .map_err(sql)?;
         Ok(())
@@ -940,11 +984,14 @@ impl DbIndex {
         let now = format_db_time(self.clock.now());
         self.db
             .with_conn(|c| {
-                c.execute(
+                let tx = c.transaction()?;
+                tx.execute(
                     "UPDATE agenda_items SET stem = ?3, file_size = NULL, file_mtime_ns = NULL, \
                      updated_at = ?4 WHERE user_id = ?1 AND stem = ?2 AND status <> 'deleted'",
                     params![user, old_stem, new_stem, now],
-                )
+                )?;
+                bump_version(&tx, user)?;
+                tx.commit()
             })
             .map_err(sql)?;
         let mut seen = self.seen();
@@ -952,6 +999,29 @@ impl DbIndex {
             seen.by_stem.insert(new_stem.to_owned(), entry);
         }
         Ok(())
+    }
+
+    /// The agenda version of this user (`meta` key `agenda_version:{user id}`, `0` when absent):
+    /// a number raised in the transaction of every write to this user's rows (elroy's own
+    /// writes, and what a directory check or a query read again or found gone). Equal versions
+    /// mean the rows did not change in between, so a cache of the rows (the agenda rows of the
+    /// recall index) is still current; a file edited in place is seen, and the version raised,
+    /// only when a query returns its row. A deleted `state.db` starts again at `0`, together
+    /// with any cache kept in it.
+    ///
+    /// # Errors
+    /// Database failures.
+    pub(crate) fn version(&self) -> Result<i64, AgendaError> {
+        let value = self
+            .meta_get(&version_key(self.user_id))
+            .map_err(AgendaError::new)?;
+        Ok(value.and_then(|v| v.parse().ok()).unwrap_or(0))
+    }
+
+    /// How many agenda files this index stat'ed since it was made (each query stats the files
+    /// of the rows it returns; a listing diff stats new entries).
+    pub(crate) fn files_checked(&self) -> u64 {
+        self.files_checked.load(Ordering::Relaxed)
     }
 
     /// Records a removal by elroy (`delete_agenda_item`, `delete_due_item`).

@@ -508,6 +508,55 @@ pub fn replace_fts_items(
     kind: &str,
     items: &[FtsItem],
 ) -> rusqlite::Result<()> {
+    replace_fts_items_inner(conn, user_id, kind, items, None)
+}
+
+/// The `meta` key of the source stamp of `kind`'s rows (see [`fts_source`]).
+fn source_key(user_id: i64, kind: &str) -> String {
+    format!("fts_source:{user_id}:{kind}")
+}
+
+/// The source stamp recorded by the last [`replace_fts_items_from`] for `user_id` and `kind`
+/// (`None`: never, or the rows were replaced without one since): what the caller's store was
+/// when the rows were built (for the agenda: its version and the time zone of the renderings).
+/// Equal to the store's current stamp: the rows are current and need no rebuild.
+///
+/// # Errors
+/// `rusqlite::Error`.
+pub fn fts_source(conn: &Connection, user_id: i64, kind: &str) -> rusqlite::Result<Option<String>> {
+    use rusqlite::OptionalExtension;
+    conn.query_row(
+        "SELECT value FROM meta WHERE key = ?1",
+        [source_key(user_id, kind)],
+        |r| r.get(0),
+    )
+    .optional()
+}
+
+/// [`replace_fts_items`], recording `source` (the stamp of the store state `items` come from)
+/// in the same transaction, for [`fts_source`]: a caller whose store has not changed since
+/// skips loading its items (issue 14: recall and `examine_memories` no longer read the whole
+/// agenda per question).
+///
+/// # Errors
+/// `rusqlite::Error`.
+pub fn replace_fts_items_from(
+    conn: &mut Connection,
+    user_id: i64,
+    kind: &str,
+    source: &str,
+    items: &[FtsItem],
+) -> rusqlite::Result<()> {
+    replace_fts_items_inner(conn, user_id, kind, items, Some(source))
+}
+
+fn replace_fts_items_inner(
+    conn: &mut Connection,
+    user_id: i64,
+    kind: &str,
+    items: &[FtsItem],
+    source: Option<&str>,
+) -> rusqlite::Result<()> {
     use md5::{Digest, Md5};
     use rusqlite::OptionalExtension;
     let mut hasher = Md5::new();
@@ -525,8 +574,17 @@ pub fn replace_fts_items(
             r.get(0)
         })
         .optional()?;
+    let source_key = source_key(user_id, kind);
     if stored.as_deref() == Some(digest.as_str()) {
-        return Ok(());
+        let set_source = match source {
+            Some(source) => conn.execute(
+                "INSERT INTO meta (key, value) VALUES (?1, ?2)
+                 ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+                [&source_key, source],
+            ),
+            None => Ok(0),
+        };
+        return set_source.map(|_| ());
     }
     let tx = conn.transaction()?;
     let lo = fts_rowid(user_id, kind, 0);
@@ -545,6 +603,15 @@ pub fn replace_fts_items(
          ON CONFLICT(key) DO UPDATE SET value = excluded.value",
         [&key, &digest],
     )?;
+    match source {
+        Some(source) => tx.execute(
+            "INSERT INTO meta (key, value) VALUES (?1, ?2)
+             ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+            [&source_key, source],
+        )?,
+        // Rows replaced without a stamp: a stamp kept from before no longer describes them.
+        None => tx.execute("DELETE FROM meta WHERE key = ?1", [&source_key])?,
+    };
     tx.commit()
 }
 

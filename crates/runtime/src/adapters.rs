@@ -173,11 +173,15 @@ impl RecallSource for MemoryRecall {
 /// How many due items and how many plain agenda items one recall pair carries (§4.5 step 3).
 pub const RECALLED_AGENDA_ITEMS: usize = 2;
 
+/// How many ranked agenda hits one lookup checks against their files.
+const HIT_CHUNK: usize = 16;
+
 /// Recall over every store (`orchestrator.md` §4): memories (keyword and embedding legs, through
-/// [`MemoryRecall`]) and agenda items by keyword. Each turn the agenda's active items are
-/// re-indexed into `recall_fts` (kind `agenda`), the keyword leg ranks them, and the ranking is
-/// split into due items and plain items. The payload carries at most 2 memories, 2 due items and
-/// 2 plain items, in that order, leaving out items already in context.
+/// [`MemoryRecall`]) and agenda items by keyword. The agenda's active items are indexed in
+/// `recall_fts` (kind `agenda`), rebuilt only when the agenda's recall stamp changed
+/// (`AgendaStore::recall_stamp`); the keyword leg ranks them, only the hits' files are stat'ed,
+/// and the ranking is split into due items and plain items. The payload carries at most 2
+/// memories, 2 due items and 2 plain items, in that order, leaving out items already in context.
 #[derive(Debug, Clone)]
 pub struct StoreRecall {
     /// The memory store, if open.
@@ -197,21 +201,38 @@ impl StoreRecall {
         query: &RecallQuery<'_>,
         prepared: &Prepared,
     ) -> Result<Vec<(RecallMetadata, String)>, PortError> {
-        let entries = agenda
-            .recall_entries(&query.time.tz)
+        let tz = &query.time.tz;
+        // The agenda rows of `recall_fts` are rebuilt only when the agenda changed since they
+        // were built (issue 14): an unchanged agenda costs one directory stat, not a stat per item.
+        let stamp = agenda.recall_stamp(tz).map_err(PortError::new)?;
+        let built = self
+            .db
+            .with_conn(|c| recall::fts_source(c, self.user_id, "agenda"))
             .map_err(PortError::new)?;
-        let items: Vec<recall::FtsItem> = entries
-            .iter()
-            .map(|e| recall::FtsItem {
-                id: e.id,
-                name: e.name.clone(),
-                body: e.fact.clone(),
-            })
-            .collect();
-        let ranking = self
+        let loaded = if built.as_deref() == Some(stamp.as_str()) {
+            None
+        } else {
+            let (entries, stamp) = agenda
+                .recall_entries_with_stamp(tz)
+                .map_err(PortError::new)?;
+            let items: Vec<recall::FtsItem> = entries
+                .iter()
+                .map(|e| recall::FtsItem {
+                    id: e.id,
+                    name: e.name.clone(),
+                    body: e.fact.clone(),
+                })
+                .collect();
+            self.db
+                .with_conn(|c| {
+                    recall::replace_fts_items_from(c, self.user_id, "agenda", &stamp, &items)
+                })
+                .map_err(PortError::new)?;
+            Some(entries)
+        };
+        let ranking: Vec<i64> = self
             .db
             .with_conn(|c| {
-                recall::replace_fts_items(c, self.user_id, "agenda", &items)?;
                 recall::keyword_leg(
                     c,
                     self.user_id,
@@ -220,33 +241,49 @@ impl StoreRecall {
                     &prepared.previous,
                 )
             })
-            .map_err(PortError::new)?;
+            .map_err(PortError::new)?
+            .into_iter()
+            .filter(|id| {
+                !prepared.in_context.contains(&RecallItem {
+                    memory_type: RecallKind::AgendaItem,
+                    memory_id: *id,
+                })
+            })
+            .collect();
         let mut due = Vec::new();
         let mut plain = Vec::new();
-        for id in ranking {
-            let item = RecallItem {
-                memory_type: RecallKind::AgendaItem,
-                memory_id: id,
+        // The hits are looked up a few at a time, in ranking order, until both kinds are full.
+        for chunk in ranking.chunks(HIT_CHUNK) {
+            let entries = match &loaded {
+                Some(all) => chunk
+                    .iter()
+                    .filter_map(|id| all.iter().find(|e| e.id == *id).cloned())
+                    .collect(),
+                None => agenda
+                    .recall_entries_by_ids(chunk, tz)
+                    .map_err(PortError::new)?,
             };
-            if prepared.in_context.contains(&item) {
-                continue;
+            for id in chunk {
+                let Some(entry) = entries.iter().find(|e| e.id == *id) else {
+                    continue;
+                };
+                let bucket = match entry.kind {
+                    elroy_agenda::Kind::Due => &mut due,
+                    elroy_agenda::Kind::Agenda => &mut plain,
+                };
+                if bucket.len() < RECALLED_AGENDA_ITEMS {
+                    bucket.push((
+                        RecallMetadata {
+                            memory_type: RecallKind::AgendaItem,
+                            memory_id: *id,
+                            name: entry.name.clone(),
+                        },
+                        entry.fact.clone(),
+                    ));
+                }
             }
-            let Some(entry) = entries.iter().find(|e| e.id == id) else {
-                continue;
-            };
-            let bucket = match entry.kind {
-                elroy_agenda::Kind::Due => &mut due,
-                elroy_agenda::Kind::Agenda => &mut plain,
-            };
-            if bucket.len() < RECALLED_AGENDA_ITEMS {
-                bucket.push((
-                    RecallMetadata {
-                        memory_type: RecallKind::AgendaItem,
-                        memory_id: id,
-                        name: entry.name.clone(),
-                    },
-                    entry.fact.clone(),
-                ));
+            if due.len() == RECALLED_AGENDA_ITEMS && plain.len() == RECALLED_AGENDA_ITEMS {
+                break;
             }
         }
         due.extend(plain);

@@ -332,8 +332,63 @@ impl AgendaStore {
     /// # Errors
     /// Lock or directory failures.
     pub fn recall_entries(&self, tz: &TimeZone) -> Result<Vec<RecallEntry>, AgendaError> {
+        Ok(self.recall_entries_with_stamp(tz)?.0)
+    }
+
+    /// [`AgendaStore::recall_entries`] and the recall stamp they stand for (the agenda version
+    /// read in the same lock, after the rows were brought up to date, and `tz`): a cache built
+    /// from the entries is current while [`AgendaStore::recall_stamp`] returns the same text.
+    ///
+    /// # Errors
+    /// Lock or directory failures; database failures.
+    pub fn recall_entries_with_stamp(
+        &self,
+        tz: &TimeZone,
+    ) -> Result<(Vec<RecallEntry>, String), AgendaError> {
         self.locked(|| {
             let snap = self.query(Query::All)?;
+            let entries = active_items(&snap)
+                .map(|i| RecallEntry {
+                    id: self.id_of(&i.stem),
+                    name: i.name().to_owned(),
+                    kind: i.kind(),
+                    fact: view_fact(i, tz),
+                })
+                .collect();
+            Ok((entries, stamp_of(self.index.version()?, tz)))
+        })
+    }
+
+    /// The recall stamp `{agenda version} {time zone}` (the version: a number raised by every
+    /// change to the index's rows; the zone: that of the renderings): recall keeps the stamp
+    /// its agenda rows of `recall_fts` were built from, and rebuilds them only when this
+    /// differs. Checks the directory first (one `stat`; a listing when it changed), so files
+    /// added, removed or renamed by hand raise it; no file is stat'ed otherwise, so a file
+    /// edited in place is seen when a query returns its row (the index's trade-off, see
+    /// [`crate::DbIndex`]).
+    ///
+    /// # Errors
+    /// Lock or directory failures; database failures.
+    pub fn recall_stamp(&self, tz: &TimeZone) -> Result<String, AgendaError> {
+        self.locked(|| Ok(stamp_of(self.index.version()?, tz)))
+    }
+
+    /// The active items among `ids` (the hits of a recall), by file name: only their rows are
+    /// selected and their files stat'ed (read when changed; gone or completed items are left
+    /// out). No directory check.
+    ///
+    /// # Errors
+    /// Lock failures; database failures.
+    pub fn recall_entries_by_ids(
+        &self,
+        ids: &[i64],
+        tz: &TimeZone,
+    ) -> Result<Vec<RecallEntry>, AgendaError> {
+        if ids.is_empty() {
+            return Ok(Vec::new());
+        }
+        self.locked_with(DirCheck::None, || {
+            let snap = self.query(Query::Ids(ids))?;
             Ok(active_items(&snap)
                 .map(|i| RecallEntry {
                     id: self.id_of(&i.stem),
@@ -343,6 +398,13 @@ impl AgendaStore {
                 })
                 .collect())
         })
+    }
+
+    /// How many agenda files this store stat'ed since it was made (every query stats the files
+    /// of the rows it returns, a listing diff the new entries): for tests that an operation
+    /// touched only the rows it needs.
+    pub fn files_checked(&self) -> u64 {
+        self.index.files_checked()
     }
 
     /// The item with id `id`, active or not, while its file exists.
@@ -368,4 +430,16 @@ impl AgendaStore {
     pub fn fact_by_id(&self, id: i64, tz: &TimeZone) -> Result<Option<String>, AgendaError> {
         Ok(self.item_by_id(id)?.map(|i| to_fact(&i, tz)))
     }
+}
+
+/// The recall stamp of `version` and `tz` (see [`AgendaStore::recall_stamp`]).
+fn stamp_of(version: i64, tz: &TimeZone) -> String {
+    let zone = tz.iana_name().map_or_else(
+        || {
+            tz.to_fixed_offset()
+                .map_or_else(|_| format!("{tz:?}"), |o| o.to_string())
+        },
+        str::to_owned,
+    );
+    format!("{version} {zone}")
 }

@@ -12,8 +12,13 @@ pub const MAX_MEMORIES: usize = 5;
 /// At most this many due items are shown.
 pub const MAX_DUE_ITEMS: usize = 2;
 
+/// How many ranked agenda hits one lookup checks against their files.
+const HIT_CHUNK: usize = 16;
+
 /// The `## Due item:` sections for `question`: active due items of the agenda store (when it is
-/// open) ranked by the keyword leg over their renderings.
+/// open) ranked by the keyword leg over their renderings. Only the hits' rows are selected and
+/// their files stat'ed, and only the shown items read; the whole agenda only when it changed
+/// since the agenda rows of `recall_fts` were built.
 fn due_sections(ctx: &ToolContext, question: &str) -> Result<Vec<String>, ToolError> {
     let (Some(agenda), Some(db)) = (
         ctx.services.get::<elroy_agenda::AgendaStore>(),
@@ -23,31 +28,64 @@ fn due_sections(ctx: &ToolContext, question: &str) -> Result<Vec<String>, ToolEr
     };
     let user = crate::user_id(ctx)?;
     let tz = &ctx.time.tz;
-    let entries = agenda.recall_entries(tz).map_err(err)?;
-    let items: Vec<recall::FtsItem> = entries
-        .iter()
-        .map(|e| recall::FtsItem {
-            id: e.id,
-            name: e.name.clone(),
-            body: e.fact.clone(),
-        })
-        .collect();
+    // The agenda rows of `recall_fts` are rebuilt only when the agenda changed since they were
+    // built (issue 14); then only the hits are looked up, a few at a time, until enough due
+    // items are found: a section is built from the item's own file.
+    let stamp = agenda.recall_stamp(tz).map_err(err)?;
+    let built = db
+        .with_conn(|c| recall::fts_source(c, user, "agenda"))
+        .map_err(err)?;
+    let loaded = if built.as_deref() == Some(stamp.as_str()) {
+        None
+    } else {
+        let (entries, stamp) = agenda.recall_entries_with_stamp(tz).map_err(err)?;
+        let items: Vec<recall::FtsItem> = entries
+            .iter()
+            .map(|e| recall::FtsItem {
+                id: e.id,
+                name: e.name.clone(),
+                body: e.fact.clone(),
+            })
+            .collect();
+        db.with_conn(|c| recall::replace_fts_items_from(c, user, "agenda", &stamp, &items))
+            .map_err(err)?;
+        Some(entries)
+    };
     let tokens = recall::recall_tokens(question);
     let ranked = db
-        .with_conn(|c| {
-            recall::replace_fts_items(c, user, "agenda", &items)?;
-            recall::keyword_leg(c, user, "agenda", &tokens, &[])
-        })
+        .with_conn(|c| recall::keyword_leg(c, user, "agenda", &tokens, &[]))
         .map_err(err)?;
+    let mut due_ids = Vec::new();
+    for chunk in ranked.chunks(HIT_CHUNK) {
+        let due: Vec<i64> = match &loaded {
+            Some(all) => all
+                .iter()
+                .filter(|e| e.kind == elroy_agenda::Kind::Due && chunk.contains(&e.id))
+                .map(|e| e.id)
+                .collect(),
+            None => agenda
+                .recall_entries_by_ids(chunk, tz)
+                .map_err(err)?
+                .into_iter()
+                .filter(|e| e.kind == elroy_agenda::Kind::Due)
+                .map(|e| e.id)
+                .collect(),
+        };
+        due_ids.extend(chunk.iter().filter(|id| due.contains(id)));
+        if due_ids.len() >= MAX_DUE_ITEMS {
+            break;
+        }
+    }
     let mut sections = Vec::new();
-    for id in ranked {
+    for id in due_ids {
         if sections.len() == MAX_DUE_ITEMS {
             break;
         }
-        let is_due = entries
-            .iter()
-            .any(|e| e.id == id && e.kind == elroy_agenda::Kind::Due);
-        let Some(item) = agenda.item_by_id(id).map_err(err)?.filter(|_| is_due) else {
+        let Some(item) = agenda
+            .item_by_id(id)
+            .map_err(err)?
+            .filter(|i| i.is_active() && i.kind() == elroy_agenda::Kind::Due)
+        else {
             continue;
         };
         let mut section = format!("## Due item: {}\n\n", item.name());
