@@ -618,3 +618,143 @@ fn examine_memories_names_unreadable_files_written_by_hand() {
     );
     assert!(!r.content.contains("Old.md"), "{}", r.content);
 }
+
+/// An env with an agenda store (shared with the tool context) holding `n` due items about
+/// unrelated chores, and the local time of their creation.
+fn env_with_due_items(n: usize) -> (Env, std::sync::Arc<elroy_agenda::AgendaStore>) {
+    let mut env = Env::new(TOKEN, |_| None);
+    let agenda = std::sync::Arc::new(
+        elroy_agenda::AgendaStore::open(env.home(), env.home(), TOKEN).unwrap(),
+    );
+    let local = ts("2026-03-16T06:30:00Z").to_zoned_datetime(ist());
+    for i in 0..n {
+        agenda
+            .create_due_item(
+                &elroy_agenda::NewDueItem {
+                    name: &format!("Chore {i}"),
+                    text: &format!("Water the plant in pot{i}."),
+                    trigger: None,
+                    trigger_context: Some("when user is home"),
+                },
+                &local,
+            )
+            .unwrap();
+    }
+    env.agenda = Some(std::sync::Arc::clone(&agenda));
+    (env, agenda)
+}
+
+fn new_due(agenda: &elroy_agenda::AgendaStore, name: &str, text: &str) {
+    let local = ts("2026-03-16T06:30:00Z").to_zoned_datetime(ist());
+    agenda
+        .create_due_item(
+            &elroy_agenda::NewDueItem {
+                name,
+                text,
+                trigger: None,
+                trigger_context: Some("when user mentions it"),
+            },
+            &local,
+        )
+        .unwrap();
+}
+
+const OPERA: &str = r#"{"question":"Which opera tickets are booked?"}"#;
+
+/// Issue 14: the agenda rows of the recall index are rebuilt only when the agenda changed. An
+/// item added after a question (its rows already built) is found by the next question.
+#[test]
+fn examine_memories_finds_a_due_item_added_since_the_last_question() {
+    let (env, agenda) = env_with_due_items(3);
+    let now = ts("2026-03-16T13:30:00Z");
+    let r = env.call("examine_memories", OPERA, now);
+    assert!(!r.content.contains("## Due item:"), "{}", r.content);
+    new_due(
+        &agenda,
+        "Opera tickets",
+        "Collect the opera tickets at the box office.",
+    );
+    let r = env.call("examine_memories", OPERA, now);
+    assert!(
+        r.content.contains("## Due item: Opera tickets"),
+        "{}",
+        r.content
+    );
+}
+
+/// The same kind: an item whose text elroy edited is found by its new words at the next question.
+#[test]
+fn examine_memories_finds_a_due_item_by_its_edited_text() {
+    let (env, agenda) = env_with_due_items(3);
+    let now = ts("2026-03-16T13:30:00Z");
+    new_due(&agenda, "Errand", "Collect the football gear.");
+    let r = env.call("examine_memories", OPERA, now);
+    assert!(!r.content.contains("## Due item:"), "{}", r.content);
+    agenda
+        .update_due_item_text("Errand", "Collect the opera gear.")
+        .unwrap();
+    let r = env.call("examine_memories", OPERA, now);
+    assert!(r.content.contains("## Due item: Errand"), "{}", r.content);
+}
+
+/// The same kind: a completed item is no longer shown at the next question.
+#[test]
+fn examine_memories_drops_a_completed_due_item() {
+    let (env, agenda) = env_with_due_items(3);
+    let now = ts("2026-03-16T13:30:00Z");
+    new_due(&agenda, "Opera tickets", "Collect the opera tickets.");
+    let r = env.call("examine_memories", OPERA, now);
+    assert!(
+        r.content.contains("## Due item: Opera tickets"),
+        "{}",
+        r.content
+    );
+    agenda.complete_due_item("Opera tickets", None).unwrap();
+    let r = env.call("examine_memories", OPERA, now);
+    assert!(!r.content.contains("## Due item:"), "{}", r.content);
+}
+
+/// The same kind: a due-item file added by hand (a directory change) is found by the next question.
+#[test]
+fn examine_memories_finds_a_due_item_file_added_by_hand() {
+    let (env, agenda) = env_with_due_items(3);
+    let now = ts("2026-03-16T13:30:00Z");
+    let r = env.call("examine_memories", OPERA, now);
+    assert!(!r.content.contains("## Due item:"), "{}", r.content);
+    let dir = agenda.agenda_dir();
+    let template = std::fs::read_to_string(dir.join("Chore_0.md")).unwrap();
+    std::fs::write(
+        dir.join("Opera_tickets.md"),
+        template
+            .replace("Chore 0", "Opera tickets")
+            .replace("Water the plant in pot0.", "Collect the opera tickets."),
+    )
+    .unwrap();
+    let r = env.call("examine_memories", OPERA, now);
+    assert!(
+        r.content.contains("## Due item: Opera tickets"),
+        "{}",
+        r.content
+    );
+}
+
+/// Issue 14: with the agenda unchanged since the last question, a question stats no agenda file
+/// but those of its hits (none for a question no item matches), whatever the agenda's size.
+#[test]
+fn examine_memories_on_an_unchanged_agenda_stats_only_its_hits() {
+    let (env, agenda) = env_with_due_items(40);
+    let now = ts("2026-03-16T13:30:00Z");
+    // The first question indexes the agenda (every row is checked once).
+    env.call("examine_memories", OPERA, now);
+    let before = agenda.files_checked();
+    assert!(before >= 40, "{before}");
+    let r = env.call("examine_memories", OPERA, now);
+    assert!(!r.content.contains("## Due item:"), "{}", r.content);
+    assert_eq!(agenda.files_checked(), before);
+    // One hit: its row is looked up (and the shown item read), not the other 39.
+    let r = env.call("examine_memories", r#"{"question":"Where is pot7?"}"#, now);
+    assert!(r.content.contains("## Due item: Chore 7"), "{}", r.content);
+    // The hit's row, then its file for the section.
+    let checked = agenda.files_checked() - before;
+    assert!(checked <= 2, "{checked} files stat'ed for one question");
+}
