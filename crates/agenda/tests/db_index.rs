@@ -174,3 +174,58 @@ fn names_asked_for_in_nfd_are_found_by_the_index() {
         "Caf\u{e9}"
     );
 }
+
+/// Issue 14: the recall stamp (agenda version and zone) changes with every change to the rows
+/// — elroy's add, edit and completion, a file added by hand, another process's write — and not
+/// otherwise; reading it stats no item file.
+#[test]
+fn the_recall_stamp_follows_every_change_and_costs_no_file_stat() {
+    let dir = tempfile::tempdir().unwrap();
+    let home = dir.path();
+    let (a, _db, _user) = store(home);
+    let utc = TimeZone::UTC;
+    let now = Timestamp::UNIX_EPOCH;
+    for i in 0..20 {
+        a.add_item(&format!("Item {i}"), date(), now).unwrap();
+    }
+    let (entries, built) = a.recall_entries_with_stamp(&utc).unwrap();
+    assert_eq!(entries.len(), 20);
+    assert_eq!(a.recall_stamp(&utc).unwrap(), built);
+    let checked = a.files_checked();
+    assert_eq!(a.recall_stamp(&utc).unwrap(), built);
+    assert_eq!(a.files_checked(), checked, "the stamp stats no item file");
+    // Another zone renders times differently: another stamp.
+    assert_ne!(
+        a.recall_stamp(&TimeZone::get("Asia/Kolkata").unwrap())
+            .unwrap(),
+        built
+    );
+    let mut last = built;
+    let mut changed = |a: &AgendaStore, what: &str| {
+        let stamp = a.recall_stamp(&utc).unwrap();
+        assert_ne!(stamp, last, "{what}");
+        let (_, rebuilt) = a.recall_entries_with_stamp(&utc).unwrap();
+        assert_eq!(a.recall_stamp(&utc).unwrap(), rebuilt, "{what}");
+        last = rebuilt;
+    };
+    a.add_item("Opera", date(), now).unwrap();
+    changed(&a, "added");
+    a.add_update(
+        "Opera",
+        "Tickets booked",
+        &now.to_zoned_datetime(utc.clone()),
+    )
+    .unwrap();
+    changed(&a, "edited");
+    a.complete_item("Opera").unwrap();
+    changed(&a, "completed");
+    std::fs::write(
+        home.join("agenda/Hand.md"),
+        "---\ncompleted: false\ndate: '2026-03-20'\nstatus: created\n---\n\nBy hand",
+    )
+    .unwrap();
+    changed(&a, "added by hand");
+    let (other, _, _) = store(home);
+    other.add_item("Ballet", date(), now).unwrap();
+    changed(&a, "added by another process");
+}
