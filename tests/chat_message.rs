@@ -657,3 +657,57 @@ fn a_correction_is_recorded_by_self_reflection() {
         files[0]
     );
 }
+
+/// The agenda items in this turn's recall payload (`recall_metadata` of `memory_type`
+/// `AgendaItem` in the last message; earlier turns' pairs stay in the context).
+fn recalled_agenda(request: &RecordedRequest) -> Vec<String> {
+    let messages = request.messages();
+    let mut names = Vec::new();
+    let Some(m) = messages.last().filter(|m| m["role"] == "tool") else {
+        return names;
+    };
+    let payload: Value =
+        serde_json::from_str(m["content"].as_str().unwrap_or_default()).unwrap_or(Value::Null);
+    for r in payload["recall_metadata"].as_array().into_iter().flatten() {
+        if r["memory_type"] == "AgendaItem" {
+            names.push(r["name"].as_str().unwrap_or_default().to_owned());
+        }
+    }
+    names
+}
+
+/// Issue 14: turn recall rebuilds the agenda rows of its index only when the agenda changed. An
+/// item added between two turns is recalled by the second; once completed, by none after.
+#[test]
+fn agenda_item_added_or_completed_between_turns_is_seen_by_the_next_recall() {
+    let server = MockServer::start();
+    server.fallback(Reply::text("Noted."));
+    let home = home_for(&server, "");
+    let call = |tool: &str, args: &str| {
+        let out = home
+            .cmd()
+            .env("ELROY_NOW", NOW)
+            .args(["tools", "call", tool, "--args", args])
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{tool}: {}", stderr(&out));
+    };
+    call("add_agenda_item", r#"{"text":"Water the plants"}"#);
+    let question = "Did I book the opera tickets?";
+    let out = message(&home, &[question]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    call("add_agenda_item", r#"{"text":"Book the opera tickets"}"#);
+    let out = message(&home, &[question]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    call(
+        "complete_agenda_item",
+        r#"{"item_name":"Book the opera tickets"}"#,
+    );
+    let out = message(&home, &[question]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let turns = server.chat_requests();
+    assert_eq!(turns.len(), 3);
+    assert_eq!(recalled_agenda(&turns[0]), Vec::<String>::new());
+    assert_eq!(recalled_agenda(&turns[1]), ["Book the opera tickets"]);
+    assert_eq!(recalled_agenda(&turns[2]), Vec::<String>::new());
+}
