@@ -49,6 +49,8 @@ pub(crate) enum Query<'a> {
     Id(i64),
     /// The rows with these ids (the hits of a recall).
     Ids(&'a [i64]),
+    /// The active due items among these ids (the hits of `examine_memories`).
+    DueIds(&'a [i64]),
     /// The rows of these stems (the candidates of an `item_name`, [`DbIndex::name_candidates`]).
     Stems(&'a [String]),
     /// Active plain items without a readable date (`elroy agenda` names them).
@@ -67,15 +69,20 @@ impl Query<'_> {
                 stems.iter().map(|s| V::Text(s.clone())).collect(),
             );
         }
-        if let Query::Ids(ids) = self {
+        if let Query::Ids(ids) | Query::DueIds(ids) = self {
             let marks: Vec<String> = (2..ids.len() + 2).map(|i| format!("?{i}")).collect();
+            let due = if matches!(self, Query::DueIds(_)) {
+                "kind = 'due' AND status = 'created' AND "
+            } else {
+                ""
+            };
             return (
-                format!("id IN ({})", marks.join(", ")).into(),
+                format!("{due}id IN ({})", marks.join(", ")).into(),
                 ids.iter().map(|id| V::Integer(*id)).collect(),
             );
         }
         let (condition, values) = match *self {
-            Query::All | Query::Stems(_) | Query::Ids(_) => ("1", Vec::new()),
+            Query::All | Query::Stems(_) | Query::Ids(_) | Query::DueIds(_) => ("1", Vec::new()),
             Query::Dates(first, last) => (
                 "item_date BETWEEN ?2 AND ?3",
                 vec![V::Text(first.to_string()), V::Text(last.to_string())],
@@ -103,7 +110,7 @@ impl Query<'_> {
     fn with_rows_to_read(&self) -> bool {
         !matches!(
             self,
-            Query::All | Query::Id(_) | Query::Ids(_) | Query::Stems(_)
+            Query::All | Query::Id(_) | Query::Ids(_) | Query::DueIds(_) | Query::Stems(_)
         )
     }
 }

@@ -384,11 +384,38 @@ impl AgendaStore {
         ids: &[i64],
         tz: &TimeZone,
     ) -> Result<Vec<RecallEntry>, AgendaError> {
+        self.entries_by_ids(Query::Ids(ids), ids, tz)
+    }
+
+    /// [`AgendaStore::recall_entries_by_ids`] for the due items only: only the rows the index
+    /// holds as active due items are selected and stat'ed (a file edited in place into a due
+    /// item since its row was read is not among them).
+    ///
+    /// # Errors
+    /// Lock failures; database failures.
+    pub fn recall_due_entries_by_ids(
+        &self,
+        ids: &[i64],
+        tz: &TimeZone,
+    ) -> Result<Vec<RecallEntry>, AgendaError> {
+        Ok(self
+            .entries_by_ids(Query::DueIds(ids), ids, tz)?
+            .into_iter()
+            .filter(|e| e.kind == Kind::Due)
+            .collect())
+    }
+
+    fn entries_by_ids(
+        &self,
+        query: Query<'_>,
+        ids: &[i64],
+        tz: &TimeZone,
+    ) -> Result<Vec<RecallEntry>, AgendaError> {
         if ids.is_empty() {
             return Ok(Vec::new());
         }
         self.locked_with(DirCheck::None, || {
-            let snap = self.query(Query::Ids(ids))?;
+            let snap = self.query(query)?;
             Ok(active_items(&snap)
                 .map(|i| RecallEntry {
                     id: self.id_of(&i.stem),

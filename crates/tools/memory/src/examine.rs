@@ -64,10 +64,9 @@ fn due_sections(ctx: &ToolContext, question: &str) -> Result<Vec<String>, ToolEr
                 .map(|e| e.id)
                 .collect(),
             None => agenda
-                .recall_entries_by_ids(chunk, tz)
+                .recall_due_entries_by_ids(chunk, tz)
                 .map_err(err)?
                 .into_iter()
-                .filter(|e| e.kind == elroy_agenda::Kind::Due)
                 .map(|e| e.id)
                 .collect(),
         };
