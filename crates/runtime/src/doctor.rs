@@ -258,10 +258,33 @@ pub fn check_home(config: &Config) -> DoctorReport {
                 );
             }
         }
+        // The notes files live in the user home itself (`MEMORY.md.sync-conflict-laptop` after
+        // both machines changed MEMORY.md in ways its entries cannot merge); only the leftovers
+        // of those two files are listed there, not every `*.orig` a person keeps in the home.
+        for file in conflict_files(&paths.user_home) {
+            let name = file
+                .file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or_default();
+            if NOTES_FILES
+                .iter()
+                .any(|notes| name.starts_with(notes) && name.len() > notes.len())
+            {
+                push(
+                    Area::VersionedHome,
+                    Some(relative(home, &file)),
+                    "a sync-conflict or merge leftover file; merge it by hand and delete it"
+                        .to_owned(),
+                );
+            }
+        }
     }
     problems.sort_by(|a, b| (a.area, &a.path).cmp(&(b.area, &b.path)));
     DoctorReport { problems }
 }
+
+/// The notes files of a user home whose sync-conflict or merge leftovers doctor lists.
+const NOTES_FILES: [&str; 2] = ["MEMORY.md", "USER.md"];
 
 /// Files of `dir` that sync tools or merges leave beside the real ones: `*.orig`, `*.rej`,
 /// `*.BACKUP.*`/`*.LOCAL.*`/`*.REMOTE.*`/`*.BASE.*` (git mergetool), Syncthing's
