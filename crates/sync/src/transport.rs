@@ -88,7 +88,11 @@ pub(crate) fn fetch(
             .map_err(unreachable)?;
     } else {
         let refspec = format!("+refs/heads/{branch}:{tracking}");
-        let out = run_git(root, &["fetch", "--no-tags", remote, &refspec], timeout)?;
+        let out = run_git(
+            root,
+            &["fetch", "--no-tags", "--", remote, &refspec],
+            timeout,
+        )?;
         if !out.ok {
             if out.stderr.contains("couldn't find remote ref") {
                 return Ok(None);
@@ -160,7 +164,11 @@ pub(crate) fn push(
         }
         Ok(Pushed::Done)
     } else {
-        let out = run_git(root, &["push", "--porcelain", remote, &refspec], timeout)?;
+        let out = run_git(
+            root,
+            &["push", "--porcelain", "--", remote, &refspec],
+            timeout,
+        )?;
         if out.ok {
             return Ok(Pushed::Done);
         }
@@ -207,7 +215,8 @@ impl GitOutput {
     }
 }
 
-/// Runs `git -C root ARGS` without prompting, killed after `timeout`.
+/// Runs `git -C root ARGS` without prompting, killed after `timeout`. Callers put `--` before the
+/// remote, so a remote that starts with `-` (`--upload-pack=CMD`) is never read as an option.
 fn run_git(root: &Path, args: &[&str], timeout: Duration) -> Result<GitOutput, SyncError> {
     let mut command = Command::new("git");
     command
@@ -296,6 +305,23 @@ mod tests {
             .unwrap();
         drop(tree);
         repo
+    }
+
+    #[test]
+    fn a_remote_that_looks_like_an_option_is_not_run_as_one() {
+        // `git fetch --upload-pack=CMD` runs CMD: the remote must reach git as a repository.
+        let dir = tempfile::tempdir().unwrap();
+        let home = dir.path().join("home");
+        let repo = repo_with_commit(&home, "home");
+        let remote = "--upload-pack=touch pwned:x";
+        assert!(!is_local(remote));
+        let timeout = Duration::from_secs(10);
+        assert!(super::fetch(&repo, &home, remote, "main", timeout).is_err());
+        assert!(push(&repo, &home, remote, "main", timeout).is_err());
+        assert!(
+            !home.join("pwned:x").exists(),
+            "git ran the remote as a command"
+        );
     }
 
     #[test]
