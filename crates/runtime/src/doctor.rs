@@ -258,9 +258,11 @@ pub fn check_home(config: &Config) -> DoctorReport {
                 );
             }
         }
-        // The notes files live in the user home itself (`MEMORY.md.sync-conflict-laptop` after
-        // both machines changed MEMORY.md in ways its entries cannot merge); only the leftovers
-        // of those two files are listed there, not every `*.orig` a person keeps in the home.
+        // The notes files and elroy sync's names file live in the user home itself
+        // (`MEMORY.md.sync-conflict-laptop` after both machines changed MEMORY.md in ways its
+        // entries cannot merge, `user-names.yaml.sync-conflict-laptop` after both changed a
+        // name); only the leftovers of those files are listed there, not every `*.orig` a
+        // person keeps in the home.
         for file in conflict_files(&paths.user_home) {
             let name = file
                 .file_name()
@@ -283,8 +285,9 @@ pub fn check_home(config: &Config) -> DoctorReport {
     DoctorReport { problems }
 }
 
-/// The notes files of a user home whose sync-conflict or merge leftovers doctor lists.
-const NOTES_FILES: [&str; 2] = ["MEMORY.md", "USER.md"];
+/// The files directly in a user home whose sync-conflict or merge leftovers doctor lists: the
+/// notes files and elroy sync's names file.
+const NOTES_FILES: [&str; 3] = ["MEMORY.md", "USER.md", "user-names.yaml"];
 
 /// Files of `dir` that sync tools or merges leave beside the real ones: `*.orig`, `*.rej`,
 /// `*.BACKUP.*`/`*.LOCAL.*`/`*.REMOTE.*`/`*.BASE.*` (git mergetool), Syncthing's
