@@ -70,6 +70,14 @@ fn each_broken_case_is_one_line_by_path() {
         b"{\"tool\":\"x\",\"paths\":[]}\n",
     );
     write("agenda/Pay_rent.md.orig", b"old\n");
+    // elroy sync's sibling of a notes file, in the user home itself (not a store directory).
+    write("MEMORY.md.sync-conflict-laptop", b"- theirs\n");
+    write(
+        "user-names.yaml.sync-conflict-laptop",
+        b"full_name: Ada King\n",
+    );
+    // A file a person keeps in the home is not a leftover of a store file.
+    write("notes.orig", b"mine\n");
     let out = doctor(&home, false);
     assert_eq!(out.status.code(), Some(1), "{}", stdout(&out));
     let text = stdout(&out);
@@ -81,7 +89,9 @@ fn each_broken_case_is_one_line_by_path() {
         "feature-requests: invalid front matter in feature-requests/broken.md: ",
         "notebook: MEMORY.md is not valid UTF-8",
         "versioned-home: .git/elroy-pending.jsonl: 1 saved change(s) are not recorded",
+        "versioned-home: MEMORY.md.sync-conflict-laptop: a sync-conflict or merge leftover file",
         "versioned-home: agenda/Pay_rent.md.orig: a sync-conflict or merge leftover file",
+        "versioned-home: user-names.yaml.sync-conflict-laptop: a sync-conflict or merge leftover",
     ];
     assert_eq!(lines.len(), expected_starts.len() + 1, "{text}");
     for (line, start) in lines.iter().zip(expected_starts) {
@@ -92,14 +102,14 @@ fn each_broken_case_is_one_line_by_path() {
     }
     assert_eq!(
         lines.last().unwrap(),
-        &format!("7 problems found in {}", root.display())
+        &format!("9 problems found in {}", root.display())
     );
     // The same for scripts.
     let out = doctor(&home, true);
     assert_eq!(out.status.code(), Some(1));
     let json: serde_json::Value = serde_json::from_str(&stdout(&out)).unwrap();
     assert_eq!(json["ok"], false);
-    assert_eq!(json["problems"].as_array().unwrap().len(), 7);
+    assert_eq!(json["problems"].as_array().unwrap().len(), 9);
     assert_eq!(json["problems"][0]["area"], "agenda");
     assert_eq!(json["problems"][0]["path"], "agenda/Broken.md");
     // Nothing was changed.

@@ -258,10 +258,36 @@ pub fn check_home(config: &Config) -> DoctorReport {
                 );
             }
         }
+        // The notes files and elroy sync's names file live in the user home itself
+        // (`MEMORY.md.sync-conflict-laptop` after both machines changed MEMORY.md in ways its
+        // entries cannot merge, `user-names.yaml.sync-conflict-laptop` after both changed a
+        // name); only the leftovers of those files are listed there, not every `*.orig` a
+        // person keeps in the home.
+        for file in conflict_files(&paths.user_home) {
+            let name = file
+                .file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or_default();
+            if NOTES_FILES
+                .iter()
+                .any(|notes| name.starts_with(notes) && name.len() > notes.len())
+            {
+                push(
+                    Area::VersionedHome,
+                    Some(relative(home, &file)),
+                    "a sync-conflict or merge leftover file; merge it by hand and delete it"
+                        .to_owned(),
+                );
+            }
+        }
     }
     problems.sort_by(|a, b| (a.area, &a.path).cmp(&(b.area, &b.path)));
     DoctorReport { problems }
 }
+
+/// The files directly in a user home whose sync-conflict or merge leftovers doctor lists: the
+/// notes files and elroy sync's names file.
+const NOTES_FILES: [&str; 3] = ["MEMORY.md", "USER.md", "user-names.yaml"];
 
 /// Files of `dir` that sync tools or merges leave beside the real ones: `*.orig`, `*.rej`,
 /// `*.BACKUP.*`/`*.LOCAL.*`/`*.REMOTE.*`/`*.BASE.*` (git mergetool), Syncthing's

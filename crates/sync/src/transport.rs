@@ -88,7 +88,11 @@ pub(crate) fn fetch(
             .map_err(unreachable)?;
     } else {
         let refspec = format!("+refs/heads/{branch}:{tracking}");
-        let out = run_git(root, &["fetch", "--no-tags", remote, &refspec], timeout)?;
+        let out = run_git(
+            root,
+            &["fetch", "--no-tags", "--", remote, &refspec],
+            timeout,
+        )?;
         if !out.ok {
             if out.stderr.contains("couldn't find remote ref") {
                 return Ok(None);
@@ -160,7 +164,11 @@ pub(crate) fn push(
         }
         Ok(Pushed::Done)
     } else {
-        let out = run_git(root, &["push", "--porcelain", remote, &refspec], timeout)?;
+        let out = run_git(
+            root,
+            &["push", "--porcelain", "--", remote, &refspec],
+            timeout,
+        )?;
         if out.ok {
             return Ok(Pushed::Done);
         }
@@ -181,6 +189,8 @@ fn is_not_fast_forward(message: &str) -> bool {
         || m.contains("fastforwardable")
         || m.contains("fetch first")
         || m.contains("rejected")
+        // libgit2's local transport, when the remote's branch moved since the fetch.
+        || m.contains("not present locally")
 }
 
 struct GitOutput {
@@ -205,7 +215,8 @@ impl GitOutput {
     }
 }
 
-/// Runs `git -C root ARGS` without prompting, killed after `timeout`.
+/// Runs `git -C root ARGS` without prompting, killed after `timeout`. Callers put `--` before the
+/// remote, so a remote that starts with `-` (`--upload-pack=CMD`) is never read as an option.
 fn run_git(root: &Path, args: &[&str], timeout: Duration) -> Result<GitOutput, SyncError> {
     let mut command = Command::new("git");
     command
@@ -275,7 +286,65 @@ fn run_git(root: &Path, args: &[&str], timeout: Duration) -> Result<GitOutput, S
 
 #[cfg(test)]
 mod tests {
-    use super::is_local;
+    #![allow(clippy::unwrap_used)]
+
+    use std::path::Path;
+    use std::time::Duration;
+
+    use git2::{Repository, Signature};
+
+    use super::{Pushed, is_local, push};
+
+    /// A repository at `dir` with one commit on `main` whose message is `message`.
+    fn repo_with_commit(dir: &Path, message: &str) -> Repository {
+        let repo = Repository::init(dir).unwrap();
+        let tree = repo.treebuilder(None).unwrap().write().unwrap();
+        let tree = repo.find_tree(tree).unwrap();
+        let sig = Signature::now("elroy", "elroy@test").unwrap();
+        repo.commit(Some("refs/heads/main"), &sig, &sig, message, &tree, &[])
+            .unwrap();
+        drop(tree);
+        repo
+    }
+
+    #[test]
+    fn a_remote_that_looks_like_an_option_is_not_run_as_one() {
+        // `git fetch --upload-pack=CMD` runs CMD: the remote must reach git as a repository.
+        let dir = tempfile::tempdir().unwrap();
+        let home = dir.path().join("home");
+        let repo = repo_with_commit(&home, "home");
+        let remote = "--upload-pack=touch pwned:x";
+        assert!(!is_local(remote));
+        let timeout = Duration::from_secs(10);
+        assert!(super::fetch(&repo, &home, remote, "main", timeout).is_err());
+        assert!(push(&repo, &home, remote, "main", timeout).is_err());
+        assert!(
+            !home.join("pwned:x").exists(),
+            "git ran the remote as a command"
+        );
+    }
+
+    #[test]
+    fn a_local_push_after_another_machine_pushed_is_not_fast_forward() {
+        // Another machine pushed between this machine's fetch and push: the sync must fetch
+        // and merge again, not stop with "the remote refused".
+        let dir = tempfile::tempdir().unwrap();
+        let remote = dir.path().join("remote.git");
+        Repository::init_bare(&remote).unwrap();
+        let url = remote.to_string_lossy().into_owned();
+        let (first, second) = (dir.path().join("first"), dir.path().join("second"));
+        let first_repo = repo_with_commit(&first, "first machine");
+        let second_repo = repo_with_commit(&second, "second machine");
+        let timeout = Duration::from_secs(10);
+        assert_eq!(
+            push(&first_repo, &first, &url, "main", timeout).unwrap(),
+            Pushed::Done
+        );
+        assert_eq!(
+            push(&second_repo, &second, &url, "main", timeout).unwrap(),
+            Pushed::NotFastForward
+        );
+    }
 
     #[test]
     fn local_or_network() {
