@@ -632,3 +632,120 @@ fn an_unreachable_network_remote_goes_through_git_and_changes_nothing() {
     assert_eq!((store_files(&m.root()), head(&m)), before);
     assert!(!m.root().join("elroy.conf.yaml").exists());
 }
+
+#[test]
+fn a_name_edited_by_hand_survives_the_sync_and_undo_passes_over_the_names_commit() {
+    let dir = tempfile::tempdir().unwrap();
+    let remote = bare(dir.path());
+    let a = Machine::new("laptop");
+    a.call(
+        "create_memory",
+        r#"{"name":"Tea","text":"Likes green tea."}"#,
+    );
+    a.call(
+        "create_memory",
+        r#"{"name":"Coffee","text":"No coffee after noon."}"#,
+    );
+    a.sync(&remote);
+    // The sync wrote the missing names into the files.
+    let tea = a.root().join("memories/Tea.md");
+    assert!(
+        std::fs::read_to_string(&tea)
+            .unwrap()
+            .contains("name: Tea\n")
+    );
+    // A person renames one by hand; the next sync keeps their name (it used to write the
+    // database's name back and say "Already in sync").
+    let edited = std::fs::read_to_string(&tea)
+        .unwrap()
+        .replace("name: Tea\n", "name: Green tea\n");
+    std::fs::write(&tea, &edited).unwrap();
+    a.sync(&remote);
+    assert_eq!(std::fs::read_to_string(&tea).unwrap(), edited);
+    // A name key a person adds to a file whose name the sync had not written yet is kept too.
+    a.call(
+        "create_memory",
+        r#"{"name":"Walks","text":"Walks at seven."}"#,
+    );
+    let walks = a.root().join("memories/Walks.md");
+    let hand =
+        std::fs::read_to_string(&walks)
+            .unwrap()
+            .replacen("---\n", "---\nname: Evening walks\n", 1);
+    std::fs::write(&walks, &hand).unwrap();
+    a.sync(&remote);
+    assert!(
+        std::fs::read_to_string(&walks)
+            .unwrap()
+            .contains("name: Evening walks\n")
+    );
+    assert!(
+        !std::fs::read_to_string(&walks)
+            .unwrap()
+            .contains("name: Walks\n")
+    );
+
+    // Undo of a change made before the first sync: only this machine's `sync: names` touched the
+    // file since, so undo goes through (it used to refuse, blaming "another machine").
+    let b = Machine::new("desk");
+    b.call(
+        "create_memory",
+        r#"{"name":"Bikes","text":"Rides a blue bike."}"#,
+    );
+    b.sync(&remote);
+    let bikes = b.root().join("memories/Bikes.md");
+    assert!(
+        std::fs::read_to_string(&bikes)
+            .unwrap()
+            .contains("name: Bikes\n")
+    );
+    let out = b.run(&["undo"]);
+    assert!(out.status.success(), "{}{}", stdout(&out), stderr(&out));
+    assert!(stdout(&out).contains("create_memory"), "{}", stdout(&out));
+    assert!(!bikes.exists());
+}
+
+#[test]
+fn a_second_sync_of_the_same_home_waits_for_none_and_changes_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let remote = bare(dir.path());
+    let a = Machine::new("laptop");
+    a.call(
+        "create_memory",
+        r#"{"name":"Tea","text":"Likes green tea."}"#,
+    );
+    a.sync(&remote);
+    a.call(
+        "create_memory",
+        r#"{"name":"Bread","text":"Bakes rye bread."}"#,
+    );
+    let before = store_files(&a.root());
+    let head = || {
+        git2::Repository::open(a.root())
+            .unwrap()
+            .head()
+            .unwrap()
+            .target()
+            .unwrap()
+    };
+    let head_before = head();
+    // Another sync of this home holds the sync lock.
+    let held = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .open(a.root().join(".git/elroy-sync.lock"))
+        .unwrap();
+    held.try_lock().unwrap();
+    let out = a.run(&["sync"]);
+    assert_eq!(out.status.code(), Some(1), "{}", stdout(&out));
+    assert!(
+        stderr(&out).contains("another elroy sync is running on this home"),
+        "{}",
+        stderr(&out)
+    );
+    assert_eq!(store_files(&a.root()), before);
+    assert_eq!(head(), head_before);
+    drop(held);
+    let report = a.sync(&remote);
+    assert!(report.contains("Bread"), "{report}");
+}

@@ -24,12 +24,11 @@ pub enum HistoryError {
         /// The first file that differs, relative to the home.
         path: String,
     },
-    /// A file of the change to undo was changed since by another machine's change that
-    /// `elroy sync` pulled: undoing would throw that change away.
+    /// A file of the change to undo was changed since through `elroy sync` (another machine's
+    /// change it pulled, its merge, or its id renumbering): undoing would throw that change away.
     #[error(
-        "not undoing '{message}' ({id}): {path} was changed since by a change from {machine} \
-         (pulled by elroy sync); undo only reverts this machine's own last change while its files \
-         are as it left them, nothing was changed"
+        "not undoing '{message}' ({id}): {path} was changed since by {by}; undo only reverts this \
+         machine's own last change while its files are as it left them, nothing was changed"
     )]
     ChangedByPull {
         /// The change's message.
@@ -38,8 +37,9 @@ pub enum HistoryError {
         id: String,
         /// The first file that differs, relative to the home.
         path: String,
-        /// The machine whose pulled change touched it.
-        machine: String,
+        /// What changed it, in words: `a change from MACHINE (pulled by elroy sync)`, `elroy sync
+        /// merging changes from MACHINE`, or `this machine's elroy sync ('sync: renumber')`.
+        by: String,
     },
     /// The home lock could not be taken, or a file could not be written.
     #[error("{0}")]

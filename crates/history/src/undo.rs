@@ -59,14 +59,23 @@ impl VersionedHome {
         let after = target_commit.tree()?;
         let before = parent.tree()?;
         // Refuse before touching anything.
+        let head_tree = repo.head()?.peel_to_tree()?;
         for path in &original.paths {
-            if work_tree_blob(self.root(), path)? != blob_at(&after, path)? {
-                if let Some(machine) = pulled_since(&repo, target, path)? {
+            let now_blob = work_tree_blob(self.root(), path)?;
+            if now_blob != blob_at(&after, path)? {
+                if now_blob == blob_at(&head_tree, path)? && only_names_since(&repo, target, path)?
+                {
+                    // The only change since is this machine's `elroy sync` writing the memory's
+                    // `name` key (bookkeeping: the name is in state.db, the next sync writes it
+                    // again); reverting it with the change loses nothing.
+                    continue;
+                }
+                if let Some(by) = pulled_since(&repo, target, path)? {
                     return Err(HistoryError::ChangedByPull {
                         message: original.summary.clone(),
                         id: original.short_id.clone(),
                         path: path.clone(),
-                        machine,
+                        by,
                     });
                 }
                 return Err(HistoryError::EditedSince {
@@ -184,9 +193,46 @@ fn find_target(repo: &Repository) -> Result<Oid, HistoryError> {
     Err(HistoryError::NothingToUndo)
 }
 
-/// The machine whose change, pulled by `elroy sync` after `target`, changed `path`: a commit of
-/// another machine or a `sync: …` commit on HEAD's side of `target` that changed it. `None` when
-/// no pull touched it (it was edited by hand).
+/// Whether every commit after `target` (on HEAD's side) that changed `path` is this machine's own
+/// `sync: names` commit (the memory `name` key `elroy sync` adds before pushing).
+fn only_names_since(repo: &Repository, target: Oid, path: &str) -> Result<bool, HistoryError> {
+    let mut walk = repo.revwalk()?;
+    walk.push_head()?;
+    walk.hide(target)?;
+    let mut any = false;
+    for id in walk {
+        let commit = repo.find_commit(id?)?;
+        // Changed by this commit: different from every parent (a merge that kept one side's
+        // version did not change it), or present in a root commit.
+        let now = blob_at(&commit.tree()?, path)?;
+        let mut changed = commit.parent_count() > 0 || now.is_some();
+        for parent in commit.parents() {
+            if blob_at(&parent.tree()?, path)? == now {
+                changed = false;
+                break;
+            }
+        }
+        if !changed {
+            continue;
+        }
+        let names = String::from_utf8_lossy(commit.message_bytes())
+            .lines()
+            .next()
+            .is_some_and(|l| l == NAMES_SUMMARY);
+        if !names || crate::machine::is_other_machine(&commit) {
+            return Ok(false);
+        }
+        any = true;
+    }
+    Ok(any)
+}
+
+/// The summary of the commit in which `elroy sync` writes memory names into their files.
+const NAMES_SUMMARY: &str = "sync: names";
+
+/// What changed `path` after `target` through `elroy sync`, in words for the refusal: a commit of
+/// another machine, a sync merge, or this machine's own `sync: …` bookkeeping on HEAD's side of
+/// `target`. `None` when no sync touched it (it was edited by hand).
 fn pulled_since(
     repo: &Repository,
     target: Oid,
@@ -209,17 +255,16 @@ fn pulled_since(
             None => false,
         };
         if changed {
-            let machine = crate::machine::commit_machine(&commit)
-                .filter(|_| other)
-                .or_else(|| {
-                    message
-                        .lines()
-                        .next()
-                        .and_then(|l| l.strip_prefix("sync: merge from "))
-                        .map(str::to_owned)
-                })
-                .unwrap_or_else(|| "another machine".to_owned());
-            return Ok(Some(machine));
+            let summary = message.lines().next().unwrap_or_default();
+            let by = match crate::machine::commit_machine(&commit).filter(|_| other) {
+                Some(machine) => format!("a change from {machine} (pulled by elroy sync)"),
+                None => match summary.strip_prefix("sync: merge from ") {
+                    Some(machine) => format!("elroy sync merging changes from {machine}"),
+                    // This machine's own sync bookkeeping (`sync: renumber`, `sync: names`).
+                    None => format!("this machine's elroy sync ('{summary}')"),
+                },
+            };
+            return Ok(Some(by));
         }
     }
     Ok(None)

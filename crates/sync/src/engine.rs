@@ -122,6 +122,34 @@ pub struct SyncReport {
     pub remote_was_empty: bool,
 }
 
+/// The exclusive lock that one `elroy sync` of a home holds for its whole run
+/// (`.git/elroy-sync.lock`, an advisory `flock`; released when dropped or when the process dies).
+struct SyncRunning {
+    _file: std::fs::File,
+}
+
+impl SyncRunning {
+    fn take(root: &Path) -> Result<SyncRunning, SyncError> {
+        let path = root.join(".git").join("elroy-sync.lock");
+        let write_err = |e: std::io::Error| SyncError::Write {
+            path: ".git/elroy-sync.lock".to_owned(),
+            message: e.to_string(),
+        };
+        let file = std::fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(false)
+            .open(path)
+            .map_err(write_err)?;
+        match file.try_lock() {
+            Ok(()) => Ok(SyncRunning { _file: file }),
+            Err(std::fs::TryLockError::WouldBlock) => Err(SyncError::AlreadyRunning),
+            Err(std::fs::TryLockError::Error(e)) => Err(write_err(e)),
+        }
+    }
+}
+
 /// One sync round with the remote of `options` (see the module doc).
 ///
 /// # Errors
@@ -133,6 +161,8 @@ pub fn sync(root: &Path, options: &SyncOptions) -> Result<SyncReport, SyncError>
     // earlier; hand edits and names wait until the remote answered, so a remote that cannot be
     // reached leaves the home exactly as it was.
     let home = VersionedHome::resume(root, options.now)?;
+    // One sync per home at a time: two would each report the other's pull or push as theirs.
+    let _running = SyncRunning::take(root)?;
     let mut names_written = false;
     let mut last_pulled: Vec<FileChange> = Vec::new();
     let mut merged: Vec<ReportEntry> = Vec::new();
@@ -772,7 +802,9 @@ fn write_names(home: &VersionedHome, options: &SyncOptions) -> Result<(), SyncEr
         let Ok(mut doc) = Document::parse(text, &change.path) else {
             continue;
         };
-        if doc.front_matter.get("name").and_then(Value::as_str) == Some(name.as_str()) {
+        if doc.front_matter.get("name").is_some() {
+            // Present: written by a person (a hand edit of the name is theirs, never reverted)
+            // or by an earlier sync. Only a missing name is added.
             continue;
         }
         // Only files as committed: a hand edit made since is the next sync's.

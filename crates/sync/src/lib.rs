@@ -40,6 +40,11 @@ pub enum SyncError {
         /// The file, relative to the home.
         path: String,
     },
+    /// Another `elroy sync` is running on this home (`.git/elroy-sync.lock` is held).
+    #[error(
+        "another elroy sync is running on this home; nothing was changed, wait for it to finish"
+    )]
+    AlreadyRunning,
     /// A file or directory could not be written.
     #[error("cannot write {path}: {message}")]
     Write {
