@@ -248,7 +248,20 @@ pub fn check_home(config: &Config) -> DoctorReport {
             paths
                 .user_home
                 .join(elroy_feature_requests::FEATURE_REQUESTS_DIR),
+            paths.user_home.clone(),
         ] {
+            for file in interrupted_writes(&dir) {
+                push(
+                    Area::VersionedHome,
+                    Some(relative(home, &file)),
+                    "left by a write that was interrupted (elroy was killed while saving); the \
+                     file it was replacing is intact, delete this one"
+                        .to_owned(),
+                );
+            }
+            if dir == paths.user_home {
+                continue;
+            }
             for file in conflict_files(&dir) {
                 push(
                     Area::VersionedHome,
@@ -283,6 +296,34 @@ pub fn check_home(config: &Config) -> DoctorReport {
     }
     problems.sort_by(|a, b| (a.area, &a.path).cmp(&(b.area, &b.path)));
     DoctorReport { problems }
+}
+
+/// Temporary files of atomic writes (`.<name>.tmp-<pid>-<hex>`, elroy_markdown::write_atomic)
+/// that a killed process left in `dir`: older than a minute, so a write running now is not listed.
+/// No store reads them and the versioned home ignores hidden files; they only take space.
+fn interrupted_writes(dir: &Path) -> Vec<std::path::PathBuf> {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return Vec::new();
+    };
+    let old = |e: &std::fs::DirEntry| {
+        e.metadata()
+            .and_then(|m| m.modified())
+            .ok()
+            .and_then(|t| t.elapsed().ok())
+            .is_some_and(|age| age > std::time::Duration::from_secs(60))
+    };
+    let mut found: Vec<std::path::PathBuf> = entries
+        .flatten()
+        .filter(|e| e.file_type().is_ok_and(|t| t.is_file()))
+        .filter(|e| {
+            let name = e.file_name().to_string_lossy().into_owned();
+            name.starts_with('.') && name.contains(".tmp-")
+        })
+        .filter(old)
+        .map(|e| e.path())
+        .collect();
+    found.sort();
+    found
 }
 
 /// The files directly in a user home whose sync-conflict or merge leftovers doctor lists: the
