@@ -204,32 +204,9 @@ impl StoreRecall {
         let tz = &query.time.tz;
         // The agenda rows of `recall_fts` are rebuilt only when the agenda changed since they
         // were built (issue 14): an unchanged agenda costs one directory stat, not a stat per item.
-        let stamp = agenda.recall_stamp(tz).map_err(PortError::new)?;
-        let built = self
-            .db
-            .with_conn(|c| recall::fts_source(c, self.user_id, "agenda"))
-            .map_err(PortError::new)?;
-        let loaded = if built.as_deref() == Some(stamp.as_str()) {
-            None
-        } else {
-            let (entries, stamp) = agenda
-                .recall_entries_with_stamp(tz)
+        let loaded =
+            elroy_tools_memory::refresh_agenda_recall_rows(agenda, &self.db, self.user_id, tz)
                 .map_err(PortError::new)?;
-            let items: Vec<recall::FtsItem> = entries
-                .iter()
-                .map(|e| recall::FtsItem {
-                    id: e.id,
-                    name: e.name.clone(),
-                    body: e.fact.clone(),
-                })
-                .collect();
-            self.db
-                .with_conn(|c| {
-                    recall::replace_fts_items_from(c, self.user_id, "agenda", &stamp, &items)
-                })
-                .map_err(PortError::new)?;
-            Some(entries)
-        };
         let ranking: Vec<i64> = self
             .db
             .with_conn(|c| {

@@ -31,26 +31,7 @@ fn due_sections(ctx: &ToolContext, question: &str) -> Result<Vec<String>, ToolEr
     // The agenda rows of `recall_fts` are rebuilt only when the agenda changed since they were
     // built (issue 14); then only the hits are looked up, a few at a time, until enough due
     // items are found: a section is built from the item's own file.
-    let stamp = agenda.recall_stamp(tz).map_err(err)?;
-    let built = db
-        .with_conn(|c| recall::fts_source(c, user, "agenda"))
-        .map_err(err)?;
-    let loaded = if built.as_deref() == Some(stamp.as_str()) {
-        None
-    } else {
-        let (entries, stamp) = agenda.recall_entries_with_stamp(tz).map_err(err)?;
-        let items: Vec<recall::FtsItem> = entries
-            .iter()
-            .map(|e| recall::FtsItem {
-                id: e.id,
-                name: e.name.clone(),
-                body: e.fact.clone(),
-            })
-            .collect();
-        db.with_conn(|c| recall::replace_fts_items_from(c, user, "agenda", &stamp, &items))
-            .map_err(err)?;
-        Some(entries)
-    };
+    let loaded = crate::refresh_agenda_recall_rows(&agenda, &db, user, tz).map_err(err)?;
     let tokens = recall::recall_tokens(question);
     let ranked = db
         .with_conn(|c| recall::keyword_leg(c, user, "agenda", &tokens, &[]))

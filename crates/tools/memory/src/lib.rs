@@ -10,6 +10,7 @@
 //! [`Db`](elroy_db::Db). Pins and unpins are returned as [`elroy_core::Effect`]s; whoever ran the
 //! tool applies them (D13). Strings are Elroy's (K3) except where a decision says otherwise.
 
+mod agenda_rows;
 mod context_tools;
 mod create;
 mod examine;
@@ -20,6 +21,7 @@ use std::sync::Arc;
 use elroy_core::{RecallItem, RecallKind, ToolContext, ToolError, ToolRegistry, sync_tool};
 use elroy_memory::MemoryStore;
 
+pub use agenda_rows::{RecallRowsError, refresh_agenda_recall_rows};
 pub use context_tools::{AddMemoryToCurrentContext, DropMemoryFromCurrentContext, PrintMemory};
 pub use create::{CreateMemory, UpdateOutdatedOrIncorrectMemory};
 pub use elroy_transcript::render_snapshot;
