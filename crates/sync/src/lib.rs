@@ -27,7 +27,7 @@ pub use identity::Renumbered;
 pub enum SyncError {
     /// The remote could not be reached, refused, or needs credentials elroy cannot get (git's or
     /// libgit2's reason). At the fetch this leaves the home exactly as it was.
-    #[error("cannot sync with {remote}: {message}")]
+    #[error("cannot sync with {remote}: {}", .message.trim_end_matches([':', ' ']))]
     Remote {
         /// The remote as configured.
         remote: String,

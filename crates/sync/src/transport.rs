@@ -159,7 +159,11 @@ pub(crate) fn push(
             }
             return Err(SyncError::Remote {
                 remote: remote.to_owned(),
-                message: format!("the push was refused: {status}"),
+                message: format!(
+                    "the push was refused ({}); what this machine has stays here and goes out with \
+                     the next elroy sync",
+                    status.trim_end_matches([':', ' '])
+                ),
             });
         }
         Ok(Pushed::Done)
