@@ -749,3 +749,34 @@ fn a_second_sync_of_the_same_home_waits_for_none_and_changes_nothing() {
     let report = a.sync(&remote);
     assert!(report.contains("Bread"), "{report}");
 }
+
+#[test]
+fn another_remote_on_the_command_line_is_used_once_and_said_so() {
+    let dir = tempfile::tempdir().unwrap();
+    let remote = bare(dir.path());
+    let other = dir.path().join("other.git");
+    git2::Repository::init_bare(&other).unwrap();
+    let a = Machine::new("laptop");
+    a.call(
+        "create_memory",
+        r#"{"name":"Tea","text":"Likes green tea."}"#,
+    );
+    a.sync(&remote);
+    let conf = std::fs::read_to_string(a.root().join("elroy.conf.yaml")).unwrap();
+    let report = a.sync(&other);
+    assert!(
+        report.contains(&format!(
+            "Synced with {} this time; sync_remote stays {}",
+            other.display(),
+            remote.display()
+        )),
+        "{report}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(a.root().join("elroy.conf.yaml")).unwrap(),
+        conf
+    );
+    // The other remote got the home.
+    let pushed = git2::Repository::open_bare(&other).unwrap();
+    assert!(pushed.find_reference("refs/heads/main").is_ok());
+}

@@ -24,7 +24,7 @@ merged is kept in a FILE.sync-conflict-MACHINE file next to it (elroy doctor lis
 hand and delete it). Options: sync_on_start, sync_on_exit, sync_interval_minutes (elroy config).")]
 pub struct SyncArgs {
     /// The git remote to sync with: a path to a bare repository, or an ssh/https git URL; saved as
-    /// sync_remote in elroy.conf.yaml when none is configured yet
+    /// sync_remote in elroy.conf.yaml when none is configured yet, otherwise used for this sync only
     #[arg(long, value_name = "URL")]
     pub remote: Option<String>,
 }
@@ -56,6 +56,14 @@ pub(crate) fn run(config: &Config, args: &SyncArgs) -> Result<ExitCode, String> 
                 file.display()
             )),
         }
+    }
+    if let (Some(remote), Some(saved)) = (&remote, &config.settings.sync_remote)
+        && remote != saved
+    {
+        // A one-off remote: say so, so nobody believes the saved one changed.
+        output::println(&format!(
+            "Synced with {remote} this time; sync_remote stays {saved} (change it in elroy.conf.yaml)"
+        ))?;
     }
     for line in elroy_runtime::sync::report_lines(&report) {
         output::println(&line)?;
