@@ -210,3 +210,38 @@ fn a_due_item_whose_trigger_time_cannot_be_read_is_reported() {
         "{report}"
     );
 }
+
+/// The same kind for agenda items: a valid file whose `date` cannot be read is listed on no day
+/// (formats.md §4.1); doctor names it (a newcomer's hand edit `date: 'someday'` was silent).
+#[test]
+fn an_agenda_item_whose_date_cannot_be_read_is_reported() {
+    let home = TestHome::new();
+    let out = home.call(
+        "add_agenda_item",
+        r#"{"text":"Pay rent","item_date":"2026-03-20"}"#,
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(doctor(&home, false).status.code(), Some(0));
+    let file = home.home().join("agenda/Pay_rent.md");
+    let text = std::fs::read_to_string(&file).unwrap();
+    for (bad, shown) in [
+        ("date: someday", "someday"),
+        ("date: '2026-13-40'", "2026-13-40"),
+    ] {
+        let edited = text
+            .lines()
+            .map(|l| if l.starts_with("date:") { bad } else { l })
+            .collect::<Vec<_>>()
+            .join("\n");
+        std::fs::write(&file, edited).unwrap();
+        let out = doctor(&home, false);
+        assert_eq!(out.status.code(), Some(1), "{}", stdout(&out));
+        let report = stdout(&out);
+        assert!(
+            report.starts_with(&format!(
+                "agenda: agenda/Pay_rent.md: date \"{shown}\" is not a date elroy can read"
+            )),
+            "{report}"
+        );
+    }
+}

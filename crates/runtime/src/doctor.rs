@@ -175,6 +175,23 @@ pub fn check_home(config: &Config) -> DoctorReport {
                     }
                     Err(e) => push(Area::Agenda, None, e.to_string()),
                 }
+                // An agenda item whose date cannot be read is listed on no day (formats.md §4.1;
+                // `elroy agenda` warns when it meets one).
+                match agenda.items_with_unreadable_dates() {
+                    Ok(items) => {
+                        for (item, raw) in items {
+                            push(
+                                Area::Agenda,
+                                Some(format!("agenda/{}.md", item.stem)),
+                                format!(
+                                    "date {raw:?} is not a date elroy can read (YYYY-MM-DD); this \
+                                     item is listed on no day"
+                                ),
+                            );
+                        }
+                    }
+                    Err(e) => push(Area::Agenda, None, e.to_string()),
+                }
             }
             Err(e) => push(Area::Database, None, e.to_string()),
         }
