@@ -483,6 +483,10 @@ fn snooze_and_done_are_recorded_and_undone() {
             "Invalid datetime format: 'whenever'.",
         ),
         (
+            vec!["due", "snooze", "Pay rent", "whenever"],
+            "or as people say it: 10m, 2h, tonight at 9, tomorrow 9am",
+        ),
+        (
             vec!["due", "done", "Nope"],
             "Active due item 'Nope' not found.",
         ),

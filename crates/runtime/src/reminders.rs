@@ -91,7 +91,15 @@ impl Runtime {
         let observed = self.history.call_starting(&ctx, SNOOZE_CHANGE, &arguments);
         let outcome = (|| -> Result<String, String> {
             let now = self.time.now_local();
-            let trigger = elroy_agenda::parse_trigger_time(when, &now)?;
+            // The parser's message is Elroy's (create_due_item's); a person snoozing is told the
+            // spoken forms too.
+            let trigger = elroy_agenda::parse_trigger_time(when, &now).map_err(|e| {
+                if e.starts_with("Invalid datetime format") {
+                    format!("{e}; or as people say it: 10m, 2h, tonight at 9, tomorrow 9am, friday 17:00")
+                } else {
+                    e
+                }
+            })?;
             let agenda = ctx
                 .services
                 .require::<AgendaStore>()
