@@ -150,9 +150,16 @@ fn three_homes_share_everything_and_converge_with_unique_ids() {
         );
     }
     // One round each: every machine sees what the ones before it pushed.
+    let mut reports = Vec::new();
     for m in &machines {
-        m.sync(&remote);
+        reports.push(m.sync(&remote));
     }
+    // The third pulls what the first two made, and its report names both.
+    assert!(
+        reports[2].contains("\nPulled from desktop, laptop: "),
+        "{}",
+        reports[2]
+    );
     let last = &machines[2];
     let files = store_files(&last.root());
     for m in &machines {

@@ -346,6 +346,8 @@ fn integrate(
         let id = repo.commit(None, &sig, &sig, &message, &tree, &[ours, &theirs])?;
         (base_tree, id, merged, fresh)
     };
+    // The report names every machine whose changes came in, not only the last to push.
+    let from = pulled_machines(repo, theirs_id, ours.id())?.unwrap_or(host);
     finish_integration(
         repo,
         root,
@@ -354,9 +356,27 @@ fn integrate(
         &base_tree,
         merged,
         fresh,
-        Some(host),
+        Some(from),
         options,
     )
+}
+
+/// The machines (other than this one) that made the commits `theirs` brings in over `ours`,
+/// sorted and joined with `, `; `None` when no commit names one.
+fn pulled_machines(repo: &Repository, theirs: Oid, ours: Oid) -> Result<Option<String>, SyncError> {
+    let local = machine_name();
+    let mut walk = repo.revwalk()?;
+    walk.push(theirs)?;
+    walk.hide(ours)?;
+    let mut machines = BTreeSet::new();
+    for id in walk {
+        if let Some(machine) = elroy_history::commit_machine(&repo.find_commit(id?)?)
+            && machine != local
+        {
+            machines.insert(machine);
+        }
+    }
+    Ok((!machines.is_empty()).then(|| machines.into_iter().collect::<Vec<_>>().join(", ")))
 }
 
 /// The rest of [`integrate`] once `target` (ours, theirs, or the merge) is known: renumber
