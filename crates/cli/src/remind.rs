@@ -122,13 +122,15 @@ impl Announcer {
 /// it at most [`NOTIFY_TIMEOUT`].
 fn run_notify(words: &[String], title: &str, body: &str) -> Result<(), String> {
     let (program, leading) = words.split_first().ok_or("empty command")?;
-    let mut child = Command::new(program)
+    let mut command = Command::new(program);
+    command
         .args(leading)
         .arg(title)
         .arg(body)
         .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .spawn()
+        .stdout(Stdio::null());
+    // A script written a moment ago may still be open for writing somewhere: retried.
+    let mut child = elroy_plugins::process::retry_busy(|| command.spawn())
         .map_err(|e| format!("cannot run {program}: {e}"))?;
     let started = std::time::Instant::now();
     loop {

@@ -60,7 +60,7 @@ pub(crate) fn run_flag(
     }
     #[cfg(unix)]
     std::os::unix::process::CommandExt::process_group(&mut command, 0);
-    let mut child = command.spawn().map_err(ProbeFailure::Spawn)?;
+    let mut child = crate::process::retry_busy(|| command.spawn()).map_err(ProbeFailure::Spawn)?;
     let out = reader(child.stdout.take(), stdout_cap);
     let err = reader(child.stderr.take(), 65_536);
     let started = Instant::now();

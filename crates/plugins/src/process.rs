@@ -60,8 +60,28 @@ pub fn spawn(mut command: Command) -> io::Result<Running> {
     #[cfg(unix)]
     command.process_group(0);
     Ok(Running {
-        child: command.spawn()?,
+        child: retry_busy(|| command.spawn())?,
     })
+}
+
+/// Runs `spawn` again while it fails with "Text file busy" (`ETXTBSY`), at most 10 times, 20 ms
+/// apart. Linux refuses to run a file that some process still has open for writing: a plugin the
+/// user (or a test) has just written, while another thread forked and its child has not reached
+/// `exec` yet (the inherited descriptor closes there). It passes within milliseconds.
+///
+/// # Errors
+/// The last error, or the first that is not `ETXTBSY`.
+pub fn retry_busy<T>(mut spawn: impl FnMut() -> io::Result<T>) -> io::Result<T> {
+    let mut tries = 0;
+    loop {
+        match spawn() {
+            Err(e) if e.kind() == io::ErrorKind::ExecutableFileBusy && tries < 10 => {
+                tries += 1;
+                std::thread::sleep(std::time::Duration::from_millis(20));
+            }
+            other => return other,
+        }
+    }
 }
 
 /// Reads `reader` to its end into `kept`, keeping the first `cap` bytes; sets `truncated` when
