@@ -45,68 +45,8 @@ impl Entry {
     }
 }
 
-/// The stat signature of a file version: a file whose signature is unchanged is not read again.
-///
-/// Size, modification time (nanoseconds), inode and status-change time (nanoseconds): a `git
-/// checkout` or an editor that renames a new file over the old one changes the inode; an edit in
-/// place changes the mtime and the ctime, and the ctime also when the mtime is set back (`touch
-/// -d`, `cp -p`) or the size stays the same.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) struct Stamp {
-    pub size: i64,
-    pub mtime_ns: i64,
-    pub ino: i64,
-    pub ctime_ns: i64,
-}
-
-/// A stamp younger than this (by the wall clock) is "racy", as in git: the file may change again
-/// within the file system's timestamp granularity without a visible change, so its row is stored
-/// without a stamp and the file is read again at the next scan.
-const RACY_NS: i64 = 2_000_000_000;
-
-impl Stamp {
-    /// The signature of `meta`.
-    pub(crate) fn of(meta: &std::fs::Metadata) -> Stamp {
-        #[cfg(unix)]
-        {
-            use std::os::unix::fs::MetadataExt;
-            let ns = |s: i64, n: i64| s.saturating_mul(1_000_000_000).saturating_add(n);
-            Stamp {
-                size: i64::try_from(meta.size()).unwrap_or(i64::MAX),
-                mtime_ns: ns(meta.mtime(), meta.mtime_nsec()),
-                ino: meta.ino() as i64,
-                ctime_ns: ns(meta.ctime(), meta.ctime_nsec()),
-            }
-        }
-        #[cfg(not(unix))]
-        {
-            let mtime_ns = meta
-                .modified()
-                .ok()
-                .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
-                .map_or(0, |d| i64::try_from(d.as_nanos()).unwrap_or(i64::MAX));
-            Stamp {
-                size: i64::try_from(meta.len()).unwrap_or(i64::MAX),
-                mtime_ns,
-                ino: 0,
-                ctime_ns: mtime_ns,
-            }
-        }
-    }
-
-    /// Whether the file was modified within [`RACY_NS`] of `now_ns` (or claims a future time).
-    pub(crate) fn is_racy(&self, now_ns: i64) -> bool {
-        now_ns.saturating_sub(self.mtime_ns) < RACY_NS
-    }
-}
-
-/// The wall clock in nanoseconds since the epoch (file times are wall-clock times, whatever
-/// `ELROY_NOW` says).
-pub(crate) fn wall_clock_ns() -> i64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| i64::try_from(d.as_nanos()).unwrap_or(i64::MAX))
-}
+/// The stat signature of a file version (elroy-markdown's, shared with the memory index).
+pub(crate) use elroy_markdown::{FileStamp as Stamp, wall_clock_ns};
 
 /// The names in `agenda/` (one `readdir`, no `stat` of regular files).
 #[derive(Debug, Default)]

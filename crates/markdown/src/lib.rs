@@ -20,6 +20,7 @@ mod frontmatter;
 mod journal;
 mod lock;
 mod names;
+mod stamp;
 mod value;
 mod yaml;
 
@@ -34,5 +35,6 @@ pub use names::{
     MAX_BASE_BYTES, MAX_FILE_NAME_BYTES, is_windows_device_name, normalize_name, sanitize_filename,
     unique_file_name, unique_path,
 };
+pub use stamp::{FileStamp, RACY_NS, wall_clock_ns};
 pub use value::{Mapping, Value};
 pub use yaml::{emit_yaml, emit_yaml_scalar_string};

@@ -73,22 +73,6 @@ pub(crate) fn row_to_memory(r: &rusqlite::Row<'_>) -> rusqlite::Result<Memory> {
 
 pub(crate) const MEMORY_COLUMNS: &str = "id, name, file_name, is_active, source_metadata";
 
-/// File size and modification time (ns since the epoch) for the scan state.
-#[cfg_attr(unix, allow(dead_code))]
-pub(crate) fn file_stamp(path: &Path) -> Option<(i64, i64)> {
-    let meta = std::fs::metadata(path).ok()?;
-    let mtime = meta
-        .modified()
-        .ok()?
-        .duration_since(std::time::UNIX_EPOCH)
-        .ok()?
-        .as_nanos();
-    Some((
-        i64::try_from(meta.len()).unwrap_or(i64::MAX),
-        i64::try_from(mtime).unwrap_or(i64::MAX),
-    ))
-}
-
 /// Replaces the search-index rows of a memory: removed, then re-added when `body` is `Some`.
 pub(crate) fn set_fts(
     c: &Connection,

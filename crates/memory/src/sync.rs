@@ -23,7 +23,8 @@ use std::path::{Path, PathBuf};
 
 use elroy_core::FileWarning;
 use elroy_db::format_db_time;
-use elroy_markdown::{Document, HomeLock, Value};
+pub(crate) use elroy_markdown::wall_clock_ns;
+use elroy_markdown::{Document, FileStamp, HomeLock, RACY_NS, Value};
 use jiff::Timestamp;
 use rusqlite::{Connection, OpenFlags, OptionalExtension, params};
 
@@ -107,23 +108,8 @@ pub const DUPLICATE_ARCHIVED_ID: &str =
 pub(crate) type Signature = (i64, i64, i64, i64);
 
 pub(crate) fn signature(path: &Path) -> Option<Signature> {
-    let meta = std::fs::metadata(path).ok()?;
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::MetadataExt;
-        let ns = |s: i64, n: i64| s.saturating_mul(1_000_000_000).saturating_add(n);
-        Some((
-            i64::try_from(meta.size()).unwrap_or(i64::MAX),
-            ns(meta.mtime(), meta.mtime_nsec()),
-            meta.ino() as i64,
-            ns(meta.ctime(), meta.ctime_nsec()),
-        ))
-    }
-    #[cfg(not(unix))]
-    {
-        let (size, mtime) = crate::store::file_stamp(path)?;
-        Some((size, mtime, 0, mtime))
-    }
+    let stamp = FileStamp::read(path)?;
+    Some((stamp.size, stamp.mtime_ns, stamp.ino, stamp.ctime_ns))
 }
 
 /// The signature to store: a file changed within the last two seconds (by the wall clock) may
@@ -132,15 +118,6 @@ pub(crate) fn signature(path: &Path) -> Option<Signature> {
 pub(crate) fn stored_signature(sig: Signature, now_ns: i64) -> (i64, i64, Option<i64>, i64) {
     let racy = now_ns.saturating_sub(sig.1) < RACY_NS;
     (sig.0, sig.1, (!racy).then_some(sig.2), sig.3)
-}
-
-/// Stamps younger than this are not trusted (the coarsest timestamp granularity in use, FAT's).
-const RACY_NS: i64 = 2_000_000_000;
-
-pub(crate) fn wall_clock_ns() -> i64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| i64::try_from(d.as_nanos()).unwrap_or(i64::MAX))
 }
 
 /// A directory's stat signature: mtime (ns), ctime (ns), inode; [`MISSING_DIR`] when it does not
