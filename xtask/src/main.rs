@@ -4,13 +4,17 @@
 //! - `cargo xtask schema --check` exits 1 and prints a diff when the file is out of date.
 //! - `cargo xtask docs [--check]` does the same for the other generated docs
 //!   (`docs/configuration.md`, `docs/tools.md`, the crate table of `ARCHITECTURE.md` from
-//!   `cargo metadata`) and checks the test layout rules (`workspace_doc.rs`).
+//!   `cargo metadata`, the migrations and store keys of `docs/formats.md`: `formats_doc.rs`) and
+//!   checks the test layout rules (`workspace_doc.rs`) and that every reference in the code to a
+//!   docs heading resolves (`doc_refs.rs`).
 //! - `cargo xtask bench` builds the release binary and prints the headline performance figures
 //!   (`bench.rs`, `docs/performance.md`).
 //! - `cargo xtask scale-home DIR` writes a large synthetic home: 10,000 agenda items, 100,000
 //!   memories, 10,000 commits of history (`scale_home.rs`).
 
 mod bench;
+mod doc_refs;
+mod formats_doc;
 mod scale_bench;
 mod scale_home;
 mod tools_doc;
@@ -27,8 +31,10 @@ const USAGE: &str = "usage: cargo xtask schema [--check] | docs [--check]
   schema           regenerate docs/tools_schema.md from the registered built-in tools
   schema --check   exit 1, showing the difference, when docs/tools_schema.md is out of date
   docs             regenerate docs/configuration.md (configuration keys), docs/tools.md (tool guide)
-                   and ARCHITECTURE.md's crate table (from cargo metadata); check the test layout
-  docs --check     exit 1, showing the difference, when one is out of date or the layout is broken
+                   ARCHITECTURE.md's crate table (from cargo metadata) and docs/formats.md's
+                   migrations and store keys; check the test layout and the code's docs references
+  docs --check     exit 1, showing the difference, when one is out of date, the layout is broken
+                   or a reference in the code names a docs file or heading that does not exist
   bench            build release and print the performance figures (cargo xtask bench --help)
   scale-home DIR   write a large synthetic home (cargo xtask scale-home --help)";
 
@@ -62,7 +68,8 @@ fn main() -> ExitCode {
 }
 
 /// `cargo xtask docs [--check]`: `docs/configuration.md`, `docs/tools.md`, the crate table of
-/// `ARCHITECTURE.md`, and the test layout rules (which are only checked, never fixed).
+/// `ARCHITECTURE.md`, the generated parts of `docs/formats.md`, and the test layout rules and the
+/// code's references to docs headings (both only checked, never fixed).
 fn docs(check: bool) -> ExitCode {
     let configuration = generated(CONFIGURATION_DOC_PATH, &configuration_markdown(), check);
     let tools = generated(
@@ -71,7 +78,34 @@ fn docs(check: bool) -> ExitCode {
         check,
     );
     let workspace = workspace_docs(check);
-    if [configuration, tools, workspace]
+    let current = std::fs::read_to_string(workspace_root().join(formats_doc::FORMATS_DOC_PATH))
+        .unwrap_or_default();
+    let formats = match formats_doc::expected(&current) {
+        Ok(expected) => generated(formats_doc::FORMATS_DOC_PATH, &expected, check),
+        Err(e) => {
+            eprintln!("{e}");
+            ExitCode::FAILURE
+        }
+    };
+    let references = match doc_refs::problems(&workspace_root()).as_slice() {
+        [] => {
+            println!("docs references: every reference in the code names an existing heading");
+            ExitCode::SUCCESS
+        }
+        problems => {
+            eprintln!(
+                "docs references ({} in {}, README.md, ARCHITECTURE.md, docs/; headings are \
+                 GitHub anchors):",
+                problems.len(),
+                doc_refs::SCANNED.join(", ")
+            );
+            for p in problems {
+                eprintln!("  {p}");
+            }
+            ExitCode::FAILURE
+        }
+    };
+    if [configuration, tools, workspace, formats, references]
         .iter()
         .all(|c| *c == ExitCode::SUCCESS)
     {

@@ -63,7 +63,8 @@ pub struct KeyDef {
     pub implemented: bool,
     /// One line on what it does (for `docs/configuration.md` and `elroy config --help`).
     pub doc: &'static str,
-    /// Where the key comes from: a section of the spec, a decision (`D16`, `K7`) or an issue.
+    /// Where the key comes from: Elroy 0.5.0, a docs heading (`docs/behaviour.md#embeddings`), a
+    /// decision (`D16`, `K7`) or an issue.
     pub spec: &'static str,
 }
 
@@ -207,7 +208,7 @@ macro_rules! key_flag {
 /// ```text
 /// /// one-line effect (docs/configuration.md, elroy config --help)
 /// /// more rustdoc lines (optional)
-/// name: RustType = KeyType, default "yaml text" | null, env "ELROY_NAME", spec "§…" [, flag …];
+/// name: RustType = KeyType, default "yaml text" | null, env "ELROY_NAME", spec "where it comes from" [, flag …];
 /// ```
 ///
 /// with flags `secret`, `deprecated`, `unimplemented`. It generates [`Settings`] (one field per
