@@ -24,8 +24,10 @@ use std::time::Duration;
 use git2::{Commit, ObjectType, Oid, Repository, Tree};
 use jiff::Timestamp;
 
-use elroy_history::{VersionedHome, machine_name, machine_signature};
-use elroy_markdown::{Document, HomeLock, Value};
+use elroy_history::{
+    GitWrite, HistoryError, Unfinished, VersionedHome, machine_name, machine_signature,
+};
+use elroy_markdown::{Document, Value};
 
 use crate::SyncError;
 use crate::identity::{self, Renumbered};
@@ -35,6 +37,10 @@ use crate::transport::{self, Pushed};
 
 /// How many fetch–merge–push rounds one sync tries when other machines keep pushing meanwhile.
 pub const ROUNDS: usize = 3;
+
+/// How long a sync waits for a git lock file that is taken (a `git` command running in the home)
+/// before it stops, naming the lock.
+pub const GIT_WAIT: Duration = Duration::from_secs(5);
 
 /// The test hook: `ELROY_SYNC_FAIL_AFTER=<step>` ends the process (exit status 86) right after
 /// that step, as a kill would: `fetch` (the remote fetched), `merge` (the merge commit built, no
@@ -120,6 +126,9 @@ pub struct SyncReport {
     pub from: Option<String>,
     /// Whether the remote had no branch yet (the first push made it).
     pub remote_was_empty: bool,
+    /// What the sync did to the repository besides syncing, one sentence each (a git lock left by
+    /// a killed elroy removed, ...).
+    pub notes: Vec<String>,
 }
 
 /// The exclusive lock that one `elroy sync` of a home holds for its whole run
@@ -163,6 +172,10 @@ pub fn sync(root: &Path, options: &SyncOptions) -> Result<SyncReport, SyncError>
     let home = VersionedHome::resume(root, options.now)?;
     // One sync per home at a time: two would each report the other's pull or push as theirs.
     let _running = SyncRunning::take(root)?;
+    let mut notes: Vec<String> = Vec::new();
+    // Never over something git has not finished: a merge, a rebase, a detached HEAD, an unmerged
+    // index (their files would be merged, committed and pushed with their conflict markers).
+    refuse_unfinished(root)?;
     let mut names_written = false;
     let mut last_pulled: Vec<FileChange> = Vec::new();
     let mut merged: Vec<ReportEntry> = Vec::new();
@@ -173,14 +186,25 @@ pub fn sync(root: &Path, options: &SyncOptions) -> Result<SyncReport, SyncError>
         let branch = branch_name(&repo)?;
         let theirs = transport::fetch(&repo, root, &options.remote, &branch, options.timeout)?;
         fail_point("fetch");
+        // A `git` command running in the home (a lock file taken) is waited for, then named.
+        elroy_history::wait_for_git(root, GIT_WAIT)?;
         // Hand edits (also those made while fetching) are committed before the merge looks at
         // HEAD, as at start-up; memory names go into the files before they are pushed.
         home.commit_outside_edits(options.now)?;
         if !names_written {
-            write_names(&home, options)?;
+            write_names(&home, options, &mut notes)?;
             names_written = true;
         }
-        let lock = HomeLock::acquire(root)?;
+        let lock = GitWrite::begin(root)?;
+        notes.extend(lock.notes().iter().cloned());
+        refuse_unfinished(root)?;
+        if let Some(taken) = elroy_history::git_lock_files(root).into_iter().next() {
+            // A `git` command began meanwhile: its index would be stale after the merge.
+            return Err(SyncError::History(HistoryError::GitBusy {
+                lock: taken,
+                age: 0,
+            }));
+        }
         let ours = repo.head()?.peel_to_commit()?;
         let step = integrate(&repo, root, &ours, theirs, options)?;
         if let Some(step) = &step {
@@ -202,6 +226,7 @@ pub fn sync(root: &Path, options: &SyncOptions) -> Result<SyncReport, SyncError>
                 renumbered,
                 from,
                 false,
+                notes,
             ));
         }
         let pushed_files = match theirs {
@@ -212,7 +237,28 @@ pub fn sync(root: &Path, options: &SyncOptions) -> Result<SyncReport, SyncError>
             )?,
             None => changes(&repo, None, &head.tree()?)?,
         };
-        match transport::push(&repo, root, &options.remote, &branch, options.timeout)? {
+        // What goes out never adds conflict markers (a person's own `git commit -a` after a
+        // conflicted pull would otherwise reach every machine).
+        let head_tree = head.tree()?;
+        for change in &pushed_files {
+            if change.kind != ChangeKind::Deleted
+                && elroy_history::is_store_path(&change.path)
+                && blob_bytes(&repo, &head_tree, &change.path)?
+                    .is_some_and(|b| elroy_history::has_markers(&b))
+            {
+                return Err(SyncError::Unfinished(Unfinished::Markers {
+                    path: change.path.clone(),
+                }));
+            }
+        }
+        match transport::push(
+            &repo,
+            root,
+            &options.remote,
+            &branch,
+            head.id(),
+            options.timeout,
+        )? {
             Pushed::Done => {
                 fail_point("push");
                 repo.reference(
@@ -228,6 +274,7 @@ pub fn sync(root: &Path, options: &SyncOptions) -> Result<SyncReport, SyncError>
                     renumbered,
                     from,
                     theirs.is_none(),
+                    notes,
                 ));
             }
             Pushed::NotFastForward => {
@@ -243,6 +290,15 @@ pub fn sync(root: &Path, options: &SyncOptions) -> Result<SyncReport, SyncError>
     })
 }
 
+/// [`SyncError::Unfinished`] naming the first thing git has not finished in the home, if any.
+fn refuse_unfinished(root: &Path) -> Result<(), SyncError> {
+    match elroy_history::unfinished(root)?.into_iter().next() {
+        Some(state) => Err(SyncError::Unfinished(state)),
+        None => Ok(()),
+    }
+}
+
+#[allow(clippy::too_many_arguments)]
 fn finish(
     mut pulled: Vec<FileChange>,
     pushed: Vec<FileChange>,
@@ -250,6 +306,7 @@ fn finish(
     renumbered: Vec<Renumbered>,
     from: Option<String>,
     remote_was_empty: bool,
+    notes: Vec<String>,
 ) -> SyncReport {
     pulled.sort_by(|a, b| a.path.cmp(&b.path));
     pulled.dedup_by(|a, b| a.path == b.path);
@@ -264,6 +321,7 @@ fn finish(
         renumbered,
         from,
         remote_was_empty,
+        notes,
     }
 }
 
@@ -782,10 +840,15 @@ fn stem_name(path: &str) -> String {
 /// the memory files changed since the last sync (all of them at the first), and the users' names
 /// ([`crate::people`]), committed as `sync: names` together with the removal of sibling files
 /// (`*.sync-conflict-*`) deleted by hand. A file whose front matter does not parse is left alone.
-fn write_names(home: &VersionedHome, options: &SyncOptions) -> Result<(), SyncError> {
+fn write_names(
+    home: &VersionedHome,
+    options: &SyncOptions,
+    notes: &mut Vec<String>,
+) -> Result<(), SyncError> {
     let conn = index::open_for_names(options.db.as_deref());
     let root = home.root();
-    let _lock = HomeLock::acquire(root)?;
+    let _lock = GitWrite::begin(root)?;
+    notes.extend(_lock.notes().iter().cloned());
     let repo = Repository::open(root)?;
     let branch = branch_name(&repo)?;
     let head = repo.head()?.peel_to_commit()?;
