@@ -13,20 +13,20 @@ use common::{TestHome, stderr, stdout};
 
 const NOW: &str = "2026-03-16T08:30:00Z";
 
-struct Machine {
-    home: TestHome,
-    name: &'static str,
+pub(crate) struct Machine {
+    pub(crate) home: TestHome,
+    pub(crate) name: &'static str,
 }
 
 impl Machine {
-    fn new(name: &'static str) -> Self {
+    pub(crate) fn new(name: &'static str) -> Self {
         Machine {
             home: TestHome::new(),
             name,
         }
     }
 
-    fn run_env(&self, args: &[&str], env: &[(&str, &str)]) -> Output {
+    pub(crate) fn run_env(&self, args: &[&str], env: &[(&str, &str)]) -> Output {
         let mut cmd = self.home.cmd();
         cmd.env("ELROY_NOW", NOW)
             .env("ELROY_MACHINE_NAME", self.name)
@@ -37,11 +37,11 @@ impl Machine {
         cmd.output().unwrap()
     }
 
-    fn run(&self, args: &[&str]) -> Output {
+    pub(crate) fn run(&self, args: &[&str]) -> Output {
         self.run_env(args, &[])
     }
 
-    fn call(&self, tool: &str, args: &str) -> String {
+    pub(crate) fn call(&self, tool: &str, args: &str) -> String {
         let out = self.run(&["tools", "call", tool, "--args", args]);
         assert!(
             out.status.success(),
@@ -52,7 +52,7 @@ impl Machine {
         stdout(&out)
     }
 
-    fn sync(&self, remote: &Path) -> String {
+    pub(crate) fn sync(&self, remote: &Path) -> String {
         let out = self.run(&["sync", "--remote", remote.to_str().unwrap()]);
         assert!(
             out.status.success(),
@@ -64,19 +64,19 @@ impl Machine {
         stdout(&out)
     }
 
-    fn root(&self) -> PathBuf {
+    pub(crate) fn root(&self) -> PathBuf {
         self.home.home()
     }
 }
 
-fn bare(dir: &Path) -> PathBuf {
+pub(crate) fn bare(dir: &Path) -> PathBuf {
     let path = dir.join("remote.git");
     git2::Repository::init_bare(&path).unwrap();
     path
 }
 
 /// Every store file of a home (relative path → content): agenda, memories, feature requests, notes.
-fn store_files(root: &Path) -> BTreeMap<String, String> {
+pub(crate) fn store_files(root: &Path) -> BTreeMap<String, String> {
     let mut files = BTreeMap::new();
     fn walk(root: &Path, dir: &Path, files: &mut BTreeMap<String, String>) {
         let Ok(entries) = std::fs::read_dir(dir) else {
@@ -120,7 +120,7 @@ fn memory_ids(root: &Path) -> Vec<(String, i64)> {
         .collect()
 }
 
-fn assert_no_markers(root: &Path) {
+pub(crate) fn assert_no_markers(root: &Path) {
     for (path, text) in store_files(root) {
         assert!(!text.contains("<<<<<<<"), "{path} has conflict markers");
     }

@@ -169,10 +169,11 @@ pub fn sync(root: &Path, options: &SyncOptions) -> Result<SyncReport, SyncError>
     // The repository (created with its initial import when missing) and changes journaled
     // earlier; hand edits and names wait until the remote answered, so a remote that cannot be
     // reached leaves the home exactly as it was.
+    // Git locks an elroy killed mid-write left are removed first, and the report says so.
+    let mut notes: Vec<String> = GitWrite::begin(root)?.notes().to_vec();
     let home = VersionedHome::resume(root, options.now)?;
     // One sync per home at a time: two would each report the other's pull or push as theirs.
     let _running = SyncRunning::take(root)?;
-    let mut notes: Vec<String> = Vec::new();
     // Never over something git has not finished: a merge, a rebase, a detached HEAD, an unmerged
     // index (their files would be merged, committed and pushed with their conflict markers).
     refuse_unfinished(root)?;

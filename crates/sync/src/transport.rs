@@ -446,7 +446,7 @@ mod tests {
         assert!(!is_local(remote));
         let timeout = Duration::from_secs(10);
         assert!(super::fetch(&repo, &home, remote, "main", timeout).is_err());
-        let head = repo.head().unwrap().target().unwrap();
+        let head = repo.refname_to_id("refs/heads/main").unwrap();
         assert!(push(&repo, &home, remote, "main", head, timeout).is_err());
         assert!(
             !home.join("pwned:x").exists(),
@@ -466,8 +466,8 @@ mod tests {
         let first_repo = repo_with_commit(&first, "first machine");
         let second_repo = repo_with_commit(&second, "second machine");
         let timeout = Duration::from_secs(10);
-        let first_head = first_repo.head().unwrap().target().unwrap();
-        let second_head = second_repo.head().unwrap().target().unwrap();
+        let first_head = first_repo.refname_to_id("refs/heads/main").unwrap();
+        let second_head = second_repo.refname_to_id("refs/heads/main").unwrap();
         assert_eq!(
             push(&first_repo, &first, &url, "main", first_head, timeout).unwrap(),
             Pushed::Done
