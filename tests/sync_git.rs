@@ -47,9 +47,7 @@ fn git_ok(dir: &Path, args: &[&str]) -> String {
 /// The commit `rev` is at in the repository `dir` (`None`: no such ref).
 fn rev(dir: &Path, rev: &str) -> Option<String> {
     let out = git(dir, &["rev-parse", "--verify", "--quiet", rev]);
-    out.status
-        .success()
-        .then(|| stdout(&out).trim().to_owned())
+    out.status.success().then(|| stdout(&out).trim().to_owned())
 }
 
 /// Every check the issue asks for after each test, on each home and on the remote.
@@ -199,9 +197,12 @@ fn a_detached_head_is_refused_and_no_push_is_reported() {
     let first = rev(&a.root(), "HEAD~1").unwrap();
     let main = rev(&a.root(), "refs/heads/main");
     let remote_head = rev(&remote, "refs/heads/main");
-    for (n, target) in [vec!["checkout", "--detach", "HEAD~1"], vec!["checkout", &first]]
-        .into_iter()
-        .enumerate()
+    for (n, target) in [
+        vec!["checkout", "--detach", "HEAD~1"],
+        vec!["checkout", &first],
+    ]
+    .into_iter()
+    .enumerate()
     {
         git_ok(&a.root(), &target);
         let text = a.call("add_agenda_item", &format!(r#"{{"text":"Pay rent {n}"}}"#));
@@ -225,7 +226,10 @@ fn a_detached_head_is_refused_and_no_push_is_reported() {
         git_ok(&a.root(), &["switch", "main"]);
     }
     let report = a.sync(&remote);
-    assert!(report.contains("Pay rent 0") && report.contains("Pay rent 1"), "{report}");
+    assert!(
+        report.contains("Pay rent 0") && report.contains("Pay rent 1"),
+        "{report}"
+    );
     assert_eq!(rev(&remote, "refs/heads/main"), rev(&a.root(), "HEAD"));
     b.sync(&remote);
     assert_eq!(store_files(&a.root()), store_files(&b.root()));
@@ -299,7 +303,10 @@ fn git_locks_of_a_killed_elroy_go_at_once_and_a_running_gits_are_waited_for_and_
     // What a SIGKILL in the middle of a commit leaves: elroy's record of its git write (a pid
     // that runs no elroy, a start time that is not its) and the lock taken after it. The issue's
     // case is the branch's lock; another lock of the kind: `.git/index.lock`.
-    for (n, lock) in ["refs/heads/main.lock", "index.lock"].into_iter().enumerate() {
+    for (n, lock) in ["refs/heads/main.lock", "index.lock"]
+        .into_iter()
+        .enumerate()
+    {
         std::fs::write(git_dir.join("elroy-git-write"), "999999999 1\n").unwrap();
         std::fs::write(git_dir.join(lock), "").unwrap();
         a.call("add_agenda_item", &format!(r#"{{"text":"Errand {n}"}}"#));
@@ -322,7 +329,10 @@ fn git_locks_of_a_killed_elroy_go_at_once_and_a_running_gits_are_waited_for_and_
     // stops naming it and changes nothing. The issue's case is `.git/index.lock`; another of the
     // kind: the branch's lock.
     for lock in ["index.lock", "refs/heads/main.lock"] {
-        b.call("add_agenda_item", &format!(r#"{{"text":"From the desktop {lock}"}}"#));
+        b.call(
+            "add_agenda_item",
+            &format!(r#"{{"text":"From the desktop {lock}"}}"#),
+        );
         b.sync(&remote);
         std::fs::write(git_dir.join(lock), "").unwrap();
         let head = rev(&a.root(), "HEAD");
@@ -331,7 +341,8 @@ fn git_locks_of_a_killed_elroy_go_at_once_and_a_running_gits_are_waited_for_and_
         assert_eq!(out.status.code(), Some(1), "{}", stdout(&out));
         let err = stderr(&out);
         assert!(
-            err.contains(&format!(".git/{lock} exists")) && err.contains("a git command is running"),
+            err.contains(&format!(".git/{lock} exists"))
+                && err.contains("a git command is running"),
             "{err}"
         );
         assert_eq!(rev(&a.root(), "HEAD"), head);

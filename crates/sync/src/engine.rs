@@ -597,8 +597,20 @@ fn finish_integration(
 }
 
 /// The three-way merge of the trees: each path changed on one side takes that side; a path
-/// changed on both goes through [`merge::merge_file`]. Returns the merged tree, the report
-/// entries, and the paths the merge itself created (memory copies, siblings).
+/// changed on both goes through [`merge::merge_file`]. Items are matched by identity, not only by
+/// path:
+///
+/// - a rename on one side (git's rename detection: the same or a similar file under another name
+///   of the same store, e.g. `rename_due_item` or a hand `mv`) and an edit of the old path on the
+///   other are merged into one file at the new path ([`ReportEntry::Renamed`]);
+/// - two different store files created at the same path on both sides (twins: the same name), or
+///   a file theirs created whose path equals one of ours ignoring case and Unicode normalisation
+///   (case twins: `Call_mom.md`, `call_Mom.md`), stay two items: the one not yet on the remote
+///   (ours, when both are new; else theirs') becomes `NAME (from MACHINE)`, its file too
+///   ([`ReportEntry::Twin`]). No two paths of the merged tree differ only by case.
+///
+/// Returns the merged tree, the report entries, and the paths the merge itself created (memory
+/// copies, siblings, renamed twins).
 fn merge_trees(
     repo: &Repository,
     base: &Tree<'_>,
@@ -613,55 +625,185 @@ fn merge_trees(
         .map(|c| c.path)
         .collect();
     let theirs_changed = changes(repo, Some(base), &theirs_tree)?;
+    let ours_renames = renames(repo, base, &ours_tree)?;
+    let theirs_renames = renames(repo, base, &theirs_tree)?;
+    let theirs_renamed_from: std::collections::BTreeMap<&String, &String> =
+        theirs_renames.iter().map(|(old, new)| (new, old)).collect();
     let base_id = repo.merge_base(ours.id(), theirs.id()).ok();
     let local = machine_name();
     let mut update = git2::build::TreeUpdateBuilder::new();
     let mut report = Vec::new();
     let mut fresh = BTreeSet::new();
     let mut any = false;
-    // Every path of both trees, for the names a sibling or a memory copy must not take; read
-    // only when a file changed on both sides.
-    let mut taken: Option<Vec<String>> = None;
+    // Every path of both trees, for the names a sibling, a memory copy or a twin must not take.
+    let mut taken: Vec<String> = tree_paths(&ours_tree)?
+        .union(&tree_paths(&theirs_tree)?)
+        .cloned()
+        .collect();
+    // Ours' paths by their case- and normalisation-free key, for case twins.
+    let ours_keys: std::collections::BTreeMap<String, String> = tree_paths(&ours_tree)?
+        .into_iter()
+        .map(|p| (fold_path(&p), p))
+        .collect();
     for change in theirs_changed {
         let path = change.path;
         let theirs_bytes = blob_bytes(repo, &theirs_tree, &path)?;
-        let writes: Vec<(String, Option<Vec<u8>>)> = if ours_changed.contains(&path) {
-            let base_bytes = blob_bytes(repo, base, &path)?;
-            let ours_bytes = blob_bytes(repo, &ours_tree, &path)?;
-            if taken.is_none() {
-                taken = Some(
-                    tree_paths(&ours_tree)?
-                        .union(&tree_paths(&theirs_tree)?)
-                        .cloned()
-                        .collect(),
-                );
-            }
-            let taken_now = taken.get_or_insert_with(Vec::new);
+        if let Some(old) = theirs_renamed_from.get(&path)
+            && ours_changed.contains(*old)
+            && blob_bytes(repo, &ours_tree, old)?.is_some()
+            && blob_bytes(repo, &ours_tree, &path)?.is_none()
+        {
+            // Theirs renamed a file ours edited: merged at the old path's turn, below.
+            continue;
+        }
+        // (target path, base, ours, theirs, the old path to remove) of a rename on one side.
+        let renamed: Option<(String, String)> =
+            match (theirs_renames.get(&path), ours_renames.get(&path)) {
+                (Some(new), _)
+                    if ours_changed.contains(&path)
+                        && blob_bytes(repo, &ours_tree, &path)?.is_some()
+                        && blob_bytes(repo, &ours_tree, new)?.is_none() =>
+                {
+                    Some((new.clone(), path.clone()))
+                }
+                (_, Some(new))
+                    if theirs_bytes.is_some() && blob_bytes(repo, &theirs_tree, new)?.is_none() =>
+                {
+                    Some((new.clone(), path.clone()))
+                }
+                _ => None,
+            };
+        let writes: Vec<Write> = if let Some((new, old)) = renamed {
+            // One item, at the new path, with the other side's edit.
+            let theirs_side = if theirs_renames.get(&old) == Some(&new) {
+                blob_bytes(repo, &theirs_tree, &new)?
+            } else {
+                theirs_bytes.clone()
+            };
+            let ours_side = if ours_renames.get(&old) == Some(&new) {
+                blob_bytes(repo, &ours_tree, &new)?
+            } else {
+                blob_bytes(repo, &ours_tree, &old)?
+            };
+            let base_bytes = blob_bytes(repo, base, &old)?;
+            let ours_path = if ours_renames.get(&old) == Some(&new) {
+                &new
+            } else {
+                &old
+            };
+            let theirs_path = if theirs_renames.get(&old) == Some(&new) {
+                &new
+            } else {
+                &old
+            };
             let input = MergeInput::new(
-                &path,
+                &new,
                 base_bytes.as_deref(),
                 Side {
-                    bytes: ours_bytes.as_deref(),
-                    time: last_change_time(repo, ours, base_id, &path)?,
+                    bytes: ours_side.as_deref(),
+                    time: last_change_time(repo, ours, base_id, ours_path)?,
                     host: &local,
                 },
                 Side {
-                    bytes: theirs_bytes.as_deref(),
-                    time: last_change_time(repo, theirs, base_id, &path)?,
+                    bytes: theirs_side.as_deref(),
+                    time: last_change_time(repo, theirs, base_id, theirs_path)?,
                     host,
                 },
             )
-            .with_taken(taken_now);
+            .with_taken(&taken);
             let outcome = merge::merge_file(&input);
-            report.extend(outcome.report);
-            for (written, _) in &outcome.writes {
-                if *written != path {
-                    fresh.insert(written.clone());
-                    // A later sibling or copy in this sync must not take this name either.
-                    taken.get_or_insert_with(Vec::new).push(written.clone());
-                }
+            let mut writes = outcome.writes;
+            if !writes.iter().any(|(p, _)| *p == new) && ours_path != &new {
+                // Ours' content stays, under the new name.
+                writes.push((new.clone(), ours_side.clone()));
             }
-            outcome.writes
+            // The old path goes (ours still has it when theirs renamed).
+            if ours_path == &old {
+                writes.push((old.clone(), None));
+            }
+            report.push(ReportEntry::Renamed {
+                path: new.clone(),
+                from: old.clone(),
+            });
+            report.extend(
+                outcome
+                    .report
+                    .into_iter()
+                    .filter(|r| !matches!(r, ReportEntry::Merged { .. })),
+            );
+            writes
+        } else if ours_changed.contains(&path) {
+            let base_bytes = blob_bytes(repo, base, &path)?;
+            let ours_bytes = blob_bytes(repo, &ours_tree, &path)?;
+            match (&base_bytes, &ours_bytes, &theirs_bytes) {
+                (None, Some(o), Some(t)) if o != t && FileKind::of(&path) == FileKind::Agenda => {
+                    // Twins: both machines created an item of this name. Theirs is on the remote
+                    // already and keeps it; ours becomes `NAME (from THIS MACHINE)`.
+                    match twin(&path, o, &local, &taken) {
+                        Some((new_path, bytes, name)) => {
+                            taken.push(new_path.clone());
+                            fresh.insert(new_path.clone());
+                            report.push(ReportEntry::Twin {
+                                path: path.clone(),
+                                new_path: new_path.clone(),
+                                name,
+                            });
+                            vec![(path.clone(), Some(t.clone())), (new_path, Some(bytes))]
+                        }
+                        None => merge_both(
+                            repo,
+                            ours,
+                            theirs,
+                            base_id,
+                            &local,
+                            host,
+                            &path,
+                            &base_bytes,
+                            &ours_bytes,
+                            &theirs_bytes,
+                            &mut taken,
+                            &mut fresh,
+                            &mut report,
+                        )?,
+                    }
+                }
+                _ => merge_both(
+                    repo,
+                    ours,
+                    theirs,
+                    base_id,
+                    &local,
+                    host,
+                    &path,
+                    &base_bytes,
+                    &ours_bytes,
+                    &theirs_bytes,
+                    &mut taken,
+                    &mut fresh,
+                    &mut report,
+                )?,
+            }
+        } else if let Some(bytes) = &theirs_bytes
+            && change.kind == ChangeKind::Added
+            && FileKind::of(&path) == FileKind::Agenda
+            && let Some(ours_path) = ours_keys.get(&fold_path(&path))
+            && *ours_path != path
+        {
+            // Case twins: the item theirs created only differs from one of ours by case or
+            // Unicode normalisation; on a case-insensitive file system they would be one file.
+            match twin(&path, bytes, host, &taken) {
+                Some((new_path, renamed, name)) => {
+                    taken.push(new_path.clone());
+                    fresh.insert(new_path.clone());
+                    report.push(ReportEntry::Twin {
+                        path: ours_path.clone(),
+                        new_path: new_path.clone(),
+                        name,
+                    });
+                    vec![(new_path, Some(renamed))]
+                }
+                None => vec![(path.clone(), theirs_bytes)],
+            }
         } else {
             vec![(path.clone(), theirs_bytes)]
         };
@@ -684,6 +826,121 @@ fn merge_trees(
         ours_tree.id()
     };
     Ok((tree, report, fresh))
+}
+
+/// A file the merge writes (relative path, `None`: removed).
+type Write = (String, Option<Vec<u8>>);
+
+/// A path changed on both sides, through [`merge::merge_file`]; the new files it makes are
+/// added to `taken` and `fresh`.
+#[allow(clippy::too_many_arguments)]
+fn merge_both(
+    repo: &Repository,
+    ours: &Commit<'_>,
+    theirs: &Commit<'_>,
+    base_id: Option<Oid>,
+    local: &str,
+    host: &str,
+    path: &str,
+    base_bytes: &Option<Vec<u8>>,
+    ours_bytes: &Option<Vec<u8>>,
+    theirs_bytes: &Option<Vec<u8>>,
+    taken: &mut Vec<String>,
+    fresh: &mut BTreeSet<String>,
+    report: &mut Vec<ReportEntry>,
+) -> Result<Vec<Write>, SyncError> {
+    let input = MergeInput::new(
+        path,
+        base_bytes.as_deref(),
+        Side {
+            bytes: ours_bytes.as_deref(),
+            time: last_change_time(repo, ours, base_id, path)?,
+            host: local,
+        },
+        Side {
+            bytes: theirs_bytes.as_deref(),
+            time: last_change_time(repo, theirs, base_id, path)?,
+            host,
+        },
+    )
+    .with_taken(taken);
+    let outcome = merge::merge_file(&input);
+    report.extend(outcome.report);
+    for (written, _) in &outcome.writes {
+        if written != path {
+            fresh.insert(written.clone());
+            // A later sibling or copy in this sync must not take this name either.
+            taken.push(written.clone());
+        }
+    }
+    Ok(outcome.writes)
+}
+
+/// The renames git's rename detection finds between `base` and `side` (the same or a similar
+/// file under another path), old path → new path, for store files that stay in the same kind of
+/// store (agenda, memories, feature requests).
+fn renames(
+    repo: &Repository,
+    base: &Tree<'_>,
+    side: &Tree<'_>,
+) -> Result<std::collections::BTreeMap<String, String>, SyncError> {
+    let mut diff = repo.diff_tree_to_tree(Some(base), Some(side), None)?;
+    let mut find = git2::DiffFindOptions::new();
+    find.renames(true);
+    diff.find_similar(Some(&mut find))?;
+    let mut found = std::collections::BTreeMap::new();
+    for delta in diff.deltas() {
+        if delta.status() != git2::Delta::Renamed {
+            continue;
+        }
+        let path = |f: git2::DiffFile<'_>| f.path().map(|p| p.to_string_lossy().replace('\\', "/"));
+        let (Some(old), Some(new)) = (path(delta.old_file()), path(delta.new_file())) else {
+            continue;
+        };
+        let kind = FileKind::of(&old);
+        if kind == FileKind::of(&new)
+            && matches!(
+                kind,
+                FileKind::Agenda | FileKind::Memory | FileKind::FeatureRequest
+            )
+        {
+            found.insert(old, new);
+        }
+    }
+    Ok(found)
+}
+
+/// A path's key for "the same file on a case-insensitive file system": Unicode NFC, lower case.
+fn fold_path(path: &str) -> String {
+    elroy_markdown::normalize_name(path).to_lowercase()
+}
+
+/// The twin of the agenda file `path` with content `bytes`, renamed for machine `host`: its
+/// `name` key becomes `NAME (from HOST)` and its file that name sanitized as elroy names agenda
+/// files (`-2`, `-3`, … when taken, compared ignoring case). `None` when its front matter does
+/// not parse (it then merges as any file).
+fn twin(
+    path: &str,
+    bytes: &[u8],
+    host: &str,
+    taken: &[String],
+) -> Option<(String, Vec<u8>, String)> {
+    let text = std::str::from_utf8(bytes).ok()?;
+    let mut doc = Document::parse(text, path).ok()?;
+    let name = front_matter_name(bytes).unwrap_or_else(|| stem_name(path));
+    let new_name = format!("{name} (from {host})");
+    let dir = path.rsplit_once('/').map_or("", |(d, _)| d);
+    let stem = elroy_markdown::sanitize_filename(&new_name, "agenda_item");
+    let taken: BTreeSet<String> = taken.iter().map(|p| fold_path(p)).collect();
+    let mut candidate = format!("{dir}/{stem}.md");
+    let mut n = 2;
+    while taken.contains(&fold_path(&candidate)) {
+        candidate = format!("{dir}/{stem}-{n}.md");
+        n += 1;
+    }
+    doc.front_matter
+        .insert("name", Value::String(new_name.clone()));
+    Some((candidate, doc.render(true).into_bytes(), new_name))
 }
 
 /// When `path` last changed on the side whose head is `head`: the time of the newest commit
@@ -764,6 +1021,16 @@ pub fn merge_lines(entries: &[ReportEntry]) -> Vec<String> {
             ReportEntry::Merged { path } => {
                 format!("{path}: changes from both machines merged")
             }
+            ReportEntry::Renamed { path, from } => format!(
+                "{from}: renamed to {path} on one machine and changed on the other; one item, with the new name and the change"
+            ),
+            ReportEntry::Twin {
+                path,
+                new_path,
+                name,
+            } => format!(
+                "{path}: both machines made an item of this name; the other is now '{name}' ({new_path}), and both stay active"
+            ),
         })
         .collect()
 }
