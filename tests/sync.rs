@@ -787,3 +787,142 @@ fn another_remote_on_the_command_line_is_used_once_and_said_so() {
     let pushed = git2::Repository::open_bare(&other).unwrap();
     assert!(pushed.find_reference("refs/heads/main").is_ok());
 }
+
+/// Issue 23: items are matched across machines by identity, not by path. The issue's case:
+/// `rename_due_item` on one machine and `update_due_item_text` on the other (the renaming
+/// machine syncs first: the other merges a rename it pulls); another kind of item renamed: an
+/// agenda item moved by hand (`mv`) on one machine and given an update on the other (the editing
+/// machine syncs first: the renaming machine merges its own rename with the pulled edit).
+#[test]
+fn a_rename_on_one_machine_and_an_edit_on_the_other_make_one_item() {
+    let dir = tempfile::tempdir().unwrap();
+    let remote = bare(dir.path());
+    let a = Machine::new("laptop");
+    let b = Machine::new("desktop");
+    a.call(
+        "create_due_item",
+        r#"{"name":"Dentist","text":"Ask about the invoice","trigger_time":"2099-03-17 09:00"}"#,
+    );
+    a.call("add_agenda_item", r#"{"text":"Plan the trip"}"#);
+    a.sync(&remote);
+    b.sync(&remote);
+
+    a.call(
+        "rename_due_item",
+        r#"{"old_name":"Dentist","new_name":"Call the dentist"}"#,
+    );
+    b.call(
+        "update_due_item_text",
+        r#"{"name":"Dentist","new_text":"Ask about the invoice and the x-ray"}"#,
+    );
+    a.sync(&remote);
+    let report = b.sync(&remote);
+    assert!(
+        report.contains("agenda/Dentist.md: renamed to agenda/Call_the_dentist.md"),
+        "{report}"
+    );
+
+    b.call(
+        "add_agenda_item_update",
+        r#"{"item_name":"Plan the trip","note":"Booked the train"}"#,
+    );
+    b.sync(&remote);
+    std::fs::rename(
+        a.root().join("agenda/Plan_the_trip.md"),
+        a.root().join("agenda/Trip_to_Kyoto.md"),
+    )
+    .unwrap();
+    let report = a.sync(&remote);
+    assert!(
+        report.contains("agenda/Plan_the_trip.md: renamed to agenda/Trip_to_Kyoto.md"),
+        "{report}"
+    );
+    b.sync(&remote);
+
+    for m in [&a, &b] {
+        let files = store_files(&m.root());
+        for gone in ["agenda/Dentist.md", "agenda/Plan_the_trip.md"] {
+            assert!(!files.contains_key(gone), "{}: {files:?}", m.name);
+        }
+        let dentist = &files["agenda/Call_the_dentist.md"];
+        assert!(
+            dentist.contains("and the x-ray") && dentist.contains("name: Call the dentist"),
+            "{dentist}"
+        );
+        assert!(files["agenda/Trip_to_Kyoto.md"].contains("Booked the train"));
+        let out = m.call("print_due_item", r#"{"name":"Call the dentist"}"#);
+        assert!(out.contains("and the x-ray"), "{out}");
+        let out = m.run(&["doctor"]);
+        assert!(out.status.success(), "{}: {}", m.name, stdout(&out));
+    }
+    assert_eq!(store_files(&a.root()), store_files(&b.root()));
+}
+
+/// Issue 23: twins stay alive and distinct. The issue's case: both machines create the due item
+/// "Call the dentist" with different times before syncing; another input of the kind: case twins
+/// (`Call_mom.md` on one machine, `call_Mom.md` on the other, made by hand).
+#[test]
+fn twins_and_case_twins_stay_two_active_items() {
+    let dir = tempfile::tempdir().unwrap();
+    let remote = bare(dir.path());
+    let a = Machine::new("laptop");
+    let b = Machine::new("desktop");
+    a.call(
+        "create_due_item",
+        r#"{"name":"Call the dentist","text":"About the crown","trigger_time":"2099-03-17 09:00"}"#,
+    );
+    b.call(
+        "create_due_item",
+        r#"{"name":"Call the dentist","text":"About the invoice","trigger_time":"2099-03-18 10:00"}"#,
+    );
+    let item = |text: &str| {
+        format!("---\ncompleted: false\ndate: '2026-03-16'\nstatus: created\n---\n\n{text}")
+    };
+    for (m, file, text) in [
+        (&a, "Call_mom.md", "Ask about the weekend"),
+        (&b, "call_Mom.md", "Wish her a happy birthday"),
+    ] {
+        std::fs::create_dir_all(m.root().join("agenda")).unwrap();
+        std::fs::write(m.root().join("agenda").join(file), item(text)).unwrap();
+    }
+    a.sync(&remote);
+    let report = b.sync(&remote);
+    assert!(
+        report.contains("the other is now 'Call the dentist (from desktop)'"),
+        "{report}"
+    );
+    assert!(report.contains("(from laptop)"), "{report}");
+    a.sync(&remote);
+    assert_eq!(store_files(&a.root()), store_files(&b.root()));
+    for m in [&a, &b] {
+        let files = store_files(&m.root());
+        // No sidecar: both are items, and no two paths differ only by case.
+        assert!(
+            !files.keys().any(|p| p.contains(".sync-conflict-")),
+            "{files:?}"
+        );
+        let mut folded: Vec<String> = files.keys().map(|p| p.to_lowercase()).collect();
+        folded.sort();
+        folded.dedup();
+        assert_eq!(folded.len(), files.len(), "{files:?}");
+        // Both dentist items are due items with their own times, and both can be read by name.
+        for (name, text) in [
+            ("Call the dentist", "About the crown"),
+            ("Call the dentist (from desktop)", "About the invoice"),
+        ] {
+            let out = m.call("print_due_item", &format!(r#"{{"name":"{name}"}}"#));
+            assert!(out.contains(text), "{}: {name}: {out}", m.name);
+        }
+        let all: String = files.values().cloned().collect();
+        for text in [
+            "2099-03-17",
+            "2099-03-18",
+            "Ask about the weekend",
+            "happy birthday",
+        ] {
+            assert!(all.contains(text), "{}: {text} lost: {files:?}", m.name);
+        }
+        let out = m.run(&["doctor"]);
+        assert!(out.status.success(), "{}: {}", m.name, stdout(&out));
+    }
+}
