@@ -792,7 +792,9 @@ fn another_remote_on_the_command_line_is_used_once_and_said_so() {
 /// `rename_due_item` on one machine and `update_due_item_text` on the other (the renaming
 /// machine syncs first: the other merges a rename it pulls); another kind of item renamed: an
 /// agenda item moved by hand (`mv`) on one machine and given an update on the other (the editing
-/// machine syncs first: the renaming machine merges its own rename with the pulled edit).
+/// machine syncs first: the renaming machine merges its own rename with the pulled edit); a
+/// third: a hand `mv` that also rewrites the text, matched by the `uid` key the first sync gave
+/// the file.
 #[test]
 fn a_rename_on_one_machine_and_an_edit_on_the_other_make_one_item() {
     let dir = tempfile::tempdir().unwrap();
@@ -839,9 +841,61 @@ fn a_rename_on_one_machine_and_an_edit_on_the_other_make_one_item() {
     );
     b.sync(&remote);
 
+    // Every agenda file got its identity at its first sync: a `uid` key, the rest as it was.
+    let trip = std::fs::read_to_string(b.root().join("agenda/Trip_to_Kyoto.md")).unwrap();
+    let uid = trip
+        .lines()
+        .find_map(|l| l.strip_prefix("uid: "))
+        .unwrap_or_else(|| panic!("no uid: {trip}"))
+        .to_owned();
+    // A third kind: moved by hand and rewritten (too different for git's rename detection),
+    // while the other machine adds an update: the same `uid` makes it one item.
+    a.call(
+        "create_due_item",
+        r#"{"name":"Gym","text":"Go","trigger_time":"2099-03-17 07:00"}"#,
+    );
+    a.sync(&remote);
+    b.sync(&remote);
+    let gym = std::fs::read_to_string(a.root().join("agenda/Gym.md")).unwrap();
+    assert!(gym.contains("\nuid: "), "{gym}");
+    let rewritten = gym.replace(
+        "\nGo",
+        "\nSwim forty lengths at the pool on Tuesday and Thursday mornings, before work",
+    );
+    std::fs::remove_file(a.root().join("agenda/Gym.md")).unwrap();
+    std::fs::write(a.root().join("agenda/Swimming.md"), &rewritten).unwrap();
+    // The other machine moves its time by hand (a front-matter key: merges with the new text).
+    let b_gym = std::fs::read_to_string(b.root().join("agenda/Gym.md")).unwrap();
+    assert!(b_gym.contains("2099-03-17 07:00"), "{b_gym}");
+    std::fs::write(
+        b.root().join("agenda/Gym.md"),
+        b_gym.replace("2099-03-17 07:00", "2099-03-18 07:00"),
+    )
+    .unwrap();
+    b.sync(&remote);
+    let report = a.sync(&remote);
+    assert!(
+        report.contains("agenda/Gym.md: renamed to agenda/Swimming.md"),
+        "{report}"
+    );
+    b.sync(&remote);
+
     for m in [&a, &b] {
         let files = store_files(&m.root());
-        for gone in ["agenda/Dentist.md", "agenda/Plan_the_trip.md"] {
+        let swimming = &files["agenda/Swimming.md"];
+        assert!(
+            swimming.contains("Swim forty lengths") && swimming.contains("2099-03-18 07:00"),
+            "{swimming}"
+        );
+        assert!(
+            files["agenda/Trip_to_Kyoto.md"].contains(&format!("uid: {uid}")),
+            "the uid changed"
+        );
+        for gone in [
+            "agenda/Dentist.md",
+            "agenda/Plan_the_trip.md",
+            "agenda/Gym.md",
+        ] {
             assert!(!files.contains_key(gone), "{}: {files:?}", m.name);
         }
         let dentist = &files["agenda/Call_the_dentist.md"];

@@ -601,13 +601,15 @@ fn finish_integration(
 /// path:
 ///
 /// - a rename on one side (git's rename detection: the same or a similar file under another name
-///   of the same store, e.g. `rename_due_item` or a hand `mv`) and an edit of the old path on the
-///   other are merged into one file at the new path ([`ReportEntry::Renamed`]);
+///   of the same store, e.g. `rename_due_item` or a hand `mv`; for agenda files also the same
+///   [`UID_KEY`] under another name) and an edit of the old path on the other are merged into one
+///   file at the new path ([`ReportEntry::Renamed`]);
 /// - two different store files created at the same path on both sides (twins: the same name), or
 ///   a file theirs created whose path equals one of ours ignoring case and Unicode normalisation
-///   (case twins: `Call_mom.md`, `call_Mom.md`), stay two items: the one not yet on the remote
-///   (ours, when both are new; else theirs') becomes `NAME (from MACHINE)`, its file too
-///   ([`ReportEntry::Twin`]). No two paths of the merged tree differ only by case.
+///   (case twins: `Call_mom.md`, `call_Mom.md`), stay two items: one becomes `NAME (from
+///   MACHINE)`, its file too ([`ReportEntry::Twin`]): of twins at one path, ours (not on the
+///   remote yet); of case twins, the one coming in. No two paths of the merged tree differ only
+///   by case.
 ///
 /// Returns the merged tree, the report entries, and the paths the merge itself created (memory
 /// copies, siblings, renamed twins).
@@ -907,7 +909,111 @@ fn renames(
             found.insert(old, new);
         }
     }
+    // Agenda files too different for git's detection (renamed and rewritten) that carry the same
+    // `uid` are one item renamed.
+    let mut removed: std::collections::BTreeMap<String, String> = std::collections::BTreeMap::new();
+    let mut added: Vec<(String, String)> = Vec::new();
+    for delta in diff.deltas() {
+        let (status, file) = match delta.status() {
+            git2::Delta::Deleted => (git2::Delta::Deleted, delta.old_file()),
+            git2::Delta::Added => (git2::Delta::Added, delta.new_file()),
+            _ => continue,
+        };
+        let Some(path) = file.path().map(|p| p.to_string_lossy().replace('\\', "/")) else {
+            continue;
+        };
+        if FileKind::of(&path) != FileKind::Agenda {
+            continue;
+        }
+        let Some(uid) = repo
+            .find_blob(file.id())
+            .ok()
+            .and_then(|b| uid_of(b.content()))
+        else {
+            continue;
+        };
+        if status == git2::Delta::Deleted {
+            removed.insert(uid, path);
+        } else {
+            added.push((uid, path));
+        }
+    }
+    for (uid, new) in added {
+        if let Some(old) = removed.remove(&uid)
+            && old.rsplit_once('/').map(|(d, _)| d) == new.rsplit_once('/').map(|(d, _)| d)
+        {
+            found.insert(old, new);
+        }
+    }
     Ok(found)
+}
+
+/// The front-matter key that identifies an agenda or due item across machines and renames: a
+/// string elroy writes once (the first sync of the file) and never changes; Elroy 0.5.0 ignores it.
+pub const UID_KEY: &str = "uid";
+
+/// The `uid` of an agenda file, if it has one.
+fn uid_of(bytes: &[u8]) -> Option<String> {
+    let text = std::str::from_utf8(bytes).ok()?;
+    let doc = Document::parse(text, "uid").ok()?;
+    match doc.front_matter.get(UID_KEY)? {
+        Value::String(s) if !s.is_empty() => Some(s.clone()),
+        _ => None,
+    }
+}
+
+/// `bytes` (the agenda file at `path`) with a `uid` line added to its front matter, in key order
+/// (the keys elroy and Elroy 0.5.0 write are sorted), every other byte as it was; `None` when it
+/// has one already or its front matter does not parse. The uid is derived from the path and the
+/// content (UUID-shaped hex of their SHA-1), so two machines that hold the same file before their
+/// first sync give it the same uid.
+fn with_uid(path: &str, bytes: &[u8]) -> Option<Vec<u8>> {
+    let text = std::str::from_utf8(bytes).ok()?;
+    let doc = Document::parse(text, path).ok()?;
+    if !doc.has_front_matter || doc.front_matter.get(UID_KEY).is_some() {
+        return None;
+    }
+    let mut seed = format!("elroy uid\0{path}\0").into_bytes();
+    seed.extend_from_slice(bytes);
+    let hex = Oid::hash_object(ObjectType::Blob, &seed).ok()?.to_string();
+    let uid = format!(
+        "{}-{}-{}-{}-{}",
+        &hex[0..8],
+        &hex[8..12],
+        &hex[12..16],
+        &hex[16..20],
+        &hex[20..32]
+    );
+    let line = format!(
+        "{UID_KEY}: {}\n",
+        elroy_markdown::emit_yaml_scalar_string(&uid)
+    );
+    // Before the first top-level key that sorts after `uid`, else at the end.
+    let mut yaml = String::new();
+    let mut placed = false;
+    for raw in doc.raw_yaml.split_inclusive('\n') {
+        let key = raw
+            .split_once(':')
+            .map(|(k, _)| k)
+            .filter(|k| !k.starts_with([' ', '\t', '-', '#']) && !k.is_empty());
+        if !placed && key.is_some_and(|k| k > UID_KEY) {
+            yaml.push_str(&line);
+            placed = true;
+        }
+        yaml.push_str(raw);
+    }
+    if !placed {
+        if !yaml.is_empty() && !yaml.ends_with('\n') {
+            yaml.push('\n');
+        }
+        yaml.push_str(&line);
+    }
+    let out = format!("---\n{yaml}---\n{}", doc.raw_body);
+    // Never a file that reads differently: the same keys plus the uid.
+    let check = Document::parse(&out, path).ok()?;
+    let mut expected = doc.front_matter.clone();
+    expected.insert(UID_KEY, Value::String(uid));
+    (check.front_matter == expected && check.raw_body == doc.raw_body).then(|| out.into_bytes())
 }
 
 /// A path's key for "the same file on a case-insensitive file system": Unicode NFC, lower case.
@@ -1103,7 +1209,10 @@ fn stem_name(path: &str) -> String {
     file.strip_suffix(".md").unwrap_or(file).replace('_', " ")
 }
 
-/// Writes each memory's name (from this machine's index) into its file as the front-matter key
+/// Gives each agenda file (agenda and due items) changed since the last sync that has no `uid`
+/// front-matter key one ([`with_uid`]: the identity that tells a renamed item from a new one on
+/// another machine), and writes each memory's name (from this machine's index) into its file as
+/// the front-matter key
 /// `name` (formats.md §6.3: the memory index names a memory it does not know by that key), for
 /// the memory files changed since the last sync (all of them at the first), and the users' names
 /// ([`crate::people`]), committed as `sync: names` together with the removal of sibling files
@@ -1130,6 +1239,15 @@ fn write_names(
     let mut files = Vec::new();
     for change in changes(&repo, since.as_ref(), &head_tree)? {
         if change.kind == ChangeKind::Deleted {
+            continue;
+        }
+        if FileKind::of(&change.path) == FileKind::Agenda
+            && let Some(bytes) = blob_bytes(&repo, &head_tree, &change.path)?
+            && let Some(with_uid) = with_uid(&change.path, &bytes)
+            // Only files as committed: a hand edit made since is the next sync's.
+            && std::fs::read(root.join(&change.path)).ok().as_deref() == Some(bytes.as_slice())
+        {
+            files.push((change.path.clone(), with_uid));
             continue;
         }
         let Some(prefix) = identity::memory_prefix(&change.path) else {
