@@ -15,7 +15,7 @@ use crate::sync::{Machine, assert_no_markers, bare, store_files};
 
 /// The person's own `git` in `dir`: no system or global configuration, a fixed identity, no
 /// editor.
-fn git(dir: &Path, args: &[&str]) -> Output {
+pub(crate) fn git(dir: &Path, args: &[&str]) -> Output {
     Command::new("git")
         .arg("-C")
         .arg(dir)
@@ -33,7 +33,7 @@ fn git(dir: &Path, args: &[&str]) -> Output {
         .unwrap()
 }
 
-fn git_ok(dir: &Path, args: &[&str]) -> String {
+pub(crate) fn git_ok(dir: &Path, args: &[&str]) -> String {
     let out = git(dir, args);
     assert!(
         out.status.success(),
