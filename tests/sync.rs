@@ -942,7 +942,7 @@ fn twins_and_case_twins_stay_two_active_items() {
     a.sync(&remote);
     let report = b.sync(&remote);
     assert!(
-        report.contains("the other is now 'Call the dentist (from desktop)'"),
+        report.contains("the other is now 'Call the dentist (from laptop)'"),
         "{report}"
     );
     assert!(report.contains("(from laptop)"), "{report}");
@@ -960,9 +960,10 @@ fn twins_and_case_twins_stay_two_active_items() {
         folded.dedup();
         assert_eq!(folded.len(), files.len(), "{files:?}");
         // Both dentist items are due items with their own times, and both can be read by name.
+        // The machine whose name sorts second ("laptop" after "desktop") gave up the name.
         for (name, text) in [
-            ("Call the dentist", "About the crown"),
-            ("Call the dentist (from desktop)", "About the invoice"),
+            ("Call the dentist", "About the invoice"),
+            ("Call the dentist (from laptop)", "About the crown"),
         ] {
             let out = m.call("print_due_item", &format!(r#"{{"name":"{name}"}}"#));
             assert!(out.contains(text), "{}: {name}: {out}", m.name);
@@ -979,4 +980,32 @@ fn twins_and_case_twins_stay_two_active_items() {
         let out = m.run(&["doctor"]);
         assert!(out.status.success(), "{}: {}", m.name, stdout(&out));
     }
+    // Case twins the other way round: the merging machine's own new file is the one to move.
+    for (m, file, text) in [
+        (&a, "Buy_Bread.md", "Rye from the market"),
+        (&b, "buy_bread.md", "Sourdough from the bakery"),
+    ] {
+        std::fs::write(m.root().join("agenda").join(file), item(text)).unwrap();
+    }
+    b.sync(&remote);
+    let report = a.sync(&remote);
+    assert!(
+        report.contains("the other is now 'Buy Bread (from laptop)'"),
+        "{report}"
+    );
+    b.sync(&remote);
+    assert_eq!(store_files(&a.root()), store_files(&b.root()));
+    let files = store_files(&a.root());
+    assert!(
+        files["agenda/buy_bread.md"].contains("Sourdough"),
+        "{files:?}"
+    );
+    assert!(!files.contains_key("agenda/Buy_Bread.md"), "{files:?}");
+    assert!(
+        files
+            .values()
+            .any(|t| t.contains("Rye from the market")
+                && t.contains("name: Buy Bread (from laptop)")),
+        "{files:?}"
+    );
 }

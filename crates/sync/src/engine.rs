@@ -607,9 +607,9 @@ fn finish_integration(
 /// - two different store files created at the same path on both sides (twins: the same name), or
 ///   a file theirs created whose path equals one of ours ignoring case and Unicode normalisation
 ///   (case twins: `Call_mom.md`, `call_Mom.md`), stay two items: one becomes `NAME (from
-///   MACHINE)`, its file too ([`ReportEntry::Twin`]): of twins at one path, ours (not on the
-///   remote yet); of case twins, the one coming in. No two paths of the merged tree differ only
-///   by case.
+///   MACHINE)`, its file too ([`ReportEntry::Twin`]): the one made on the machine whose name
+///   sorts second (of case twins, one that was there at the last sync keeps its name). No two
+///   paths of the merged tree differ only by case.
 ///
 /// Returns the merged tree, the report entries, and the paths the merge itself created (memory
 /// copies, siblings, renamed twins).
@@ -739,9 +739,16 @@ fn merge_trees(
             let ours_bytes = blob_bytes(repo, &ours_tree, &path)?;
             match (&base_bytes, &ours_bytes, &theirs_bytes) {
                 (None, Some(o), Some(t)) if o != t && FileKind::of(&path) == FileKind::Agenda => {
-                    // Twins: both machines created an item of this name. Theirs is on the remote
-                    // already and keeps it; ours becomes `NAME (from THIS MACHINE)`.
-                    match twin(&path, o, &local, &taken) {
+                    // Twins: both machines created an item of this name. The one made on the
+                    // machine whose name sorts second becomes `NAME (from THAT MACHINE)`, so
+                    // every machine decides alike whoever syncs first.
+                    let ours_moves = local.as_str() > host;
+                    let (moved, mover) = if ours_moves {
+                        (o, &local)
+                    } else {
+                        (t, &host.to_owned())
+                    };
+                    match twin(&path, moved, mover, &taken) {
                         Some((new_path, bytes, name)) => {
                             taken.push(new_path.clone());
                             fresh.insert(new_path.clone());
@@ -750,7 +757,11 @@ fn merge_trees(
                                 new_path: new_path.clone(),
                                 name,
                             });
-                            vec![(path.clone(), Some(t.clone())), (new_path, Some(bytes))]
+                            if ours_moves {
+                                vec![(path.clone(), Some(t.clone())), (new_path, Some(bytes))]
+                            } else {
+                                vec![(new_path, Some(bytes))]
+                            }
                         }
                         None => merge_both(
                             repo,
@@ -793,16 +804,33 @@ fn merge_trees(
         {
             // Case twins: the item theirs created only differs from one of ours by case or
             // Unicode normalisation; on a case-insensitive file system they would be one file.
-            match twin(&path, bytes, host, &taken) {
+            // One that was there at the last sync keeps its name; of two new ones, the one made
+            // on the machine whose name sorts second moves, as for twins.
+            let ours_bytes = blob_bytes(repo, &ours_tree, ours_path)?;
+            let ours_moves = blob_bytes(repo, base, ours_path)?.is_none() && local.as_str() > host;
+            let moved = match (&ours_bytes, ours_moves) {
+                (Some(o), true) => twin(ours_path, o, &local, &taken),
+                _ => twin(&path, bytes, host, &taken),
+            };
+            match moved {
                 Some((new_path, renamed, name)) => {
                     taken.push(new_path.clone());
                     fresh.insert(new_path.clone());
+                    let kept = if ours_moves { &path } else { ours_path };
                     report.push(ReportEntry::Twin {
-                        path: ours_path.clone(),
+                        path: kept.clone(),
                         new_path: new_path.clone(),
                         name,
                     });
-                    vec![(new_path, Some(renamed))]
+                    if ours_moves {
+                        vec![
+                            (path.clone(), theirs_bytes),
+                            (ours_path.clone(), None),
+                            (new_path, Some(renamed)),
+                        ]
+                    } else {
+                        vec![(new_path, Some(renamed))]
+                    }
                 }
                 None => vec![(path.clone(), theirs_bytes)],
             }
