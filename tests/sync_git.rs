@@ -325,6 +325,15 @@ fn git_locks_of_a_killed_elroy_go_at_once_and_a_running_gits_are_waited_for_and_
         assert!(!git_dir.join(lock).exists());
     }
 
+    // Another of the kind: a sync killed during its fetch (which runs without the home lock)
+    // leaves the tracking ref's lock; only a sync writes there, and one sync runs at a time.
+    std::fs::write(git_dir.join("refs/remotes/sync/main.lock"), "").unwrap();
+    let report = a.sync(&remote);
+    assert!(
+        report.contains("Note: removed .git/refs/remotes/sync/main.lock, left by an elroy sync"),
+        "{report}"
+    );
+
     // A `git` command running now holds a lock (no record of elroy's): the sync waits, then
     // stops naming it and changes nothing. The case is `.git/index.lock`; another of the
     // kind: the branch's lock.

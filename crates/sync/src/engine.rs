@@ -174,6 +174,9 @@ pub fn sync(root: &Path, options: &SyncOptions) -> Result<SyncReport, SyncError>
     let home = VersionedHome::resume(root, options.now)?;
     // One sync per home at a time: two would each report the other's pull or push as theirs.
     let _running = SyncRunning::take(root)?;
+    // Only a sync writes `refs/remotes/sync/`, and it holds the sync lock meanwhile: a lock file
+    // there now is a killed sync's (its fetch runs without the home lock).
+    notes.extend(clear_fetch_locks(root));
     // Never over something git has not finished: a merge, a rebase, a detached HEAD, an unmerged
     // index (their files would be merged, committed and pushed with their conflict markers).
     refuse_unfinished(root)?;
@@ -289,6 +292,26 @@ pub fn sync(root: &Path, options: &SyncOptions) -> Result<SyncReport, SyncError>
             "other machines pushed during each of {ROUNDS} attempts; run elroy sync again"
         ),
     })
+}
+
+/// Removes the lock files under `.git/refs/remotes/sync/` (see [`sync`]); one note each.
+fn clear_fetch_locks(root: &Path) -> Vec<String> {
+    let mut notes = Vec::new();
+    let dir = root.join(".git/refs/remotes/sync");
+    let Ok(entries) = std::fs::read_dir(&dir) else {
+        return notes;
+    };
+    for entry in entries.filter_map(Result::ok) {
+        let path = entry.path();
+        if path.extension().is_some_and(|x| x == "lock") && std::fs::remove_file(&path).is_ok() {
+            let name = entry.file_name().to_string_lossy().into_owned();
+            notes.push(format!(
+                "removed .git/refs/remotes/sync/{name}, left by an elroy sync that was killed while \
+                 it fetched"
+            ));
+        }
+    }
+    notes
 }
 
 /// [`SyncError::Unfinished`] naming the first thing git has not finished in the home, if any.
