@@ -119,12 +119,33 @@ pub(crate) enum Pushed {
     NotFastForward,
 }
 
+/// Whether a `git` program can be run (looked up once per process).
+fn git_installed() -> bool {
+    static FOUND: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *FOUND.get_or_init(|| {
+        Command::new("git")
+            .arg("--version")
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .status()
+            .is_ok_and(|s| s.success())
+    })
+}
+
 /// Whether a push to `remote` goes through the `git` program: network remotes, `file://` URLs
 /// (as `git push` reaches them: through `git receive-pack`, which runs the remote's hooks), and
 /// local paths whose repository has a receive hook (`hooks/pre-receive`, `hooks/update`), which
-/// libgit2's local transport would skip. Other local paths go through libgit2.
+/// libgit2's local transport would skip. Other local paths go through libgit2, and so does every
+/// local remote on a machine without a `git` program.
 pub fn pushes_with_git(remote: &str) -> bool {
-    if !is_local(remote) || remote.starts_with("file://") {
+    if !is_local(remote) {
+        return true;
+    }
+    if !git_installed() {
+        return false;
+    }
+    if remote.starts_with("file://") {
         return true;
     }
     let path = Path::new(remote);
@@ -240,7 +261,7 @@ fn verify(
     timeout: Duration,
 ) -> Result<bool, SyncError> {
     let wanted = format!("refs/heads/{branch}");
-    if is_local(remote) && !remote.starts_with("file://") {
+    if is_local(remote) {
         let unreachable = |e: git2::Error| SyncError::Remote {
             remote: remote.to_owned(),
             message: e.message().to_owned(),
