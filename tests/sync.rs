@@ -910,6 +910,7 @@ fn a_rename_on_one_machine_and_an_edit_on_the_other_make_one_item() {
         assert!(out.status.success(), "{}: {}", m.name, stdout(&out));
     }
     assert_eq!(store_files(&a.root()), store_files(&b.root()));
+    crate::sync_git::assert_healthy(&[&a, &b], &remote);
 }
 
 /// Issue 23: twins stay alive and distinct. The issue's case: both machines create the due item
@@ -1008,4 +1009,5 @@ fn twins_and_case_twins_stay_two_active_items() {
                 && t.contains("name: Buy Bread (from laptop)")),
         "{files:?}"
     );
+    crate::sync_git::assert_healthy(&[&a, &b], &remote);
 }

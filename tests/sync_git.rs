@@ -51,7 +51,7 @@ fn rev(dir: &Path, rev: &str) -> Option<String> {
 }
 
 /// Every check the issue asks for after each test, on each home and on the remote.
-fn assert_healthy(machines: &[&Machine], remote: &Path) {
+pub(crate) fn assert_healthy(machines: &[&Machine], remote: &Path) {
     for repo in machines
         .iter()
         .map(|m| m.root())

@@ -960,8 +960,9 @@ fn renames(
             found.insert(old, new);
         }
     }
-    // Agenda files too different for git's detection (renamed and rewritten) that carry the same
-    // `uid` are one item renamed.
+    // Files too different for git's detection (renamed and rewritten) that carry the same
+    // identity are one item renamed: agenda files by their `uid`, memories by their `id` (unique
+    // on one side: this side's own ids since the base).
     let mut removed: std::collections::BTreeMap<String, String> = std::collections::BTreeMap::new();
     let mut added: Vec<(String, String)> = Vec::new();
     for delta in diff.deltas() {
@@ -973,13 +974,17 @@ fn renames(
         let Some(path) = file.path().map(|p| p.to_string_lossy().replace('\\', "/")) else {
             continue;
         };
-        if FileKind::of(&path) != FileKind::Agenda {
-            continue;
-        }
+        let identity = |bytes: &[u8]| match FileKind::of(&path) {
+            FileKind::Agenda => uid_of(bytes).map(|uid| format!("uid {uid}")),
+            FileKind::Memory => identity::memory_prefix(&path)
+                .zip(identity::memory_id(bytes))
+                .map(|(prefix, id)| format!("memory {prefix} {id}")),
+            _ => None,
+        };
         let Some(uid) = repo
             .find_blob(file.id())
             .ok()
-            .and_then(|b| uid_of(b.content()))
+            .and_then(|b| identity(b.content()))
         else {
             continue;
         };

@@ -286,3 +286,57 @@ fn a_sibling_deleted_by_hand_leaves_every_machine() {
     }
     assert_eq!(files(&a), files(&b));
 }
+
+/// Issue 23, another kind of item renamed: a memory moved and rewritten by hand on one machine
+/// (too different for git's rename detection) while the other adds a front-matter key to it;
+/// its `id` makes it one memory at the new path, with both changes.
+#[test]
+fn a_memory_renamed_and_rewritten_is_matched_by_its_id() {
+    let _turn = MACHINE.lock().unwrap_or_else(|e| e.into_inner());
+    let dir = tempfile::tempdir().unwrap();
+    let remote = dir.path().join("remote.git");
+    git2::Repository::init_bare(&remote).unwrap();
+    let a = dir.path().join("a");
+    let b = dir.path().join("b");
+    std::fs::create_dir_all(a.join("memories")).unwrap();
+    std::fs::create_dir_all(&b).unwrap();
+    std::fs::write(
+        a.join("memories/Tea.md"),
+        "---\nid: 7\n---\n\nLikes green tea.",
+    )
+    .unwrap();
+    sync_as("laptop", &a, &remote);
+    sync_as("desktop", &b, &remote);
+    std::fs::remove_file(a.join("memories/Tea.md")).unwrap();
+    std::fs::write(
+        a.join("memories/Drinks.md"),
+        "---\nid: 7\n---\n\nPrefers black coffee in the morning, and only now and then a cup of \
+         green tea at night, never after ten.",
+    )
+    .unwrap();
+    std::fs::write(
+        b.join("memories/Tea.md"),
+        "---\nid: 7\nsource: kitchen\n---\n\nLikes green tea.",
+    )
+    .unwrap();
+    sync_as("laptop", &a, &remote);
+    let report = sync_as("desktop", &b, &remote);
+    sync_as("laptop", &a, &remote);
+    assert!(
+        report.merged.contains(&crate::merge::ReportEntry::Renamed {
+            path: "memories/Drinks.md".into(),
+            from: "memories/Tea.md".into(),
+        }),
+        "{report:?}"
+    );
+    for home in [&a, &b] {
+        let all = files(home);
+        assert!(!all.contains_key("memories/Tea.md"), "{all:?}");
+        let drinks = &all["memories/Drinks.md"];
+        assert!(
+            drinks.contains("black coffee") && drinks.contains("source: kitchen"),
+            "{drinks}"
+        );
+    }
+    assert_eq!(files(&a), files(&b));
+}
