@@ -300,23 +300,29 @@ fn a_memory_renamed_and_rewritten_is_matched_by_its_id() {
     let b = dir.path().join("b");
     std::fs::create_dir_all(a.join("memories")).unwrap();
     std::fs::create_dir_all(&b).unwrap();
+    // Many lines, so that a rewrite of all of them leaves git's similarity far below its 50%.
+    let tea: String = (1..=12)
+        .map(|n| format!("Tea note {n}: green, no sugar.\n"))
+        .collect();
     std::fs::write(
         a.join("memories/Tea.md"),
-        "---\nid: 7\n---\n\nLikes green tea.",
+        format!("---\nid: 7\n---\n\n{tea}"),
     )
     .unwrap();
     sync_as("laptop", &a, &remote);
     sync_as("desktop", &b, &remote);
     std::fs::remove_file(a.join("memories/Tea.md")).unwrap();
+    let drinks: String = (1..=12)
+        .map(|n| format!("Drinks line {n}: black coffee before noon.\n"))
+        .collect();
     std::fs::write(
         a.join("memories/Drinks.md"),
-        "---\nid: 7\n---\n\nPrefers black coffee in the morning, and only now and then a cup of \
-         green tea at night, never after ten.",
+        format!("---\nid: 7\n---\n\n{drinks}"),
     )
     .unwrap();
     std::fs::write(
         b.join("memories/Tea.md"),
-        "---\nid: 7\nsource: kitchen\n---\n\nLikes green tea.",
+        format!("---\nid: 7\nsource: kitchen\n---\n\n{tea}"),
     )
     .unwrap();
     sync_as("laptop", &a, &remote);
@@ -334,7 +340,7 @@ fn a_memory_renamed_and_rewritten_is_matched_by_its_id() {
         assert!(!all.contains_key("memories/Tea.md"), "{all:?}");
         let drinks = &all["memories/Drinks.md"];
         assert!(
-            drinks.contains("black coffee") && drinks.contains("source: kitchen"),
+            drinks.contains("Drinks line 12: black coffee") && drinks.contains("source: kitchen"),
             "{drinks}"
         );
     }
