@@ -245,3 +245,84 @@ fn an_agenda_item_whose_date_cannot_be_read_is_reported() {
         );
     }
 }
+
+/// Issue 23: doctor names what git has not finished in the home and every store file with
+/// conflict markers, and elroy commits none of it. The kind: an unfinished git operation — here a
+/// conflicted `git cherry-pick` (the sync tests cover a merge and a rebase); another input: marker
+/// lines pasted into a memory by hand, with git idle.
+#[test]
+fn doctor_names_unfinished_git_states_and_files_with_conflict_markers() {
+    use crate::sync_git::{git, git_ok};
+    let home = TestHome::new();
+    let out = home.call("add_agenda_item", r#"{"text":"Plan the trip"}"#);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let root = home.home();
+    let item = root.join("agenda/Plan_the_trip.md");
+    let text = std::fs::read_to_string(&item).unwrap();
+    git_ok(&root, &["switch", "-c", "other"]);
+    std::fs::write(
+        &item,
+        text.replace("Plan the trip", "Plan the trip to Kyoto"),
+    )
+    .unwrap();
+    git_ok(&root, &["commit", "-qam", "Kyoto"]);
+    git_ok(&root, &["switch", "main"]);
+    std::fs::write(
+        &item,
+        text.replace("Plan the trip", "Plan the trip to Osaka"),
+    )
+    .unwrap();
+    git_ok(&root, &["commit", "-qam", "Osaka"]);
+    assert!(!git(&root, &["cherry-pick", "other"]).status.success());
+
+    let out = doctor(&home, false);
+    assert_eq!(out.status.code(), Some(1), "{}", stdout(&out));
+    let report = stdout(&out);
+    for part in [
+        "a git cherry-pick is in progress in the home",
+        "`git cherry-pick --abort`",
+        "unmerged files (agenda/Plan_the_trip.md)",
+        "agenda/Plan_the_trip.md holds git conflict markers",
+    ] {
+        assert!(report.contains(part), "{part}: {report}");
+    }
+    let json: serde_json::Value = serde_json::from_str(&stdout(&doctor(&home, true))).unwrap();
+    assert_eq!(json["ok"], false);
+    git_ok(&root, &["cherry-pick", "--abort"]);
+    assert_eq!(doctor(&home, false).status.code(), Some(0));
+
+    // Markers pasted by hand, git idle: listed, and never committed as an `external edit`.
+    let out = home.call(
+        "create_memory",
+        r#"{"name":"Tea","text":"Likes green tea."}"#,
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    let memory = root.join("memories/Tea.md");
+    let text = std::fs::read_to_string(&memory).unwrap();
+    std::fs::write(
+        &memory,
+        format!(
+            "{text}\n<<<<<<< HEAD\nLikes green tea.\n=======\nLikes black tea.\n>>>>>>> other\n"
+        ),
+    )
+    .unwrap();
+    let out = doctor(&home, false);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        stdout(&out).contains("memories/Tea.md holds git conflict markers"),
+        "{}",
+        stdout(&out)
+    );
+    let head = git_ok(&root, &["rev-parse", "HEAD"]);
+    let out = home.cmd().arg("history").output().unwrap();
+    assert!(
+        stderr(&out).contains("memories/Tea.md holds git conflict markers"),
+        "{}",
+        stderr(&out)
+    );
+    assert_eq!(git_ok(&root, &["rev-parse", "HEAD"]), head);
+    std::fs::write(&memory, text.replace("green", "black")).unwrap();
+    let out = home.cmd().arg("history").output().unwrap();
+    assert!(stdout(&out).contains("external edit"), "{}", stdout(&out));
+    assert_eq!(doctor(&home, false).status.code(), Some(0));
+}

@@ -21,4 +21,5 @@ mod memory_undo;
 mod reliability;
 mod reminders;
 mod sync;
+mod sync_git;
 mod tools_cli;

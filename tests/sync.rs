@@ -13,20 +13,20 @@ use common::{TestHome, stderr, stdout};
 
 const NOW: &str = "2026-03-16T08:30:00Z";
 
-struct Machine {
-    home: TestHome,
-    name: &'static str,
+pub(crate) struct Machine {
+    pub(crate) home: TestHome,
+    pub(crate) name: &'static str,
 }
 
 impl Machine {
-    fn new(name: &'static str) -> Self {
+    pub(crate) fn new(name: &'static str) -> Self {
         Machine {
             home: TestHome::new(),
             name,
         }
     }
 
-    fn run_env(&self, args: &[&str], env: &[(&str, &str)]) -> Output {
+    pub(crate) fn run_env(&self, args: &[&str], env: &[(&str, &str)]) -> Output {
         let mut cmd = self.home.cmd();
         cmd.env("ELROY_NOW", NOW)
             .env("ELROY_MACHINE_NAME", self.name)
@@ -37,11 +37,11 @@ impl Machine {
         cmd.output().unwrap()
     }
 
-    fn run(&self, args: &[&str]) -> Output {
+    pub(crate) fn run(&self, args: &[&str]) -> Output {
         self.run_env(args, &[])
     }
 
-    fn call(&self, tool: &str, args: &str) -> String {
+    pub(crate) fn call(&self, tool: &str, args: &str) -> String {
         let out = self.run(&["tools", "call", tool, "--args", args]);
         assert!(
             out.status.success(),
@@ -52,7 +52,7 @@ impl Machine {
         stdout(&out)
     }
 
-    fn sync(&self, remote: &Path) -> String {
+    pub(crate) fn sync(&self, remote: &Path) -> String {
         let out = self.run(&["sync", "--remote", remote.to_str().unwrap()]);
         assert!(
             out.status.success(),
@@ -64,19 +64,19 @@ impl Machine {
         stdout(&out)
     }
 
-    fn root(&self) -> PathBuf {
+    pub(crate) fn root(&self) -> PathBuf {
         self.home.home()
     }
 }
 
-fn bare(dir: &Path) -> PathBuf {
+pub(crate) fn bare(dir: &Path) -> PathBuf {
     let path = dir.join("remote.git");
     git2::Repository::init_bare(&path).unwrap();
     path
 }
 
 /// Every store file of a home (relative path → content): agenda, memories, feature requests, notes.
-fn store_files(root: &Path) -> BTreeMap<String, String> {
+pub(crate) fn store_files(root: &Path) -> BTreeMap<String, String> {
     let mut files = BTreeMap::new();
     fn walk(root: &Path, dir: &Path, files: &mut BTreeMap<String, String>) {
         let Ok(entries) = std::fs::read_dir(dir) else {
@@ -120,7 +120,7 @@ fn memory_ids(root: &Path) -> Vec<(String, i64)> {
         .collect()
 }
 
-fn assert_no_markers(root: &Path) {
+pub(crate) fn assert_no_markers(root: &Path) {
     for (path, text) in store_files(root) {
         assert!(!text.contains("<<<<<<<"), "{path} has conflict markers");
     }
@@ -786,4 +786,228 @@ fn another_remote_on_the_command_line_is_used_once_and_said_so() {
     // The other remote got the home.
     let pushed = git2::Repository::open_bare(&other).unwrap();
     assert!(pushed.find_reference("refs/heads/main").is_ok());
+}
+
+/// Issue 23: items are matched across machines by identity, not by path. The issue's case:
+/// `rename_due_item` on one machine and `update_due_item_text` on the other (the renaming
+/// machine syncs first: the other merges a rename it pulls); another kind of item renamed: an
+/// agenda item moved by hand (`mv`) on one machine and given an update on the other (the editing
+/// machine syncs first: the renaming machine merges its own rename with the pulled edit); a
+/// third: a hand `mv` that also rewrites the text, matched by the `uid` key the first sync gave
+/// the file.
+#[test]
+fn a_rename_on_one_machine_and_an_edit_on_the_other_make_one_item() {
+    let dir = tempfile::tempdir().unwrap();
+    let remote = bare(dir.path());
+    let a = Machine::new("laptop");
+    let b = Machine::new("desktop");
+    a.call(
+        "create_due_item",
+        r#"{"name":"Dentist","text":"Ask about the invoice","trigger_time":"2099-03-17 09:00"}"#,
+    );
+    a.call("add_agenda_item", r#"{"text":"Plan the trip"}"#);
+    a.sync(&remote);
+    b.sync(&remote);
+
+    a.call(
+        "rename_due_item",
+        r#"{"old_name":"Dentist","new_name":"Call the dentist"}"#,
+    );
+    b.call(
+        "update_due_item_text",
+        r#"{"name":"Dentist","new_text":"Ask about the invoice and the x-ray"}"#,
+    );
+    a.sync(&remote);
+    let report = b.sync(&remote);
+    assert!(
+        report.contains("agenda/Dentist.md: renamed to agenda/Call_the_dentist.md"),
+        "{report}"
+    );
+
+    b.call(
+        "add_agenda_item_update",
+        r#"{"item_name":"Plan the trip","note":"Booked the train"}"#,
+    );
+    b.sync(&remote);
+    std::fs::rename(
+        a.root().join("agenda/Plan_the_trip.md"),
+        a.root().join("agenda/Trip_to_Kyoto.md"),
+    )
+    .unwrap();
+    let report = a.sync(&remote);
+    assert!(
+        report.contains("agenda/Plan_the_trip.md: renamed to agenda/Trip_to_Kyoto.md"),
+        "{report}"
+    );
+    b.sync(&remote);
+
+    // Every agenda file got its identity at its first sync: a `uid` key, the rest as it was.
+    let trip = std::fs::read_to_string(b.root().join("agenda/Trip_to_Kyoto.md")).unwrap();
+    let uid = trip
+        .lines()
+        .find_map(|l| l.strip_prefix("uid: "))
+        .unwrap_or_else(|| panic!("no uid: {trip}"))
+        .to_owned();
+    // A third kind: moved by hand and rewritten (too different for git's rename detection),
+    // while the other machine adds an update: the same `uid` makes it one item.
+    a.call(
+        "create_due_item",
+        r#"{"name":"Gym","text":"Go","trigger_time":"2099-03-17 07:00"}"#,
+    );
+    a.sync(&remote);
+    b.sync(&remote);
+    let gym = std::fs::read_to_string(a.root().join("agenda/Gym.md")).unwrap();
+    assert!(gym.contains("\nuid: "), "{gym}");
+    let rewritten = gym.replace(
+        "\nGo",
+        "\nSwim forty lengths at the pool on Tuesday and Thursday mornings, before work",
+    );
+    std::fs::remove_file(a.root().join("agenda/Gym.md")).unwrap();
+    std::fs::write(a.root().join("agenda/Swimming.md"), &rewritten).unwrap();
+    // The other machine moves its time by hand (a front-matter key: merges with the new text).
+    let b_gym = std::fs::read_to_string(b.root().join("agenda/Gym.md")).unwrap();
+    assert!(b_gym.contains("2099-03-17 07:00"), "{b_gym}");
+    std::fs::write(
+        b.root().join("agenda/Gym.md"),
+        b_gym.replace("2099-03-17 07:00", "2099-03-18 07:00"),
+    )
+    .unwrap();
+    b.sync(&remote);
+    let report = a.sync(&remote);
+    assert!(
+        report.contains("agenda/Gym.md: renamed to agenda/Swimming.md"),
+        "{report}"
+    );
+    b.sync(&remote);
+
+    for m in [&a, &b] {
+        let files = store_files(&m.root());
+        let swimming = &files["agenda/Swimming.md"];
+        assert!(
+            swimming.contains("Swim forty lengths") && swimming.contains("2099-03-18 07:00"),
+            "{swimming}"
+        );
+        assert!(
+            files["agenda/Trip_to_Kyoto.md"].contains(&format!("uid: {uid}")),
+            "the uid changed"
+        );
+        for gone in [
+            "agenda/Dentist.md",
+            "agenda/Plan_the_trip.md",
+            "agenda/Gym.md",
+        ] {
+            assert!(!files.contains_key(gone), "{}: {files:?}", m.name);
+        }
+        let dentist = &files["agenda/Call_the_dentist.md"];
+        assert!(
+            dentist.contains("and the x-ray") && dentist.contains("name: Call the dentist"),
+            "{dentist}"
+        );
+        assert!(files["agenda/Trip_to_Kyoto.md"].contains("Booked the train"));
+        let out = m.call("print_due_item", r#"{"name":"Call the dentist"}"#);
+        assert!(out.contains("and the x-ray"), "{out}");
+        let out = m.run(&["doctor"]);
+        assert!(out.status.success(), "{}: {}", m.name, stdout(&out));
+    }
+    assert_eq!(store_files(&a.root()), store_files(&b.root()));
+    crate::sync_git::assert_healthy(&[&a, &b], &remote);
+}
+
+/// Issue 23: twins stay alive and distinct. The issue's case: both machines create the due item
+/// "Call the dentist" with different times before syncing; another input of the kind: case twins
+/// (`Call_mom.md` on one machine, `call_Mom.md` on the other, made by hand).
+#[test]
+fn twins_and_case_twins_stay_two_active_items() {
+    let dir = tempfile::tempdir().unwrap();
+    let remote = bare(dir.path());
+    let a = Machine::new("laptop");
+    let b = Machine::new("desktop");
+    a.call(
+        "create_due_item",
+        r#"{"name":"Call the dentist","text":"About the crown","trigger_time":"2099-03-17 09:00"}"#,
+    );
+    b.call(
+        "create_due_item",
+        r#"{"name":"Call the dentist","text":"About the invoice","trigger_time":"2099-03-18 10:00"}"#,
+    );
+    let item = |text: &str| {
+        format!("---\ncompleted: false\ndate: '2026-03-16'\nstatus: created\n---\n\n{text}")
+    };
+    for (m, file, text) in [
+        (&a, "Call_mom.md", "Ask about the weekend"),
+        (&b, "call_Mom.md", "Wish her a happy birthday"),
+    ] {
+        std::fs::create_dir_all(m.root().join("agenda")).unwrap();
+        std::fs::write(m.root().join("agenda").join(file), item(text)).unwrap();
+    }
+    a.sync(&remote);
+    let report = b.sync(&remote);
+    assert!(
+        report.contains("the other is now 'Call the dentist (from laptop)'"),
+        "{report}"
+    );
+    assert!(report.contains("(from laptop)"), "{report}");
+    a.sync(&remote);
+    assert_eq!(store_files(&a.root()), store_files(&b.root()));
+    for m in [&a, &b] {
+        let files = store_files(&m.root());
+        // No sidecar: both are items, and no two paths differ only by case.
+        assert!(
+            !files.keys().any(|p| p.contains(".sync-conflict-")),
+            "{files:?}"
+        );
+        let mut folded: Vec<String> = files.keys().map(|p| p.to_lowercase()).collect();
+        folded.sort();
+        folded.dedup();
+        assert_eq!(folded.len(), files.len(), "{files:?}");
+        // Both dentist items are due items with their own times, and both can be read by name.
+        // The machine whose name sorts second ("laptop" after "desktop") gave up the name.
+        for (name, text) in [
+            ("Call the dentist", "About the invoice"),
+            ("Call the dentist (from laptop)", "About the crown"),
+        ] {
+            let out = m.call("print_due_item", &format!(r#"{{"name":"{name}"}}"#));
+            assert!(out.contains(text), "{}: {name}: {out}", m.name);
+        }
+        let all: String = files.values().cloned().collect();
+        for text in [
+            "2099-03-17",
+            "2099-03-18",
+            "Ask about the weekend",
+            "happy birthday",
+        ] {
+            assert!(all.contains(text), "{}: {text} lost: {files:?}", m.name);
+        }
+        let out = m.run(&["doctor"]);
+        assert!(out.status.success(), "{}: {}", m.name, stdout(&out));
+    }
+    // Case twins the other way round: the merging machine's own new file is the one to move.
+    for (m, file, text) in [
+        (&a, "Buy_Bread.md", "Rye from the market"),
+        (&b, "buy_bread.md", "Sourdough from the bakery"),
+    ] {
+        std::fs::write(m.root().join("agenda").join(file), item(text)).unwrap();
+    }
+    b.sync(&remote);
+    let report = a.sync(&remote);
+    assert!(
+        report.contains("the other is now 'Buy Bread (from laptop)'"),
+        "{report}"
+    );
+    b.sync(&remote);
+    assert_eq!(store_files(&a.root()), store_files(&b.root()));
+    let files = store_files(&a.root());
+    assert!(
+        files["agenda/buy_bread.md"].contains("Sourdough"),
+        "{files:?}"
+    );
+    assert!(!files.contains_key("agenda/Buy_Bread.md"), "{files:?}");
+    assert!(
+        files
+            .values()
+            .any(|t| t.contains("Rye from the market")
+                && t.contains("name: Buy Bread (from laptop)")),
+        "{files:?}"
+    );
+    crate::sync_git::assert_healthy(&[&a, &b], &remote);
 }

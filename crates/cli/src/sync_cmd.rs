@@ -16,12 +16,21 @@ Examples:
   elroy sync --remote /mnt/usb/elroy.git     the first time (saved as sync_remote)
   elroy sync                                 afterwards, on each machine
 
-Remotes: a path or file:// URL (through libgit2), or ssh://, https://, user@host:path (through your own \
-git program, which must be able to log in without asking).
+Remotes: a path (through libgit2, no git program needed, unless the repository has a pre-receive or \
+update hook), or file://, ssh://, https://, user@host:path (through your own git program, which runs the \
+remote's hooks and must be able to log in without asking).
 
 Nothing is ever lost: a file changed on both machines is merged by its structure, and what cannot be \
 merged is kept in a FILE.sync-conflict-MACHINE file next to it (elroy doctor lists them; merge it by \
-hand and delete it). Options: sync_on_start, sync_on_exit, sync_interval_minutes (elroy config).")]
+hand and delete it). Renamed items stay one item; two items of the same name made on two machines both stay, \
+one renamed NAME (from MACHINE).
+
+Your own git in the home: while a merge, rebase, cherry-pick or revert is unfinished, HEAD is detached, or a \
+store file holds conflict markers, elroy sync refuses and names the command that ends it (git merge --abort, \
+git rebase --abort, git switch main); while a git command holds a lock, it waits a few seconds, then names \
+the lock. A push is reported only once the remote has it; a refusal shows the remote's reason.
+
+Options: sync_on_start, sync_on_exit, sync_interval_minutes (elroy config).")]
 pub struct SyncArgs {
     /// The git remote to sync with: a path to a bare repository, or an ssh/https git URL; saved as
     /// sync_remote in elroy.conf.yaml when none is configured yet, otherwise used for this sync only

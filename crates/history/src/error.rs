@@ -1,4 +1,4 @@
-//! [`HistoryError`].
+//! [`HistoryError`]. Uses `state` (below it) for [`HistoryError::Unfinished`].
 
 /// Why the versioned home could not do what was asked.
 #[derive(Debug, thiserror::Error)]
@@ -75,6 +75,36 @@ pub enum HistoryError {
     NotJournaled {
         /// Why the commit and the journal failed.
         reason: String,
+    },
+    /// Git has not finished something in the home (a merge, a rebase, a detached HEAD, conflict
+    /// markers in a store file): elroy commits nothing until it is done (the state names the
+    /// command that ends it).
+    #[error("{0}; nothing was changed")]
+    Unfinished(crate::state::Unfinished),
+    /// A change is saved in the stores, but not committed because git has not finished something
+    /// in the home ([`HistoryError::Unfinished`]); it waits in `.git/elroy-pending.jsonl` and is
+    /// committed as `summary` by the first elroy command after that is done.
+    #[error(
+        "the change was saved, but not recorded in the history: {state}; elroy records it as \
+         '{summary}' once that is done"
+    )]
+    NotRecordedUnfinished {
+        /// The first line of the commit message it will get.
+        summary: String,
+        /// What git has not finished.
+        state: crate::state::Unfinished,
+    },
+    /// A git lock file is taken (a `git` command is running in the home) and stayed taken for as
+    /// long as elroy waited.
+    #[error(
+        "a git command is running in the home ({lock} exists, made {age} s ago); nothing was \
+         changed: try again when it has finished (if no git command is running, delete {lock})"
+    )]
+    GitBusy {
+        /// The lock file, relative to the home (`.git/index.lock`).
+        lock: String,
+        /// Its age in seconds.
+        age: u64,
     },
     /// libgit2 failed (its message, without libgit2's class and code numbers).
     #[error("git: {}", .0.message().trim_end_matches([':', ' ']))]

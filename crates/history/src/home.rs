@@ -1,25 +1,21 @@
-//! [`VersionedHome`]: the repository in `$ELROY_HOME` and committing what changed.
+//! [`VersionedHome`]: the repository in `$ELROY_HOME` and committing what changed outside elroy
+//! (`initial import`, `external edit`), the calls lock, the commit messages. Uses `pending`,
+//! `tree`, `walk`, `locks`, `reader`, `paths` and `error` (below it).
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
-use git2::{ErrorCode, Oid, Repository, RepositoryInitOptions, Signature};
+use git2::{ErrorCode, Oid, Repository, RepositoryInitOptions};
 use jiff::Timestamp;
 
-use elroy_markdown::HomeLock;
-
-use crate::HistoryError;
+use crate::error::HistoryError;
+use crate::locks::GitWrite;
 use crate::paths::GITIGNORE;
-use crate::pending::retrying;
-use crate::tree::{
-    CommitIf, TreeReader, commit_files, hash, read_work_tree, store_candidates, sync_index,
-};
+use crate::pending::{commit_pending, has_pending, retrying};
+use crate::reader::{TreeReader, hash, head_born, read_work_tree};
+use crate::tree::{CommitIf, commit_files, store_candidates, sync_index};
 use crate::walk::{self, Stamp};
 
-/// The committer and author name of every commit elroy makes.
-pub const COMMITTER_NAME: &str = "elroy";
-/// The committer and author e-mail of every commit elroy makes.
-pub const COMMITTER_EMAIL: &str = "elroy@localhost";
 /// The message of the first commit of a home's repository (the stores as they were found).
 pub const INITIAL_IMPORT: &str = "initial import";
 /// The summary of a commit of changes made outside elroy, found when elroy starts; the files
@@ -80,16 +76,15 @@ impl VersionedHome {
         let home = VersionedHome {
             root: elroy_home.to_path_buf(),
         };
-        let _lock = HomeLock::acquire(elroy_home)?;
+        let _lock = GitWrite::begin(elroy_home)?;
         if !elroy_home.join(".git").exists() {
             init(elroy_home)?;
         }
-        clear_stale_git_locks(elroy_home);
         let repo = home.repo()?;
         if head_born(&repo)? {
             // Changes saved but not committed earlier (a git lock was held) get their own commits
             // first, so they are never taken for outside edits.
-            if let Err(e) = home.commit_pending(&repo) {
+            if let Err(e) = commit_pending(&repo, elroy_home) {
                 tracing::warn!("versioned home: journaled changes not committed yet: {e}");
             }
             return Ok(home);
@@ -114,15 +109,20 @@ impl VersionedHome {
     /// [`HistoryError`] when the lock, the index or the commit fails.
     pub fn commit_outside_edits(&self, now: Timestamp) -> Result<bool, HistoryError> {
         let elroy_home = self.root.as_path();
-        let _lock = HomeLock::acquire(elroy_home)?;
+        let _lock = GitWrite::begin(elroy_home)?;
         let repo = self.repo()?;
         if !head_born(&repo)? {
             let candidates = store_candidates(&repo)?;
             return Ok(self.commit_edits(&repo, candidates, now)? == Some(true));
         }
-        if self.has_pending() {
+        // Nothing is committed (nor `.git/index` touched) while git has not finished something.
+        crate::tree::check_state(&repo, elroy_home)?;
+        if has_pending(elroy_home) {
             // Journaled changes first: they are their tools', not outside edits.
-            if let Err(e) = self.commit_pending(&repo) {
+            if let Err(e) = commit_pending(&repo, elroy_home) {
+                if let HistoryError::Unfinished(_) = e {
+                    return Err(e);
+                }
                 tracing::warn!("versioned home: journaled changes not committed yet: {e}");
                 return Ok(false);
             }
@@ -244,11 +244,10 @@ impl VersionedHome {
         now: Timestamp,
         message_for: &dyn Fn(&[String]) -> String,
     ) -> Result<Option<Oid>, HistoryError> {
-        let _lock = HomeLock::acquire(&self.root)?;
-        clear_stale_git_locks(&self.root);
+        let _lock = GitWrite::begin(&self.root)?;
         let repo = self.repo()?;
         if head_born(&repo)? {
-            self.commit_pending(&repo)?;
+            commit_pending(&repo, &self.root)?;
         }
         let candidates = store_candidates(&repo)?;
         self.commit_work_tree(&repo, candidates, now, message_for)
@@ -307,41 +306,6 @@ impl VersionedHome {
         })?;
         sync_index(repo, &self.root, &candidates);
         Ok(id)
-    }
-}
-
-/// How old a git lock file must be before elroy, holding the home lock, takes it for one left by a
-/// process that was killed. elroy makes every git write under the home lock, but a `git` command
-/// the user runs in the home may hold a lock for as long as its editor is open (`git commit`,
-/// `git add -p`, `git rebase -i`): a lock younger than this is never removed. Meanwhile a blocked
-/// commit is retried and then journaled (`pending`), so nothing is lost while a lock is held.
-const STALE_GIT_LOCK: std::time::Duration = std::time::Duration::from_secs(15 * 60);
-
-/// Removes the git lock files (`index.lock`, `HEAD.lock`, `refs/heads/*.lock`) a killed elroy process
-/// left behind, so one `SIGKILL` does not stop every later commit. Call with the home lock held.
-pub(crate) fn clear_stale_git_locks(root: &Path) {
-    let git = root.join(".git");
-    let mut candidates = vec![git.join("index.lock"), git.join("HEAD.lock")];
-    if let Ok(entries) = std::fs::read_dir(git.join("refs").join("heads")) {
-        candidates.extend(
-            entries
-                .filter_map(Result::ok)
-                .map(|e| e.path())
-                .filter(|p| p.extension().is_some_and(|x| x == "lock")),
-        );
-    }
-    for lock in candidates {
-        let stale = std::fs::metadata(&lock)
-            .and_then(|m| m.modified())
-            .ok()
-            .and_then(|t| t.elapsed().ok())
-            .is_some_and(|age| age >= STALE_GIT_LOCK);
-        if stale {
-            match std::fs::remove_file(&lock) {
-                Ok(()) => tracing::warn!("versioned home: removed the stale {}", lock.display()),
-                Err(e) => tracing::warn!("versioned home: cannot remove {}: {e}", lock.display()),
-            }
-        }
     }
 }
 
@@ -422,38 +386,4 @@ fn init(root: &Path) -> Result<(), HistoryError> {
     std::fs::create_dir_all(&info).map_err(write_err)?;
     std::fs::write(info.join("attributes"), "* -text -filter -ident\n").map_err(write_err)?;
     Ok(())
-}
-
-pub(crate) fn head_born(repo: &Repository) -> Result<bool, HistoryError> {
-    match repo.head() {
-        Ok(_) => Ok(true),
-        Err(e) if matches!(e.code(), ErrorCode::UnbornBranch | ErrorCode::NotFound) => Ok(false),
-        Err(e) => Err(e.into()),
-    }
-}
-
-/// Paths whose content differs between `old` (none: the empty tree) and `new`, sorted.
-pub(crate) fn changed_paths(
-    repo: &Repository,
-    old: Option<&git2::Tree<'_>>,
-    new: &git2::Tree<'_>,
-) -> Result<Vec<String>, HistoryError> {
-    let diff = repo.diff_tree_to_tree(old, Some(new), None)?;
-    let mut paths: Vec<String> = diff
-        .deltas()
-        .filter_map(|delta| {
-            delta
-                .new_file()
-                .path()
-                .or_else(|| delta.old_file().path())
-                .map(|p| p.to_string_lossy().replace('\\', "/"))
-        })
-        .collect();
-    paths.sort();
-    paths.dedup();
-    Ok(paths)
-}
-
-pub(crate) fn signature(now: Timestamp) -> Result<Signature<'static>, HistoryError> {
-    crate::machine::machine_signature(now)
 }

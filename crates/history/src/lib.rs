@@ -32,25 +32,32 @@
 //! identity `elroy <elroy@MACHINE>` (the machine's name, [`machine_name`]; `elroy sync` tells
 //! machines apart by it) whatever the user's git configuration says.
 
+// Top-down: each module uses only modules listed below it (ARCHITECTURE.md, "elroy-history").
 mod error;
 mod home;
+mod locks;
 mod log;
 mod machine;
 mod paths;
 mod pending;
+mod reader;
 mod recorder;
+mod state;
 mod tree;
 mod undo;
 mod walk;
 
 pub use error::HistoryError;
-pub use home::{COMMITTER_EMAIL, COMMITTER_NAME, EXTERNAL_EDIT, INITIAL_IMPORT, VersionedHome};
+pub use home::{EXTERNAL_EDIT, INITIAL_IMPORT, VersionedHome};
+pub use locks::{GitWrite, STALE_GIT_LOCK, git_lock_files, wait_for_git};
 pub use log::Change;
 pub use machine::{
-    SYNC_PREFIX, commit_machine, is_other_machine, machine_name, machine_signature, refresh_index,
-    set_machine_name,
+    COMMITTER_EMAIL, COMMITTER_NAME, SYNC_PREFIX, commit_machine, is_other_machine, machine_name,
+    machine_signature, set_machine_name,
 };
 pub use paths::{GITIGNORE, is_store_path};
 pub use pending::RETRY_WINDOW;
 pub use recorder::Recorder;
+pub use state::{Unfinished, has_markers, marker_files, unfinished};
+pub use tree::refresh_index;
 pub use undo::{UNDO_PREFIX, Undone};

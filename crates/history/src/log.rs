@@ -1,4 +1,5 @@
-//! [`VersionedHome::history`]: the changes, newest first.
+//! [`VersionedHome::history`]: the changes, newest first. Uses `home`, `reader`, `machine` and
+//! `error` (below it).
 
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, HashMap, HashSet};
@@ -6,8 +7,9 @@ use std::collections::{BinaryHeap, HashMap, HashSet};
 use git2::{Commit, ObjectType, Oid, Repository, Tree};
 use jiff::Timestamp;
 
-use crate::home::{changed_paths, head_born};
-use crate::{HistoryError, VersionedHome};
+use crate::error::HistoryError;
+use crate::home::VersionedHome;
+use crate::reader::{changed_paths, head_born};
 
 /// Characters of a short commit id.
 pub(crate) const SHORT_ID: usize = 7;

@@ -2,14 +2,20 @@
 //! in its author and committer e-mail, `elroy@MACHINE`, so that after a sync `elroy history` can
 //! name the machine a pulled change came from and `elroy undo` can pass over other machines'
 //! changes. Commits made before machines were recorded carry `elroy@localhost` and count as this
-//! machine's.
+//! machine's. Uses no other module of the crate.
 
 use std::sync::RwLock;
 
 use git2::{Commit, Signature, Time};
 use jiff::Timestamp;
 
-use crate::{COMMITTER_EMAIL, COMMITTER_NAME, HistoryError};
+use crate::error::HistoryError;
+
+/// The committer and author name of every commit elroy makes.
+pub const COMMITTER_NAME: &str = "elroy";
+/// The committer and author e-mail of commits made before machines were recorded (and the
+/// default of none); commits now carry `elroy@MACHINE` ([`machine_signature`]).
+pub const COMMITTER_EMAIL: &str = "elroy@localhost";
 
 /// The summary prefix of the commits `elroy sync` makes (`sync: merge from HOST`, `sync: renumber`,
 /// `sync: names`): never undone, never this machine's own change.
@@ -99,19 +105,6 @@ pub fn commit_machine(commit: &Commit<'_>) -> Option<String> {
 /// Whether `commit` was made by another machine (its recorded machine is not [`machine_name`]).
 pub fn is_other_machine(commit: &Commit<'_>) -> bool {
     commit_machine(commit).is_some_and(|m| m != machine_name())
-}
-
-/// Brings `.git/index` up to date with HEAD for `paths` (relative to the home), with the work
-/// tree's stat data where the file holds HEAD's content, as elroy does after its own commits;
-/// for `elroy sync` after it moved the branch. Best effort (the index is a cache). Call with the
-/// home lock held.
-///
-/// # Errors
-/// [`HistoryError::Git`] when the repository cannot be opened.
-pub fn refresh_index(root: &std::path::Path, paths: &[String]) -> Result<(), HistoryError> {
-    let repo = git2::Repository::open(root)?;
-    crate::tree::sync_index(&repo, root, paths);
-    Ok(())
 }
 
 #[cfg(test)]

@@ -1,6 +1,7 @@
 //! Commits that failed for a moment: a bounded retry ([`retrying`]), and the journal of changes
 //! that were saved but could not be committed (`.git/elroy-pending.jsonl`), committed under their
-//! own message the next time elroy commits, undoes or starts ([`VersionedHome::commit_pending`]).
+//! own message the next time elroy commits, undoes or starts ([`commit_pending`]). Uses `tree`,
+//! `state`, `reader` and `error` (below it).
 //!
 //! The fault kind: a history commit that fails transiently. A `git` command the user runs (or an
 //! editor plugin, or a backup tool) holds `.git/index.lock` or `refs/heads/main.lock` for a moment;
@@ -15,17 +16,16 @@ use git2::{ErrorCode, ObjectType, Oid, Repository};
 use jiff::Timestamp;
 use serde_json::{Value, json};
 
+use crate::error::HistoryError;
+use crate::reader::FileState;
+use crate::state::has_markers;
 use crate::tree::{CommitIf, commit_files, sync_index};
-use crate::{HistoryError, VersionedHome};
 
 /// How long a commit that finds a git lock file taken is retried before its change is journaled.
 pub const RETRY_WINDOW: Duration = Duration::from_millis(1500);
 
 /// The journal, relative to the home.
 pub(crate) const JOURNAL: &str = ".git/elroy-pending.jsonl";
-
-/// The work-tree state of a store file: its blob id, or `None` when it is deleted.
-pub(crate) type FileState = Option<Oid>;
 
 /// Runs `attempt` until it succeeds, fails with something other than a taken git lock
 /// (`ErrorCode::Locked`: `index.lock`, `HEAD.lock`, a ref's `.lock`), or [`RETRY_WINDOW`] has passed
@@ -97,7 +97,7 @@ impl Pending {
 }
 
 /// The state of `path` in the work tree, its content written to the object database when it can
-/// be (else only hashed; [`VersionedHome::commit_pending`] then reads the file again).
+/// be (else only hashed; [`commit_pending`] then reads the file again).
 pub(crate) fn stored_state(
     repo: &Repository,
     root: &Path,
@@ -116,110 +116,117 @@ pub(crate) fn stored_state(
     }
 }
 
-impl VersionedHome {
-    /// Appends `pending` to the journal. Call with the home lock held.
-    pub(crate) fn journal(&self, pending: &Pending) -> Result<(), HistoryError> {
-        let path = self.root().join(JOURNAL);
-        let mut text = match std::fs::read_to_string(&path) {
-            Ok(text) => text,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => String::new(),
-            Err(e) => {
-                return Err(HistoryError::Read {
-                    path: JOURNAL.into(),
-                    message: e.to_string(),
-                });
-            }
-        };
-        if !text.is_empty() && !text.ends_with('\n') {
-            text.push('\n');
+/// Appends `pending` to the journal. Call with the home lock held.
+pub(crate) fn journal(root: &Path, pending: &Pending) -> Result<(), HistoryError> {
+    let path = root.join(JOURNAL);
+    let mut text = match std::fs::read_to_string(&path) {
+        Ok(text) => text,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => String::new(),
+        Err(e) => {
+            return Err(HistoryError::Read {
+                path: JOURNAL.into(),
+                message: e.to_string(),
+            });
         }
-        text.push_str(&pending.to_line());
+    };
+    if !text.is_empty() && !text.ends_with('\n') {
         text.push('\n');
-        elroy_markdown::write_atomic(&path, text.as_bytes(), JOURNAL)?;
-        Ok(())
     }
+    text.push_str(&pending.to_line());
+    text.push('\n');
+    elroy_markdown::write_atomic(&path, text.as_bytes(), JOURNAL)?;
+    Ok(())
+}
 
-    /// Whether changes wait in the journal.
-    pub(crate) fn has_pending(&self) -> bool {
-        self.root().join(JOURNAL).exists()
-    }
+/// Whether changes wait in the journal.
+pub(crate) fn has_pending(root: &Path) -> bool {
+    root.join(JOURNAL).exists()
+}
 
-    /// Commits the journaled changes, oldest first, each under its own message and time, exactly
-    /// in the state the change left its files (a file whose content is not in the object database
-    /// is taken from the work tree), then removes the journal. A change whose files HEAD already
-    /// holds makes no commit. Call with the home lock held and HEAD born. Returns how many commits
-    /// it made.
-    ///
-    /// # Errors
-    /// [`HistoryError`] when the journal cannot be read or a commit fails (the journal is kept, and
-    /// tried again at the next commit); an unreadable line is skipped with a warning.
-    pub(crate) fn commit_pending(&self, repo: &Repository) -> Result<usize, HistoryError> {
-        let path = self.root().join(JOURNAL);
-        let text = match std::fs::read_to_string(&path) {
-            Ok(text) => text,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(0),
-            Err(e) => {
-                return Err(HistoryError::Read {
-                    path: JOURNAL.into(),
-                    message: e.to_string(),
-                });
-            }
+/// Commits the journaled changes, oldest first, each under its own message and time, exactly
+/// in the state the change left its files (a file whose content is not in the object database
+/// is taken from the work tree), then removes the journal. A change whose files HEAD already
+/// holds makes no commit. Call with the home lock held and HEAD born. Returns how many commits
+/// it made.
+///
+/// # Errors
+/// [`HistoryError`] when the journal cannot be read or a commit fails (the journal is kept, and
+/// tried again at the next commit); an unreadable line is skipped with a warning.
+pub(crate) fn commit_pending(repo: &Repository, root: &Path) -> Result<usize, HistoryError> {
+    let path = root.join(JOURNAL);
+    let text = match std::fs::read_to_string(&path) {
+        Ok(text) => text,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(0),
+        Err(e) => {
+            return Err(HistoryError::Read {
+                path: JOURNAL.into(),
+                message: e.to_string(),
+            });
+        }
+    };
+    let lines: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).collect();
+    let mut made = 0;
+    for (n, line) in lines.iter().enumerate() {
+        let Some(pending) = Pending::from_line(line) else {
+            tracing::warn!("versioned home: skipped an unreadable line of {JOURNAL}: {line}");
+            continue;
         };
-        let lines: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).collect();
-        let mut made = 0;
-        for (n, line) in lines.iter().enumerate() {
-            let Some(pending) = Pending::from_line(line) else {
-                tracing::warn!("versioned home: skipped an unreadable line of {JOURNAL}: {line}");
-                continue;
-            };
-            match retrying(|| self.commit_pending_one(repo, &pending)) {
-                Ok(Some(_)) => made += 1,
-                Ok(None) => {}
-                Err(e) => {
-                    // Keep only what is still pending, so a change is never committed twice.
-                    let mut rest = lines[n..].join("\n");
-                    rest.push('\n');
-                    elroy_markdown::write_atomic(&path, rest.as_bytes(), JOURNAL)?;
-                    return Err(e);
-                }
+        match retrying(|| commit_pending_one(repo, root, &pending)) {
+            Ok(Some(_)) => made += 1,
+            Ok(None) => {}
+            Err(e) => {
+                // Keep only what is still pending, so a change is never committed twice.
+                let mut rest = lines[n..].join("\n");
+                rest.push('\n');
+                elroy_markdown::write_atomic(&path, rest.as_bytes(), JOURNAL)?;
+                return Err(e);
             }
         }
-        elroy_markdown::remove_file(&path, JOURNAL)?;
-        let mut paths: Vec<String> = lines
-            .iter()
-            .filter_map(|line| Pending::from_line(line))
-            .flat_map(|pending| pending.files.into_keys())
-            .collect();
-        paths.sort();
-        paths.dedup();
-        sync_index(repo, self.root(), &paths);
-        Ok(made)
     }
+    elroy_markdown::remove_file(&path, JOURNAL)?;
+    let mut paths: Vec<String> = lines
+        .iter()
+        .filter_map(|line| Pending::from_line(line))
+        .flat_map(|pending| pending.files.into_keys())
+        .collect();
+    paths.sort();
+    paths.dedup();
+    sync_index(repo, root, &paths);
+    Ok(made)
+}
 
-    fn commit_pending_one(
-        &self,
-        repo: &Repository,
-        pending: &Pending,
-    ) -> Result<Option<Oid>, HistoryError> {
-        let mut files = Vec::new();
-        for (path, state) in &pending.files {
-            let state = match state {
-                Some(id) if repo.find_blob(*id).is_ok() => Some(*id),
-                Some(_) => stored_state(repo, self.root(), path)?,
-                None => None,
-            };
-            files.push((path.clone(), state));
-        }
-        let time = Timestamp::from_second(pending.time).unwrap_or(Timestamp::UNIX_EPOCH);
-        commit_files(
-            repo,
-            self.root(),
-            time,
-            &files,
-            &|_| pending.message.clone(),
-            CommitIf::Changed,
-        )
+fn commit_pending_one(
+    repo: &Repository,
+    root: &Path,
+    pending: &Pending,
+) -> Result<Option<Oid>, HistoryError> {
+    let mut files = Vec::new();
+    for (path, state) in &pending.files {
+        let state = match state {
+            // A change made on a file that held conflict markers: once the person has resolved
+            // the file, its resolution is what the change left (the markers never go in).
+            Some(id)
+                if repo
+                    .find_blob(*id)
+                    .is_ok_and(|blob| has_markers(blob.content())) =>
+            {
+                stored_state(repo, root, path)?
+            }
+            Some(id) if repo.find_blob(*id).is_ok() => Some(*id),
+            Some(_) => stored_state(repo, root, path)?,
+            None => None,
+        };
+        files.push((path.clone(), state));
     }
+    let time = Timestamp::from_second(pending.time).unwrap_or(Timestamp::UNIX_EPOCH);
+    commit_files(
+        repo,
+        root,
+        time,
+        &files,
+        &|_| pending.message.clone(),
+        CommitIf::Changed,
+    )
 }
 
 #[cfg(test)]

@@ -1,22 +1,20 @@
-//! [`Recorder`]: the call observer that commits what each tool call changed.
+//! [`Recorder`]: the call observer that commits what each tool call changed. The top of the
+//! crate with `undo`: uses `home`, `pending`, `tree`, `reader`, `locks`, `paths` and `error`.
 
 use git2::{Oid, Repository};
 use jiff::Timestamp;
 use serde_json::{Map, Value};
 
 use elroy_core::{CallObserver, ObservedCall, ToolContext, ToolResult};
-use elroy_markdown::{Before, HomeLock, Touched, WriteScope};
+use elroy_markdown::{Before, Touched, WriteScope};
 
-use crate::home::{
-    CallsLock, clear_stale_git_locks, external_edit_message, head_born, tool_message,
-};
+use crate::error::HistoryError;
+use crate::home::{CallsLock, VersionedHome, external_edit_message, tool_message};
+use crate::locks::GitWrite;
 use crate::paths::is_store_path;
-use crate::pending::{FileState, Pending, retrying};
-use crate::tree::{
-    CommitIf, TreeReader, commit_files, hash, read_work_tree, store_candidates,
-    sync_index_after_call,
-};
-use crate::{HistoryError, VersionedHome};
+use crate::pending::{Pending, commit_pending, has_pending, journal, retrying};
+use crate::reader::{FileState, TreeReader, hash, head_born, read_work_tree};
+use crate::tree::{CommitIf, commit_files, store_candidates, sync_index_after_call};
 
 /// Commits the store files a tool call changed as `{tool}: {paths}` (e.g.
 /// `delete_agenda_item: agenda/Water_the_plants.md`). Installed on the registry by the runtime
@@ -87,7 +85,11 @@ impl ObservedCall for RecordedCall {
                 None
             }
             Ok(None) => None,
-            Err(e @ (HistoryError::NotRecorded { .. } | HistoryError::NotJournaled { .. })) => {
+            Err(
+                e @ (HistoryError::NotRecorded { .. }
+                | HistoryError::NotRecordedUnfinished { .. }
+                | HistoryError::NotJournaled { .. }),
+            ) => {
                 tracing::warn!(tool = %self.name, "versioned home: {e}");
                 Some(format!("Note: {e}."))
             }
@@ -144,11 +146,10 @@ impl VersionedHome {
         touched: &[Touched],
     ) -> Result<Option<Oid>, HistoryError> {
         let touched: Vec<&Touched> = touched.iter().filter(|t| is_store_path(&t.path)).collect();
-        if touched.is_empty() && !self.has_pending() {
+        if touched.is_empty() && !has_pending(self.root()) {
             return Ok(None);
         }
-        let _lock = HomeLock::acquire(self.root())?;
-        clear_stale_git_locks(self.root());
+        let _lock = GitWrite::begin(self.root())?;
         let repo = self.repo()?;
         if !head_born(&repo)? {
             // No history yet (the start failed): the first commit takes the stores as they are.
@@ -157,7 +158,7 @@ impl VersionedHome {
                 .commit_work_tree(&repo, candidates, now, &|paths| tool_message(tool, paths));
         }
         // Earlier changes that could not be committed go first, in order.
-        let replayed = self.commit_pending(&repo);
+        let replayed = commit_pending(&repo, self.root());
         let mut head = TreeReader::new(&repo, repo.head()?.peel_to_tree()?);
         let mut earlier: Vec<Staged> = Vec::new();
         let mut ours: Vec<Staged> = Vec::new();
@@ -215,13 +216,16 @@ impl VersionedHome {
                 )
             })
         });
-        let reason = match committed {
+        let (reason, unfinished) = match committed {
             Ok(id) => {
                 let paths: Vec<String> = ours.iter().map(|(p, _, _)| p.clone()).collect();
                 sync_index_after_call(&repo, self.root(), &paths);
                 return Ok(id);
             }
-            Err(e) => e.to_string(),
+            // Git has not finished something in the home (a merge, a rebase, a detached HEAD,
+            // conflict markers): the change waits in the journal until it has.
+            Err(HistoryError::Unfinished(state)) => (state.to_string(), Some(state)),
+            Err(e) => (e.to_string(), None),
         };
         // Saved but not committed: journal it, so it is committed under the tool's name later.
         let paths: Vec<String> = ours.iter().map(|(p, _, _)| p.clone()).collect();
@@ -246,10 +250,14 @@ impl VersionedHome {
                 .map(|(p, state, bytes)| (p.clone(), stored(&repo, *state, bytes.as_deref())))
                 .collect(),
         });
-        match entries.iter().try_for_each(|pending| self.journal(pending)) {
-            Ok(()) => Err(HistoryError::NotRecorded {
-                summary: message.lines().next().unwrap_or_default().to_owned(),
-                reason,
+        let summary = message.lines().next().unwrap_or_default().to_owned();
+        match entries
+            .iter()
+            .try_for_each(|pending| journal(self.root(), pending))
+        {
+            Ok(()) => Err(match unfinished {
+                Some(state) => HistoryError::NotRecordedUnfinished { summary, state },
+                None => HistoryError::NotRecorded { summary, reason },
             }),
             Err(e) => Err(HistoryError::NotJournaled {
                 reason: format!("{reason}; {e}"),

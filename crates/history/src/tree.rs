@@ -1,113 +1,26 @@
 //! Commits in O(change): trees updated path by path from HEAD's (`git_tree_create_updated`), and
 //! `.git/index` kept current for exactly those paths, with the work tree's stat data, so the
 //! status walk at the next start (and the user's own `git status`) re-reads only files whose stat
-//! changed.
+//! changed. [`commit_files`] is the one place every elroy commit of the stores is made, so it is
+//! where the repository-state checks run (`state`). Uses `walk`, `state`, `reader`, `machine`,
+//! `paths` and `error` (below it).
 
 use std::path::Path;
 
 use git2::build::TreeUpdateBuilder;
 use git2::{
-    ErrorCode, FileMode, Index, IndexEntry, IndexTime, ObjectType, Oid, Repository, Status,
-    StatusOptions, Tree,
+    ErrorCode, FileMode, Index, IndexEntry, IndexTime, Oid, Repository, Status, StatusOptions,
 };
 use jiff::Timestamp;
 
-use crate::HistoryError;
-use crate::home::signature;
+use crate::error::HistoryError;
+use crate::machine::machine_signature;
 use crate::paths::{PATHSPECS, is_store_path};
-use crate::pending::FileState;
+use crate::reader::{FileState, TreeReader, base_tree, hash, read_work_tree};
+use crate::state;
 
 /// A file to commit: its path relative to the home and its state (blob, or `None`: deleted).
 pub(crate) type FileChange = (String, FileState);
-
-/// Looks paths up in one tree, reading each directory's tree object once.
-///
-/// `Tree::get_path` reads every tree on the way from the object database at each call, and
-/// libgit2 caches no tree object above 4 KiB: at 100,000 memories the `memories/` tree is a
-/// 5.5 MB object (inflated and parsed again for each lookup, ~30 ms each in a release build).
-/// A commit looks each of its paths up two or three times; this keeps the trees it read.
-pub(crate) struct TreeReader<'r> {
-    repo: &'r Repository,
-    root: Tree<'r>,
-    /// Directory path (no trailing `/`) → its tree, or `None` when the directory is not there.
-    dirs: std::collections::HashMap<String, Option<Tree<'r>>>,
-}
-
-impl<'r> TreeReader<'r> {
-    /// A reader of `root`.
-    pub(crate) fn new(repo: &'r Repository, root: Tree<'r>) -> Self {
-        TreeReader {
-            repo,
-            root,
-            dirs: std::collections::HashMap::new(),
-        }
-    }
-
-    /// The tree read.
-    pub(crate) fn root(&self) -> &Tree<'r> {
-        &self.root
-    }
-
-    /// The tree of directory `dir` (`/`-separated, relative to the root; "" is the root).
-    fn dir(&mut self, dir: &str) -> Result<Option<&Tree<'r>>, HistoryError> {
-        if dir.is_empty() {
-            return Ok(Some(&self.root));
-        }
-        if !self.dirs.contains_key(dir) {
-            let (parent, name) = dir.rsplit_once('/').unwrap_or(("", dir));
-            let id = match self.dir(parent)? {
-                Some(tree) => tree
-                    .get_name(name)
-                    .filter(|e| e.kind() == Some(ObjectType::Tree))
-                    .map(|e| e.id()),
-                None => None,
-            };
-            let tree = match id {
-                Some(id) => Some(self.repo.find_tree(id)?),
-                None => None,
-            };
-            self.dirs.insert(dir.to_owned(), tree);
-        }
-        Ok(self.dirs.get(dir).and_then(Option::as_ref))
-    }
-
-    /// The tree of directory `dir` (`/`-separated, relative to the root; "" is the root), if
-    /// there is one.
-    pub(crate) fn tree(&mut self, dir: &str) -> Result<Option<Tree<'r>>, HistoryError> {
-        Ok(self.dir(dir)?.cloned())
-    }
-
-    /// The blob at `path` and its file mode, if any (a tree or nothing there: `None`).
-    pub(crate) fn entry(&mut self, path: &str) -> Result<Option<(Oid, i32)>, HistoryError> {
-        let (dir, name) = path.rsplit_once('/').unwrap_or(("", path));
-        Ok(self.dir(dir)?.and_then(|tree| {
-            tree.get_name(name)
-                .filter(|e| e.kind() == Some(ObjectType::Blob))
-                .map(|e| (e.id(), e.filemode()))
-        }))
-    }
-
-    /// The blob at `path`, if any.
-    pub(crate) fn blob(&mut self, path: &str) -> Result<FileState, HistoryError> {
-        Ok(self.entry(path)?.map(|(id, _)| id))
-    }
-}
-
-/// The tree of HEAD, or the empty tree when HEAD is unborn.
-fn base_tree(repo: &Repository) -> Result<(Option<git2::Commit<'_>>, Tree<'_>), HistoryError> {
-    match repo.head() {
-        Ok(head) => {
-            let commit = head.peel_to_commit()?;
-            let tree = commit.tree()?;
-            Ok((Some(commit), tree))
-        }
-        Err(e) if matches!(e.code(), ErrorCode::UnbornBranch | ErrorCode::NotFound) => {
-            let empty = repo.treebuilder(None)?.write()?;
-            Ok((None, repo.find_tree(empty)?))
-        }
-        Err(e) => Err(e.into()),
-    }
-}
 
 /// The mode a work-tree file is committed with: executable or not, as `git add` does.
 fn work_tree_mode(root: &Path, path: &str) -> FileMode {
@@ -136,9 +49,13 @@ pub(crate) enum CommitIf {
 /// `message_for(changed paths, sorted)`. Returns `None` (no commit) when no path changes, unless
 /// `when` is [`CommitIf::Always`]. Blobs must be in the object database already.
 ///
+/// Nothing is committed while git has not finished something in the home (a merge, a rebase, a
+/// detached HEAD, unmerged index entries) or when a store file to commit holds conflict markers.
+///
 /// # Errors
-/// [`HistoryError::Git`] when a tree or the commit cannot be written (a taken ref lock is
-/// `ErrorCode::Locked`: retry with [`crate::pending::retrying`]).
+/// [`HistoryError::Unfinished`] (nothing committed) as above; [`HistoryError::Git`] when a tree or
+/// the commit cannot be written (a taken ref lock is `ErrorCode::Locked`: retry with
+/// [`crate::pending::retrying`]).
 pub(crate) fn commit_files(
     repo: &Repository,
     root: &Path,
@@ -147,6 +64,15 @@ pub(crate) fn commit_files(
     message_for: &dyn Fn(&[String]) -> String,
     when: CommitIf,
 ) -> Result<Option<Oid>, HistoryError> {
+    check_state(repo, root)?;
+    for (path, state) in files {
+        if let Some(id) = state
+            && let Ok(blob) = repo.find_blob(*id)
+            && let Some(found) = state::check_markers(path, blob.content())
+        {
+            return Err(HistoryError::Unfinished(found));
+        }
+    }
     let (parent, base) = base_tree(repo)?;
     let mut base = TreeReader::new(repo, base);
     let mut update = TreeUpdateBuilder::new();
@@ -183,7 +109,7 @@ pub(crate) fn commit_files(
         return Ok(None);
     }
     let tree = repo.find_tree(tree_id)?;
-    let sig = signature(now)?;
+    let sig = machine_signature(now)?;
     let parents: Vec<&git2::Commit<'_>> = parent.iter().collect();
     let id = repo.commit(
         Some("HEAD"),
@@ -199,24 +125,20 @@ pub(crate) fn commit_files(
     Ok(Some(id))
 }
 
-/// Reads the work-tree file at `path`: its bytes, or `None` when it does not exist.
-pub(crate) fn read_work_tree(root: &Path, path: &str) -> Result<Option<Vec<u8>>, HistoryError> {
-    match std::fs::read(root.join(path)) {
-        Ok(bytes) => Ok(Some(bytes)),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
-        Err(e) => Err(HistoryError::Read {
-            path: path.to_owned(),
-            message: e.to_string(),
-        }),
+/// [`HistoryError::Unfinished`] when git has not finished something in the home's repository
+/// (`state::check`; `.git/index` is read for unmerged entries only when something other than
+/// elroy wrote it since elroy last did).
+///
+/// # Errors
+/// As above, or [`HistoryError::Git`] when the repository cannot be read.
+pub(crate) fn check_state(repo: &Repository, root: &Path) -> Result<(), HistoryError> {
+    let elroys_index = crate::walk::Stamp::read(root).is_some_and(|stamp| {
+        stamp.index.is_some() && stamp.index == crate::walk::index_state(root)
+    });
+    match state::check(repo, elroys_index)? {
+        Some(found) => Err(HistoryError::Unfinished(found)),
+        None => Ok(()),
     }
-}
-
-/// The blob id `bytes` have (as `git hash-object`, raw bytes).
-pub(crate) fn hash(bytes: Option<&[u8]>) -> Result<FileState, HistoryError> {
-    bytes
-        .map(|b| Oid::hash_object(ObjectType::Blob, b))
-        .transpose()
-        .map_err(HistoryError::from)
 }
 
 /// Store files whose status is not current: the work tree or `.git/index` differs from HEAD
@@ -391,4 +313,17 @@ pub(crate) fn index_entry(
     #[cfg(not(unix))]
     let _ = stat;
     entry
+}
+
+/// Brings `.git/index` up to date with HEAD for `paths` (relative to the home), with the work
+/// tree's stat data where the file holds HEAD's content, as elroy does after its own commits;
+/// for `elroy sync` after it moved the branch. Best effort (the index is a cache). Call with the
+/// home lock held.
+///
+/// # Errors
+/// [`HistoryError::Git`] when the repository cannot be opened.
+pub fn refresh_index(root: &std::path::Path, paths: &[String]) -> Result<(), HistoryError> {
+    let repo = git2::Repository::open(root)?;
+    sync_index(&repo, root, paths);
+    Ok(())
 }

@@ -1,17 +1,18 @@
-//! [`VersionedHome::undo`]: revert the last change elroy made.
+//! [`VersionedHome::undo`]: revert the last change elroy made. The top of the crate with
+//! `recorder`: uses `log`, `home`, `pending`, `tree`, `reader`, `locks`, `machine` and `error`.
 
 use std::path::Path;
 
 use git2::{ObjectType, Oid, Repository, Tree};
 use jiff::Timestamp;
 
-use elroy_markdown::HomeLock;
-
-use crate::home::{EXTERNAL_EDIT, INITIAL_IMPORT, head_born};
+use crate::error::HistoryError;
+use crate::home::{EXTERNAL_EDIT, INITIAL_IMPORT, VersionedHome};
+use crate::locks::GitWrite;
 use crate::log::{Change, history_walk};
-use crate::pending::{Pending, retrying};
-use crate::tree::{CommitIf, commit_files, sync_index};
-use crate::{HistoryError, VersionedHome};
+use crate::pending::{Pending, commit_pending, journal, retrying};
+use crate::reader::head_born;
+use crate::tree::{CommitIf, check_state, commit_files, sync_index};
 
 /// The summary prefix of an undo commit: `undo: {original summary}`.
 pub const UNDO_PREFIX: &str = "undo: ";
@@ -41,15 +42,16 @@ impl VersionedHome {
     /// [`HistoryError::NotRecorded`] when the files were restored but the commit failed even after
     /// retrying for [`crate::RETRY_WINDOW`] (it is journaled and made at the next start).
     pub fn undo(&self, now: Timestamp) -> Result<Undone, HistoryError> {
-        let _lock = HomeLock::acquire(self.root())?;
-        crate::home::clear_stale_git_locks(self.root());
+        let _lock = GitWrite::begin(self.root())?;
         let repo = self.repo()?;
         if !head_born(&repo)? {
             return Err(HistoryError::NothingToUndo);
         }
+        // Never while git has not finished something (a merge, a rebase, a detached HEAD).
+        check_state(&repo, self.root())?;
         // A change saved but not committed earlier is committed first, under its own name: it is
         // then the one undone, as the user expects.
-        self.commit_pending(&repo)?;
+        commit_pending(&repo, self.root())?;
         let target = find_target(&repo)?;
         let target_commit = repo.find_commit(target)?;
         let Some(parent) = target_commit.parents().next() else {
@@ -115,7 +117,7 @@ impl VersionedHome {
                     time: now.as_second(),
                     files: restored.iter().cloned().collect(),
                 };
-                return Err(match self.journal(&pending) {
+                return Err(match journal(self.root(), &pending) {
                     Ok(()) => HistoryError::NotRecorded {
                         summary: format!("{UNDO_PREFIX}{}", original.summary),
                         reason: e.to_string(),

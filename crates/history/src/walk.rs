@@ -25,9 +25,9 @@ use std::path::Path;
 use git2::{ObjectType, Oid, Repository};
 use serde_json::{Value, json};
 
-use crate::HistoryError;
+use crate::error::HistoryError;
 use crate::paths::is_store_path;
-use crate::tree::TreeReader;
+use crate::reader::TreeReader;
 
 /// The stamp, relative to the home.
 pub(crate) const STAMP: &str = ".git/elroy-walk.json";

@@ -571,3 +571,71 @@ fn a_large_index_is_left_to_the_next_walk_which_refreshes_it_without_committing(
     let committed = head.get_path(Path::new("agenda/a.md")).unwrap().id();
     assert_eq!(entry(&repo), Some(committed), "refreshed by the walk");
 }
+
+/// Issue 23: nothing is committed while git has not finished something in the home. The kind: a
+/// merge in progress (`.git/MERGE_HEAD`, as a stopped `git merge` leaves it); another input: a
+/// tool's change to a file holding conflict markers, journaled with the markers and committed,
+/// once the person has resolved the file, as the resolution (never the markers).
+#[test]
+fn nothing_is_committed_while_git_has_not_finished_and_the_change_waits_in_the_journal() {
+    let s = Setup::new();
+    s.call(&[("agenda/a.md", Some(b"a\n"))]);
+    let head = |s: &Setup| s.summaries();
+    let before = head(&s);
+    let merge_head = s.root().join(".git/MERGE_HEAD");
+    let id = git2::Repository::open(s.root())
+        .unwrap()
+        .head()
+        .unwrap()
+        .target()
+        .unwrap();
+    std::fs::write(&merge_head, format!("{id}\n")).unwrap();
+    let result = s.call(&[("agenda/b.md", Some(b"b\n"))]);
+    assert!(
+        result
+            .content
+            .contains("not recorded in the history: a git merge is in progress")
+            && result.content.contains("git merge --abort"),
+        "{}",
+        result.content
+    );
+    assert_eq!(head(&s), before);
+    assert!(matches!(
+        s.home.undo("2026-03-16T09:00:00Z".parse().unwrap()),
+        Err(elroy_history::HistoryError::Unfinished(
+            elroy_history::Unfinished::Merge
+        ))
+    ));
+    std::fs::remove_file(&merge_head).unwrap();
+    s.call(&[]);
+    assert_eq!(head(&s)[0], "put_files: agenda/b.md");
+
+    // A change written into a file that holds markers: journaled, then committed as resolved.
+    std::fs::write(
+        s.root().join("agenda/a.md"),
+        "<<<<<<< HEAD\na\n=======\nA\n>>>>>>> other\n",
+    )
+    .unwrap();
+    let result = s.call(&[(
+        "agenda/a.md",
+        Some(b"<<<<<<< HEAD\na\n=======\nA\n>>>>>>> other\nmore\n"),
+    )]);
+    assert!(
+        result
+            .content
+            .contains("agenda/a.md holds git conflict markers"),
+        "{}",
+        result.content
+    );
+    std::fs::write(s.root().join("agenda/a.md"), "a\nA\nmore\n").unwrap();
+    s.call(&[]);
+    let repo = git2::Repository::open(s.root()).unwrap();
+    let tree = repo.head().unwrap().peel_to_tree().unwrap();
+    let blob = tree
+        .get_path(Path::new("agenda/a.md"))
+        .unwrap()
+        .to_object(&repo)
+        .unwrap();
+    assert_eq!(blob.as_blob().unwrap().content(), b"a\nA\nmore\n");
+    assert!(!s.root().join(".git/elroy-pending.jsonl").exists());
+}

@@ -81,8 +81,10 @@ fn relative(elroy_home: &Path, path: &Path) -> String {
 /// `PRAGMA integrity_check`), every agenda file (through the agenda index, which re-reads the files
 /// that changed), every memory file (read-only; the memory index is checked against every file), every feature request, `MEMORY.md` and `USER.md`
 /// (UTF-8), and, when the home has a repository, the versioned home (the repository opens and its
-/// history reads, no change is waiting in `.git/elroy-pending.jsonl`, no sync-conflict or merge
-/// leftover files in the stores). Nothing a user wrote is changed.
+/// history reads, git has finished what it was doing (no merge, rebase, cherry-pick, revert in
+/// progress, no unmerged index, HEAD on a branch), no store file holds conflict markers, no change
+/// is waiting in `.git/elroy-pending.jsonl`, no sync-conflict or merge leftover files in the
+/// stores). Nothing a user wrote is changed.
 pub fn check_home(config: &Config) -> DoctorReport {
     let paths = &config.paths;
     let home = &paths.elroy_home;
@@ -243,6 +245,42 @@ pub fn check_home(config: &Config) -> DoctorReport {
                 Some(".git".to_owned()),
                 format!("the repository cannot be read: {e}"),
             ),
+        }
+        // What git has not finished (a merge, a rebase, a detached HEAD, an unmerged index):
+        // elroy commits nothing and `elroy sync` refuses until it is done.
+        match elroy_history::unfinished(home) {
+            Ok(states) => {
+                for state in states {
+                    let path = match &state {
+                        elroy_history::Unfinished::Unmerged { paths } => paths.first().cloned(),
+                        _ => Some(".git".to_owned()),
+                    };
+                    push(
+                        Area::VersionedHome,
+                        path,
+                        format!(
+                            "{}: {}; until then elroy records no change and elroy sync refuses",
+                            state.state(),
+                            state.remedy()
+                        ),
+                    );
+                }
+            }
+            Err(e) => push(
+                Area::VersionedHome,
+                Some(".git".to_owned()),
+                format!("the repository's state cannot be read: {e}"),
+            ),
+        }
+        for path in elroy_history::marker_files(home) {
+            push(
+                Area::VersionedHome,
+                Some(path.clone()),
+                format!(
+                    "{path} holds git conflict markers (<<<<<<< … >>>>>>> lines): edit it to keep \
+                     the text you want and delete the marker lines"
+                ),
+            );
         }
         let journal = home.join(".git").join("elroy-pending.jsonl");
         if let Ok(text) = std::fs::read_to_string(&journal) {

@@ -124,6 +124,8 @@ pub fn report_lines(report: &SyncReport) -> Vec<String> {
     if lines.is_empty() {
         lines.push("Already in sync: nothing to pull or push.".into());
     }
+    // What the sync had to clean up first (a git lock a killed elroy left, ...).
+    lines.extend(report.notes.iter().map(|n| format!("Note: {n}")));
     lines
 }
 

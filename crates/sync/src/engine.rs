@@ -24,8 +24,10 @@ use std::time::Duration;
 use git2::{Commit, ObjectType, Oid, Repository, Tree};
 use jiff::Timestamp;
 
-use elroy_history::{VersionedHome, machine_name, machine_signature};
-use elroy_markdown::{Document, HomeLock, Value};
+use elroy_history::{
+    GitWrite, HistoryError, Unfinished, VersionedHome, machine_name, machine_signature,
+};
+use elroy_markdown::{Document, Value};
 
 use crate::SyncError;
 use crate::identity::{self, Renumbered};
@@ -35,6 +37,10 @@ use crate::transport::{self, Pushed};
 
 /// How many fetch–merge–push rounds one sync tries when other machines keep pushing meanwhile.
 pub const ROUNDS: usize = 3;
+
+/// How long a sync waits for a git lock file that is taken (a `git` command running in the home)
+/// before it stops, naming the lock.
+pub const GIT_WAIT: Duration = Duration::from_secs(5);
 
 /// The test hook: `ELROY_SYNC_FAIL_AFTER=<step>` ends the process (exit status 86) right after
 /// that step, as a kill would: `fetch` (the remote fetched), `merge` (the merge commit built, no
@@ -120,6 +126,9 @@ pub struct SyncReport {
     pub from: Option<String>,
     /// Whether the remote had no branch yet (the first push made it).
     pub remote_was_empty: bool,
+    /// What the sync did to the repository besides syncing, one sentence each (a git lock left by
+    /// a killed elroy removed, ...).
+    pub notes: Vec<String>,
 }
 
 /// The exclusive lock that one `elroy sync` of a home holds for its whole run
@@ -160,9 +169,17 @@ pub fn sync(root: &Path, options: &SyncOptions) -> Result<SyncReport, SyncError>
     // The repository (created with its initial import when missing) and changes journaled
     // earlier; hand edits and names wait until the remote answered, so a remote that cannot be
     // reached leaves the home exactly as it was.
+    // Git locks an elroy killed mid-write left are removed first, and the report says so.
+    let mut notes: Vec<String> = GitWrite::begin(root)?.notes().to_vec();
     let home = VersionedHome::resume(root, options.now)?;
     // One sync per home at a time: two would each report the other's pull or push as theirs.
     let _running = SyncRunning::take(root)?;
+    // Only a sync writes `refs/remotes/sync/`, and it holds the sync lock meanwhile: a lock file
+    // there now is a killed sync's (its fetch runs without the home lock).
+    notes.extend(clear_fetch_locks(root));
+    // Never over something git has not finished: a merge, a rebase, a detached HEAD, an unmerged
+    // index (their files would be merged, committed and pushed with their conflict markers).
+    refuse_unfinished(root)?;
     let mut names_written = false;
     let mut last_pulled: Vec<FileChange> = Vec::new();
     let mut merged: Vec<ReportEntry> = Vec::new();
@@ -173,14 +190,25 @@ pub fn sync(root: &Path, options: &SyncOptions) -> Result<SyncReport, SyncError>
         let branch = branch_name(&repo)?;
         let theirs = transport::fetch(&repo, root, &options.remote, &branch, options.timeout)?;
         fail_point("fetch");
+        // A `git` command running in the home (a lock file taken) is waited for, then named.
+        elroy_history::wait_for_git(root, GIT_WAIT)?;
         // Hand edits (also those made while fetching) are committed before the merge looks at
         // HEAD, as at start-up; memory names go into the files before they are pushed.
         home.commit_outside_edits(options.now)?;
         if !names_written {
-            write_names(&home, options)?;
+            write_names(&home, options, &mut notes)?;
             names_written = true;
         }
-        let lock = HomeLock::acquire(root)?;
+        let lock = GitWrite::begin(root)?;
+        notes.extend(lock.notes().iter().cloned());
+        refuse_unfinished(root)?;
+        if let Some(taken) = elroy_history::git_lock_files(root).into_iter().next() {
+            // A `git` command began meanwhile: its index would be stale after the merge.
+            return Err(SyncError::History(HistoryError::GitBusy {
+                lock: taken,
+                age: 0,
+            }));
+        }
         let ours = repo.head()?.peel_to_commit()?;
         let step = integrate(&repo, root, &ours, theirs, options)?;
         if let Some(step) = &step {
@@ -202,6 +230,7 @@ pub fn sync(root: &Path, options: &SyncOptions) -> Result<SyncReport, SyncError>
                 renumbered,
                 from,
                 false,
+                notes,
             ));
         }
         let pushed_files = match theirs {
@@ -212,7 +241,28 @@ pub fn sync(root: &Path, options: &SyncOptions) -> Result<SyncReport, SyncError>
             )?,
             None => changes(&repo, None, &head.tree()?)?,
         };
-        match transport::push(&repo, root, &options.remote, &branch, options.timeout)? {
+        // What goes out never adds conflict markers (a person's own `git commit -a` after a
+        // conflicted pull would otherwise reach every machine).
+        let head_tree = head.tree()?;
+        for change in &pushed_files {
+            if change.kind != ChangeKind::Deleted
+                && elroy_history::is_store_path(&change.path)
+                && blob_bytes(&repo, &head_tree, &change.path)?
+                    .is_some_and(|b| elroy_history::has_markers(&b))
+            {
+                return Err(SyncError::Unfinished(Unfinished::Markers {
+                    path: change.path.clone(),
+                }));
+            }
+        }
+        match transport::push(
+            &repo,
+            root,
+            &options.remote,
+            &branch,
+            head.id(),
+            options.timeout,
+        )? {
             Pushed::Done => {
                 fail_point("push");
                 repo.reference(
@@ -228,6 +278,7 @@ pub fn sync(root: &Path, options: &SyncOptions) -> Result<SyncReport, SyncError>
                     renumbered,
                     from,
                     theirs.is_none(),
+                    notes,
                 ));
             }
             Pushed::NotFastForward => {
@@ -243,6 +294,35 @@ pub fn sync(root: &Path, options: &SyncOptions) -> Result<SyncReport, SyncError>
     })
 }
 
+/// Removes the lock files under `.git/refs/remotes/sync/` (see [`sync`]); one note each.
+fn clear_fetch_locks(root: &Path) -> Vec<String> {
+    let mut notes = Vec::new();
+    let dir = root.join(".git/refs/remotes/sync");
+    let Ok(entries) = std::fs::read_dir(&dir) else {
+        return notes;
+    };
+    for entry in entries.filter_map(Result::ok) {
+        let path = entry.path();
+        if path.extension().is_some_and(|x| x == "lock") && std::fs::remove_file(&path).is_ok() {
+            let name = entry.file_name().to_string_lossy().into_owned();
+            notes.push(format!(
+                "removed .git/refs/remotes/sync/{name}, left by an elroy sync that was killed while \
+                 it fetched"
+            ));
+        }
+    }
+    notes
+}
+
+/// [`SyncError::Unfinished`] naming the first thing git has not finished in the home, if any.
+fn refuse_unfinished(root: &Path) -> Result<(), SyncError> {
+    match elroy_history::unfinished(root)?.into_iter().next() {
+        Some(state) => Err(SyncError::Unfinished(state)),
+        None => Ok(()),
+    }
+}
+
+#[allow(clippy::too_many_arguments)]
 fn finish(
     mut pulled: Vec<FileChange>,
     pushed: Vec<FileChange>,
@@ -250,6 +330,7 @@ fn finish(
     renumbered: Vec<Renumbered>,
     from: Option<String>,
     remote_was_empty: bool,
+    notes: Vec<String>,
 ) -> SyncReport {
     pulled.sort_by(|a, b| a.path.cmp(&b.path));
     pulled.dedup_by(|a, b| a.path == b.path);
@@ -264,6 +345,7 @@ fn finish(
         renumbered,
         from,
         remote_was_empty,
+        notes,
     }
 }
 
@@ -538,8 +620,22 @@ fn finish_integration(
 }
 
 /// The three-way merge of the trees: each path changed on one side takes that side; a path
-/// changed on both goes through [`merge::merge_file`]. Returns the merged tree, the report
-/// entries, and the paths the merge itself created (memory copies, siblings).
+/// changed on both goes through [`merge::merge_file`]. Items are matched by identity, not only by
+/// path:
+///
+/// - a rename on one side (git's rename detection: the same or a similar file under another name
+///   of the same store, e.g. `rename_due_item` or a hand `mv`; for agenda files also the same
+///   [`UID_KEY`] under another name) and an edit of the old path on the other are merged into one
+///   file at the new path ([`ReportEntry::Renamed`]);
+/// - two different store files created at the same path on both sides (twins: the same name), or
+///   a file theirs created whose path equals one of ours ignoring case and Unicode normalisation
+///   (case twins: `Call_mom.md`, `call_Mom.md`), stay two items: one becomes `NAME (from
+///   MACHINE)`, its file too ([`ReportEntry::Twin`]): the one made on the machine whose name
+///   sorts second (of case twins, one that was there at the last sync keeps its name). No two
+///   paths of the merged tree differ only by case.
+///
+/// Returns the merged tree, the report entries, and the paths the merge itself created (memory
+/// copies, siblings, renamed twins).
 fn merge_trees(
     repo: &Repository,
     base: &Tree<'_>,
@@ -554,55 +650,213 @@ fn merge_trees(
         .map(|c| c.path)
         .collect();
     let theirs_changed = changes(repo, Some(base), &theirs_tree)?;
+    let ours_renames = renames(repo, base, &ours_tree)?;
+    let theirs_renames = renames(repo, base, &theirs_tree)?;
+    let theirs_renamed_from: std::collections::BTreeMap<&String, &String> =
+        theirs_renames.iter().map(|(old, new)| (new, old)).collect();
     let base_id = repo.merge_base(ours.id(), theirs.id()).ok();
     let local = machine_name();
     let mut update = git2::build::TreeUpdateBuilder::new();
     let mut report = Vec::new();
     let mut fresh = BTreeSet::new();
     let mut any = false;
-    // Every path of both trees, for the names a sibling or a memory copy must not take; read
-    // only when a file changed on both sides.
-    let mut taken: Option<Vec<String>> = None;
+    // Every path of both trees, for the names a sibling, a memory copy or a twin must not take.
+    let mut taken: Vec<String> = tree_paths(&ours_tree)?
+        .union(&tree_paths(&theirs_tree)?)
+        .cloned()
+        .collect();
+    // Ours' paths by their case- and normalisation-free key, for case twins.
+    let ours_keys: std::collections::BTreeMap<String, String> = tree_paths(&ours_tree)?
+        .into_iter()
+        .map(|p| (fold_path(&p), p))
+        .collect();
     for change in theirs_changed {
         let path = change.path;
         let theirs_bytes = blob_bytes(repo, &theirs_tree, &path)?;
-        let writes: Vec<(String, Option<Vec<u8>>)> = if ours_changed.contains(&path) {
-            let base_bytes = blob_bytes(repo, base, &path)?;
-            let ours_bytes = blob_bytes(repo, &ours_tree, &path)?;
-            if taken.is_none() {
-                taken = Some(
-                    tree_paths(&ours_tree)?
-                        .union(&tree_paths(&theirs_tree)?)
-                        .cloned()
-                        .collect(),
-                );
-            }
-            let taken_now = taken.get_or_insert_with(Vec::new);
+        if let Some(old) = theirs_renamed_from.get(&path)
+            && ours_changed.contains(*old)
+            && blob_bytes(repo, &ours_tree, old)?.is_some()
+            && blob_bytes(repo, &ours_tree, &path)?.is_none()
+        {
+            // Theirs renamed a file ours edited: merged at the old path's turn, below.
+            continue;
+        }
+        // (target path, base, ours, theirs, the old path to remove) of a rename on one side.
+        let renamed: Option<(String, String)> =
+            match (theirs_renames.get(&path), ours_renames.get(&path)) {
+                (Some(new), _)
+                    if ours_changed.contains(&path)
+                        && blob_bytes(repo, &ours_tree, &path)?.is_some()
+                        && blob_bytes(repo, &ours_tree, new)?.is_none() =>
+                {
+                    Some((new.clone(), path.clone()))
+                }
+                (_, Some(new))
+                    if theirs_bytes.is_some() && blob_bytes(repo, &theirs_tree, new)?.is_none() =>
+                {
+                    Some((new.clone(), path.clone()))
+                }
+                _ => None,
+            };
+        let writes: Vec<Write> = if let Some((new, old)) = renamed {
+            // One item, at the new path, with the other side's edit.
+            let theirs_side = if theirs_renames.get(&old) == Some(&new) {
+                blob_bytes(repo, &theirs_tree, &new)?
+            } else {
+                theirs_bytes.clone()
+            };
+            let ours_side = if ours_renames.get(&old) == Some(&new) {
+                blob_bytes(repo, &ours_tree, &new)?
+            } else {
+                blob_bytes(repo, &ours_tree, &old)?
+            };
+            let base_bytes = blob_bytes(repo, base, &old)?;
+            let ours_path = if ours_renames.get(&old) == Some(&new) {
+                &new
+            } else {
+                &old
+            };
+            let theirs_path = if theirs_renames.get(&old) == Some(&new) {
+                &new
+            } else {
+                &old
+            };
             let input = MergeInput::new(
-                &path,
+                &new,
                 base_bytes.as_deref(),
                 Side {
-                    bytes: ours_bytes.as_deref(),
-                    time: last_change_time(repo, ours, base_id, &path)?,
+                    bytes: ours_side.as_deref(),
+                    time: last_change_time(repo, ours, base_id, ours_path)?,
                     host: &local,
                 },
                 Side {
-                    bytes: theirs_bytes.as_deref(),
-                    time: last_change_time(repo, theirs, base_id, &path)?,
+                    bytes: theirs_side.as_deref(),
+                    time: last_change_time(repo, theirs, base_id, theirs_path)?,
                     host,
                 },
             )
-            .with_taken(taken_now);
+            .with_taken(&taken);
             let outcome = merge::merge_file(&input);
-            report.extend(outcome.report);
-            for (written, _) in &outcome.writes {
-                if *written != path {
-                    fresh.insert(written.clone());
-                    // A later sibling or copy in this sync must not take this name either.
-                    taken.get_or_insert_with(Vec::new).push(written.clone());
-                }
+            let mut writes = outcome.writes;
+            if !writes.iter().any(|(p, _)| *p == new) && ours_path != &new {
+                // Ours' content stays, under the new name.
+                writes.push((new.clone(), ours_side.clone()));
             }
-            outcome.writes
+            // The old path goes (ours still has it when theirs renamed).
+            if ours_path == &old {
+                writes.push((old.clone(), None));
+            }
+            report.push(ReportEntry::Renamed {
+                path: new.clone(),
+                from: old.clone(),
+            });
+            report.extend(
+                outcome
+                    .report
+                    .into_iter()
+                    .filter(|r| !matches!(r, ReportEntry::Merged { .. })),
+            );
+            writes
+        } else if ours_changed.contains(&path) {
+            let base_bytes = blob_bytes(repo, base, &path)?;
+            let ours_bytes = blob_bytes(repo, &ours_tree, &path)?;
+            match (&base_bytes, &ours_bytes, &theirs_bytes) {
+                (None, Some(o), Some(t)) if o != t && FileKind::of(&path) == FileKind::Agenda => {
+                    // Twins: both machines created an item of this name. The one made on the
+                    // machine whose name sorts second becomes `NAME (from THAT MACHINE)`, so
+                    // every machine decides alike whoever syncs first.
+                    let ours_moves = local.as_str() > host;
+                    let (moved, mover) = if ours_moves {
+                        (o, &local)
+                    } else {
+                        (t, &host.to_owned())
+                    };
+                    match twin(&path, moved, mover, &taken) {
+                        Some((new_path, bytes, name)) => {
+                            taken.push(new_path.clone());
+                            fresh.insert(new_path.clone());
+                            report.push(ReportEntry::Twin {
+                                path: path.clone(),
+                                new_path: new_path.clone(),
+                                name,
+                            });
+                            if ours_moves {
+                                vec![(path.clone(), Some(t.clone())), (new_path, Some(bytes))]
+                            } else {
+                                vec![(new_path, Some(bytes))]
+                            }
+                        }
+                        None => merge_both(
+                            repo,
+                            ours,
+                            theirs,
+                            base_id,
+                            &local,
+                            host,
+                            &path,
+                            &base_bytes,
+                            &ours_bytes,
+                            &theirs_bytes,
+                            &mut taken,
+                            &mut fresh,
+                            &mut report,
+                        )?,
+                    }
+                }
+                _ => merge_both(
+                    repo,
+                    ours,
+                    theirs,
+                    base_id,
+                    &local,
+                    host,
+                    &path,
+                    &base_bytes,
+                    &ours_bytes,
+                    &theirs_bytes,
+                    &mut taken,
+                    &mut fresh,
+                    &mut report,
+                )?,
+            }
+        } else if let Some(bytes) = &theirs_bytes
+            && change.kind == ChangeKind::Added
+            && FileKind::of(&path) == FileKind::Agenda
+            && let Some(ours_path) = ours_keys.get(&fold_path(&path))
+            && *ours_path != path
+        {
+            // Case twins: the item theirs created only differs from one of ours by case or
+            // Unicode normalisation; on a case-insensitive file system they would be one file.
+            // One that was there at the last sync keeps its name; of two new ones, the one made
+            // on the machine whose name sorts second moves, as for twins.
+            let ours_bytes = blob_bytes(repo, &ours_tree, ours_path)?;
+            let ours_moves = blob_bytes(repo, base, ours_path)?.is_none() && local.as_str() > host;
+            let moved = match (&ours_bytes, ours_moves) {
+                (Some(o), true) => twin(ours_path, o, &local, &taken),
+                _ => twin(&path, bytes, host, &taken),
+            };
+            match moved {
+                Some((new_path, renamed, name)) => {
+                    taken.push(new_path.clone());
+                    fresh.insert(new_path.clone());
+                    let kept = if ours_moves { &path } else { ours_path };
+                    report.push(ReportEntry::Twin {
+                        path: kept.clone(),
+                        new_path: new_path.clone(),
+                        name,
+                    });
+                    if ours_moves {
+                        vec![
+                            (path.clone(), theirs_bytes),
+                            (ours_path.clone(), None),
+                            (new_path, Some(renamed)),
+                        ]
+                    } else {
+                        vec![(new_path, Some(renamed))]
+                    }
+                }
+                None => vec![(path.clone(), theirs_bytes)],
+            }
         } else {
             vec![(path.clone(), theirs_bytes)]
         };
@@ -625,6 +879,230 @@ fn merge_trees(
         ours_tree.id()
     };
     Ok((tree, report, fresh))
+}
+
+/// A file the merge writes (relative path, `None`: removed).
+type Write = (String, Option<Vec<u8>>);
+
+/// A path changed on both sides, through [`merge::merge_file`]; the new files it makes are
+/// added to `taken` and `fresh`.
+#[allow(clippy::too_many_arguments)]
+fn merge_both(
+    repo: &Repository,
+    ours: &Commit<'_>,
+    theirs: &Commit<'_>,
+    base_id: Option<Oid>,
+    local: &str,
+    host: &str,
+    path: &str,
+    base_bytes: &Option<Vec<u8>>,
+    ours_bytes: &Option<Vec<u8>>,
+    theirs_bytes: &Option<Vec<u8>>,
+    taken: &mut Vec<String>,
+    fresh: &mut BTreeSet<String>,
+    report: &mut Vec<ReportEntry>,
+) -> Result<Vec<Write>, SyncError> {
+    let input = MergeInput::new(
+        path,
+        base_bytes.as_deref(),
+        Side {
+            bytes: ours_bytes.as_deref(),
+            time: last_change_time(repo, ours, base_id, path)?,
+            host: local,
+        },
+        Side {
+            bytes: theirs_bytes.as_deref(),
+            time: last_change_time(repo, theirs, base_id, path)?,
+            host,
+        },
+    )
+    .with_taken(taken);
+    let outcome = merge::merge_file(&input);
+    report.extend(outcome.report);
+    for (written, _) in &outcome.writes {
+        if written != path {
+            fresh.insert(written.clone());
+            // A later sibling or copy in this sync must not take this name either.
+            taken.push(written.clone());
+        }
+    }
+    Ok(outcome.writes)
+}
+
+/// The renames git's rename detection finds between `base` and `side` (the same or a similar
+/// file under another path), old path → new path, for store files that stay in the same kind of
+/// store (agenda, memories, feature requests).
+fn renames(
+    repo: &Repository,
+    base: &Tree<'_>,
+    side: &Tree<'_>,
+) -> Result<std::collections::BTreeMap<String, String>, SyncError> {
+    let mut diff = repo.diff_tree_to_tree(Some(base), Some(side), None)?;
+    let mut find = git2::DiffFindOptions::new();
+    find.renames(true);
+    diff.find_similar(Some(&mut find))?;
+    let mut found = std::collections::BTreeMap::new();
+    for delta in diff.deltas() {
+        if delta.status() != git2::Delta::Renamed {
+            continue;
+        }
+        let path = |f: git2::DiffFile<'_>| f.path().map(|p| p.to_string_lossy().replace('\\', "/"));
+        let (Some(old), Some(new)) = (path(delta.old_file()), path(delta.new_file())) else {
+            continue;
+        };
+        let kind = FileKind::of(&old);
+        if kind == FileKind::of(&new)
+            && matches!(
+                kind,
+                FileKind::Agenda | FileKind::Memory | FileKind::FeatureRequest
+            )
+        {
+            found.insert(old, new);
+        }
+    }
+    // Files too different for git's detection (renamed and rewritten) that carry the same
+    // identity are one item renamed: agenda files by their `uid`, memories by their `id` (unique
+    // on one side: this side's own ids since the base).
+    let mut removed: std::collections::BTreeMap<String, String> = std::collections::BTreeMap::new();
+    let mut added: Vec<(String, String)> = Vec::new();
+    for delta in diff.deltas() {
+        let (status, file) = match delta.status() {
+            git2::Delta::Deleted => (git2::Delta::Deleted, delta.old_file()),
+            git2::Delta::Added => (git2::Delta::Added, delta.new_file()),
+            _ => continue,
+        };
+        let Some(path) = file.path().map(|p| p.to_string_lossy().replace('\\', "/")) else {
+            continue;
+        };
+        let identity = |bytes: &[u8]| match FileKind::of(&path) {
+            FileKind::Agenda => uid_of(bytes).map(|uid| format!("uid {uid}")),
+            FileKind::Memory => identity::memory_prefix(&path)
+                .zip(identity::memory_id(bytes))
+                .map(|(prefix, id)| format!("memory {prefix} {id}")),
+            _ => None,
+        };
+        let Some(uid) = repo
+            .find_blob(file.id())
+            .ok()
+            .and_then(|b| identity(b.content()))
+        else {
+            continue;
+        };
+        if status == git2::Delta::Deleted {
+            removed.insert(uid, path);
+        } else {
+            added.push((uid, path));
+        }
+    }
+    for (uid, new) in added {
+        if let Some(old) = removed.remove(&uid)
+            && old.rsplit_once('/').map(|(d, _)| d) == new.rsplit_once('/').map(|(d, _)| d)
+        {
+            found.insert(old, new);
+        }
+    }
+    Ok(found)
+}
+
+/// The front-matter key that identifies an agenda or due item across machines and renames: a
+/// string elroy writes once (the first sync of the file) and never changes; Elroy 0.5.0 ignores it.
+pub const UID_KEY: &str = "uid";
+
+/// The `uid` of an agenda file, if it has one.
+fn uid_of(bytes: &[u8]) -> Option<String> {
+    let text = std::str::from_utf8(bytes).ok()?;
+    let doc = Document::parse(text, "uid").ok()?;
+    match doc.front_matter.get(UID_KEY)? {
+        Value::String(s) if !s.is_empty() => Some(s.clone()),
+        _ => None,
+    }
+}
+
+/// `bytes` (the agenda file at `path`) with a `uid` line added to its front matter, in key order
+/// (the keys elroy and Elroy 0.5.0 write are sorted), every other byte as it was; `None` when it
+/// has one already or its front matter does not parse. The uid is derived from the path and the
+/// content (UUID-shaped hex of their SHA-1), so two machines that hold the same file before their
+/// first sync give it the same uid.
+fn with_uid(path: &str, bytes: &[u8]) -> Option<Vec<u8>> {
+    let text = std::str::from_utf8(bytes).ok()?;
+    let doc = Document::parse(text, path).ok()?;
+    if !doc.has_front_matter || doc.front_matter.get(UID_KEY).is_some() {
+        return None;
+    }
+    let mut seed = format!("elroy uid\0{path}\0").into_bytes();
+    seed.extend_from_slice(bytes);
+    let hex = Oid::hash_object(ObjectType::Blob, &seed).ok()?.to_string();
+    let uid = format!(
+        "{}-{}-{}-{}-{}",
+        &hex[0..8],
+        &hex[8..12],
+        &hex[12..16],
+        &hex[16..20],
+        &hex[20..32]
+    );
+    let line = format!(
+        "{UID_KEY}: {}\n",
+        elroy_markdown::emit_yaml_scalar_string(&uid)
+    );
+    // Before the first top-level key that sorts after `uid`, else at the end.
+    let mut yaml = String::new();
+    let mut placed = false;
+    for raw in doc.raw_yaml.split_inclusive('\n') {
+        let key = raw
+            .split_once(':')
+            .map(|(k, _)| k)
+            .filter(|k| !k.starts_with([' ', '\t', '-', '#']) && !k.is_empty());
+        if !placed && key.is_some_and(|k| k > UID_KEY) {
+            yaml.push_str(&line);
+            placed = true;
+        }
+        yaml.push_str(raw);
+    }
+    if !placed {
+        if !yaml.is_empty() && !yaml.ends_with('\n') {
+            yaml.push('\n');
+        }
+        yaml.push_str(&line);
+    }
+    let out = format!("---\n{yaml}---\n{}", doc.raw_body);
+    // Never a file that reads differently: the same keys plus the uid.
+    let check = Document::parse(&out, path).ok()?;
+    let mut expected = doc.front_matter.clone();
+    expected.insert(UID_KEY, Value::String(uid));
+    (check.front_matter == expected && check.raw_body == doc.raw_body).then(|| out.into_bytes())
+}
+
+/// A path's key for "the same file on a case-insensitive file system": Unicode NFC, lower case.
+fn fold_path(path: &str) -> String {
+    elroy_markdown::normalize_name(path).to_lowercase()
+}
+
+/// The twin of the agenda file `path` with content `bytes`, renamed for machine `host`: its
+/// `name` key becomes `NAME (from HOST)` and its file that name sanitized as elroy names agenda
+/// files (`-2`, `-3`, … when taken, compared ignoring case). `None` when its front matter does
+/// not parse (it then merges as any file).
+fn twin(
+    path: &str,
+    bytes: &[u8],
+    host: &str,
+    taken: &[String],
+) -> Option<(String, Vec<u8>, String)> {
+    let text = std::str::from_utf8(bytes).ok()?;
+    let mut doc = Document::parse(text, path).ok()?;
+    let name = front_matter_name(bytes).unwrap_or_else(|| stem_name(path));
+    let new_name = format!("{name} (from {host})");
+    let dir = path.rsplit_once('/').map_or("", |(d, _)| d);
+    let stem = elroy_markdown::sanitize_filename(&new_name, "agenda_item");
+    let taken: BTreeSet<String> = taken.iter().map(|p| fold_path(p)).collect();
+    let mut candidate = format!("{dir}/{stem}.md");
+    let mut n = 2;
+    while taken.contains(&fold_path(&candidate)) {
+        candidate = format!("{dir}/{stem}-{n}.md");
+        n += 1;
+    }
+    doc.front_matter
+        .insert("name", Value::String(new_name.clone()));
+    Some((candidate, doc.render(true).into_bytes(), new_name))
 }
 
 /// When `path` last changed on the side whose head is `head`: the time of the newest commit
@@ -705,6 +1183,16 @@ pub fn merge_lines(entries: &[ReportEntry]) -> Vec<String> {
             ReportEntry::Merged { path } => {
                 format!("{path}: changes from both machines merged")
             }
+            ReportEntry::Renamed { path, from } => format!(
+                "{from}: renamed to {path} on one machine and changed on the other; one item, with the new name and the change"
+            ),
+            ReportEntry::Twin {
+                path,
+                new_path,
+                name,
+            } => format!(
+                "{path}: both machines made an item of this name; the other is now '{name}' ({new_path}), and both stay active"
+            ),
         })
         .collect()
 }
@@ -777,15 +1265,23 @@ fn stem_name(path: &str) -> String {
     file.strip_suffix(".md").unwrap_or(file).replace('_', " ")
 }
 
-/// Writes each memory's name (from this machine's index) into its file as the front-matter key
+/// Gives each agenda file (agenda and due items) changed since the last sync that has no `uid`
+/// front-matter key one ([`with_uid`]: the identity that tells a renamed item from a new one on
+/// another machine), and writes each memory's name (from this machine's index) into its file as
+/// the front-matter key
 /// `name` (formats.md §6.3: the memory index names a memory it does not know by that key), for
 /// the memory files changed since the last sync (all of them at the first), and the users' names
 /// ([`crate::people`]), committed as `sync: names` together with the removal of sibling files
 /// (`*.sync-conflict-*`) deleted by hand. A file whose front matter does not parse is left alone.
-fn write_names(home: &VersionedHome, options: &SyncOptions) -> Result<(), SyncError> {
+fn write_names(
+    home: &VersionedHome,
+    options: &SyncOptions,
+    notes: &mut Vec<String>,
+) -> Result<(), SyncError> {
     let conn = index::open_for_names(options.db.as_deref());
     let root = home.root();
-    let _lock = HomeLock::acquire(root)?;
+    let _lock = GitWrite::begin(root)?;
+    notes.extend(_lock.notes().iter().cloned());
     let repo = Repository::open(root)?;
     let branch = branch_name(&repo)?;
     let head = repo.head()?.peel_to_commit()?;
@@ -799,6 +1295,15 @@ fn write_names(home: &VersionedHome, options: &SyncOptions) -> Result<(), SyncEr
     let mut files = Vec::new();
     for change in changes(&repo, since.as_ref(), &head_tree)? {
         if change.kind == ChangeKind::Deleted {
+            continue;
+        }
+        if FileKind::of(&change.path) == FileKind::Agenda
+            && let Some(bytes) = blob_bytes(&repo, &head_tree, &change.path)?
+            && let Some(with_uid) = with_uid(&change.path, &bytes)
+            // Only files as committed: a hand edit made since is the next sync's.
+            && std::fs::read(root.join(&change.path)).ok().as_deref() == Some(bytes.as_slice())
+        {
+            files.push((change.path.clone(), with_uid));
             continue;
         }
         let Some(prefix) = identity::memory_prefix(&change.path) else {

@@ -22,6 +22,15 @@ pub use engine::{
 };
 pub use identity::Renumbered;
 
+impl From<elroy_history::HistoryError> for SyncError {
+    fn from(e: elroy_history::HistoryError) -> Self {
+        match e {
+            elroy_history::HistoryError::Unfinished(state) => SyncError::Unfinished(state),
+            other => SyncError::History(other),
+        }
+    }
+}
+
 /// Why a sync could not be done.
 #[derive(Debug, thiserror::Error)]
 pub enum SyncError {
@@ -40,6 +49,10 @@ pub enum SyncError {
         /// The file, relative to the home.
         path: String,
     },
+    /// Git has not finished something in the home (a merge, a rebase, a detached HEAD, an
+    /// unmerged index, conflict markers in a store file); nothing was changed.
+    #[error("not syncing: {0}; nothing was changed")]
+    Unfinished(elroy_history::Unfinished),
     /// Another `elroy sync` is running on this home (`.git/elroy-sync.lock` is held).
     #[error(
         "another elroy sync is running on this home; nothing was changed, wait for it to finish"
@@ -56,9 +69,9 @@ pub enum SyncError {
     /// This machine's `state.db` could not be updated for renumbered memories.
     #[error("state.db: {0}")]
     Index(String),
-    /// The versioned home failed (commit, lock).
+    /// The versioned home failed (commit, lock, a `git` command running).
     #[error("{0}")]
-    History(#[from] elroy_history::HistoryError),
+    History(elroy_history::HistoryError),
     /// The home lock or an atomic write failed.
     #[error("{0}")]
     Files(#[from] elroy_markdown::MarkdownError),

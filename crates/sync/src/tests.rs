@@ -1,7 +1,9 @@
 //! Home-level tests of [`crate::sync`] through the library API (issue 17's property test): two
 //! homes and a bare repository in a temporary directory, random edit sequences on both, then
 //! sync; every text written on either side is somewhere in the merged homes (in its file, a
-//! sibling, or a renamed memory) and no store file holds conflict markers.
+//! sibling, a renamed memory or a renamed twin) and no store file holds conflict markers. The
+//! edits include hand renames (`mv`, issue 23) and creations of the same name on both sides
+//! (twins).
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
@@ -56,13 +58,14 @@ fn files(root: &Path) -> BTreeMap<String, String> {
     out
 }
 
-const PATHS: [&str; 6] = [
+const PATHS: [&str; 7] = [
     "agenda/Item_a.md",
     "agenda/Item_b.md",
     "memories/Note_a.md",
     "memories/Note_b.md",
     "feature-requests/Dark_mode.md",
     "MEMORY.md",
+    "agenda/Item_c.md",
 ];
 
 fn content(path: &str, token: &str, id: u8) -> String {
@@ -77,15 +80,30 @@ fn content(path: &str, token: &str, id: u8) -> String {
 
 #[derive(Debug, Clone)]
 enum Edit {
-    Write { path: usize, id: u8 },
-    Delete { path: usize },
+    Write {
+        path: usize,
+        id: u8,
+    },
+    Delete {
+        path: usize,
+    },
+    /// A hand `mv` of `from` to `to` when both are in the same store directory and `to` is free.
+    Rename {
+        from: usize,
+        to: usize,
+    },
 }
 
 fn edit() -> impl Strategy<Value = Edit> {
     prop_oneof![
         3 => (0..PATHS.len(), 1u8..4).prop_map(|(path, id)| Edit::Write { path, id }),
         1 => (0..PATHS.len()).prop_map(|path| Edit::Delete { path }),
+        2 => (0..PATHS.len(), 0..PATHS.len()).prop_map(|(from, to)| Edit::Rename { from, to }),
     ]
+}
+
+fn dir_of(path: &str) -> &str {
+    path.rsplit_once('/').map_or("", |(dir, _)| dir)
 }
 
 /// Applies `edits` to `home` as hand edits; returns the texts this side wrote and kept (path →
@@ -107,6 +125,21 @@ fn apply(home: &Path, side: &str, edits: &[Edit]) -> BTreeMap<String, String> {
                 let _ = std::fs::remove_file(home.join(path));
                 kept.remove(path);
             }
+            Edit::Rename { from, to } => {
+                let (from, to) = (PATHS[*from], PATHS[*to]);
+                if from == to
+                    || dir_of(from).is_empty()
+                    || dir_of(from) != dir_of(to)
+                    || !home.join(from).exists()
+                    || home.join(to).exists()
+                {
+                    continue;
+                }
+                std::fs::rename(home.join(from), home.join(to)).unwrap();
+                if let Some(token) = kept.remove(from) {
+                    kept.insert(to.to_owned(), token);
+                }
+            }
         }
     }
     kept
@@ -117,6 +150,11 @@ fn check(root: &Path, must: &[BTreeMap<String, String>]) -> Result<(), TestCaseE
     for (path, text) in &all {
         prop_assert!(!text.contains("<<<<<<<"), "{path} holds conflict markers");
     }
+    // No two paths differ only by case (one file on a case-insensitive file system).
+    let mut folded: Vec<String> = all.keys().map(|p| p.to_lowercase()).collect();
+    folded.sort();
+    folded.dedup();
+    prop_assert_eq!(folded.len(), all.len());
     for side in must {
         for (path, token) in side {
             prop_assert!(
@@ -129,7 +167,7 @@ fn check(root: &Path, must: &[BTreeMap<String, String>]) -> Result<(), TestCaseE
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 12, ..ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig { cases: 24, ..ProptestConfig::default() })]
 
     #[test]
     fn random_edits_on_two_homes_lose_no_text(
@@ -245,6 +283,66 @@ fn a_sibling_deleted_by_hand_leaves_every_machine() {
         let repo = git2::Repository::open(&b).unwrap();
         let head = repo.head().unwrap().peel_to_tree().unwrap();
         assert!(head.get_path(Path::new(&sibling)).is_err());
+    }
+    assert_eq!(files(&a), files(&b));
+}
+
+/// Issue 23, another kind of item renamed: a memory moved and rewritten by hand on one machine
+/// (too different for git's rename detection) while the other adds a front-matter key to it;
+/// its `id` makes it one memory at the new path, with both changes.
+#[test]
+fn a_memory_renamed_and_rewritten_is_matched_by_its_id() {
+    let _turn = MACHINE.lock().unwrap_or_else(|e| e.into_inner());
+    let dir = tempfile::tempdir().unwrap();
+    let remote = dir.path().join("remote.git");
+    git2::Repository::init_bare(&remote).unwrap();
+    let a = dir.path().join("a");
+    let b = dir.path().join("b");
+    std::fs::create_dir_all(a.join("memories")).unwrap();
+    std::fs::create_dir_all(&b).unwrap();
+    // Many lines, so that a rewrite of all of them leaves git's similarity far below its 50%.
+    let tea: String = (1..=12)
+        .map(|n| format!("Tea note {n}: green, no sugar.\n"))
+        .collect();
+    std::fs::write(
+        a.join("memories/Tea.md"),
+        format!("---\nid: 7\n---\n\n{tea}"),
+    )
+    .unwrap();
+    sync_as("laptop", &a, &remote);
+    sync_as("desktop", &b, &remote);
+    std::fs::remove_file(a.join("memories/Tea.md")).unwrap();
+    let drinks: String = (1..=12)
+        .map(|n| format!("Drinks line {n}: black coffee before noon.\n"))
+        .collect();
+    std::fs::write(
+        a.join("memories/Drinks.md"),
+        format!("---\nid: 7\n---\n\n{drinks}"),
+    )
+    .unwrap();
+    std::fs::write(
+        b.join("memories/Tea.md"),
+        format!("---\nid: 7\nsource: kitchen\n---\n\n{tea}"),
+    )
+    .unwrap();
+    sync_as("laptop", &a, &remote);
+    let report = sync_as("desktop", &b, &remote);
+    sync_as("laptop", &a, &remote);
+    assert!(
+        report.merged.contains(&crate::merge::ReportEntry::Renamed {
+            path: "memories/Drinks.md".into(),
+            from: "memories/Tea.md".into(),
+        }),
+        "{report:?}"
+    );
+    for home in [&a, &b] {
+        let all = files(home);
+        assert!(!all.contains_key("memories/Tea.md"), "{all:?}");
+        let drinks = &all["memories/Drinks.md"];
+        assert!(
+            drinks.contains("Drinks line 12: black coffee") && drinks.contains("source: kitchen"),
+            "{drinks}"
+        );
     }
     assert_eq!(files(&a), files(&b));
 }

@@ -119,82 +119,228 @@ pub(crate) enum Pushed {
     NotFastForward,
 }
 
-/// Pushes the local `branch` to the remote's `branch` (never forced).
+/// Whether a `git` program can be run (looked up once per process).
+fn git_installed() -> bool {
+    static FOUND: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *FOUND.get_or_init(|| {
+        Command::new("git")
+            .arg("--version")
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .status()
+            .is_ok_and(|s| s.success())
+    })
+}
+
+/// Whether a push to `remote` goes through the `git` program: network remotes, `file://` URLs
+/// (as `git push` reaches them: through `git receive-pack`, which runs the remote's hooks), and
+/// local paths whose repository has a receive hook (`hooks/pre-receive`, `hooks/update`), which
+/// libgit2's local transport would skip. Other local paths go through libgit2, and so does every
+/// local remote on a machine without a `git` program.
+pub fn pushes_with_git(remote: &str) -> bool {
+    if !is_local(remote) {
+        return true;
+    }
+    if !git_installed() {
+        return false;
+    }
+    if remote.starts_with("file://") {
+        return true;
+    }
+    let path = Path::new(remote);
+    let git_dir = if path.join(".git").is_dir() {
+        path.join(".git")
+    } else {
+        path.to_path_buf()
+    };
+    ["pre-receive", "update"]
+        .iter()
+        .any(|hook| git_dir.join("hooks").join(hook).is_file())
+}
+
+/// Pushes the local `branch` to the remote's `branch` (never forced) and confirms the remote took
+/// it: [`Pushed::Done`] only when the remote's branch now holds `head` (the commit this machine's
+/// branch is at).
 ///
 /// # Errors
-/// [`SyncError::Remote`] when the remote cannot be reached or refuses for another reason.
+/// [`SyncError::Remote`] when the remote cannot be reached or refuses for another reason than
+/// another machine's push (its own words: hook output, permissions), or does not hold `head`
+/// after a push it did not refuse.
 pub(crate) fn push(
     repo: &Repository,
     root: &Path,
     remote: &str,
     branch: &str,
+    head: Oid,
     timeout: Duration,
 ) -> Result<Pushed, SyncError> {
     let refspec = format!("refs/heads/{branch}:refs/heads/{branch}");
-    if is_local(remote) {
-        let failed = |e: git2::Error| SyncError::Remote {
-            remote: remote.to_owned(),
-            message: e.message().to_owned(),
-        };
-        let mut handle = repo.remote_anonymous(remote).map_err(failed)?;
-        let rejected = std::cell::RefCell::new(None::<String>);
-        let mut callbacks = RemoteCallbacks::new();
-        callbacks.push_update_reference(|_name, status| {
-            if let Some(status) = status {
-                *rejected.borrow_mut() = Some(status.to_owned());
-            }
-            Ok(())
-        });
-        let mut options = PushOptions::new();
-        options.remote_callbacks(callbacks);
-        match handle.push(&[refspec.as_str()], Some(&mut options)) {
-            Ok(()) => {}
-            Err(e) if is_not_fast_forward(e.message()) => return Ok(Pushed::NotFastForward),
-            Err(e) => return Err(failed(e)),
-        }
-        drop(options);
-        if let Some(status) = rejected.into_inner() {
-            if is_not_fast_forward(&status) {
-                return Ok(Pushed::NotFastForward);
-            }
-            return Err(SyncError::Remote {
-                remote: remote.to_owned(),
-                message: format!(
-                    "the push was refused ({}); what this machine has stays here and goes out with \
-                     the next elroy sync",
-                    status.trim_end_matches([':', ' '])
-                ),
-            });
-        }
-        Ok(Pushed::Done)
-    } else {
+    let refused = |reason: &str| SyncError::Remote {
+        remote: remote.to_owned(),
+        message: format!(
+            "the push was refused: {}; what this machine has stays here and goes out with the \
+             next elroy sync",
+            reason.trim_end_matches([':', ' ', ';'])
+        ),
+    };
+    if pushes_with_git(remote) {
         let out = run_git(
             root,
             &["push", "--porcelain", "--", remote, &refspec],
             timeout,
         )?;
-        if out.ok {
-            return Ok(Pushed::Done);
+        return match porcelain_status(&out.stdout, &format!("refs/heads/{branch}")) {
+            Some(PushLine::Updated) if out.ok => Ok(Pushed::Done),
+            Some(PushLine::UpToDate) if out.ok => {
+                if verify(repo, root, remote, branch, head, timeout)? {
+                    Ok(Pushed::Done)
+                } else {
+                    Err(refused(&format!(
+                        "the remote's {branch} is already where this machine's {branch} is, which \
+                         is not the commit being synced"
+                    )))
+                }
+            }
+            Some(PushLine::Rejected(reason)) if is_not_fast_forward(&reason) => {
+                Ok(Pushed::NotFastForward)
+            }
+            Some(PushLine::Rejected(reason)) => {
+                Err(refused(&with_remote_lines(&reason, &out.stderr)))
+            }
+            _ if out.ok => Err(refused("git push said nothing about the branch")),
+            _ => Err(SyncError::Remote {
+                remote: remote.to_owned(),
+                message: with_remote_lines(&out.message(), &out.stderr),
+            }),
+        };
+    }
+    let failed = |e: git2::Error| SyncError::Remote {
+        remote: remote.to_owned(),
+        message: e.message().to_owned(),
+    };
+    let mut handle = repo.remote_anonymous(remote).map_err(failed)?;
+    let rejected = std::cell::RefCell::new(None::<String>);
+    let mut callbacks = RemoteCallbacks::new();
+    callbacks.push_update_reference(|_name, status| {
+        if let Some(status) = status {
+            *rejected.borrow_mut() = Some(status.to_owned());
         }
-        let all = format!("{}\n{}", out.stdout, out.stderr);
-        if is_not_fast_forward(&all) {
+        Ok(())
+    });
+    let mut options = PushOptions::new();
+    options.remote_callbacks(callbacks);
+    match handle.push(&[refspec.as_str()], Some(&mut options)) {
+        Ok(()) => {}
+        Err(e) if is_not_fast_forward(e.message()) => return Ok(Pushed::NotFastForward),
+        Err(e) => return Err(failed(e)),
+    }
+    drop(options);
+    if let Some(status) = rejected.into_inner() {
+        if is_not_fast_forward(&status) {
             return Ok(Pushed::NotFastForward);
         }
-        Err(SyncError::Remote {
-            remote: remote.to_owned(),
-            message: out.message(),
-        })
+        return Err(refused(&status));
     }
+    if verify(repo, root, remote, branch, head, timeout)? {
+        Ok(Pushed::Done)
+    } else {
+        Err(refused(&format!(
+            "the remote's {branch} does not hold this machine's commit after the push"
+        )))
+    }
+}
+
+/// Whether the remote's `branch` is at `head` now (asked of the remote itself).
+fn verify(
+    repo: &Repository,
+    root: &Path,
+    remote: &str,
+    branch: &str,
+    head: Oid,
+    timeout: Duration,
+) -> Result<bool, SyncError> {
+    let wanted = format!("refs/heads/{branch}");
+    if is_local(remote) {
+        let unreachable = |e: git2::Error| SyncError::Remote {
+            remote: remote.to_owned(),
+            message: e.message().to_owned(),
+        };
+        let mut handle = repo.remote_anonymous(remote).map_err(unreachable)?;
+        handle.connect(Direction::Fetch).map_err(unreachable)?;
+        let at = handle
+            .list()
+            .map_err(unreachable)?
+            .iter()
+            .find(|h| h.name() == wanted)
+            .map(|h| h.oid());
+        handle.disconnect().map_err(unreachable)?;
+        return Ok(at == Some(head));
+    }
+    let out = run_git(root, &["ls-remote", "--", remote, &wanted], timeout)?;
+    Ok(out.ok
+        && out
+            .stdout
+            .lines()
+            .filter_map(|l| l.split_once('\t'))
+            .any(|(id, name)| name == wanted && id == head.to_string()))
+}
+
+/// What `git push --porcelain` said about one ref.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum PushLine {
+    /// Updated, created, or force-updated (`' '`, `'*'`, `'+'`, `'-'`).
+    Updated,
+    /// Already there (`'='`).
+    UpToDate,
+    /// Refused (`'!'`), with git's summary and reason, e.g. `[remote rejected] (pre-receive
+    /// hook declined)`.
+    Rejected(String),
+}
+
+/// The status `git push --porcelain` printed for the remote ref `dst` (lines
+/// `FLAG\tSRC:DST\tSUMMARY (REASON)`).
+fn porcelain_status(stdout: &str, dst: &str) -> Option<PushLine> {
+    stdout.lines().find_map(|line| {
+        let mut fields = line.splitn(3, '\t');
+        let flag = fields.next()?;
+        let refs = fields.next()?;
+        let summary = fields.next().unwrap_or_default();
+        if refs.rsplit(':').next()? != dst {
+            return None;
+        }
+        Some(match flag {
+            "=" => PushLine::UpToDate,
+            "!" => PushLine::Rejected(summary.trim().to_owned()),
+            _ => PushLine::Updated,
+        })
+    })
+}
+
+/// `reason` followed by the remote's own lines of `stderr` (`remote: …`: a hook's output), so a
+/// refusal says what the remote said.
+fn with_remote_lines(reason: &str, stderr: &str) -> String {
+    let remote: Vec<&str> = stderr
+        .lines()
+        .filter_map(|l| l.strip_prefix("remote:"))
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+        .collect();
+    if remote.is_empty() {
+        return reason.to_owned();
+    }
+    format!("{reason}; the remote said: {}", remote.join(" / "))
 }
 
 fn is_not_fast_forward(message: &str) -> bool {
     let m = message.to_ascii_lowercase();
-    m.contains("non-fast-forward")
-        || m.contains("fastforwardable")
-        || m.contains("fetch first")
-        || m.contains("rejected")
-        // libgit2's local transport, when the remote's branch moved since the fetch.
-        || m.contains("not present locally")
+    // A hook's or the server's refusal (`[remote rejected]`) is not another machine's push.
+    !m.contains("remote rejected")
+        && (m.contains("non-fast-forward")
+            || m.contains("fastforwardable")
+            || m.contains("fetch first")
+            // libgit2's local transport, when the remote's branch moved since the fetch.
+            || m.contains("not present locally"))
 }
 
 struct GitOutput {
@@ -297,7 +443,7 @@ mod tests {
 
     use git2::{Repository, Signature};
 
-    use super::{Pushed, is_local, push};
+    use super::{PushLine, Pushed, is_local, porcelain_status, push, pushes_with_git};
 
     /// A repository at `dir` with one commit on `main` whose message is `message`.
     fn repo_with_commit(dir: &Path, message: &str) -> Repository {
@@ -321,7 +467,8 @@ mod tests {
         assert!(!is_local(remote));
         let timeout = Duration::from_secs(10);
         assert!(super::fetch(&repo, &home, remote, "main", timeout).is_err());
-        assert!(push(&repo, &home, remote, "main", timeout).is_err());
+        let head = repo.refname_to_id("refs/heads/main").unwrap();
+        assert!(push(&repo, &home, remote, "main", head, timeout).is_err());
         assert!(
             !home.join("pwned:x").exists(),
             "git ran the remote as a command"
@@ -340,13 +487,56 @@ mod tests {
         let first_repo = repo_with_commit(&first, "first machine");
         let second_repo = repo_with_commit(&second, "second machine");
         let timeout = Duration::from_secs(10);
+        let first_head = first_repo.refname_to_id("refs/heads/main").unwrap();
+        let second_head = second_repo.refname_to_id("refs/heads/main").unwrap();
         assert_eq!(
-            push(&first_repo, &first, &url, "main", timeout).unwrap(),
+            push(&first_repo, &first, &url, "main", first_head, timeout).unwrap(),
             Pushed::Done
         );
         assert_eq!(
-            push(&second_repo, &second, &url, "main", timeout).unwrap(),
+            push(&second_repo, &second, &url, "main", second_head, timeout).unwrap(),
             Pushed::NotFastForward
+        );
+        // The same through the `git` program (a `file://` URL), whose porcelain line says so.
+        let file_url = format!("file://{url}");
+        assert!(pushes_with_git(&file_url));
+        assert_eq!(
+            push(
+                &second_repo,
+                &second,
+                &file_url,
+                "main",
+                second_head,
+                timeout
+            )
+            .unwrap(),
+            Pushed::NotFastForward
+        );
+    }
+
+    #[test]
+    fn porcelain_lines_tell_a_hook_refusal_from_another_machines_push() {
+        let dst = "refs/heads/main";
+        let line = |s: &str| porcelain_status(&format!("To /r.git\n{s}\nDone\n"), dst);
+        assert_eq!(
+            line("!\trefs/heads/main:refs/heads/main\t[rejected] (fetch first)"),
+            Some(PushLine::Rejected("[rejected] (fetch first)".into()))
+        );
+        assert!(super::is_not_fast_forward("[rejected] (non-fast-forward)"));
+        assert!(!super::is_not_fast_forward(
+            "[remote rejected] (pre-receive hook declined)"
+        ));
+        assert_eq!(
+            line("=\trefs/heads/main:refs/heads/main\t[up to date]"),
+            Some(PushLine::UpToDate)
+        );
+        assert_eq!(
+            line(" \trefs/heads/main:refs/heads/main\tabc..def"),
+            Some(PushLine::Updated)
+        );
+        assert_eq!(
+            line("*\trefs/heads/other:refs/heads/other\t[new branch]"),
+            None
         );
     }
 

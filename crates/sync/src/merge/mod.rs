@@ -178,6 +178,23 @@ pub enum ReportEntry {
         /// The merged file.
         path: String,
     },
+    /// Renamed on one side and changed on the other: one item at the new path, with the change.
+    Renamed {
+        /// The new path (the file now).
+        path: String,
+        /// The old path (gone).
+        from: String,
+    },
+    /// Two different items of the same name (or of names equal ignoring case and Unicode
+    /// normalisation) made on both sides: both stay active, one renamed `NAME (from MACHINE)`.
+    Twin {
+        /// The item that kept its name.
+        path: String,
+        /// The renamed one's file.
+        new_path: String,
+        /// Its new name.
+        name: String,
+    },
 }
 
 /// The result of merging one path: files to write (relative path, `None` = delete) and report entries.
