@@ -15,11 +15,17 @@ pub enum Status {
     Completed,
     /// `deleted` (Elroy writes it just before removing a file).
     Deleted,
-    /// Any other value a person wrote; such an item is not active.
+    /// Any other value a person or another program wrote (`in_progress`, `snoozed`): such an
+    /// item is active like `created`, as Elroy 0.5.0 skips only completed and deleted items.
     Other(String),
 }
 
 impl Status {
+    /// Whether the status leaves the item open: every value but `completed` and `deleted`.
+    pub fn is_open(&self) -> bool {
+        !matches!(self, Status::Completed | Status::Deleted)
+    }
+
     /// The stored word.
     pub fn as_str(&self) -> &str {
         match self {
@@ -185,9 +191,10 @@ impl Item {
         }
     }
 
-    /// Active: status `created` and not completed (`formats.md` §4.1).
+    /// Active: not `completed: true` and a status other than `completed` and `deleted`. Elroy
+    /// 0.5.0 skips exactly those, so `status: in_progress` (a hand edit, another tool) is active.
     pub fn is_active(&self) -> bool {
-        self.status == Status::Created && !self.completed
+        self.status.is_open() && !self.completed
     }
 
     /// The front matter.
@@ -269,7 +276,7 @@ impl ItemView {
 
     /// As [`Item::is_active`].
     pub fn is_active(&self) -> bool {
-        self.status == Status::Created && !self.completed
+        self.status.is_open() && !self.completed
     }
 
     /// As [`Item::text`].
@@ -412,6 +419,12 @@ mod name_tests {
             item("status: snoozed").status,
             Status::Other("snoozed".into())
         );
+        // Elroy 0.5.0 skips only completed and deleted items: `in_progress` and `snoozed` are
+        // open, `completed: true` is not, whatever the status says.
+        assert!(item("status: in_progress").is_active());
+        assert!(item("status: snoozed").is_active());
+        assert!(!item("status: deleted").is_active());
+        assert!(!item("status: in_progress\ncompleted: true").is_active());
         let legacy = item("reminder_context: at lunch");
         assert_eq!(legacy.kind(), Kind::Due);
         assert_eq!(legacy.trigger_context.as_deref(), Some("at lunch"));

@@ -755,3 +755,51 @@ fn long_names_in_any_script_fit_the_file_system() {
         cyrillic.chars().count()
     );
 }
+
+/// Issue 24: Elroy 0.5.0 skips only completed and deleted items, so an item whose `status` is any
+/// other word (`in_progress`, from a hand edit or another tool; `waiting`, the same kind) is found
+/// by every agenda and due-item tool and listed.
+#[test]
+fn any_open_status_matches_like_created() {
+    let home = home_in("UTC");
+    write(
+        &home,
+        "Renew.md",
+        "---\ncompleted: false\ndate: '2026-11-30'\nname: Renew passport\nstatus: in_progress\n---\n\nRenew passport",
+    );
+    write(
+        &home,
+        "Water.md",
+        "---\ncompleted: false\ndate: '2026-11-30'\nstatus: waiting\n---\n\nWater the plants",
+    );
+    write(
+        &home,
+        "Call.md",
+        "---\ncompleted: false\ndate: '2026-11-30'\nname: Call Sam\nstatus: in_progress\ntrigger_datetime: 2026-12-01 09:00:00+00:00\n---\n\nCall Sam",
+    );
+    write(
+        &home,
+        "Gone.md",
+        "---\ncompleted: false\ndate: '2026-11-30'\nstatus: deleted\n---\n\nGone",
+    );
+    let list = home.call("list_agenda_items", "").content;
+    assert!(list.contains("Renew passport"), "{list}");
+    assert!(list.contains("Water the plants"), "{list}");
+    assert!(!list.contains("Gone"), "{list}");
+    let r = home.call(
+        "add_agenda_item_update",
+        r#"{"item_name":"Renew","note":"Photos taken"}"#,
+    );
+    assert!(!r.is_error, "{}", r.content);
+    let r = home.call("complete_agenda_item", r#"{"item_name":"Renew"}"#);
+    assert!(!r.is_error, "{}", r.content);
+    assert!(home.file("Renew.md").contains("status: completed"));
+    let r = home.call("complete_agenda_item", r#"{"item_name":"water"}"#);
+    assert!(!r.is_error, "{}", r.content);
+    let r = home.call("print_due_item", r#"{"name":"Call Sam"}"#);
+    assert!(!r.is_error, "{}", r.content);
+    let r = home.call("complete_due_item", r#"{"name":"Call Sam"}"#);
+    assert!(!r.is_error, "{}", r.content);
+    let r = home.call("complete_agenda_item", r#"{"item_name":"Gone"}"#);
+    assert!(r.is_error, "{}", r.content);
+}
