@@ -563,3 +563,154 @@ fn unreadable_dates_and_trigger_times_are_named() {
         stderr(&due)
     );
 }
+
+/// Kind: a read-only command on a home that does not exist. `HOME=/nonexistent elroy remind`
+/// (cron with no home) and a mistyped `ELROY_HOME` exit 1 naming the path, and create nothing;
+/// `due`, `agenda`, `doctor` and `history` likewise.
+#[test]
+fn read_only_commands_refuse_a_missing_home() {
+    let home = TestHome::new();
+    let missing = home.root().join("typo-home");
+    for args in [
+        &["remind"][..],
+        &["due"],
+        &["due", "--json"],
+        &["agenda"],
+        &["doctor"],
+        &["history"],
+    ] {
+        let out = home
+            .cmd()
+            .env("ELROY_HOME", &missing)
+            .args(args)
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(1), "{args:?}: {}", stdout(&out));
+        let err = stderr(&out);
+        assert!(
+            err.contains(&format!("no elroy home at {}", missing.display())),
+            "{args:?}: {err}"
+        );
+        assert!(err.contains("mkdir -p"), "{args:?}: {err}");
+        assert_eq!(stdout(&out), "", "{args:?}");
+        assert!(!missing.exists(), "{args:?} created the home");
+    }
+    let out = home
+        .cmd()
+        .env_remove("ELROY_HOME")
+        .env("HOME", "/nonexistent")
+        .arg("remind")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        stderr(&out).contains("no elroy home at /nonexistent/.elroy"),
+        "{}",
+        stderr(&out)
+    );
+    assert!(!std::path::Path::new("/nonexistent").exists());
+}
+
+/// Kind: an announcement nobody could read, with standard output closed (`elroy remind >&-`,
+/// where the standard library would drop the line silently; `> /dev/full` is the other case,
+/// above): exit 1, nothing claimed, the next run announces it.
+#[test]
+fn remind_with_stdout_closed_announces_nothing() {
+    let home = TestHome::new();
+    create_due(
+        &home,
+        "2026-12-01T08:00:00Z",
+        "Stretch",
+        "",
+        "2026-12-01 09:00",
+    );
+    // The shell closes descriptor 1 and runs elroy with the test environment.
+    let mut shell = std::process::Command::new("/bin/sh");
+    let probe = home.cmd();
+    for (k, v) in probe.get_envs() {
+        match v {
+            Some(v) => shell.env(k, v),
+            None => shell.env_remove(k),
+        };
+    }
+    let out = shell
+        .env("ELROY_NOW", "2026-12-01T09:00:00Z")
+        .env("ELROY_BIN", env!("CARGO_BIN_EXE_elroy"))
+        .args(["-c", "exec \"$ELROY_BIN\" remind >&-"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("cannot write to standard output: it is closed"),
+        "{}",
+        stderr(&out)
+    );
+    assert_eq!(
+        ok_at(&home, "2026-12-01T09:01:00Z", &["remind"]),
+        "⏰ 09:00 Stretch\n"
+    );
+}
+
+/// A `notify_command` that hangs is stopped after its 10 s with its whole process group: the
+/// `sleep` it started (and that sleep's own child) are gone too, not left running.
+#[test]
+fn a_hanging_notify_command_is_stopped_with_its_children() {
+    use std::os::unix::fs::PermissionsExt;
+    let home = TestHome::new();
+    let pids = home.root().join("pids");
+    let script = home.root().join("hang.sh");
+    std::fs::write(
+        &script,
+        format!(
+            "#!/bin/sh\nsleep 300 &\necho $! >> '{p}'\nsh -c 'sleep 301 & echo $! >> {p}; wait' &\nwait\n",
+            p = pids.display()
+        ),
+    )
+    .unwrap();
+    std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
+    create_due(
+        &home,
+        "2026-12-01T08:00:00Z",
+        "Stretch",
+        "",
+        "2026-12-01 09:00",
+    );
+    let out = home
+        .cmd()
+        .env("ELROY_NOW", "2026-12-01T09:00:00Z")
+        .env("ELROY_NOTIFY_COMMAND", &script)
+        .arg("remind")
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(stdout(&out), "⏰ 09:00 Stretch\n");
+    assert!(
+        stderr(&out).contains("did not finish within 10 s and was stopped"),
+        "{}",
+        stderr(&out)
+    );
+    let pids = std::fs::read_to_string(&pids).unwrap();
+    let pids: Vec<&str> = pids.split_whitespace().collect();
+    assert_eq!(pids.len(), 2, "{pids:?}");
+    // A killed child is gone, or a zombie until init reaps it; bounded wait for the reaping.
+    let alive = |pid: &str| {
+        std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|stat| {
+            !stat
+                .rsplit(')')
+                .next()
+                .unwrap_or("")
+                .trim_start()
+                .starts_with('Z')
+        })
+    };
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while pids.iter().any(|p| alive(p)) && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    for pid in pids {
+        assert!(
+            !alive(pid),
+            "process {pid} of the notify command still runs"
+        );
+    }
+}

@@ -21,15 +21,35 @@ pub(crate) fn stdout_closed() -> bool {
     STDOUT_CLOSED.load(Ordering::Relaxed)
 }
 
+/// Whether file descriptor 1 is open at all. With it closed (`elroy remind >&-`) the standard
+/// library drops every write to standard output silently and reports success, so a line would be
+/// lost with nobody told. Asked once (the descriptor is not reopened during a run).
+///
+/// # Errors
+/// `cannot write to standard output: it is closed`.
+pub(crate) fn check_stdout_open() -> Result<(), String> {
+    use std::os::fd::AsFd;
+    static OPEN: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    // Duplicating a closed descriptor fails with EBADF; an open one is duplicated and closed.
+    let open = *OPEN.get_or_init(|| std::io::stdout().as_fd().try_clone_to_owned().is_ok());
+    if open {
+        Ok(())
+    } else {
+        Err("cannot write to standard output: it is closed".into())
+    }
+}
+
 /// Writes `bytes` to standard output and flushes; a closed pipe marks the output closed and is
 /// not an error.
 ///
 /// # Errors
-/// `cannot write to standard output: {error}` for any other failure.
+/// `cannot write to standard output: {error}` for any other failure, and when descriptor 1 is
+/// closed ([`check_stdout_open`]).
 pub(crate) fn write_bytes(bytes: &[u8]) -> Result<(), String> {
     if stdout_closed() {
         return Ok(());
     }
+    check_stdout_open()?;
     let mut out = std::io::stdout().lock();
     match out.write_all(bytes).and_then(|()| out.flush()) {
         Ok(()) => Ok(()),

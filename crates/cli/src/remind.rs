@@ -84,6 +84,9 @@ struct Announcer {
 impl Announcer {
     /// Claims and announces what is due at `now`.
     fn announce_due(&self, reminders: &Reminders, now: jiff::Timestamp) -> Result<(), String> {
+        // With standard output closed (`elroy remind >&-`) every line would vanish unseen:
+        // nothing is claimed, and the reminders stay due for a run that can show them.
+        crate::output::check_stdout_open()?;
         let due = reminders
             .claim_due(now, Channel::CommandLine)
             .map_err(|e| e.to_string())?;
@@ -118,9 +121,11 @@ impl Announcer {
     }
 }
 
-/// Runs `words` + `title` + `body` directly (no shell), standard output discarded, and waits for
-/// it at most [`NOTIFY_TIMEOUT`].
+/// Runs `words` + `title` + `body` directly (no shell), standard output discarded, in a process
+/// group of its own, and waits for it at most [`NOTIFY_TIMEOUT`]; then the whole group is killed
+/// (a script's children too, so a hanging `sleep` or notifier never outlives the run).
 fn run_notify(words: &[String], title: &str, body: &str) -> Result<(), String> {
+    use std::os::unix::process::CommandExt;
     let (program, leading) = words.split_first().ok_or("empty command")?;
     let mut command = Command::new(program);
     command
@@ -128,7 +133,8 @@ fn run_notify(words: &[String], title: &str, body: &str) -> Result<(), String> {
         .arg(title)
         .arg(body)
         .stdin(Stdio::null())
-        .stdout(Stdio::null());
+        .stdout(Stdio::null())
+        .process_group(0);
     // A script written a moment ago may still be open for writing somewhere: retried.
     let mut child = elroy_plugins::process::retry_busy(|| command.spawn())
         .map_err(|e| format!("cannot run {program}: {e}"))?;
@@ -141,6 +147,7 @@ fn run_notify(words: &[String], title: &str, body: &str) -> Result<(), String> {
                 std::thread::sleep(Duration::from_millis(10));
             }
             Ok(None) => {
+                elroy_plugins::process::kill_group(Some(child.id()));
                 let _ = child.kill();
                 let _ = child.wait();
                 return Err(format!(

@@ -11,8 +11,8 @@ use crate::DbError;
 /// ([`ANNOUNCEMENTS_SCHEMA`]). Migration 4 makes the agenda and memory indexes validated caches
 /// of their files ([`STAT_INDEX`]). Migration 5 lets the memory index skip unchanged directories
 /// ([`MEMORY_LISTING`]). Migration 6 indexes the agenda rows by what its queries select
-/// ([`AGENDA_QUERY_INDEXES`]). Migration 7 marks open the rows of items whose `status` is neither
-/// `completed` nor `deleted` ([`OPEN_STATUSES`]).
+/// ([`AGENDA_QUERY_INDEXES`]). Migration 7 marks open the rows of items that are not completed and
+/// whose `status` is not `deleted` ([`OPEN_STATUSES`]).
 pub const MIGRATIONS: &[(i64, &str)] = &[
     (1, SCHEMA_V1),
     (2, crate::grams::GRAMS_SCHEMA),
@@ -336,11 +336,16 @@ CREATE INDEX agenda_items_stem_nocase ON agenda_items (user_id, stem COLLATE NOC
 CREATE INDEX agenda_items_active_names ON agenda_items (user_id, status, stem, name);
 "#;
 
-/// Migration 7 (issue 24): an item whose `status` is any word but `completed` or `deleted`
-/// (`in_progress`, written by hand or another tool) is open, as in Elroy 0.5.0; earlier builds
-/// indexed such rows as `completed`, so no tool could find them until the file changed.
+/// Migration 7 (issue 24): the agenda index keeps a repeating due item's rule (its `recurrence`
+/// key, RFC 5545 text), and an item that is not `completed: true` and whose `status` is any word
+/// but `deleted` (`in_progress`, written by hand or another tool) is open, as in Elroy 0.5.0;
+/// earlier builds indexed such rows as `completed`, so no tool could find them until the file
+/// changed. Every row loses its scan state, so the next query reads each file once and fills
+/// both.
 const OPEN_STATUSES: &str = r#"
+ALTER TABLE agenda_items ADD COLUMN recurrence TEXT;
 UPDATE agenda_items SET status = 'created'
   WHERE status = 'completed' AND completed = 0 AND raw_status IS NOT NULL
-    AND raw_status NOT IN ('completed', 'deleted');
+    AND raw_status <> 'deleted';
+UPDATE agenda_items SET file_size = NULL, file_mtime_ns = NULL;
 "#;
