@@ -89,7 +89,7 @@ fn remind_announces_each_trigger_once_and_again_after_a_snooze() {
             "2026-12-01T08:02:00Z",
             &["due", "snooze", "Call the dentist", "10m"]
         ),
-        "Due item 'Call the dentist' snoozed until 2026-12-01 09:12:00+01:00.\n"
+        "Due item 'Call the dentist' snoozed until 2026-12-01 09:12:00+01:00 (Tuesday).\n"
     );
     assert_eq!(remind("2026-12-01T08:11:00Z"), "");
     assert_eq!(
@@ -712,5 +712,226 @@ fn a_hanging_notify_command_is_stopped_with_its_children() {
             !alive(pid),
             "process {pid} of the notify command still runs"
         );
+    }
+}
+
+/// A home in Berlin (its change to summer time is on 2026-03-29).
+fn berlin_home() -> TestHome {
+    let home = TestHome::new();
+    std::fs::create_dir_all(home.home()).unwrap();
+    std::fs::write(
+        home.home().join("elroy.conf.yaml"),
+        "timezone: Europe/Berlin\n",
+    )
+    .unwrap();
+    home
+}
+
+fn trigger_of(home: &TestHome, file: &str) -> String {
+    let text = std::fs::read_to_string(home.home().join("agenda").join(file)).unwrap();
+    text.lines()
+        .find_map(|l| l.strip_prefix("trigger_datetime: "))
+        .unwrap_or_default()
+        .to_owned()
+}
+
+/// Issue 24, the life cycle of a repeating item with the real binary at fixed clocks:
+/// `elroy remind` announces each occurrence once and moves the trigger on (across the DST
+/// change 09:00 stays 09:00), `done` after an announcement keeps the next one, a machine off
+/// for four days gets one line with the count, a snooze moves only this occurrence, every move
+/// is a commit `elroy undo` reverts, and `--series` ends it.
+#[test]
+fn a_repeating_item_through_its_life_cycle() {
+    let home = berlin_home();
+    let file = "Standup.md";
+    // Thursday 2026-03-26 08:00 in Berlin (+01:00).
+    create_due(
+        &home,
+        "2026-03-26T07:00:00Z",
+        "Standup",
+        "Daily sync",
+        "every weekday at 9am",
+    );
+    assert_eq!(trigger_of(&home, file), "2026-03-26 08:00:00+00:00");
+    let remind = |now: &str| ok_at(&home, now, &["remind"]);
+    assert_eq!(remind("2026-03-26T07:59:00Z"), "");
+    assert_eq!(
+        remind("2026-03-26T08:01:00Z"),
+        "⏰ 09:00 Standup — Daily sync\n"
+    );
+    assert_eq!(trigger_of(&home, file), "2026-03-27 08:00:00+00:00");
+    assert_eq!(remind("2026-03-26T08:02:00Z"), "");
+    let history = ok_at(&home, "2026-03-26T08:02:00Z", &["history"]);
+    assert!(
+        history
+            .lines()
+            .next()
+            .unwrap()
+            .ends_with("next_occurrence: agenda/Standup.md"),
+        "{history}"
+    );
+    // `elroy due` and its JSON show the rule in words.
+    let table = ok_at(&home, "2026-03-26T08:02:00Z", &["due"]);
+    assert!(table.contains("REPEATS"), "{table}");
+    assert!(table.contains("every weekday at 09:00"), "{table}");
+    let json: serde_json::Value =
+        serde_json::from_str(&ok_at(&home, "2026-03-26T08:02:00Z", &["due", "--json"])).unwrap();
+    assert_eq!(json["timed"][0]["repeats"], "every weekday at 09:00");
+    assert_eq!(json["timed"][0]["local"], "2026-03-27 09:00:00+01:00");
+    // Done after the announcement: this (Thursday's) occurrence; Friday's stays.
+    assert_eq!(
+        ok_at(&home, "2026-03-26T08:20:00Z", &["due", "done", "Standup"]),
+        "Due item 'Standup' has been marked as completed. It repeats every weekday at 09:00: \
+         next on Fri 2026-03-27 09:00 +01:00.\n"
+    );
+    assert_eq!(trigger_of(&home, file), "2026-03-27 08:00:00+00:00");
+    // Friday, then across the change to summer time: Monday 09:00 is 07:00 UTC.
+    assert_eq!(
+        remind("2026-03-27T08:00:30Z"),
+        "⏰ 09:00 Standup — Daily sync\n"
+    );
+    assert_eq!(trigger_of(&home, file), "2026-03-30 07:00:00+00:00");
+    // The machine is off from Monday to Thursday: one line with the count.
+    assert_eq!(
+        remind("2026-04-02T07:30:00Z"),
+        "⏰ 2026-03-30 09:00 Standup — Daily sync (4 occurrences since then, every weekday at \
+         09:00)\n"
+    );
+    assert_eq!(trigger_of(&home, file), "2026-04-03 07:00:00+00:00");
+    assert_eq!(remind("2026-04-02T07:31:00Z"), "");
+    // Friday: announced, then snoozed 10 minutes: only this occurrence moves.
+    assert_eq!(
+        remind("2026-04-03T07:00:30Z"),
+        "⏰ 09:00 Standup — Daily sync\n"
+    );
+    assert_eq!(trigger_of(&home, file), "2026-04-06 07:00:00+00:00");
+    assert_eq!(
+        ok_at(
+            &home,
+            "2026-04-03T07:01:00Z",
+            &["due", "snooze", "Standup", "10m"]
+        ),
+        "Due item 'Standup' snoozed until 2026-04-03 09:11:00+02:00 (Friday). Only this \
+         occurrence moves; it repeats every weekday at 09:00.\n"
+    );
+    assert_eq!(
+        remind("2026-04-03T07:12:00Z"),
+        "⏰ 09:11 Standup — Daily sync\n"
+    );
+    assert_eq!(trigger_of(&home, file), "2026-04-06 07:00:00+00:00");
+    // Each move was one commit: undo takes back the last one.
+    ok_at(&home, "2026-04-03T07:13:00Z", &["undo"]);
+    assert_eq!(trigger_of(&home, file), "2026-04-03 07:11:00+00:00");
+    ok_at(&home, "2026-04-03T07:13:00Z", &["undo"]);
+    assert_eq!(trigger_of(&home, file), "2026-04-06 07:00:00+00:00");
+    // `--series` ends it.
+    assert_eq!(
+        ok_at(
+            &home,
+            "2026-04-03T07:14:00Z",
+            &["due", "done", "Standup", "--series"]
+        ),
+        "Due item 'Standup' has been marked as completed; it no longer repeats (every weekday \
+         at 09:00).\n"
+    );
+    assert_eq!(
+        ok_at(&home, "2026-04-03T07:14:00Z", &["due"]),
+        "No due items.\n"
+    );
+    assert_eq!(remind("2026-04-06T07:01:00Z"), "");
+}
+
+/// Each way of saying a repetition (a phrase, a cron expression, an RRULE line, with a count),
+/// through three occurrences announced by `elroy remind`.
+#[test]
+fn every_kind_of_repetition_is_announced_at_each_occurrence() {
+    let home = berlin_home();
+    let now = "2026-03-26T07:00:00Z";
+    create_due(&home, now, "Pills", "", "daily at 8pm for 3 times");
+    create_due(&home, now, "Report", "", "30 18 * * mon,thu");
+    create_due(
+        &home,
+        now,
+        "Review",
+        "",
+        "RRULE:FREQ=WEEKLY;INTERVAL=2;BYDAY=FR;BYHOUR=16;BYMINUTE=0",
+    );
+    create_due(&home, now, "Rent", "", "last friday of every month at 5pm");
+    let remind = |now: &str| ok_at(&home, now, &["remind"]);
+    let walk: &[(&str, &str)] = &[
+        ("2026-03-26T17:31:00Z", "⏰ 18:30 Report\n"),
+        ("2026-03-26T19:01:00Z", "⏰ 20:00 Pills\n"),
+        ("2026-03-27T15:01:00Z", "⏰ 16:00 Review\n"),
+        ("2026-03-27T16:01:00Z", "⏰ 17:00 Rent\n"),
+        ("2026-03-27T19:01:00Z", "⏰ 20:00 Pills\n"),
+        ("2026-03-28T19:01:00Z", "⏰ 20:00 Pills\n"),
+        // Three times: over.
+        ("2026-03-29T18:01:00Z", ""),
+        ("2026-03-30T16:31:00Z", "⏰ 18:30 Report\n"),
+        ("2026-04-02T16:31:00Z", "⏰ 18:30 Report\n"),
+        ("2026-04-10T14:01:00Z", "⏰ 16:00 Review\n"),
+        ("2026-04-24T14:01:00Z", "⏰ 16:00 Review\n"),
+        ("2026-04-24T15:01:00Z", "⏰ 17:00 Rent\n"),
+        ("2026-05-29T15:01:00Z", "⏰ 17:00 Rent\n"),
+    ];
+    for (at, expected) in walk {
+        assert_eq!(&remind(at), expected, "at {at}");
+        // Three occurrences of the cron rule and of the RRULE seen: end them.
+        if *at == "2026-04-02T16:31:00Z" {
+            ok_at(&home, at, &["due", "done", "Report", "--series"]);
+        }
+        if *at == "2026-04-24T14:01:00Z" {
+            ok_at(&home, at, &["due", "done", "Review", "--series"]);
+        }
+    }
+    assert!(!ok_at(&home, "2026-05-29T15:02:00Z", &["due"]).contains("Pills"));
+}
+
+/// Eight `elroy remind` processes at once, twice, on four repeating items: each occurrence is
+/// announced exactly once and each file moves on exactly once.
+#[test]
+fn concurrent_reminds_announce_each_occurrence_once() {
+    let home = berlin_home();
+    let names: Vec<String> = (1..=4).map(|i| format!("Task {i}")).collect();
+    for name in &names {
+        create_due(
+            &home,
+            "2026-03-26T07:00:00Z",
+            name,
+            "text",
+            "every day at 10",
+        );
+    }
+    for (now, next) in [
+        ("2026-03-26T09:30:00Z", "2026-03-27 09:00:00+00:00"),
+        ("2026-03-27T09:30:00Z", "2026-03-28 09:00:00+00:00"),
+    ] {
+        let children: Vec<_> = (0..8)
+            .map(|_| {
+                home.cmd()
+                    .env("ELROY_NOW", now)
+                    .arg("remind")
+                    .stdout(Stdio::piped())
+                    .stderr(Stdio::piped())
+                    .spawn()
+                    .unwrap()
+            })
+            .collect();
+        let mut lines = Vec::new();
+        for child in children {
+            let out = child.wait_with_output().unwrap();
+            assert!(out.status.success(), "{}", stderr(&out));
+            assert_eq!(stderr(&out), "");
+            lines.extend(stdout(&out).lines().map(str::to_owned));
+        }
+        lines.sort();
+        let expected: Vec<String> = names
+            .iter()
+            .map(|n| format!("⏰ 10:00 {n} — text"))
+            .collect();
+        assert_eq!(lines, expected, "at {now}");
+        for i in 1..=4 {
+            assert_eq!(trigger_of(&home, &format!("Task_{i}.md")), next, "at {now}");
+        }
     }
 }

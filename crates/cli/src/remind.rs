@@ -70,7 +70,7 @@ pub(crate) fn run(config: Config, args: &RemindArgs) -> Result<ExitCode, String>
         bell: std::io::stdout().is_terminal(),
     };
     if !args.watch {
-        announcer.announce_due(&reminders, runtime.time.now())?;
+        announcer.announce_due(&runtime, &reminders, runtime.time.now())?;
         return Ok(ExitCode::SUCCESS);
     }
     crate::block_on(watch(&runtime, &reminders, &announcer, sync.as_ref()))?
@@ -83,7 +83,12 @@ struct Announcer {
 
 impl Announcer {
     /// Claims and announces what is due at `now`.
-    fn announce_due(&self, reminders: &Reminders, now: jiff::Timestamp) -> Result<(), String> {
+    fn announce_due(
+        &self,
+        runtime: &Runtime,
+        reminders: &Reminders,
+        now: jiff::Timestamp,
+    ) -> Result<(), String> {
         // With standard output closed (`elroy remind >&-`) every line would vanish unseen:
         // nothing is claimed, and the reminders stay due for a run that can show them.
         crate::output::check_stdout_open()?;
@@ -101,6 +106,10 @@ impl Announcer {
                     }
                 }
                 return result;
+            }
+            // Shown: a repeating item moves to its next occurrence (one commit, undoable).
+            if let Err(e) = runtime.record_occurrence_announced(reminders, announcement, now) {
+                crate::output::eprintln(&format!("warning: {e}"));
             }
         }
         Ok(())
@@ -198,7 +207,7 @@ async fn watch(
         // Wall clock (or ELROY_NOW): a trigger passed during sleep is due on the first look.
         let now = runtime.time.now();
         let next = match announcer
-            .announce_due(reminders, now)
+            .announce_due(runtime, reminders, now)
             .and_then(|()| reminders.next_trigger(now).map_err(|e| e.to_string()))
         {
             Ok(next) => next,

@@ -105,15 +105,21 @@ impl StoreSidebar {
                 local.strftime("%b %d %H:%M").to_string()
             };
             let path = store.agenda_dir().join(format!("{}.md", due.stem));
+            let file = std::fs::read_to_string(&path).unwrap_or_else(|_| due.text.clone());
+            // A repeating item (issue 24): marked ↻, its rule in words above the file.
+            let (mark, detail) = match due.repeats() {
+                Some(rule) => (" ↻", format!("Repeats {rule}\n\n{file}")),
+                None => ("", file),
+            };
             items.push(SideItem {
                 label: due.name.clone(),
                 meta: if overdue {
-                    format!("overdue {when}")
+                    format!("overdue {when}{mark}")
                 } else {
-                    when
+                    format!("{when}{mark}")
                 },
                 name: due.name.clone(),
-                detail: std::fs::read_to_string(&path).unwrap_or_else(|_| due.text.clone()),
+                detail,
                 path: Some(path),
                 warn: overdue,
                 highlight: false,

@@ -114,9 +114,12 @@ impl AgendaStore {
         })
     }
 
-    /// `complete_due_item` / `elroy due done` (issue 24): a repeating item completes this
-    /// occurrence and moves to the next one after both `now` and its current trigger (the
-    /// comment is kept as `closing_comment`); a one-off item, or `series`, completes the item as
+    /// `complete_due_item` / `elroy due done` (issue 24): a repeating item completes the
+    /// occurrence nearest to `now` and keeps the next one in `trigger_datetime` (the comment is
+    /// kept as `closing_comment`): an overdue trigger moves to the first occurrence after `now`;
+    /// a coming trigger nearer than the last passed occurrence (done early) moves to the one
+    /// after it; otherwise the passed occurrence was the one (announced, so the trigger already
+    /// moved on) and the trigger stays. A one-off item, or `series`, completes the item as
     /// [`AgendaStore::complete_due_item`] does.
     ///
     /// # Errors
@@ -138,8 +141,30 @@ impl AgendaStore {
             let Some(rule) = rule_of(&item).filter(|_| !series) else {
                 return Ok(None);
             };
-            let after = item.trigger_datetime.map_or(now, |t| t.max(now));
-            let next = self.advance(&item, &rule, after, tz, closing_comment)?;
+            // "This occurrence" is the one nearest to now: an overdue trigger; else, when an
+            // occurrence passed more recently than the trigger is ahead (it was announced and
+            // `elroy remind` already moved the trigger on), that one, and the trigger stays;
+            // else the coming trigger (done early), which is skipped.
+            let next = match item.trigger_datetime {
+                Some(trigger) if trigger > now => {
+                    let window = trigger.as_second() - now.as_second();
+                    let since = Timestamp::from_second(now.as_second() - window)
+                        .map_err(|e| AgendaError::new(e.to_string()))?;
+                    let recent = rule.between(since, now, tz, 1).map_err(AgendaError::new)?;
+                    if recent.is_empty() {
+                        self.advance(&item, &rule, trigger, tz, closing_comment)?
+                    } else {
+                        if let Some(comment) = closing_comment {
+                            let mut front = item.front_matter().clone();
+                            front.insert("closing_comment", comment);
+                            super::normalize_trigger(&mut front, &item);
+                            self.write_front_matter(&item, &front)?;
+                        }
+                        Some(trigger)
+                    }
+                }
+                _ => self.advance(&item, &rule, now, tz, closing_comment)?,
+            };
             Ok(Some(Occurrence {
                 item: self.item_ref(&item),
                 next,
