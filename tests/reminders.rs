@@ -935,3 +935,103 @@ fn concurrent_reminds_announce_each_occurrence_once() {
         }
     }
 }
+
+/// The oracle (`../shared/tools/elroy-oracle`, real Elroy 0.5.0), when it is set up: its
+/// `elroy-py` script and the virtual environment's Python. `None` (the test says SKIPPED) when
+/// either is missing. `ELROY_SHARED_DIR` overrides where shared/ is.
+fn oracle() -> Option<(std::path::PathBuf, std::path::PathBuf)> {
+    let shared = std::env::var_os("ELROY_SHARED_DIR")
+        .map_or_else(common::shared_dir, std::path::PathBuf::from);
+    let script = shared.join("tools/elroy-oracle/elroy-py");
+    let base = std::env::var_os("ELROY_ORACLE_HOME").map_or_else(
+        || {
+            std::path::PathBuf::from(std::env::var_os("HOME").unwrap_or_default())
+                .join(".cache/elroy-oracle")
+        },
+        std::path::PathBuf::from,
+    );
+    let python = base.join("venv/bin/python");
+    let installed = python.exists()
+        && std::process::Command::new(&python)
+            .args([
+                "-c",
+                "import importlib.metadata as m, sys; sys.exit(m.version('elroy') != '0.5.0')",
+            ])
+            .status()
+            .is_ok_and(|s| s.success());
+    (script.exists() && installed).then_some((script, python))
+}
+
+/// Issue 24: Elroy 0.5.0 reads a repeating item's file without error and sees it at its next
+/// occurrence: after `elroy remind` moved it on, Elroy's own front-matter reader gives the next
+/// occurrence as `trigger_datetime`, and Elroy's tools run on the home with the file in it.
+/// (Elroy keeps due items in its own database, so its due-item tools list only items it made; an
+/// edit by Elroy rewrites the front matter with its own keys, which drops `recurrence` — the item
+/// then fires once more, at that next occurrence, and stays readable by both.)
+#[test]
+fn elroy_reads_a_repeating_item_at_its_next_occurrence() {
+    let Some((elroy_py, python)) = oracle() else {
+        println!(
+            "SKIPPED: the Elroy 0.5.0 oracle is not installed (../shared/tools/elroy-oracle/setup.sh)"
+        );
+        return;
+    };
+    let home = berlin_home();
+    create_due(
+        &home,
+        "2026-03-26T07:00:00Z",
+        "Standup",
+        "Daily sync",
+        "every weekday at 9am",
+    );
+    assert_eq!(
+        ok_at(&home, "2026-03-26T08:01:00Z", &["remind"]),
+        "⏰ 09:00 Standup — Daily sync\n"
+    );
+    let file = home.home().join("agenda/Standup.md");
+    assert!(
+        std::fs::read_to_string(&file)
+            .unwrap()
+            .contains("\nrecurrence: DTSTART;TZID=Europe/Berlin:")
+    );
+    // Elroy's own reader of agenda front matter.
+    let read = std::process::Command::new(&python)
+        .args([
+            "-c",
+            "import sys; from pathlib import Path\n\
+             from elroy.repository.agenda.file_storage import read_agenda_metadata\n\
+             m = read_agenda_metadata(Path(sys.argv[1]))\n\
+             print(m['trigger_datetime'].isoformat(), m['status'], m['completed'])",
+        ])
+        .arg(&file)
+        .output()
+        .unwrap();
+    assert!(read.status.success(), "{}", stderr(&read));
+    assert_eq!(stdout(&read), "2026-03-27T08:00:00+00:00 created False\n");
+    // Elroy's tools on the home: no error; the item is a due item, so not an agenda item.
+    let elroy = |tool: &str, args: &str| {
+        std::process::Command::new(&elroy_py)
+            .args(["--home"])
+            .arg(home.home())
+            .args(["tools", "call", tool, "--args", args])
+            .env("ELROY_NOW", "2026-03-26T08:05:00Z")
+            .env("TZ", "Europe/Berlin")
+            .output()
+            .unwrap()
+    };
+    let listed = elroy("list_agenda_items", r#"{"item_date":"2026-03-26"}"#);
+    assert!(listed.status.success(), "{}", stderr(&listed));
+    assert!(!stdout(&listed).contains("Standup"), "{}", stdout(&listed));
+    let updated = elroy(
+        "add_agenda_item_update",
+        r#"{"item_name":"Standup","note":"seen by Elroy"}"#,
+    );
+    assert!(updated.status.success(), "{}", stderr(&updated));
+    // After Elroy's edit the item is still due at its next occurrence for elroy.
+    let json: serde_json::Value =
+        serde_json::from_str(&ok_at(&home, "2026-03-26T08:06:00Z", &["due", "--json"])).unwrap();
+    assert_eq!(
+        json["timed"][0]["local"], "2026-03-27 09:00:00+01:00",
+        "{json}"
+    );
+}
