@@ -48,7 +48,7 @@ enum Day {
     /// `next week`: next Monday.
     NextWeek,
     /// A month-name date; without a year, the next such date (today included).
-    MonthDay {
+    Date {
         month: i8,
         day: i8,
         year: Option<i16>,
@@ -164,7 +164,7 @@ fn day_phrase(words: &[&str]) -> Option<(Day, Option<Part>, usize)> {
         [month, day, rest @ ..] if month_word(month).is_some() && day_of_month(day).is_some() => {
             let year = rest.first().and_then(|w| year_word(w));
             (
-                Day::MonthDay {
+                Day::Date {
                     month: month_word(month)?,
                     day: day_of_month(day)?,
                     year,
@@ -182,7 +182,7 @@ fn day_phrase(words: &[&str]) -> Option<(Day, Option<Part>, usize)> {
             let year = rest.get(1).and_then(|w| year_word(w));
             let of = usize::from(words.get(1) == Some(&"of"));
             (
-                Day::MonthDay {
+                Day::Date {
                     month,
                     day: day_of_month(day)?,
                     year,
@@ -272,7 +272,10 @@ fn with_at(words: &[&str]) -> Option<Said> {
 }
 
 /// Splits the words of a spoken form into its day (and part of the day) and its time.
-fn split(words: &[&str]) -> Option<(Option<(Day, Option<Part>)>, Option<Said>)> {
+/// A day phrase: the day and a part of the day.
+type DayPart = (Day, Option<Part>);
+
+fn split(words: &[&str]) -> Option<(Option<DayPart>, Option<Said>)> {
     if let Some((day, part, n)) = day_phrase(words) {
         if n == words.len() {
             return Some((Some((day, part)), None));
@@ -318,7 +321,7 @@ fn resolve_day(day: Day, today: Date) -> Result<Date, String> {
         Day::Weekday(w) if today.weekday() == w => today,
         Day::Weekday(w) | Day::NextWeekday(w) => today.nth_weekday(1, w).map_err(bad)?,
         Day::NextWeek => today.nth_weekday(1, Weekday::Monday).map_err(bad)?,
-        Day::MonthDay { month, day, year } => match year {
+        Day::Date { month, day, year } => match year {
             Some(year) => Date::new(year, month, day)
                 .map_err(|_| format!("there is no day {day} in month {month} of {year}"))?,
             None => {
