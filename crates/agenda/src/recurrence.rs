@@ -429,10 +429,21 @@ fn describe(r: &Recurrence) -> String {
     };
     let freq = get("FREQ").unwrap_or("");
     let head = match freq {
-        "MINUTELY" if days.is_empty() && month_days.is_empty() => {
+        "MINUTELY"
+            if days.is_empty()
+                && month_days.is_empty()
+                && months.is_empty()
+                && get("BYHOUR").is_none()
+                && get("BYMINUTE").is_none() =>
+        {
             return with_end(r, &get, every("minute", "minutes"));
         }
-        "HOURLY" if days.is_empty() && month_days.is_empty() => {
+        "HOURLY"
+            if days.is_empty()
+                && month_days.is_empty()
+                && months.is_empty()
+                && get("BYHOUR").is_none() =>
+        {
             let mins: Vec<String> = minutes.iter().map(|m| format!(":{m:02}")).collect();
             return with_end(
                 r,
@@ -544,7 +555,16 @@ pub fn looks_like_repetition(input: &str) -> bool {
                 | "weekdays"
                 | "weekends"
         )
-        || (first.ends_with('s') && weekday_word(first).is_some() && first.len() > 4)
+        || matches!(
+            first,
+            "mondays"
+                | "tuesdays"
+                | "wednesdays"
+                | "thursdays"
+                | "fridays"
+                | "saturdays"
+                | "sundays"
+        )
         || lower.contains(" of the month")
         || lower.contains(" of every month")
         || lower.contains(" of each month")

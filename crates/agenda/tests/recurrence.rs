@@ -231,6 +231,20 @@ fn gap_and_fold() {
 fn errors_name_the_fault() {
     let now = at("2026-03-27T10:00", "Europe/Berlin");
     assert!(parse_repetition("tomorrow 9am", &now, DEFAULT_DAY_START).is_none());
+    // A short weekday name ending in s is one day, not a repetition.
+    assert!(parse_repetition("thurs 9am", &now, DEFAULT_DAY_START).is_none());
+    let (rule, _) = walk("mondays at 9", &now, 1);
+    assert_eq!(rule, "every monday at 09:00");
+    let (rule, got) = walk("every 30 minutes", &now, 3);
+    assert_eq!(rule, "every 30 minutes");
+    assert_eq!(
+        got,
+        [
+            "Fri 2026-03-27 10:01 +01:00",
+            "Fri 2026-03-27 10:31 +01:00",
+            "Fri 2026-03-27 11:01 +01:00"
+        ]
+    );
     assert!(parse_repetition("2026-03-28 09:00", &now, DEFAULT_DAY_START).is_none());
     for (bad, needle) in [
         ("every 0 days", "never repeats"),
