@@ -436,7 +436,7 @@ fn describe(r: &Recurrence) -> String {
                 && get("BYHOUR").is_none()
                 && get("BYMINUTE").is_none() =>
         {
-            return with_end(r, &get, every("minute", "minutes"));
+            return with_end(&get, every("minute", "minutes"));
         }
         "HOURLY"
             if days.is_empty()
@@ -446,7 +446,6 @@ fn describe(r: &Recurrence) -> String {
         {
             let mins: Vec<String> = minutes.iter().map(|m| format!(":{m:02}")).collect();
             return with_end(
-                r,
                 &get,
                 format!("{} at {}", every("hour", "hours"), join_and(&mins)),
             );
@@ -518,11 +517,10 @@ fn describe(r: &Recurrence) -> String {
         }
         _ => return raw(),
     };
-    with_end(r, &get, format!("{head} {at}"))
+    with_end(&get, format!("{head} {at}"))
 }
 
-fn with_end<'a>(r: &Recurrence, get: &dyn Fn(&str) -> Option<&'a str>, text: String) -> String {
-    let _ = r;
+fn with_end<'a>(get: &dyn Fn(&str) -> Option<&'a str>, text: String) -> String {
     if let Some(count) = get("COUNT") {
         return format!("{text}, {count} times");
     }
@@ -617,7 +615,6 @@ pub fn parse_repetition(
             rule: rule.trim().to_uppercase(),
             time: None,
             sub_daily: false,
-            day: None,
         }))
     } else if let Some(fields) = cron_fields(&lower) {
         Some(cron_rule(&fields))
@@ -634,8 +631,6 @@ struct Built {
     time: Option<Time>,
     /// Hourly or finer: starts now.
     sub_daily: bool,
-    /// A date the first occurrence is on or after (`every year on march 3`).
-    day: Option<Date>,
 }
 
 fn finish(b: Built, now: &ZonedDateTime, day_start: Time) -> Result<Repetition, String> {
@@ -655,12 +650,14 @@ fn finish(b: Built, now: &ZonedDateTime, day_start: Time) -> Result<Repetition, 
         }
     } else {
         let time = b.time.unwrap_or(day_start);
-        let day = b.day.unwrap_or(today);
-        let at = day.to_datetime(time);
+        let at = today.to_datetime(time);
         // Passed today: the rule starts tomorrow (`every 2 weeks` said at 10:00 starts at
         // tomorrow's 09:00, not in two weeks).
         if at < now.datetime() {
-            day.tomorrow().map_err(|e| e.to_string())?.to_datetime(time)
+            today
+                .tomorrow()
+                .map_err(|e| e.to_string())?
+                .to_datetime(time)
         } else {
             at
         }
@@ -821,7 +818,6 @@ fn cron_rule(fields: &[&str]) -> Result<Built, String> {
         rule,
         time: None,
         sub_daily: freq != "DAILY",
-        day: None,
     })
 }
 
@@ -1121,6 +1117,5 @@ fn phrase_rule(lower: &str, now: &ZonedDateTime) -> Option<Result<Built, String>
         rule,
         time: if sub_daily { None } else { time },
         sub_daily,
-        day: None,
     }))
 }

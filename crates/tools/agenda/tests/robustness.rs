@@ -341,9 +341,12 @@ fn r10_relative_times() {
         let home = home_in("UTC");
         let args = serde_json::json!({"name": "Tea", "text": "x", "trigger_time": input});
         let r = home.call("create_due_item", &args.to_string());
+        // Not one of Elroy's formats: Elroy's sentence and what was understood (issue 24).
+        let at = elroy_agenda::parse_stored_trigger(stored).unwrap();
+        let understood = elroy_agenda::format_spoken_instant(at, &TimeZone::UTC);
         assert_eq!(
             r.content,
-            format!("Timed due item 'Tea' has been created for {input}.")
+            format!("Timed due item 'Tea' has been created for {input} ({understood}).")
         );
         assert!(
             home.file("Tea.md")
@@ -355,9 +358,13 @@ fn r10_relative_times() {
         "create_due_item",
         r#"{"name":"Tea","text":"x","trigger_time":"0m"}"#,
     );
-    assert_eq!(
-        r.content,
-        "Error invoking tool create_due_item: Invalid datetime format: '0m'. Expected formats: 'YYYY-MM-DD HH:MM:SS', 'YYYY-MM-DD HH:MM', 'YYYY-MM-DD', or ISO 8601 format"
+    // Elroy's message, then the forms elroy also reads.
+    assert!(
+        r.content.starts_with(
+            "Error invoking tool create_due_item: Invalid datetime format: '0m'. Expected formats: 'YYYY-MM-DD HH:MM:SS', 'YYYY-MM-DD HH:MM', 'YYYY-MM-DD', or ISO 8601 format; elroy also accepts"
+        ),
+        "{}",
+        r.content
     );
     assert!(home.files().is_empty());
 }
