@@ -1035,3 +1035,40 @@ fn elroy_reads_a_repeating_item_at_its_next_occurrence() {
         "{json}"
     );
 }
+
+/// `day_start_time` moves the time of a day said without one (`friday`, `every monday`); a value
+/// that is not `HH:MM` is a warning and the default 09:00 holds.
+#[test]
+fn day_start_time_is_the_time_of_a_day_said_alone() {
+    let home = TestHome::new();
+    std::fs::create_dir_all(home.home()).unwrap();
+    std::fs::write(
+        home.home().join("elroy.conf.yaml"),
+        "day_start_time: '08:30'\n",
+    )
+    .unwrap();
+    // Tuesday 2026-12-01 in UTC.
+    create_due(&home, "2026-12-01T10:00:00Z", "Bins", "", "friday");
+    create_due(&home, "2026-12-01T10:00:00Z", "Plants", "", "every monday");
+    assert_eq!(trigger_of(&home, "Bins.md"), "2026-12-04 08:30:00+00:00");
+    assert_eq!(trigger_of(&home, "Plants.md"), "2026-12-07 08:30:00+00:00");
+    std::fs::write(
+        home.home().join("elroy.conf.yaml"),
+        "day_start_time: half past eight\n",
+    )
+    .unwrap();
+    let args =
+        serde_json::json!({"name": "Rent", "text": "", "trigger_time": "friday"}).to_string();
+    let out = run_at(
+        &home,
+        "2026-12-01T10:00:00Z",
+        &["tools", "call", "create_due_item", "--args", &args],
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("day_start_time: 'half past eight' is not a time as HH:MM"),
+        "{}",
+        stderr(&out)
+    );
+    assert_eq!(trigger_of(&home, "Rent.md"), "2026-12-04 09:00:00+00:00");
+}
