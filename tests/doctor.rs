@@ -211,6 +211,38 @@ fn a_due_item_whose_trigger_time_cannot_be_read_is_reported() {
     );
 }
 
+/// The same kind for a repeating item (issue 24): a `recurrence` that cannot be read (a hand
+/// edit) leaves an item that fires once; doctor names it. A readable rule is no problem.
+#[test]
+fn a_due_item_whose_rule_cannot_be_read_is_reported() {
+    let home = TestHome::new();
+    let out = home.call(
+        "create_due_item",
+        r#"{"name":"Standup","text":"","trigger_time":"every weekday at 9am"}"#,
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(doctor(&home, false).status.code(), Some(0));
+    let file = home.home().join("agenda/Standup.md");
+    let text = std::fs::read_to_string(&file).unwrap();
+    let line = text
+        .lines()
+        .find(|l| l.starts_with("recurrence:"))
+        .unwrap()
+        .to_owned();
+    std::fs::write(&file, text.replace(&line, "recurrence: every weekday")).unwrap();
+    let out = doctor(&home, false);
+    assert_eq!(out.status.code(), Some(1));
+    let report = stdout(&out);
+    assert!(
+        report.starts_with("agenda: agenda/Standup.md: cannot read the recurrence 'every weekday'"),
+        "{report}"
+    );
+    assert!(
+        report.contains("fires once and does not repeat"),
+        "{report}"
+    );
+}
+
 /// The same kind for agenda items: a valid file whose `date` cannot be read is listed on no day
 /// (formats.md §4.1); doctor names it (a newcomer's hand edit `date: 'someday'` was silent).
 #[test]

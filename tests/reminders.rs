@@ -89,7 +89,7 @@ fn remind_announces_each_trigger_once_and_again_after_a_snooze() {
             "2026-12-01T08:02:00Z",
             &["due", "snooze", "Call the dentist", "10m"]
         ),
-        "Due item 'Call the dentist' snoozed until 2026-12-01 09:12:00+01:00.\n"
+        "Due item 'Call the dentist' snoozed until 2026-12-01 09:12:00+01:00 (Tuesday).\n"
     );
     assert_eq!(remind("2026-12-01T08:11:00Z"), "");
     assert_eq!(
@@ -562,4 +562,513 @@ fn unreadable_dates_and_trigger_times_are_named() {
         "{}",
         stderr(&due)
     );
+}
+
+/// Kind: a read-only command on a home that does not exist. `HOME=/nonexistent elroy remind`
+/// (cron with no home) and a mistyped `ELROY_HOME` exit 1 naming the path, and create nothing;
+/// `due`, `agenda`, `doctor` and `history` likewise.
+#[test]
+fn read_only_commands_refuse_a_missing_home() {
+    let home = TestHome::new();
+    let missing = home.root().join("typo-home");
+    for args in [
+        &["remind"][..],
+        &["due"],
+        &["due", "--json"],
+        &["agenda"],
+        &["doctor"],
+        &["history"],
+    ] {
+        let out = home
+            .cmd()
+            .env("ELROY_HOME", &missing)
+            .args(args)
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(1), "{args:?}: {}", stdout(&out));
+        let err = stderr(&out);
+        assert!(
+            err.contains(&format!("no elroy home at {}", missing.display())),
+            "{args:?}: {err}"
+        );
+        assert!(err.contains("mkdir -p"), "{args:?}: {err}");
+        assert_eq!(stdout(&out), "", "{args:?}");
+        assert!(!missing.exists(), "{args:?} created the home");
+    }
+    let out = home
+        .cmd()
+        .env_remove("ELROY_HOME")
+        .env("HOME", "/nonexistent")
+        .arg("remind")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        stderr(&out).contains("no elroy home at /nonexistent/.elroy"),
+        "{}",
+        stderr(&out)
+    );
+    assert!(!std::path::Path::new("/nonexistent").exists());
+}
+
+/// Kind: an announcement nobody could read, with standard output closed (`elroy remind >&-`,
+/// where the standard library would drop the line silently; `> /dev/full` is the other case,
+/// above): exit 1, nothing claimed, the next run announces it.
+#[test]
+fn remind_with_stdout_closed_announces_nothing() {
+    let home = TestHome::new();
+    create_due(
+        &home,
+        "2026-12-01T08:00:00Z",
+        "Stretch",
+        "",
+        "2026-12-01 09:00",
+    );
+    // The shell closes descriptor 1 and runs elroy with the test environment.
+    let mut shell = std::process::Command::new("/bin/sh");
+    let probe = home.cmd();
+    for (k, v) in probe.get_envs() {
+        match v {
+            Some(v) => shell.env(k, v),
+            None => shell.env_remove(k),
+        };
+    }
+    let out = shell
+        .env("ELROY_NOW", "2026-12-01T09:00:00Z")
+        .env("ELROY_BIN", env!("CARGO_BIN_EXE_elroy"))
+        .args(["-c", "exec \"$ELROY_BIN\" remind >&-"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("cannot write to standard output: it is closed"),
+        "{}",
+        stderr(&out)
+    );
+    assert_eq!(
+        ok_at(&home, "2026-12-01T09:01:00Z", &["remind"]),
+        "⏰ 09:00 Stretch\n"
+    );
+}
+
+/// A `notify_command` that hangs is stopped after its 10 s with its whole process group: the
+/// `sleep` it started (and that sleep's own child) are gone too, not left running.
+#[test]
+fn a_hanging_notify_command_is_stopped_with_its_children() {
+    use std::os::unix::fs::PermissionsExt;
+    let home = TestHome::new();
+    let pids = home.root().join("pids");
+    let script = home.root().join("hang.sh");
+    std::fs::write(
+        &script,
+        format!(
+            "#!/bin/sh\nsleep 300 &\necho $! >> '{p}'\nsh -c 'sleep 301 & echo $! >> {p}; wait' &\nwait\n",
+            p = pids.display()
+        ),
+    )
+    .unwrap();
+    std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
+    create_due(
+        &home,
+        "2026-12-01T08:00:00Z",
+        "Stretch",
+        "",
+        "2026-12-01 09:00",
+    );
+    let out = home
+        .cmd()
+        .env("ELROY_NOW", "2026-12-01T09:00:00Z")
+        .env("ELROY_NOTIFY_COMMAND", &script)
+        .arg("remind")
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(stdout(&out), "⏰ 09:00 Stretch\n");
+    assert!(
+        stderr(&out).contains("did not finish within 10 s and was stopped"),
+        "{}",
+        stderr(&out)
+    );
+    let pids = std::fs::read_to_string(&pids).unwrap();
+    let pids: Vec<&str> = pids.split_whitespace().collect();
+    assert_eq!(pids.len(), 2, "{pids:?}");
+    // A killed child is gone, or a zombie until init reaps it; bounded wait for the reaping.
+    let alive = |pid: &str| {
+        std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|stat| {
+            !stat
+                .rsplit(')')
+                .next()
+                .unwrap_or("")
+                .trim_start()
+                .starts_with('Z')
+        })
+    };
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while pids.iter().any(|p| alive(p)) && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    for pid in pids {
+        assert!(
+            !alive(pid),
+            "process {pid} of the notify command still runs"
+        );
+    }
+}
+
+/// A home in Berlin (its change to summer time is on 2026-03-29).
+fn berlin_home() -> TestHome {
+    let home = TestHome::new();
+    std::fs::create_dir_all(home.home()).unwrap();
+    std::fs::write(
+        home.home().join("elroy.conf.yaml"),
+        "timezone: Europe/Berlin\n",
+    )
+    .unwrap();
+    home
+}
+
+fn trigger_of(home: &TestHome, file: &str) -> String {
+    let text = std::fs::read_to_string(home.home().join("agenda").join(file)).unwrap();
+    text.lines()
+        .find_map(|l| l.strip_prefix("trigger_datetime: "))
+        .unwrap_or_default()
+        .to_owned()
+}
+
+/// Issue 24, the life cycle of a repeating item with the real binary at fixed clocks:
+/// `elroy remind` announces each occurrence once and moves the trigger on (across the DST
+/// change 09:00 stays 09:00), `done` after an announcement keeps the next one, a machine off
+/// for four days gets one line with the count, a snooze moves only this occurrence, every move
+/// is a commit `elroy undo` reverts, and `--series` ends it.
+#[test]
+fn a_repeating_item_through_its_life_cycle() {
+    let home = berlin_home();
+    let file = "Standup.md";
+    // Thursday 2026-03-26 08:00 in Berlin (+01:00).
+    create_due(
+        &home,
+        "2026-03-26T07:00:00Z",
+        "Standup",
+        "Daily sync",
+        "every weekday at 9am",
+    );
+    assert_eq!(trigger_of(&home, file), "2026-03-26 08:00:00+00:00");
+    let remind = |now: &str| ok_at(&home, now, &["remind"]);
+    assert_eq!(remind("2026-03-26T07:59:00Z"), "");
+    assert_eq!(
+        remind("2026-03-26T08:01:00Z"),
+        "⏰ 09:00 Standup — Daily sync\n"
+    );
+    assert_eq!(trigger_of(&home, file), "2026-03-27 08:00:00+00:00");
+    assert_eq!(remind("2026-03-26T08:02:00Z"), "");
+    let history = ok_at(&home, "2026-03-26T08:02:00Z", &["history"]);
+    assert!(
+        history
+            .lines()
+            .next()
+            .unwrap()
+            .ends_with("next_occurrence: agenda/Standup.md"),
+        "{history}"
+    );
+    // `elroy due` and its JSON show the rule in words.
+    let table = ok_at(&home, "2026-03-26T08:02:00Z", &["due"]);
+    assert!(table.contains("REPEATS"), "{table}");
+    assert!(table.contains("every weekday at 09:00"), "{table}");
+    let json: serde_json::Value =
+        serde_json::from_str(&ok_at(&home, "2026-03-26T08:02:00Z", &["due", "--json"])).unwrap();
+    assert_eq!(json["timed"][0]["repeats"], "every weekday at 09:00");
+    assert_eq!(json["timed"][0]["local"], "2026-03-27 09:00:00+01:00");
+    // Done after the announcement: this (Thursday's) occurrence; Friday's stays.
+    assert_eq!(
+        ok_at(&home, "2026-03-26T08:20:00Z", &["due", "done", "Standup"]),
+        "Due item 'Standup' has been marked as completed. It repeats every weekday at 09:00: \
+         next on Fri 2026-03-27 09:00 +01:00.\n"
+    );
+    assert_eq!(trigger_of(&home, file), "2026-03-27 08:00:00+00:00");
+    // Friday, then across the change to summer time: Monday 09:00 is 07:00 UTC.
+    assert_eq!(
+        remind("2026-03-27T08:00:30Z"),
+        "⏰ 09:00 Standup — Daily sync\n"
+    );
+    assert_eq!(trigger_of(&home, file), "2026-03-30 07:00:00+00:00");
+    // The machine is off from Monday to Thursday: one line with the count.
+    assert_eq!(
+        remind("2026-04-02T07:30:00Z"),
+        "⏰ 2026-03-30 09:00 Standup — Daily sync (4 occurrences since then, every weekday at \
+         09:00)\n"
+    );
+    assert_eq!(trigger_of(&home, file), "2026-04-03 07:00:00+00:00");
+    assert_eq!(remind("2026-04-02T07:31:00Z"), "");
+    // Friday: announced, then snoozed 10 minutes: only this occurrence moves.
+    assert_eq!(
+        remind("2026-04-03T07:00:30Z"),
+        "⏰ 09:00 Standup — Daily sync\n"
+    );
+    assert_eq!(trigger_of(&home, file), "2026-04-06 07:00:00+00:00");
+    assert_eq!(
+        ok_at(
+            &home,
+            "2026-04-03T07:01:00Z",
+            &["due", "snooze", "Standup", "10m"]
+        ),
+        "Due item 'Standup' snoozed until 2026-04-03 09:11:00+02:00 (Friday). Only this \
+         occurrence moves; it repeats every weekday at 09:00.\n"
+    );
+    assert_eq!(
+        remind("2026-04-03T07:12:00Z"),
+        "⏰ 09:11 Standup — Daily sync\n"
+    );
+    assert_eq!(trigger_of(&home, file), "2026-04-06 07:00:00+00:00");
+    // Each move was one commit: undo takes back the last one.
+    ok_at(&home, "2026-04-03T07:13:00Z", &["undo"]);
+    assert_eq!(trigger_of(&home, file), "2026-04-03 07:11:00+00:00");
+    ok_at(&home, "2026-04-03T07:13:00Z", &["undo"]);
+    assert_eq!(trigger_of(&home, file), "2026-04-06 07:00:00+00:00");
+    // `--series` ends it.
+    assert_eq!(
+        ok_at(
+            &home,
+            "2026-04-03T07:14:00Z",
+            &["due", "done", "Standup", "--series"]
+        ),
+        "Due item 'Standup' has been marked as completed; it no longer repeats (every weekday \
+         at 09:00).\n"
+    );
+    assert_eq!(
+        ok_at(&home, "2026-04-03T07:14:00Z", &["due"]),
+        "No due items.\n"
+    );
+    assert_eq!(remind("2026-04-06T07:01:00Z"), "");
+}
+
+/// Each way of saying a repetition (a phrase, a cron expression, an RRULE line, with a count),
+/// through three occurrences announced by `elroy remind`.
+#[test]
+fn every_kind_of_repetition_is_announced_at_each_occurrence() {
+    let home = berlin_home();
+    let now = "2026-03-26T07:00:00Z";
+    create_due(&home, now, "Pills", "", "daily at 8pm for 3 times");
+    create_due(&home, now, "Report", "", "30 18 * * mon,thu");
+    create_due(
+        &home,
+        now,
+        "Review",
+        "",
+        "RRULE:FREQ=WEEKLY;INTERVAL=2;BYDAY=FR;BYHOUR=16;BYMINUTE=0",
+    );
+    create_due(&home, now, "Rent", "", "last friday of every month at 5pm");
+    let remind = |now: &str| ok_at(&home, now, &["remind"]);
+    let walk: &[(&str, &str)] = &[
+        ("2026-03-26T17:31:00Z", "⏰ 18:30 Report\n"),
+        ("2026-03-26T19:01:00Z", "⏰ 20:00 Pills\n"),
+        ("2026-03-27T15:01:00Z", "⏰ 16:00 Review\n"),
+        ("2026-03-27T16:01:00Z", "⏰ 17:00 Rent\n"),
+        ("2026-03-27T19:01:00Z", "⏰ 20:00 Pills\n"),
+        ("2026-03-28T19:01:00Z", "⏰ 20:00 Pills\n"),
+        // Three times: over.
+        ("2026-03-29T18:01:00Z", ""),
+        ("2026-03-30T16:31:00Z", "⏰ 18:30 Report\n"),
+        ("2026-04-02T16:31:00Z", "⏰ 18:30 Report\n"),
+        ("2026-04-10T14:01:00Z", "⏰ 16:00 Review\n"),
+        ("2026-04-24T14:01:00Z", "⏰ 16:00 Review\n"),
+        ("2026-04-24T15:01:00Z", "⏰ 17:00 Rent\n"),
+        ("2026-05-29T15:01:00Z", "⏰ 17:00 Rent\n"),
+    ];
+    for (at, expected) in walk {
+        assert_eq!(&remind(at), expected, "at {at}");
+        // Three occurrences of the cron rule and of the RRULE seen: end them.
+        if *at == "2026-04-02T16:31:00Z" {
+            ok_at(&home, at, &["due", "done", "Report", "--series"]);
+        }
+        if *at == "2026-04-24T14:01:00Z" {
+            ok_at(&home, at, &["due", "done", "Review", "--series"]);
+        }
+    }
+    assert!(!ok_at(&home, "2026-05-29T15:02:00Z", &["due"]).contains("Pills"));
+}
+
+/// Eight `elroy remind` processes at once, twice, on four repeating items: each occurrence is
+/// announced exactly once and each file moves on exactly once.
+#[test]
+fn concurrent_reminds_announce_each_occurrence_once() {
+    let home = berlin_home();
+    let names: Vec<String> = (1..=4).map(|i| format!("Task {i}")).collect();
+    for name in &names {
+        create_due(
+            &home,
+            "2026-03-26T07:00:00Z",
+            name,
+            "text",
+            "every day at 10",
+        );
+    }
+    for (now, next) in [
+        ("2026-03-26T09:30:00Z", "2026-03-27 09:00:00+00:00"),
+        ("2026-03-27T09:30:00Z", "2026-03-28 09:00:00+00:00"),
+    ] {
+        let children: Vec<_> = (0..8)
+            .map(|_| {
+                home.cmd()
+                    .env("ELROY_NOW", now)
+                    .arg("remind")
+                    .stdout(Stdio::piped())
+                    .stderr(Stdio::piped())
+                    .spawn()
+                    .unwrap()
+            })
+            .collect();
+        let mut lines = Vec::new();
+        for child in children {
+            let out = child.wait_with_output().unwrap();
+            assert!(out.status.success(), "{}", stderr(&out));
+            assert_eq!(stderr(&out), "");
+            lines.extend(stdout(&out).lines().map(str::to_owned));
+        }
+        lines.sort();
+        let expected: Vec<String> = names
+            .iter()
+            .map(|n| format!("⏰ 10:00 {n} — text"))
+            .collect();
+        assert_eq!(lines, expected, "at {now}");
+        for i in 1..=4 {
+            assert_eq!(trigger_of(&home, &format!("Task_{i}.md")), next, "at {now}");
+        }
+    }
+}
+
+/// The oracle (`../shared/tools/elroy-oracle`, real Elroy 0.5.0), when it is set up: its
+/// `elroy-py` script and the virtual environment's Python. `None` (the test says SKIPPED) when
+/// either is missing. `ELROY_SHARED_DIR` overrides where shared/ is.
+fn oracle() -> Option<(std::path::PathBuf, std::path::PathBuf)> {
+    let shared = std::env::var_os("ELROY_SHARED_DIR")
+        .map_or_else(common::shared_dir, std::path::PathBuf::from);
+    let script = shared.join("tools/elroy-oracle/elroy-py");
+    let base = std::env::var_os("ELROY_ORACLE_HOME").map_or_else(
+        || {
+            std::path::PathBuf::from(std::env::var_os("HOME").unwrap_or_default())
+                .join(".cache/elroy-oracle")
+        },
+        std::path::PathBuf::from,
+    );
+    let python = base.join("venv/bin/python");
+    let installed = python.exists()
+        && std::process::Command::new(&python)
+            .args([
+                "-c",
+                "import importlib.metadata as m, sys; sys.exit(m.version('elroy') != '0.5.0')",
+            ])
+            .status()
+            .is_ok_and(|s| s.success());
+    (script.exists() && installed).then_some((script, python))
+}
+
+/// Issue 24: Elroy 0.5.0 reads a repeating item's file without error and sees it at its next
+/// occurrence: after `elroy remind` moved it on, Elroy's own front-matter reader gives the next
+/// occurrence as `trigger_datetime`, and Elroy's tools run on the home with the file in it.
+/// (Elroy keeps due items in its own database, so its due-item tools list only items it made; an
+/// edit by Elroy rewrites the front matter with its own keys, which drops `recurrence` — the item
+/// then fires once more, at that next occurrence, and stays readable by both.)
+#[test]
+fn elroy_reads_a_repeating_item_at_its_next_occurrence() {
+    let Some((elroy_py, python)) = oracle() else {
+        println!(
+            "SKIPPED: the Elroy 0.5.0 oracle is not installed (../shared/tools/elroy-oracle/setup.sh)"
+        );
+        return;
+    };
+    let home = berlin_home();
+    create_due(
+        &home,
+        "2026-03-26T07:00:00Z",
+        "Standup",
+        "Daily sync",
+        "every weekday at 9am",
+    );
+    assert_eq!(
+        ok_at(&home, "2026-03-26T08:01:00Z", &["remind"]),
+        "⏰ 09:00 Standup — Daily sync\n"
+    );
+    let file = home.home().join("agenda/Standup.md");
+    assert!(
+        std::fs::read_to_string(&file)
+            .unwrap()
+            .contains("\nrecurrence: DTSTART;TZID=Europe/Berlin:")
+    );
+    // Elroy's own reader of agenda front matter.
+    let read = std::process::Command::new(&python)
+        .args([
+            "-c",
+            "import sys; from pathlib import Path\n\
+             from elroy.repository.agenda.file_storage import read_agenda_metadata\n\
+             m = read_agenda_metadata(Path(sys.argv[1]))\n\
+             print(m['trigger_datetime'].isoformat(), m['status'], m['completed'])",
+        ])
+        .arg(&file)
+        .output()
+        .unwrap();
+    assert!(read.status.success(), "{}", stderr(&read));
+    assert_eq!(stdout(&read), "2026-03-27T08:00:00+00:00 created False\n");
+    // Elroy's tools on the home: no error; the item is a due item, so not an agenda item.
+    let elroy = |tool: &str, args: &str| {
+        std::process::Command::new(&elroy_py)
+            .args(["--home"])
+            .arg(home.home())
+            .args(["tools", "call", tool, "--args", args])
+            .env("ELROY_NOW", "2026-03-26T08:05:00Z")
+            .env("TZ", "Europe/Berlin")
+            .output()
+            .unwrap()
+    };
+    let listed = elroy("list_agenda_items", r#"{"item_date":"2026-03-26"}"#);
+    assert!(listed.status.success(), "{}", stderr(&listed));
+    assert!(!stdout(&listed).contains("Standup"), "{}", stdout(&listed));
+    let updated = elroy(
+        "add_agenda_item_update",
+        r#"{"item_name":"Standup","note":"seen by Elroy"}"#,
+    );
+    assert!(updated.status.success(), "{}", stderr(&updated));
+    // After Elroy's edit the item is still due at its next occurrence for elroy.
+    let json: serde_json::Value =
+        serde_json::from_str(&ok_at(&home, "2026-03-26T08:06:00Z", &["due", "--json"])).unwrap();
+    assert_eq!(
+        json["timed"][0]["local"], "2026-03-27 09:00:00+01:00",
+        "{json}"
+    );
+}
+
+/// `day_start_time` moves the time of a day said without one (`friday`, `every monday`); a value
+/// that is not `HH:MM` is a warning and the default 09:00 holds.
+#[test]
+fn day_start_time_is_the_time_of_a_day_said_alone() {
+    let home = TestHome::new();
+    std::fs::create_dir_all(home.home()).unwrap();
+    std::fs::write(
+        home.home().join("elroy.conf.yaml"),
+        "day_start_time: '08:30'\n",
+    )
+    .unwrap();
+    // Tuesday 2026-12-01 in UTC.
+    create_due(&home, "2026-12-01T10:00:00Z", "Bins", "", "friday");
+    create_due(&home, "2026-12-01T10:00:00Z", "Plants", "", "every monday");
+    assert_eq!(trigger_of(&home, "Bins.md"), "2026-12-04 08:30:00+00:00");
+    assert_eq!(trigger_of(&home, "Plants.md"), "2026-12-07 08:30:00+00:00");
+    std::fs::write(
+        home.home().join("elroy.conf.yaml"),
+        "day_start_time: half past eight\n",
+    )
+    .unwrap();
+    let args =
+        serde_json::json!({"name": "Rent", "text": "", "trigger_time": "friday"}).to_string();
+    let out = run_at(
+        &home,
+        "2026-12-01T10:00:00Z",
+        &["tools", "call", "create_due_item", "--args", &args],
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("day_start_time: 'half past eight' is not a time as HH:MM"),
+        "{}",
+        stderr(&out)
+    );
+    assert_eq!(trigger_of(&home, "Rent.md"), "2026-12-04 09:00:00+00:00");
 }

@@ -156,6 +156,7 @@ mod tests {
             trigger_context: None,
             trigger_raw: Some(trigger.into()),
             text: String::new(),
+            recurrence: None,
         }
     }
 

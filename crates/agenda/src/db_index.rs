@@ -215,6 +215,7 @@ struct Loaded {
     checklist: (Option<i64>, Option<i64>),
     body: Option<String>,
     broken: Option<String>,
+    recurrence: Option<String>,
 }
 
 impl Loaded {
@@ -250,6 +251,7 @@ impl Loaded {
                         .unwrap_or(0),
                     checklist_total: usize::try_from(self.checklist.1.unwrap_or(0)).unwrap_or(0),
                     text: self.body.unwrap_or_default(),
+                    recurrence: self.recurrence,
                     stem_lower: String::new(),
                     name_lower: String::new(),
                 }
@@ -288,7 +290,7 @@ fn status_word(view: &ItemView) -> &'static str {
 
 const LOAD_COLUMNS: &str = "SELECT id, stem, created_at, file_size, file_mtime_ns, file_ino, \
      file_ctime_ns, name_key, raw_status, completed, item_date, trigger_raw, trigger_datetime, \
-     trigger_context, checklist_done, checklist_total, body, broken FROM agenda_items \
+     trigger_context, checklist_done, checklist_total, body, broken, recurrence FROM agenda_items \
      WHERE user_id = ?1 AND status <> 'deleted' AND ";
 
 /// The `meta` value of a directory check: `{mtime_ns} {ino}` of `agenda/`, then the lower-cased
@@ -614,6 +616,7 @@ impl DbIndex {
                         checklist: (r.get(14)?, r.get(15)?),
                         body: r.get(16)?,
                         broken: r.get(17)?,
+                        recurrence: r.get(18)?,
                     })
                 })?
                 .collect::<rusqlite::Result<Vec<_>>>()
@@ -780,7 +783,7 @@ impl DbIndex {
                                  file_ino = ?12, file_ctime_ns = ?13, name_key = ?14, \
                                  raw_status = ?15, completed = ?16, trigger_raw = ?17, \
                                  checklist_done = ?18, checklist_total = ?19, body = ?20, \
-                                 broken = NULL, updated_at = ?21 \
+                                 broken = NULL, updated_at = ?21, recurrence = ?22 \
                                  WHERE user_id = ?1 AND id = ?2",
                                 params![
                                     user,
@@ -803,7 +806,8 @@ impl DbIndex {
                                     view.checklist_completed as i64,
                                     view.checklist_total as i64,
                                     view.text,
-                                    updated
+                                    updated,
+                                    view.recurrence
                                 ],
                             )?;
                         }

@@ -15,11 +15,19 @@ pub enum Status {
     Completed,
     /// `deleted` (Elroy writes it just before removing a file).
     Deleted,
-    /// Any other value a person wrote; such an item is not active.
+    /// Any other value a person or another program wrote (`in_progress`, `snoozed`): such an
+    /// item is active like `created`, as Elroy 0.5.0 skips only completed and deleted items.
     Other(String),
 }
 
 impl Status {
+    /// Whether the status leaves the item open: every value but `deleted` (whether it is done is
+    /// the `completed` key's: Elroy 0.5.0 skips an item when `completed` is true or `status` is
+    /// `deleted`, and nothing else).
+    pub fn is_open(&self) -> bool {
+        !matches!(self, Status::Deleted)
+    }
+
     /// The stored word.
     pub fn as_str(&self) -> &str {
         match self {
@@ -63,6 +71,9 @@ pub struct Item {
     pub trigger_datetime: Option<Timestamp>,
     /// `trigger_context` (or Elroy's legacy `reminder_context`), when non-empty.
     pub trigger_context: Option<String>,
+    /// `recurrence`, when non-empty: the rule of a repeating due item (RFC 5545 text, see
+    /// [`crate::Recurrence`]); `trigger_datetime` is its next occurrence.
+    pub recurrence: Option<String>,
     /// Lower-cased stem, for matching.
     pub(crate) stem_lower: String,
     /// Lower-cased name, for matching.
@@ -146,6 +157,7 @@ impl Item {
         let trigger_datetime = trigger_raw.as_deref().and_then(parse_stored_trigger);
         let trigger_context = non_empty_text(fm.get("trigger_context"))
             .or_else(|| non_empty_text(fm.get("reminder_context")));
+        let recurrence = non_empty_text(fm.get(crate::recurrence::RECURRENCE_KEY));
         // A hand-written scalar that YAML reads as a number or boolean (`name: 2026`) still names
         // the item, as its text.
         let name_key = match fm.get("name") {
@@ -168,6 +180,7 @@ impl Item {
             trigger_raw,
             trigger_datetime,
             trigger_context,
+            recurrence,
         })
     }
 
@@ -185,9 +198,10 @@ impl Item {
         }
     }
 
-    /// Active: status `created` and not completed (`formats.md` §4.1).
+    /// Active: not `completed: true` and a status other than `deleted`. Elroy 0.5.0 skips exactly
+    /// those, so `status: in_progress` (a hand edit, another tool) is active.
     pub fn is_active(&self) -> bool {
-        self.status == Status::Created && !self.completed
+        self.status.is_open() && !self.completed
     }
 
     /// The front matter.
@@ -234,6 +248,8 @@ pub(crate) struct ItemView {
     pub trigger_raw: Option<String>,
     pub trigger_datetime: Option<Timestamp>,
     pub trigger_context: Option<String>,
+    /// As [`Item::recurrence`].
+    pub recurrence: Option<String>,
     /// Checklist entries marked completed, and all entries ([`Item::checklist`]).
     pub checklist_completed: usize,
     pub checklist_total: usize,
@@ -269,7 +285,7 @@ impl ItemView {
 
     /// As [`Item::is_active`].
     pub fn is_active(&self) -> bool {
-        self.status == Status::Created && !self.completed
+        self.status.is_open() && !self.completed
     }
 
     /// As [`Item::text`].
@@ -296,6 +312,7 @@ impl Item {
             trigger_raw: self.trigger_raw.clone(),
             trigger_datetime: self.trigger_datetime,
             trigger_context: self.trigger_context.clone(),
+            recurrence: self.recurrence.clone(),
             checklist_completed: checklist.iter().filter(|c| c.completed).count(),
             checklist_total: checklist.len(),
             text: self.text().to_owned(),
@@ -412,6 +429,13 @@ mod name_tests {
             item("status: snoozed").status,
             Status::Other("snoozed".into())
         );
+        // Elroy 0.5.0 skips only completed and deleted items: `in_progress` and `snoozed` are
+        // open, `completed: true` is not, whatever the status says.
+        assert!(item("status: in_progress").is_active());
+        assert!(item("status: snoozed").is_active());
+        assert!(!item("status: deleted").is_active());
+        assert!(!item("status: in_progress\ncompleted: true").is_active());
+        assert!(!item("completed: true").is_active());
         let legacy = item("reminder_context: at lunch");
         assert_eq!(legacy.kind(), Kind::Due);
         assert_eq!(legacy.trigger_context.as_deref(), Some("at lunch"));

@@ -20,7 +20,9 @@ mod announcements;
 mod db_index;
 mod error;
 mod item;
+mod recurrence;
 mod scan;
+mod spoken;
 mod store;
 mod time;
 
@@ -28,12 +30,17 @@ pub use announcements::{Announcements, Channel};
 pub use db_index::{DbIndex, IndexEntry, indexed_status};
 pub use error::AgendaError;
 pub use item::{ChecklistEntry, Item, Kind, Status, split_updates, strict_bool};
+pub use recurrence::{
+    RECURRENCE_KEY, Recurrence, Repetition, looks_like_repetition, parse_repetition,
+};
+pub use spoken::DEFAULT_DAY_START;
 pub use store::{
-    AGENDA_FALLBACK, AgendaStore, DueItem, ItemRef, ListedItem, NewDueItem, RecallEntry,
-    UNREADABLE_AGENDA_FILES, to_fact,
+    AGENDA_FALLBACK, AgendaStore, DueItem, ItemRef, ListedItem, NewDueItem, Occurrence,
+    RecallEntry, UNREADABLE_AGENDA_FILES, to_fact,
 };
 pub use time::{
-    format_local_with_offset, format_python_utc, format_stored_trigger, format_update_stamp,
-    invalid_datetime_message, parse_absolute_time, parse_item_date, parse_stored_trigger,
-    parse_trigger_time,
+    Understood, format_local_with_offset, format_python_utc, format_spoken_instant,
+    format_stored_trigger, format_update_stamp, invalid_datetime_message, is_elroy_form,
+    parse_absolute_time, parse_item_date, parse_stored_trigger, parse_trigger_time,
+    parse_trigger_time_with, understand_trigger,
 };

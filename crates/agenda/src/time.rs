@@ -3,13 +3,12 @@
 
 use std::sync::LazyLock;
 
-use jiff::civil::{Date, DateTime, ISOWeekDate, Weekday};
+use jiff::civil::{Date, DateTime, ISOWeekDate, Time, Weekday};
+
+use crate::spoken::{self, DEFAULT_DAY_START};
 use jiff::tz::{Offset, TimeZone};
 use jiff::{Timestamp, ZonedDateTime};
 use regex::Regex;
-
-/// Largest relative duration accepted (3650 days), in seconds.
-const MAX_RELATIVE_SECONDS: i64 = 3650 * 86_400;
 
 static ISO_DATE: LazyLock<Option<Regex>> = LazyLock::new(|| {
     Regex::new(r"^(\d{4})(?:-(\d{2})-(\d{2})|(\d{2})(\d{2})|-?W(\d{2})(?:-?([1-7]))?)$").ok()
@@ -23,9 +22,6 @@ static ABSOLUTE: LazyLock<Option<Regex>> = LazyLock::new(|| {
     ))
     .ok()
 });
-
-static COMPACT: LazyLock<Option<Regex>> = LazyLock::new(|| Regex::new(r"^\+?(?:\d+[wdhm])+$").ok());
-static COMPACT_PART: LazyLock<Option<Regex>> = LazyLock::new(|| Regex::new(r"(\d+)([wdhm])").ok());
 
 fn captures<'h>(re: &LazyLock<Option<Regex>>, s: &'h str) -> Option<regex::Captures<'h>> {
     re.as_ref().and_then(|re| re.captures(s))
@@ -72,64 +68,6 @@ pub fn invalid_datetime_message(input: &str) -> String {
         "Invalid datetime format: '{input}'. Expected formats: 'YYYY-MM-DD HH:MM:SS', \
          'YYYY-MM-DD HH:MM', 'YYYY-MM-DD', or ISO 8601 format"
     )
-}
-
-fn unit_seconds(unit: &str) -> Option<i64> {
-    Some(match unit {
-        "m" | "minute" | "minutes" | "min" | "mins" => 60,
-        "h" | "hour" | "hours" | "hr" | "hrs" => 3600,
-        "d" | "day" | "days" => 86_400,
-        "w" | "week" | "weeks" => 604_800,
-        _ => return None,
-    })
-}
-
-/// Seconds of a relative form (`in 2 hours`, `in 1 hour and 30 minutes`, `+45m`, `1h30m`), or
-/// `None` when the input is not one. Zero and overflowing durations are `Some(0)` / `None`.
-fn relative_seconds(input: &str) -> Option<Option<i64>> {
-    let lower = input.to_lowercase();
-    if let Some(rest) = lower.strip_prefix("in ") {
-        let tokens: Vec<&str> = rest
-            .split(|c: char| c.is_whitespace() || c == ',')
-            .filter(|t| !t.is_empty() && *t != "and")
-            .collect();
-        if tokens.is_empty() || !tokens.len().is_multiple_of(2) {
-            return None;
-        }
-        let mut total: i64 = 0;
-        for pair in tokens.chunks(2) {
-            let n: i64 = match pair[0] {
-                "a" | "an" => 1,
-                t if t.bytes().all(|b| b.is_ascii_digit()) => match t.parse() {
-                    Ok(n) => n,
-                    Err(_) => return Some(None),
-                },
-                _ => return None,
-            };
-            let unit = unit_seconds(pair[1])?;
-            let Some(sum) = n.checked_mul(unit).and_then(|s| total.checked_add(s)) else {
-                return Some(None);
-            };
-            total = sum;
-        }
-        return Some(Some(total));
-    }
-    if captures(&COMPACT, &lower).is_some() {
-        let mut total: i64 = 0;
-        let re = COMPACT_PART.as_ref()?;
-        for caps in re.captures_iter(&lower) {
-            let Some(n) = num(&caps, 1) else {
-                return Some(None);
-            };
-            let unit = unit_seconds(caps.get(2).map_or("", |m| m.as_str()))?;
-            let Some(sum) = n.checked_mul(unit).and_then(|s| total.checked_add(s)) else {
-                return Some(None);
-            };
-            total = sum;
-        }
-        return Some(Some(total));
-    }
-    None
 }
 
 fn parse_offset(text: &str) -> Option<Offset> {
@@ -193,18 +131,11 @@ fn whole_seconds(ts: Timestamp) -> Option<Timestamp> {
     Timestamp::from_second(ts.as_second() - i64::from(ts.subsec_nanosecond() < 0)).ok()
 }
 
-/// Parses a `trigger_time` argument (`tools.md` §2.0.1, D7): relative forms first (now + the
-/// duration, 1 second to 3650 days), then the natural forms of issue 16 (`tomorrow 9am`,
-/// `friday 17:00`, `next monday at 5:30 pm`, `tonight at 9`, `noon`: a day word, an optional `at`
-/// and a 12- or 24-hour time; a weekday is the next such day, today included; `next {weekday}` is
-/// the next one after today; a bare hour only after `at`), then absolute forms (naive times in
-/// `now`'s zone). The result is a UTC instant in whole seconds. Used alike by `create_due_item`,
-/// `elroy due snooze` and the interfaces.
+/// Parses a `trigger_time` argument as [`parse_trigger_time_with`] with the default day start
+/// (09:00).
 ///
 /// # Errors
-/// For a natural form whose time earlier today has passed: `'{input}' is HH:MM today, which has
-/// already passed (it is HH:MM now). …` (never moved to tomorrow). Anything else that is not a
-/// form: the `Invalid datetime format: '{trimmed input}'. …` message.
+/// As [`parse_trigger_time_with`].
 ///
 /// ```
 /// use elroy_agenda::parse_trigger_time;
@@ -213,221 +144,134 @@ fn whole_seconds(ts: Timestamp) -> Option<Timestamp> {
 /// assert_eq!(parse_trigger_time("in 30 minutes", &now).unwrap().to_string(), "2026-11-30T03:53:24Z");
 /// assert_eq!(parse_trigger_time("2026-12-02 09:00", &now).unwrap().to_string(), "2026-12-02T03:30:00Z");
 /// assert_eq!(parse_trigger_time("tomorrow 9am", &now).unwrap().to_string(), "2026-12-01T03:30:00Z");
-/// assert!(parse_trigger_time("tomorrow", &now).is_err());
+/// assert_eq!(parse_trigger_time("tomorrow", &now).unwrap().to_string(), "2026-12-01T03:30:00Z");
+/// assert!(parse_trigger_time("someday", &now).is_err());
 /// ```
 pub fn parse_trigger_time(input: &str, now: &ZonedDateTime) -> Result<Timestamp, String> {
+    parse_trigger_time_with(input, now, DEFAULT_DAY_START)
+}
+
+/// Parses a one-off `trigger_time` (`create_due_item`, `elroy due snooze`, the palette, the
+/// slash commands): relative forms first (now + the duration, 1 second to 3650 days; months and
+/// years in the calendar), then the spoken forms of [`crate::spoken`] (`tomorrow 9am`,
+/// `friday`, `tonight at 12`, `march 20`; a day without a time at `day_start`), then Elroy 0.5.0's
+/// absolute forms (naive times in `now`'s zone; a bare `YYYY-MM-DD` is midnight, as in Elroy).
+/// The result is a UTC instant in whole seconds.
+///
+/// # Errors
+/// For a spoken time earlier today that has passed: `'{input}' is HH:MM today, which has already
+/// passed (it is HH:MM now). …` (never moved to tomorrow); `tonight at 9am`: that tonight means
+/// 17:00 to 04:59. Anything else that is not a form: the `Invalid datetime format: '{trimmed
+/// input}'. …` message of Elroy.
+pub fn parse_trigger_time_with(
+    input: &str,
+    now: &ZonedDateTime,
+    day_start: Time,
+) -> Result<Timestamp, String> {
     let trimmed = input.trim();
     let invalid = || invalid_datetime_message(trimmed);
-    if let Some(seconds) = relative_seconds(trimmed) {
-        let seconds = seconds.ok_or_else(invalid)?;
-        if seconds <= 0 || seconds > MAX_RELATIVE_SECONDS {
-            return Err(invalid());
+    if let Some(relative) = spoken::relative_time(trimmed, now) {
+        return relative.map_err(|()| invalid());
+    }
+    if is_elroy_form(trimmed) {
+        return parse_absolute_time(trimmed, now.time_zone())
+            .and_then(whole_seconds)
+            .ok_or_else(invalid);
+    }
+    if let Some(result) = spoken::spoken_time(trimmed, now, day_start) {
+        return result;
+    }
+    Err(invalid())
+}
+
+/// A `trigger_time` understood ([`understand_trigger`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Understood {
+    /// The instant: the one-off time, or a repetition's first occurrence.
+    pub at: Timestamp,
+    /// The rule, for a repetition.
+    pub recurrence: Option<crate::Recurrence>,
+    /// Whether the input was one of Elroy 0.5.0's own formats ([`is_elroy_form`]): then the
+    /// confirmation is Elroy's sentence alone.
+    pub elroy_form: bool,
+}
+
+impl Understood {
+    /// What was understood, for a confirmation: `Wed 2026-03-18 09:00 +01:00`, and for a
+    /// repetition `, every weekday at 09:00`, in `tz` (the rule's own zone for a repetition).
+    pub fn resolved(&self, tz: &TimeZone) -> String {
+        let zone = self
+            .recurrence
+            .as_ref()
+            .map_or_else(|| tz.clone(), |r| r.time_zone(tz));
+        let shown = format_spoken_instant(self.at, &zone);
+        match &self.recurrence {
+            Some(rule) => format!("{shown}, {}", rule.describe()),
+            None => shown,
         }
-        let base = whole_seconds(now.timestamp()).ok_or_else(invalid)?;
-        return Timestamp::from_second(base.as_second() + seconds).map_err(|_| invalid());
-    }
-    if let Some(natural) = natural_time(trimmed, now) {
-        return natural;
-    }
-    parse_absolute_time(trimmed, now.time_zone())
-        .and_then(whole_seconds)
-        .ok_or_else(invalid)
-}
-
-/// The day of a natural form.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum DayWord {
-    Today,
-    Tonight,
-    Tomorrow,
-    /// A weekday name: the next such day, today included.
-    Weekday(Weekday),
-    /// `next {weekday}`: the next such day after today.
-    NextWeekday(Weekday),
-}
-
-fn weekday_word(word: &str) -> Option<Weekday> {
-    Some(match word {
-        "monday" | "mon" => Weekday::Monday,
-        "tuesday" | "tue" | "tues" => Weekday::Tuesday,
-        "wednesday" | "wed" => Weekday::Wednesday,
-        "thursday" | "thu" | "thur" | "thurs" => Weekday::Thursday,
-        "friday" | "fri" => Weekday::Friday,
-        "saturday" | "sat" => Weekday::Saturday,
-        "sunday" | "sun" => Weekday::Sunday,
-        _ => return None,
-    })
-}
-
-/// A day phrase at the start of `words`: the day and how many words it took.
-fn day_phrase(words: &[&str]) -> Option<(DayWord, usize)> {
-    match words {
-        ["today", ..] => Some((DayWord::Today, 1)),
-        ["tonight", ..] => Some((DayWord::Tonight, 1)),
-        ["tomorrow" | "tmrw", ..] => Some((DayWord::Tomorrow, 1)),
-        ["next", day, ..] => weekday_word(day).map(|w| (DayWord::NextWeekday(w), 2)),
-        [day, ..] => weekday_word(day).map(|w| (DayWord::Weekday(w), 1)),
-        [] => None,
     }
 }
 
-/// A time of day as written: hour, minute, and whether it had `am`/`pm` (`Some(true)` for pm).
-#[derive(Debug, Clone, Copy)]
-struct TimeWords {
-    hour: i8,
-    minute: i8,
-    meridiem: Option<bool>,
-    /// A bare hour (`at 9`): no minutes, no am/pm.
-    bare: bool,
+/// An instant with its weekday, as a confirmation shows it: `Wed 2026-03-18 09:00 +01:00`.
+pub fn format_spoken_instant(ts: Timestamp, tz: &TimeZone) -> String {
+    ts.to_zoned_datetime(tz.clone())
+        .strftime("%a %Y-%m-%d %H:%M %:z")
+        .to_string()
 }
 
-/// The time in `words` (all of them): `9am`, `9 am`, `5:30 pm`, `5:30pm`, `17:00`, `noon`, or a bare
-/// hour (`9`, only after `at`). `None` when the words are not exactly one time.
-fn time_words(words: &[&str]) -> Option<TimeWords> {
-    let text: String = match words {
-        [one] => (*one).to_owned(),
-        [_, "am" | "pm" | "a.m." | "p.m."] => words.concat(),
-        _ => return None,
-    };
-    if text == "noon" {
-        return Some(TimeWords {
-            hour: 12,
-            minute: 0,
-            meridiem: None,
-            bare: false,
+/// Understands a `create_due_item` `trigger_time` at `now`: Elroy 0.5.0's own formats first (a
+/// bare `YYYY-MM-DD` stays midnight), then a repetition ([`crate::parse_repetition`]: `every
+/// weekday at 9am`, `0 9 * * 1-5`, `RRULE:FREQ=…`), then a one-off as
+/// [`parse_trigger_time_with`].
+///
+/// # Errors
+/// The messages of [`crate::parse_repetition`] and [`parse_trigger_time_with`]; a phrase that
+/// is neither gives Elroy's `Invalid datetime format` message followed by the forms elroy also
+/// accepts.
+pub fn understand_trigger(
+    input: &str,
+    now: &ZonedDateTime,
+    day_start: Time,
+) -> Result<Understood, String> {
+    let trimmed = input.trim();
+    if is_elroy_form(trimmed) {
+        return Ok(Understood {
+            at: parse_trigger_time_with(trimmed, now, day_start)?,
+            recurrence: None,
+            elroy_form: true,
         });
     }
-    let (clock, meridiem) = if let Some(c) = text
-        .strip_suffix("am")
-        .or_else(|| text.strip_suffix("a.m."))
-    {
-        (c, Some(false))
-    } else if let Some(c) = text
-        .strip_suffix("pm")
-        .or_else(|| text.strip_suffix("p.m."))
-    {
-        (c, Some(true))
-    } else {
-        (text.as_str(), None)
-    };
-    let (hour, minute) = match clock.split_once(':') {
-        Some((h, m)) if m.len() == 2 => (h, Some(m)),
-        Some(_) => return None,
-        None => (clock, None),
-    };
-    let digits = |s: &str| !s.is_empty() && s.len() <= 2 && s.bytes().all(|b| b.is_ascii_digit());
-    if !digits(hour) || minute.is_some_and(|m| !digits(m)) {
-        return None;
+    if let Some(repetition) = crate::recurrence::parse_repetition(trimmed, now, day_start) {
+        let repetition = repetition?;
+        return Ok(Understood {
+            at: repetition.first,
+            recurrence: Some(repetition.recurrence),
+            elroy_form: false,
+        });
     }
-    let hour: i8 = hour.parse().ok()?;
-    let minute: i8 = minute.map_or(Some(0), |m| m.parse().ok())?;
-    let valid_hour = match meridiem {
-        Some(_) => (1..=12).contains(&hour),
-        None => (0..=23).contains(&hour),
-    };
-    if !valid_hour || !(0..=59).contains(&minute) {
-        return None;
-    }
-    Some(TimeWords {
-        hour,
-        minute,
-        meridiem,
-        bare: meridiem.is_none() && !clock.contains(':'),
+    let at = parse_trigger_time_with(trimmed, now, day_start).map_err(|e| {
+        if e.starts_with("Invalid datetime format") {
+            format!(
+                "{e}; elroy also accepts times as people say them (in 2 hours, tomorrow 9am, \
+                 friday, tonight at 9, march 20 10:30) and repetitions (every weekday at 9am, \
+                 every 2 weeks on monday at 10, 0 9 * * 1-5, RRULE:FREQ=DAILY)"
+            )
+        } else {
+            e
+        }
+    })?;
+    Ok(Understood {
+        at,
+        recurrence: None,
+        elroy_form: false,
     })
 }
 
-/// The natural forms (issue 16): an optional day word (`today`, `tonight`, `tomorrow`, a weekday,
-/// `next {weekday}`), an optional `at`, and a time (`9am`, `5:30 pm`, `17:00`, `noon`; a bare hour
-/// only after `at`); the day may also follow the time (`5pm tonight`, `9am on friday`). Returns
-/// `None` when `input` is not such a form (the caller tries the other forms), else the instant in
-/// `now`'s zone (a gap or fold as [`parse_absolute_time`]), or the error for a time earlier today
-/// that has passed.
-fn natural_time(input: &str, now: &ZonedDateTime) -> Option<Result<Timestamp, String>> {
-    let lower = input.to_lowercase();
-    let words: Vec<&str> = lower.split_whitespace().collect();
-    let (day, time) = parse_natural(&words)?;
-    let day = day.unwrap_or(DayWord::Today);
-    let today = now.date();
-    let date = match day {
-        DayWord::Today | DayWord::Tonight => today,
-        DayWord::Tomorrow => today.tomorrow().ok()?,
-        DayWord::Weekday(w) => today
-            .nth_weekday(1, w)
-            .ok()
-            .map(|d| if today.weekday() == w { today } else { d })?,
-        DayWord::NextWeekday(w) => today.nth_weekday(1, w).ok()?,
-    };
-    let mut hour = time.hour;
-    match time.meridiem {
-        Some(pm) => hour = hour % 12 + if pm { 12 } else { 0 },
-        // `tonight at 9`, `tonight 9:30`: the evening.
-        None if day == DayWord::Tonight && hour < 12 => hour += 12,
-        None => {}
-    }
-    let dt = date.at(hour, time.minute, 0, 0);
-    let ts = now
-        .time_zone()
-        .to_ambiguous_timestamp(dt)
-        .compatible()
-        .ok()?;
-    if ts < now.timestamp() {
-        let shown = dt.strftime("%H:%M");
-        let example = match day {
-            DayWord::Weekday(w) => format!("next {} {shown}", weekday_name(w)),
-            _ => format!("tomorrow {shown}"),
-        };
-        return Some(Err(format!(
-            "'{input}' is {shown} today, which has already passed (it is {} now). Give a later \
-             time, or another day such as '{example}'",
-            now.strftime("%H:%M")
-        )));
-    }
-    Some(Ok(ts))
-}
-
-fn weekday_name(w: Weekday) -> &'static str {
-    match w {
-        Weekday::Monday => "monday",
-        Weekday::Tuesday => "tuesday",
-        Weekday::Wednesday => "wednesday",
-        Weekday::Thursday => "thursday",
-        Weekday::Friday => "friday",
-        Weekday::Saturday => "saturday",
-        Weekday::Sunday => "sunday",
-    }
-}
-
-/// Splits the words of a natural form into its day and its time.
-fn parse_natural(words: &[&str]) -> Option<(Option<DayWord>, TimeWords)> {
-    let with_at = |rest: &[&str]| -> Option<TimeWords> {
-        match rest {
-            ["at", time @ ..] => time_words(time),
-            time => time_words(time).filter(|t| !t.bare),
-        }
-    };
-    if let Some((day, n)) = day_phrase(words)
-        && let Some(time) = with_at(&words[n..])
-    {
-        return Some((Some(day), time));
-    }
-    if let Some(time) = with_at(words) {
-        return Some((None, time));
-    }
-    // The day after the time: `5pm tonight`, `9am on friday`, `at 9 tomorrow`.
-    for split in 1..words.len() {
-        let (time, day) = words.split_at(split);
-        let day = match day {
-            ["on", rest @ ..] => rest,
-            rest => rest,
-        };
-        if let Some((parsed, n)) = day_phrase(day)
-            && n == day.len()
-            && let Some(time) = with_at(time)
-        {
-            return Some((Some(parsed), time));
-        }
-    }
-    None
+/// Whether `input` (trimmed) is one of Elroy 0.5.0's own formats (`YYYY-MM-DD HH:MM[:SS]`,
+/// `YYYY-MM-DD`, ISO 8601 with or without an offset): the forms whose confirmation stays
+/// Elroy's sentence alone.
+pub fn is_elroy_form(input: &str) -> bool {
+    captures(&ABSOLUTE, input.trim()).is_some()
 }
 
 /// A stored `trigger_datetime` read back (`formats.md` §8.4): an absolute form with an offset is
@@ -509,7 +353,7 @@ mod tests {
             assert_eq!(stored(input, &n), expected, "{input}");
         }
         for bad in [
-            "tomorrow",
+            "someday",
             "0m",
             "in 0 days",
             "in 3651 days",
@@ -571,9 +415,6 @@ mod tests {
         }
         // Anything else keeps the old message.
         for bad in [
-            "tomorrow",
-            "tonight",
-            "next monday",
             "9",
             "13pm",
             "0am",

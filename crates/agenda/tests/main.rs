@@ -5,5 +5,7 @@
 
 mod concurrency;
 mod db_index;
+mod recurrence;
 mod scan;
+mod spoken;
 mod warm_index;

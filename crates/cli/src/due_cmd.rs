@@ -17,7 +17,11 @@ use crate::agenda_cmd::{Cell, Style, Table, Tone, one_line, open_agenda};
 #[command(
     args_conflicts_with_subcommands = true,
     after_help = "Examples:\n  elroy due\n  elroy due --json\n  elroy due snooze \"Call the dentist\" 10m\n  \
-                  elroy due snooze \"Call the dentist\" tomorrow 9am\n  elroy due done \"Call the dentist\""
+                  elroy due snooze \"Call the dentist\" tomorrow 9am\n  elroy due done \"Call the dentist\"\n  \
+                  elroy due done Standup --series    # a repeating item: end it\n\n\
+                  Repeating items are created with create_due_item (trigger_time: every weekday at 9am, \
+                  0 9 * * 1-5, RRULE:FREQ=DAILY); done moves one to its next occurrence, snooze moves \
+                  only the current one."
 )]
 pub struct DueArgs {
     /// Print JSON instead of tables
@@ -40,13 +44,17 @@ pub enum DueCommand {
         #[arg(required = true, num_args = 1.., value_name = "WHEN")]
         when: Vec<String>,
     },
-    /// Mark a due item completed (as the complete_due_item tool)
+    /// Mark a due item completed (as the complete_due_item tool); a repeating item completes
+    /// this occurrence and moves to the next
     Done {
         /// The due item's name (as `elroy due` lists it)
         name: String,
         /// A closing comment kept in the file
         #[arg(long, value_name = "TEXT")]
         comment: Option<String>,
+        /// For a repeating item: end the whole series, not only this occurrence
+        #[arg(long)]
+        series: bool,
     },
 }
 
@@ -57,7 +65,15 @@ pub(crate) fn run(config: Config, args: &DueArgs) -> Result<ExitCode, String> {
             let runtime = elroy_runtime::Runtime::open(config).map_err(|e| e.to_string())?;
             finish(runtime.snooze_due_item(name, &when.join(" ")))
         }
-        Some(DueCommand::Done { name, comment }) => {
+        Some(DueCommand::Done {
+            name,
+            comment,
+            series: true,
+        }) => {
+            let runtime = elroy_runtime::Runtime::open(config).map_err(|e| e.to_string())?;
+            finish(runtime.complete_due_series(name, comment.as_deref()))
+        }
+        Some(DueCommand::Done { name, comment, .. }) => {
             let runtime = elroy_runtime::Runtime::open(config).map_err(|e| e.to_string())?;
             let mut arguments = serde_json::Map::new();
             arguments.insert("name".into(), name.as_str().into());
@@ -143,6 +159,8 @@ fn list(config: Config, json: bool) -> Result<ExitCode, String> {
                 "local": format_local_with_offset(*t, &tz),
                 "seconds_until": t.as_second() - now.as_second(),
                 "relative": relative(*t, now),
+                "repeats": i.repeats(),
+                "recurrence": i.recurrence,
                 "trigger_context": i.trigger_context,
                 "text": i.text,
             })).collect::<Vec<_>>(),
@@ -164,7 +182,12 @@ fn list(config: Config, json: bool) -> Result<ExitCode, String> {
     let mut out = String::new();
     if !timed.is_empty() {
         let today = now.to_zoned_datetime(tz.clone()).date();
-        let mut table = Table::new(&["WHEN", "DUE", "ITEM", "TEXT"]);
+        let repeating = timed.iter().any(|(_, i)| i.recurrence.is_some());
+        let mut table = if repeating {
+            Table::new(&["WHEN", "DUE", "ITEM", "REPEATS", "TEXT"])
+        } else {
+            Table::new(&["WHEN", "DUE", "ITEM", "TEXT"])
+        };
         for (t, item) in &timed {
             let local = t.to_zoned_datetime(tz.clone());
             let when = if local.date() == today {
@@ -177,12 +200,16 @@ fn list(config: Config, json: bool) -> Result<ExitCode, String> {
             } else {
                 Tone::Accent
             };
-            table.row(vec![
+            let mut row = vec![
                 Cell::plain(when),
                 Cell::toned(relative(*t, now), tone),
                 Cell::plain(one_line(&item.name)),
-                Cell::plain(one_line(&item.text)),
-            ]);
+            ];
+            if repeating {
+                row.push(Cell::plain(item.repeats().unwrap_or_default()));
+            }
+            row.push(Cell::plain(one_line(&item.text)));
+            table.row(row);
         }
         out.push_str(&table.render(&style));
     }

@@ -71,16 +71,16 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
             }
         }
         Some(Command::Message(args)) => message::run(load_config(&cli)?, args),
-        Some(Command::History(args)) => history_cmd::history(&load_config(&cli)?, args),
+        Some(Command::History(args)) => history_cmd::history(&load_existing(&cli)?, args),
         Some(Command::Undo) => history_cmd::undo(&load_config(&cli)?),
         Some(Command::Sync(args)) => sync_cmd::run(&load_config(&cli)?, args),
-        Some(Command::Doctor(args)) => doctor::run(&load_config(&cli)?, args),
+        Some(Command::Doctor(args)) => doctor::run(&load_existing(&cli)?, args),
         Some(Command::Remember(args)) => remember::run(load_config(&cli)?, args),
         Some(Command::Mcp) => mcp_cmd::run(load_config(&cli)?),
         Some(Command::ImportElroy(args)) => import_cmd::run(load_config(&cli)?, args),
-        Some(Command::Agenda(args)) => agenda_cmd::run(load_config(&cli)?, args),
-        Some(Command::Due(args)) => due_cmd::run(load_config(&cli)?, args),
-        Some(Command::Remind(args)) => remind::run(load_config(&cli)?, args),
+        Some(Command::Agenda(args)) => agenda_cmd::run(load_existing(&cli)?, args),
+        Some(Command::Due(args)) => due_cmd::run(load_existing(&cli)?, args),
+        Some(Command::Remind(args)) => remind::run(load_existing(&cli)?, args),
         None => {
             let config = load_config(&cli)?;
             match choose_front_end(cli.plain, &config.settings.ui, terminals()) {
@@ -171,6 +171,16 @@ fn full_screen(config: Config) -> Result<ExitCode, String> {
 
 /// Loads the configuration with the global flags as the top layer.
 pub(crate) fn load_config(cli: &Cli) -> Result<Config, String> {
+    load_config_checked(cli, false)
+}
+
+/// [`load_config`] for a command that only reads the home ([`existing_home`]), checked before
+/// anything (the log directory) is created in it.
+pub(crate) fn load_existing(cli: &Cli) -> Result<Config, String> {
+    load_config_checked(cli, true)
+}
+
+fn load_config_checked(cli: &Cli, read_only: bool) -> Result<Config, String> {
     let mut options = LoadOptions::from_process();
     options.home.clone_from(&cli.home);
     options.config_file.clone_from(&cli.config);
@@ -184,11 +194,33 @@ pub(crate) fn load_config(cli: &Cli) -> Result<Config, String> {
             .flags
             .push(("chat_model".into(), model.clone(), "--model".into()));
     }
-    let config = Config::load(&options).map_err(|e| e.to_string())?;
+    let mut config = Config::load(&options).map_err(|e| e.to_string())?;
+    if read_only {
+        config = existing_home(config)?;
+    }
     logging::init(&config, cli.verbose);
     // Every commit names this machine (`elroy sync` tells machines apart by it).
     elroy_history::set_machine_name(config.settings.machine_name.as_deref());
     Ok(config)
+}
+
+/// The configuration of a command that only reads the home (`remind`, `due`, `agenda`, `doctor`,
+/// `history`): such a command never creates one, so a mistyped `ELROY_HOME` or a missing `$HOME`
+/// (under cron) is an error naming the path, not an empty home that says "No due items.".
+///
+/// # Errors
+/// `no elroy home at {path} …` when the home directory does not exist.
+pub(crate) fn existing_home(config: Config) -> Result<Config, String> {
+    let home = &config.paths.elroy_home;
+    if home.is_dir() {
+        return Ok(config);
+    }
+    Err(format!(
+        "no elroy home at {path} (this command only reads a home and never creates one). Check \
+         --home, ELROY_HOME and HOME; to start a new home there: mkdir -p {path} (a command that \
+         writes, such as `elroy message`, creates it too)",
+        path = home.display()
+    ))
 }
 
 /// A single-threaded async runtime for one command.

@@ -21,15 +21,48 @@ pub(crate) fn stdout_closed() -> bool {
     STDOUT_CLOSED.load(Ordering::Relaxed)
 }
 
+/// Whether standard output was open when elroy started. With descriptor 1 closed (`elroy remind
+/// >&-`) the Rust runtime puts `/dev/null`, opened read-write, in its place before `main`, so
+/// every line would vanish with nobody told. A shell's `> /dev/null` opens it write-only: that
+/// is a choice (cron with `notify_command`) and stays allowed.
+///
+/// # Errors
+/// `cannot write to standard output: it is closed`.
+pub(crate) fn check_stdout_open() -> Result<(), String> {
+    static OPEN: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    let open = *OPEN.get_or_init(|| !stdout_was_closed());
+    if open {
+        Ok(())
+    } else {
+        Err("cannot write to standard output: it is closed".into())
+    }
+}
+
+fn stdout_was_closed() -> bool {
+    use rustix::fs::{FileType, OFlags, fcntl_getfl, fstat, major, minor};
+    let out = std::io::stdout();
+    let (Ok(flags), Ok(stat)) = (fcntl_getfl(&out), fstat(&out)) else {
+        // Not even a descriptor.
+        return true;
+    };
+    let read_write = flags & OFlags::RWMODE == OFlags::RDWR;
+    let dev_null = FileType::from_raw_mode(stat.st_mode) == FileType::CharacterDevice
+        && major(stat.st_rdev) == 1
+        && minor(stat.st_rdev) == 3;
+    read_write && dev_null
+}
+
 /// Writes `bytes` to standard output and flushes; a closed pipe marks the output closed and is
 /// not an error.
 ///
 /// # Errors
-/// `cannot write to standard output: {error}` for any other failure.
+/// `cannot write to standard output: {error}` for any other failure, and when descriptor 1 is
+/// closed ([`check_stdout_open`]).
 pub(crate) fn write_bytes(bytes: &[u8]) -> Result<(), String> {
     if stdout_closed() {
         return Ok(());
     }
+    check_stdout_open()?;
     let mut out = std::io::stdout().lock();
     match out.write_all(bytes).and_then(|()| out.flush()) {
         Ok(()) => Ok(()),

@@ -70,7 +70,7 @@ pub(crate) fn run(config: Config, args: &RemindArgs) -> Result<ExitCode, String>
         bell: std::io::stdout().is_terminal(),
     };
     if !args.watch {
-        announcer.announce_due(&reminders, runtime.time.now())?;
+        announcer.announce_due(&runtime, &reminders, runtime.time.now())?;
         return Ok(ExitCode::SUCCESS);
     }
     crate::block_on(watch(&runtime, &reminders, &announcer, sync.as_ref()))?
@@ -83,7 +83,15 @@ struct Announcer {
 
 impl Announcer {
     /// Claims and announces what is due at `now`.
-    fn announce_due(&self, reminders: &Reminders, now: jiff::Timestamp) -> Result<(), String> {
+    fn announce_due(
+        &self,
+        runtime: &Runtime,
+        reminders: &Reminders,
+        now: jiff::Timestamp,
+    ) -> Result<(), String> {
+        // With standard output closed (`elroy remind >&-`) every line would vanish unseen:
+        // nothing is claimed, and the reminders stay due for a run that can show them.
+        crate::output::check_stdout_open()?;
         let due = reminders
             .claim_due(now, Channel::CommandLine)
             .map_err(|e| e.to_string())?;
@@ -98,6 +106,10 @@ impl Announcer {
                     }
                 }
                 return result;
+            }
+            // Shown: a repeating item moves to its next occurrence (one commit, undoable).
+            if let Err(e) = runtime.record_occurrence_announced(reminders, announcement, now) {
+                crate::output::eprintln(&format!("warning: {e}"));
             }
         }
         Ok(())
@@ -118,9 +130,11 @@ impl Announcer {
     }
 }
 
-/// Runs `words` + `title` + `body` directly (no shell), standard output discarded, and waits for
-/// it at most [`NOTIFY_TIMEOUT`].
+/// Runs `words` + `title` + `body` directly (no shell), standard output discarded, in a process
+/// group of its own, and waits for it at most [`NOTIFY_TIMEOUT`]; then the whole group is killed
+/// (a script's children too, so a hanging `sleep` or notifier never outlives the run).
 fn run_notify(words: &[String], title: &str, body: &str) -> Result<(), String> {
+    use std::os::unix::process::CommandExt;
     let (program, leading) = words.split_first().ok_or("empty command")?;
     let mut command = Command::new(program);
     command
@@ -128,7 +142,8 @@ fn run_notify(words: &[String], title: &str, body: &str) -> Result<(), String> {
         .arg(title)
         .arg(body)
         .stdin(Stdio::null())
-        .stdout(Stdio::null());
+        .stdout(Stdio::null())
+        .process_group(0);
     // A script written a moment ago may still be open for writing somewhere: retried.
     let mut child = elroy_plugins::process::retry_busy(|| command.spawn())
         .map_err(|e| format!("cannot run {program}: {e}"))?;
@@ -141,6 +156,7 @@ fn run_notify(words: &[String], title: &str, body: &str) -> Result<(), String> {
                 std::thread::sleep(Duration::from_millis(10));
             }
             Ok(None) => {
+                elroy_plugins::process::kill_group(Some(child.id()));
                 let _ = child.kill();
                 let _ = child.wait();
                 return Err(format!(
@@ -191,7 +207,7 @@ async fn watch(
         // Wall clock (or ELROY_NOW): a trigger passed during sleep is due on the first look.
         let now = runtime.time.now();
         let next = match announcer
-            .announce_due(reminders, now)
+            .announce_due(runtime, reminders, now)
             .and_then(|()| reminders.next_trigger(now).map_err(|e| e.to_string()))
         {
             Ok(next) => next,

@@ -518,6 +518,9 @@ declare_keys! {
     /// program run for each `elroy remind` announcement with the title and the body as its last two arguments, e.g. notify-send (words split as a shell would, no shell run)
     notify_command: Option<String> = S, default null, env "ELROY_NOTIFY_COMMAND",
         spec "issue 16 item 2";
+    /// when a day said without a time starts (`HH:MM`): the time of a due item for `friday`, `tomorrow` or `every monday`
+    day_start_time: String = S, default "'09:00'", env "ELROY_DAY_START_TIME",
+        spec "issue 24 item 3";
     /// full-screen interface: when a due item comes due while no turn runs, the assistant speaks first (starts a turn on its own with the item, tools on)
     proactive_reminders: bool = B, default "false", env "ELROY_PROACTIVE_REMINDERS",
         spec "issue 16 item 4";

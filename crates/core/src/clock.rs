@@ -38,12 +38,28 @@ pub struct TimeContext {
     pub clock: Arc<dyn Clock>,
     /// The configured zone (config `timezone`, else `TZ`, else the system zone).
     pub tz: TimeZone,
+    /// When a day said without a time starts (config `day_start_time`, default 09:00): the time
+    /// of `friday`, `tomorrow`, `every monday` in a due item's `trigger_time`.
+    pub day_start: jiff::civil::Time,
 }
+
+/// The default [`TimeContext::day_start`]: 09:00.
+pub const DEFAULT_DAY_START: jiff::civil::Time = jiff::civil::Time::constant(9, 0, 0, 0);
 
 impl TimeContext {
     /// A context from a clock and a zone.
     pub fn new(clock: Arc<dyn Clock>, tz: TimeZone) -> Self {
-        TimeContext { clock, tz }
+        TimeContext {
+            clock,
+            tz,
+            day_start: DEFAULT_DAY_START,
+        }
+    }
+
+    /// This context with another day start.
+    pub fn with_day_start(mut self, day_start: jiff::civil::Time) -> Self {
+        self.day_start = day_start;
+        self
     }
 
     /// A context fixed at `now` in `tz` (tests).
@@ -51,6 +67,7 @@ impl TimeContext {
         TimeContext {
             clock: Arc::new(FixedClock(now)),
             tz,
+            day_start: DEFAULT_DAY_START,
         }
     }
 
@@ -75,6 +92,7 @@ impl Default for TimeContext {
         TimeContext {
             clock: Arc::new(SystemClock),
             tz: TimeZone::UTC,
+            day_start: DEFAULT_DAY_START,
         }
     }
 }

@@ -33,7 +33,7 @@ mod validate;
 mod warnings;
 
 pub use args::{ArgType, NoArgs, ToolArgs, parse_args};
-pub use clock::{Clock, FixedClock, SystemClock, TimeContext};
+pub use clock::{Clock, DEFAULT_DAY_START, FixedClock, SystemClock, TimeContext};
 pub use context::{
     Capabilities, Conversation, ServiceError, Services, ToolContext, UserId, UserInfo,
 };

@@ -11,7 +11,8 @@ use crate::DbError;
 /// ([`ANNOUNCEMENTS_SCHEMA`]). Migration 4 makes the agenda and memory indexes validated caches
 /// of their files ([`STAT_INDEX`]). Migration 5 lets the memory index skip unchanged directories
 /// ([`MEMORY_LISTING`]). Migration 6 indexes the agenda rows by what its queries select
-/// ([`AGENDA_QUERY_INDEXES`]).
+/// ([`AGENDA_QUERY_INDEXES`]). Migration 7 marks open the rows of items that are not completed and
+/// whose `status` is not `deleted` ([`OPEN_STATUSES`]).
 pub const MIGRATIONS: &[(i64, &str)] = &[
     (1, SCHEMA_V1),
     (2, crate::grams::GRAMS_SCHEMA),
@@ -19,10 +20,11 @@ pub const MIGRATIONS: &[(i64, &str)] = &[
     (4, STAT_INDEX),
     (5, MEMORY_LISTING),
     (6, AGENDA_QUERY_INDEXES),
+    (7, OPEN_STATUSES),
 ];
 
 /// The newest schema version this build knows.
-pub const LATEST_VERSION: i64 = 6;
+pub const LATEST_VERSION: i64 = 7;
 
 /// Migration 4: everything an agenda listing, a lookup by name and the due check need, per file,
 /// so they read the index and re-read only files whose stat changed (issue 14): the raw `status`,
@@ -332,4 +334,18 @@ CREATE INDEX agenda_items_files ON agenda_items (user_id, stem, id, file_ino, fi
 CREATE INDEX agenda_items_stem_nocase ON agenda_items (user_id, stem COLLATE NOCASE)
   WHERE status <> 'deleted';
 CREATE INDEX agenda_items_active_names ON agenda_items (user_id, status, stem, name);
+"#;
+
+/// Migration 7 (issue 24): the agenda index keeps a repeating due item's rule (its `recurrence`
+/// key, RFC 5545 text), and an item that is not `completed: true` and whose `status` is any word
+/// but `deleted` (`in_progress`, written by hand or another tool) is open, as in Elroy 0.5.0;
+/// earlier builds indexed such rows as `completed`, so no tool could find them until the file
+/// changed. Every row loses its scan state, so the next query reads each file once and fills
+/// both.
+const OPEN_STATUSES: &str = r#"
+ALTER TABLE agenda_items ADD COLUMN recurrence TEXT;
+UPDATE agenda_items SET status = 'created'
+  WHERE status = 'completed' AND completed = 0 AND raw_status IS NOT NULL
+    AND raw_status <> 'deleted';
+UPDATE agenda_items SET file_size = NULL, file_mtime_ns = NULL;
 "#;

@@ -221,6 +221,51 @@ fn migration_3_adds_due_announcements() {
     );
 }
 
+/// Migration 7 (issue 24): a version-6 index row of an item with `status: in_progress` (indexed
+/// as `completed` by earlier builds, so no tool found it) is open again, every row is read once
+/// more, and rows keep a repeating item's rule.
+#[test]
+fn migration_7_reopens_open_statuses_and_adds_recurrence() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("state.db");
+    {
+        let c = rusqlite::Connection::open(&path).unwrap();
+        for (_, sql) in &migrations::MIGRATIONS[..6] {
+            c.execute_batch(sql).unwrap();
+        }
+        c.execute_batch(
+            "INSERT INTO meta (key, value) VALUES ('schema_version', '6');
+             INSERT INTO users (id, token, created_at) VALUES (1, 'DEFAULT', 'x');
+             INSERT INTO agenda_items (user_id, id, stem, name, kind, status, text_md5, created_at,
+               updated_at, file_size, file_mtime_ns, raw_status, completed)
+             VALUES (1, 1, 'Renew', 'Renew', 'agenda', 'completed', '', 'x', 'x', 10, 5,
+               'in_progress', 0),
+             (1, 2, 'Done', 'Done', 'agenda', 'completed', '', 'x', 'x', 10, 5, 'in_progress', 1),
+             (1, 3, 'Gone', 'Gone', 'agenda', 'completed', '', 'x', 'x', 10, 5, 'deleted', 0);",
+        )
+        .unwrap();
+    }
+    let db = Db::open(&path).unwrap();
+    assert_eq!(db.schema_version().unwrap(), migrations::LATEST_VERSION);
+    let rows: Vec<(i64, String, Option<i64>, Option<String>)> = db
+        .with_conn(|c| {
+            let mut stmt = c.prepare(
+                "SELECT id, status, file_mtime_ns, recurrence FROM agenda_items ORDER BY id",
+            )?;
+            stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)))?
+                .collect()
+        })
+        .unwrap();
+    assert_eq!(
+        rows,
+        vec![
+            (1, "created".into(), None, None),
+            (2, "completed".into(), None, None),
+            (3, "completed".into(), None, None),
+        ]
+    );
+}
+
 /// Kind: two processes on one `state.db`, one reading then writing in a transaction while the
 /// other commits in between. A deferred transaction would fail at its first write with
 /// "database is locked" (no busy wait); every transaction takes the write lock at BEGIN, so both

@@ -173,6 +173,19 @@ pub fn check_home(config: &Config) -> DoctorReport {
                                     ),
                                 );
                             }
+                            // A rule that cannot be read (a hand edit): the item fires once, at
+                            // its trigger_datetime, and then no more (issue 24).
+                            if let Some(Err(e)) = item
+                                .recurrence
+                                .as_deref()
+                                .map(elroy_agenda::Recurrence::from_text)
+                            {
+                                push(
+                                    Area::Agenda,
+                                    Some(format!("agenda/{}.md", item.stem)),
+                                    format!("{e}; this due item fires once and does not repeat"),
+                                );
+                            }
                         }
                     }
                     Err(e) => push(Area::Agenda, None, e.to_string()),

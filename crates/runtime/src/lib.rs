@@ -127,14 +127,25 @@ impl Runtime {
             Some(now) => Arc::new(FixedClock(now)),
             None => Arc::new(SystemClock),
         };
-        let time = TimeContext::new(clock, config.timezone.clone());
+        let mut warnings = config.warnings.clone();
+        let day_start =
+            match jiff::civil::Time::strptime("%H:%M", config.settings.day_start_time.trim()) {
+                Ok(time) => time,
+                Err(_) => {
+                    warnings.push(format!(
+                        "day_start_time: '{}' is not a time as HH:MM (e.g. 08:30); using 09:00",
+                        config.settings.day_start_time
+                    ));
+                    elroy_core::DEFAULT_DAY_START
+                }
+            };
+        let time = TimeContext::new(clock, config.timezone.clone()).with_day_start(day_start);
         let user = UserInfo {
             id: None,
             token: config.settings.user_token.clone(),
             elroy_home: config.paths.elroy_home.clone(),
             user_home: config.paths.user_home.clone(),
         };
-        let mut warnings = config.warnings.clone();
         let mut services = services::open_services(&config, &time, &user, &warn);
         let mut registry = build_registry(&config);
         // Plugins (tools.md §9.1) come after the built-in tools; a bad plugin is a warning.

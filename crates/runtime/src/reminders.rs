@@ -25,6 +25,13 @@ use crate::{Runtime, RuntimeError};
 /// The name a snooze is recorded under in the versioned home (`snooze_due_item: agenda/X.md`).
 pub const SNOOZE_CHANGE: &str = "snooze_due_item";
 
+/// The name under which `elroy remind` records moving a repeating item to its next occurrence
+/// (`next_occurrence: agenda/X.md`), which `elroy undo` reverts.
+pub const NEXT_OCCURRENCE_CHANGE: &str = "next_occurrence";
+
+/// The most occurrences counted for one announcement (a rule every minute after a long sleep).
+const MISSED_COUNT_LIMIT: u16 = 10_000;
+
 /// A timed due item to announce, with the texts every front end shows.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Announcement {
@@ -39,6 +46,9 @@ pub struct Announcement {
     pub body: String,
     /// The trigger time as shown: `09:00` today, `2026-12-02 09:00` on another day (configured zone).
     pub when: String,
+    /// For a repeating item: how many of its occurrences have passed since its trigger (1 when
+    /// only this one; more after the machine was off), announced in this one line.
+    pub occurrences: usize,
 }
 
 /// Reminders of the runtime's user: the agenda store, the announcement ledger and the zone.
@@ -93,7 +103,8 @@ impl Runtime {
             let now = self.time.now_local();
             // The parser's message is Elroy's (create_due_item's); a person snoozing is told the
             // spoken forms too.
-            let trigger = elroy_agenda::parse_trigger_time(when, &now).map_err(|e| {
+            let trigger = elroy_agenda::parse_trigger_time_with(when, &now, self.time.day_start)
+                .map_err(|e| {
                 if e.starts_with("Invalid datetime format") {
                     format!("{e}; or as people say it: 10m, 2h, tonight at 9, tomorrow 9am, friday 17:00")
                 } else {
@@ -107,8 +118,24 @@ impl Runtime {
             let item = agenda
                 .snooze_due_item(name, trigger, now.timestamp())
                 .map_err(|e| e.message().to_owned())?;
+            let weekday = if elroy_agenda::is_elroy_form(when) {
+                String::new()
+            } else {
+                format!(
+                    " ({})",
+                    trigger
+                        .to_zoned_datetime(self.time.tz.clone())
+                        .strftime("%A")
+                )
+            };
+            let repeats = agenda
+                .due_item(&item.name)
+                .ok()
+                .and_then(|d| d.repeats())
+                .map(|rule| format!(" Only this occurrence moves; it repeats {rule}."))
+                .unwrap_or_default();
             Ok(format!(
-                "Due item '{}' snoozed until {}.",
+                "Due item '{}' snoozed until {}{weekday}.{repeats}",
                 item.name,
                 format_local_with_offset(trigger, &self.time.tz)
             ))
@@ -130,6 +157,85 @@ impl Runtime {
             result.content.push_str(&note);
         }
         result
+    }
+}
+
+impl Runtime {
+    /// `elroy due done NAME --series`: completes the active due item `name` whatever its rule
+    /// (a repeating item ends; a one-off item is completed as by `complete_due_item`), recorded
+    /// as one versioned-home commit (`complete_due_item: agenda/X.md`).
+    pub fn complete_due_series(&self, name: &str, closing_comment: Option<&str>) -> ToolResult {
+        let ctx = self.tool_context(Capabilities { can_restart: false });
+        let mut arguments = serde_json::Map::new();
+        arguments.insert("name".into(), name.into());
+        let observed = self
+            .history
+            .call_starting(&ctx, "complete_due_item", &arguments);
+        let outcome = (|| -> Result<String, String> {
+            let agenda = ctx
+                .services
+                .require::<AgendaStore>()
+                .map_err(|e| e.message().to_owned())?;
+            let repeats = agenda.due_item(name).ok().and_then(|d| d.repeats());
+            agenda
+                .complete_due_item(name, closing_comment)
+                .map_err(|e| e.message().to_owned())?;
+            Ok(match repeats {
+                Some(rule) => format!(
+                    "Due item '{name}' has been marked as completed; it no longer repeats ({rule})."
+                ),
+                None => format!("Due item '{name}' has been marked as completed."),
+            })
+        })();
+        let mut result = match outcome {
+            Ok(content) => ToolResult {
+                content,
+                is_error: false,
+                effects: Vec::new(),
+            },
+            Err(content) => ToolResult {
+                content,
+                is_error: true,
+                effects: Vec::new(),
+            },
+        };
+        if let Some(note) = observed.finished(&ctx, &result) {
+            result.content.push_str("\n\n");
+            result.content.push_str(&note);
+        }
+        result
+    }
+
+    /// [`Reminders::occurrence_announced`] recorded as one versioned-home commit
+    /// (`next_occurrence: agenda/X.md`, which `elroy undo` reverts). `Ok(None)`: nothing moved.
+    ///
+    /// # Errors
+    /// Agenda failures.
+    pub fn record_occurrence_announced(
+        &self,
+        reminders: &Reminders,
+        announcement: &Announcement,
+        now: Timestamp,
+    ) -> Result<Option<elroy_agenda::Occurrence>, AgendaError> {
+        if announcement.item.recurrence.is_none() {
+            return Ok(None);
+        }
+        let ctx = self.tool_context(Capabilities { can_restart: false });
+        let mut arguments = serde_json::Map::new();
+        arguments.insert("name".into(), announcement.item.name.clone().into());
+        let observed = self
+            .history
+            .call_starting(&ctx, NEXT_OCCURRENCE_CHANGE, &arguments);
+        let outcome = reminders.occurrence_announced(announcement, now);
+        let result = ToolResult {
+            content: String::new(),
+            is_error: outcome.is_err(),
+            effects: Vec::new(),
+        };
+        if let Some(note) = observed.finished(&ctx, &result) {
+            tracing::warn!("{note}");
+        }
+        outcome
     }
 }
 
@@ -210,6 +316,28 @@ impl Reminders {
         self.agenda.next_trigger_after(now)
     }
 
+    /// After `elroy remind` showed `announcement`: a repeating item moves to its first
+    /// occurrence after `now` (or is completed when its rule has ended); nothing for a one-off
+    /// item. Only the process whose claim won calls this; the store compares the trigger under
+    /// its lock, so the item moves once.
+    ///
+    /// # Errors
+    /// Agenda failures.
+    pub fn occurrence_announced(
+        &self,
+        announcement: &Announcement,
+        now: Timestamp,
+    ) -> Result<Option<elroy_agenda::Occurrence>, AgendaError> {
+        let Some(trigger) = announcement.item.trigger_datetime else {
+            return Ok(None);
+        };
+        if announcement.item.recurrence.is_none() {
+            return Ok(None);
+        }
+        self.agenda
+            .occurrence_announced(&announcement.item.stem, trigger, now, &self.time.tz)
+    }
+
     /// The texts of `item` announced at `now` (see [`Announcement`]).
     pub fn announcement(&self, item: DueItem, now: Timestamp) -> Announcement {
         let tz = &self.time.tz;
@@ -234,17 +362,36 @@ impl Reminders {
             .split_whitespace()
             .collect::<Vec<_>>()
             .join(" ");
-        let line = if one_line.is_empty() {
+        let mut line = if one_line.is_empty() {
             format!("⏰ {title}")
         } else {
             format!("⏰ {title} — {one_line}")
         };
+        // Missed occurrences (the machine was off): one line with the count, not one each.
+        let occurrences = match (item.repetition(), item.trigger_datetime) {
+            (Some(rule), Some(trigger)) if trigger <= now => rule
+                .between(trigger, now, tz, MISSED_COUNT_LIMIT)
+                .map_or(1, |o| o.len().max(1)),
+            _ => 1,
+        };
+        if occurrences > 1 {
+            let more = if occurrences >= usize::from(MISSED_COUNT_LIMIT) {
+                "+"
+            } else {
+                ""
+            };
+            line.push_str(&format!(
+                " ({occurrences}{more} occurrences since then, {})",
+                item.repeats().unwrap_or_default()
+            ));
+        }
         Announcement {
             item,
             line,
             title,
             body,
             when,
+            occurrences,
         }
     }
 }
@@ -343,7 +490,7 @@ mod tests {
         assert!(!snoozed.is_error, "{}", snoozed.content);
         assert_eq!(
             snoozed.content,
-            "Due item 'Dentist' snoozed until 2026-12-01 08:10:00+00:00."
+            "Due item 'Dentist' snoozed until 2026-12-01 08:10:00+00:00 (Tuesday)."
         );
         let again = reminders
             .claim_due(at("2026-12-01T08:10:00Z"), Channel::Interface)

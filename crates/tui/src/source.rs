@@ -105,15 +105,21 @@ impl StoreSidebar {
                 local.strftime("%b %d %H:%M").to_string()
             };
             let path = store.agenda_dir().join(format!("{}.md", due.stem));
+            let file = std::fs::read_to_string(&path).unwrap_or_else(|_| due.text.clone());
+            // A repeating item (issue 24): marked ↻, its rule in words above the file.
+            let (mark, detail) = match due.repeats() {
+                Some(rule) => (" ↻", format!("Repeats {rule}\n\n{file}")),
+                None => ("", file),
+            };
             items.push(SideItem {
                 label: due.name.clone(),
                 meta: if overdue {
-                    format!("overdue {when}")
+                    format!("overdue {when}{mark}")
                 } else {
-                    when
+                    format!("{when}{mark}")
                 },
                 name: due.name.clone(),
-                detail: std::fs::read_to_string(&path).unwrap_or_else(|_| due.text.clone()),
+                detail,
                 path: Some(path),
                 warn: overdue,
                 highlight: false,
@@ -344,6 +350,10 @@ mod tests {
                 r#"{"name": "In Paris", "text": "Visit the museum", "trigger_context": "when in Paris"}"#,
             ),
             (
+                "create_due_item",
+                r#"{"name": "Stretch", "text": "Five minutes", "trigger_time": "every day at 20:00"}"#,
+            ),
+            (
                 "create_memory",
                 r#"{"name": "Likes green tea", "text": "Prefers green tea in the afternoon."}"#,
             ),
@@ -376,9 +386,18 @@ mod tests {
         let due = rows(TabKind::Due);
         assert_eq!(due[0], ("Call the dentist".into(), "overdue 08:30".into()));
         assert_eq!(due[1], ("Water plants".into(), "18:00".into()));
-        assert_eq!(due[2], ("In Paris".into(), "context".into()));
+        // A repeating item is marked, its rule in words above the file (issue 24).
+        assert_eq!(due[2], ("Stretch".into(), "20:00 ↻".into()));
+        assert_eq!(due[3], ("In Paris".into(), "context".into()));
         let due_tab = tabs.iter().find(|t| t.kind == TabKind::Due).unwrap();
         assert!(due_tab.items[0].warn && !due_tab.items[1].warn);
+        assert!(
+            due_tab.items[2]
+                .detail
+                .starts_with("Repeats every day at 20:00\n\n---\n"),
+            "{}",
+            due_tab.items[2].detail
+        );
         let memories = rows(TabKind::Memories);
         assert_eq!(
             memories[0],

@@ -26,6 +26,21 @@ impl AgendaStore {
         new: &NewDueItem<'_>,
         now: &ZonedDateTime,
     ) -> Result<ItemRef, AgendaError> {
+        self.create_due_item_repeating(new, None, now)
+    }
+
+    /// [`AgendaStore::create_due_item`] with a repetition (issue 24): the rule goes in the
+    /// `recurrence` key (sorted among the others, as every key Elroy writes) and `new.trigger`
+    /// must be its first occurrence, so Elroy 0.5.0 reads the file as a one-off then.
+    ///
+    /// # Errors
+    /// As [`AgendaStore::create_due_item`].
+    pub fn create_due_item_repeating(
+        &self,
+        new: &NewDueItem<'_>,
+        recurrence: Option<&crate::Recurrence>,
+        now: &ZonedDateTime,
+    ) -> Result<ItemRef, AgendaError> {
         // Names are NFC on input (stored, compared, file name), so the NFD spelling of an
         // existing item is refused as a duplicate.
         let name = &*elroy_markdown::normalize_name(new.name);
@@ -62,6 +77,9 @@ impl AgendaStore {
             front.insert("completed", false);
             front.insert("date", now.date().to_string());
             front.insert("name", name);
+            if let Some(rule) = recurrence {
+                front.insert(crate::RECURRENCE_KEY, rule.to_text());
+            }
             front.insert("status", "created");
             if let Some(context) = new.trigger_context {
                 front.insert("trigger_context", context);
@@ -294,6 +312,7 @@ impl AgendaStore {
             trigger_context: item.trigger_context.clone(),
             trigger_raw: item.trigger_raw.clone(),
             text: item.text().to_owned(),
+            recurrence: item.recurrence.clone(),
         }
     }
 

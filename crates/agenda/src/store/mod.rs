@@ -9,6 +9,7 @@ mod agenda_ops;
 mod due_ops;
 mod matching;
 mod reminder_ops;
+mod repeat_ops;
 mod views;
 
 use std::path::{Path, PathBuf};
@@ -27,6 +28,7 @@ use crate::scan::{Snapshot, load_item};
 use crate::time::format_stored_trigger;
 use crate::{AgendaError, DbIndex};
 
+pub use repeat_ops::Occurrence;
 pub use views::{DueItem, ItemRef, ListedItem, NewDueItem, RecallEntry, to_fact};
 
 /// The fallback file-name base of agenda and due items (`formats.md` §2.1).

@@ -49,9 +49,24 @@ pub struct DueItem {
     pub trigger_raw: Option<String>,
     /// The body, stripped.
     pub text: String,
+    /// The rule of a repeating item (the `recurrence` key), as stored.
+    pub recurrence: Option<String>,
 }
 
 impl DueItem {
+    /// The rule of a repeating item, read; `None` for a one-off (or a rule that does not read:
+    /// then the item fires once, at `trigger_datetime`, as Elroy 0.5.0 would).
+    pub fn repetition(&self) -> Option<crate::Recurrence> {
+        self.recurrence
+            .as_deref()
+            .and_then(|text| crate::Recurrence::from_text(text).ok())
+    }
+
+    /// The rule in words (`every weekday at 09:00`), for a repeating item.
+    pub fn repeats(&self) -> Option<String> {
+        self.repetition().map(|r| r.describe())
+    }
+
     /// The `print_due_item` text (`tools.md` §2.6), `{name}` being the name as asked for:
     /// `Due item '{name}':`, `Trigger Time: {local with offset}` (D7), `Context: …`, `Text: …`.
     pub fn print(&self, asked_name: &str, tz: &TimeZone) -> String {
@@ -61,6 +76,9 @@ impl DueItem {
                 "Trigger Time: {}",
                 format_local_with_offset(ts, tz)
             ));
+        }
+        if let Some(repeats) = self.repeats() {
+            lines.push(format!("Repeats: {repeats}"));
         }
         if let Some(context) = &self.trigger_context {
             lines.push(format!("Context: {context}"));
@@ -78,6 +96,17 @@ impl DueItem {
         format!(
             "⏰ DUE ITEM: '{}' - {}\n\nThis item was scheduled for {when} and is now due. Please inform the user about it and then use the delete_due_item tool to remove it from active due items.",
             self.name, self.text
+        )
+        .replace(
+            "use the delete_due_item tool to remove it from active due items.",
+            &match self.repeats() {
+                // A repeating item: deleting it would end every later occurrence.
+                Some(rule) => format!(
+                    "use the complete_due_item tool to mark this occurrence done (it repeats {rule}; \
+                     delete_due_item would end the whole series)."
+                ),
+                None => "use the delete_due_item tool to remove it from active due items.".into(),
+            },
         )
     }
 }

@@ -341,9 +341,12 @@ fn r10_relative_times() {
         let home = home_in("UTC");
         let args = serde_json::json!({"name": "Tea", "text": "x", "trigger_time": input});
         let r = home.call("create_due_item", &args.to_string());
+        // Not one of Elroy's formats: Elroy's sentence and what was understood (issue 24).
+        let at = elroy_agenda::parse_stored_trigger(stored).unwrap();
+        let understood = elroy_agenda::format_spoken_instant(at, &TimeZone::UTC);
         assert_eq!(
             r.content,
-            format!("Timed due item 'Tea' has been created for {input}.")
+            format!("Timed due item 'Tea' has been created for {input} ({understood}).")
         );
         assert!(
             home.file("Tea.md")
@@ -355,9 +358,13 @@ fn r10_relative_times() {
         "create_due_item",
         r#"{"name":"Tea","text":"x","trigger_time":"0m"}"#,
     );
-    assert_eq!(
-        r.content,
-        "Error invoking tool create_due_item: Invalid datetime format: '0m'. Expected formats: 'YYYY-MM-DD HH:MM:SS', 'YYYY-MM-DD HH:MM', 'YYYY-MM-DD', or ISO 8601 format"
+    // Elroy's message, then the forms elroy also reads.
+    assert!(
+        r.content.starts_with(
+            "Error invoking tool create_due_item: Invalid datetime format: '0m'. Expected formats: 'YYYY-MM-DD HH:MM:SS', 'YYYY-MM-DD HH:MM', 'YYYY-MM-DD', or ISO 8601 format; elroy also accepts"
+        ),
+        "{}",
+        r.content
     );
     assert!(home.files().is_empty());
 }
@@ -754,4 +761,52 @@ fn long_names_in_any_script_fit_the_file_system() {
         cyr_file.trim_end_matches(".md").chars().count(),
         cyrillic.chars().count()
     );
+}
+
+/// Issue 24: Elroy 0.5.0 skips only completed and deleted items, so an item whose `status` is any
+/// other word (`in_progress`, from a hand edit or another tool; `waiting`, the same kind) is found
+/// by every agenda and due-item tool and listed.
+#[test]
+fn any_open_status_matches_like_created() {
+    let home = home_in("UTC");
+    write(
+        &home,
+        "Renew.md",
+        "---\ncompleted: false\ndate: '2026-11-30'\nname: Renew passport\nstatus: in_progress\n---\n\nRenew passport",
+    );
+    write(
+        &home,
+        "Water.md",
+        "---\ncompleted: false\ndate: '2026-11-30'\nstatus: waiting\n---\n\nWater the plants",
+    );
+    write(
+        &home,
+        "Call.md",
+        "---\ncompleted: false\ndate: '2026-11-30'\nname: Call Sam\nstatus: in_progress\ntrigger_datetime: 2026-12-01 09:00:00+00:00\n---\n\nCall Sam",
+    );
+    write(
+        &home,
+        "Gone.md",
+        "---\ncompleted: false\ndate: '2026-11-30'\nstatus: deleted\n---\n\nGone",
+    );
+    let list = home.call("list_agenda_items", "").content;
+    assert!(list.contains("Renew passport"), "{list}");
+    assert!(list.contains("Water the plants"), "{list}");
+    assert!(!list.contains("Gone"), "{list}");
+    let r = home.call(
+        "add_agenda_item_update",
+        r#"{"item_name":"Renew","note":"Photos taken"}"#,
+    );
+    assert!(!r.is_error, "{}", r.content);
+    let r = home.call("complete_agenda_item", r#"{"item_name":"Renew"}"#);
+    assert!(!r.is_error, "{}", r.content);
+    assert!(home.file("Renew.md").contains("status: completed"));
+    let r = home.call("complete_agenda_item", r#"{"item_name":"water"}"#);
+    assert!(!r.is_error, "{}", r.content);
+    let r = home.call("print_due_item", r#"{"name":"Call Sam"}"#);
+    assert!(!r.is_error, "{}", r.content);
+    let r = home.call("complete_due_item", r#"{"name":"Call Sam"}"#);
+    assert!(!r.is_error, "{}", r.content);
+    let r = home.call("complete_agenda_item", r#"{"item_name":"Gone"}"#);
+    assert!(r.is_error, "{}", r.content);
 }

@@ -1,6 +1,8 @@
 //! The due-item tools (`tools.md` §2.1–§2.6).
 
-use elroy_agenda::{AgendaError, AgendaStore, NewDueItem, parse_trigger_time};
+use elroy_agenda::{
+    AgendaError, AgendaStore, NewDueItem, format_spoken_instant, understand_trigger,
+};
 use elroy_core::{Effect, RecallItem, RecallKind, ToolContext, ToolError, ToolOutput, TypedTool};
 
 fn tool_error(e: AgendaError) -> ToolError {
@@ -24,7 +26,12 @@ elroy_core::tool_args! {
     }
 }
 
-/// `create_due_item` (`tools.md` §2.1): returns `Pin(("AgendaItem", id))`.
+/// `create_due_item` (`tools.md` §2.1): returns `Pin(("AgendaItem", id))`. `trigger_time` is
+/// read by [`understand_trigger`]: Elroy 0.5.0's formats, times as people say them, and
+/// repetitions (issue 24), which store their rule in the `recurrence` key. When it was not one of
+/// Elroy's formats, the success text keeps Elroy's sentence and adds what was understood:
+/// `… created for tomorrow 9am (Wed 2026-03-18 09:00 +01:00).`, for a repetition with its rule
+/// in words.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct CreateDueItem;
 
@@ -36,24 +43,32 @@ impl TypedTool for CreateDueItem {
 
     fn run(&self, ctx: &ToolContext, args: Self::Args) -> Result<ToolOutput, ToolError> {
         let now = ctx.time.now_local();
-        let trigger = match args.trigger_time.as_deref() {
-            Some(text) => Some(parse_trigger_time(text, &now).map_err(ToolError::new)?),
+        let understood = match args.trigger_time.as_deref() {
+            Some(text) => {
+                Some(understand_trigger(text, &now, ctx.time.day_start).map_err(ToolError::new)?)
+            }
             None => None,
         };
         let store = ctx.services.require::<AgendaStore>()?;
         let item = store
-            .create_due_item(
+            .create_due_item_repeating(
                 &NewDueItem {
                     name: &args.name,
                     text: &args.text,
-                    trigger,
+                    trigger: understood.as_ref().map(|u| u.at),
                     trigger_context: args.trigger_context.as_deref(),
                 },
+                understood.as_ref().and_then(|u| u.recurrence.as_ref()),
                 &now,
             )
             .map_err(tool_error)?;
         let name = &args.name;
-        let content = match (&args.trigger_time, &args.trigger_context) {
+        // Elroy's sentence; what was understood added when the time was said another way.
+        let time = args.trigger_time.as_deref().map(|time| match &understood {
+            Some(u) if !u.elroy_form => format!("{time} ({})", u.resolved(&ctx.time.tz)),
+            _ => time.to_owned(),
+        });
+        let content = match (&time, &args.trigger_context) {
             (Some(time), Some(context)) => format!(
                 "Hybrid due item '{name}' has been created for {time} and context: {context}."
             ),
@@ -83,16 +98,34 @@ impl TypedTool for CompleteDueItem {
 
     fn run(&self, ctx: &ToolContext, args: Self::Args) -> Result<ToolOutput, ToolError> {
         let store = ctx.services.require::<AgendaStore>()?;
-        store
-            .complete_due_item(&args.name, args.closing_comment.as_deref())
+        let occurrence = store
+            .complete_due_occurrence(
+                &args.name,
+                args.closing_comment.as_deref(),
+                false,
+                ctx.time.now(),
+                &ctx.time.tz,
+            )
             .map_err(tool_error)?;
         let name = &args.name;
-        Ok(ToolOutput::text(match &args.closing_comment {
+        let mut content = match &args.closing_comment {
             Some(comment) => {
                 format!("Due item '{name}' has been marked as completed. Comment: {comment}")
             }
             None => format!("Due item '{name}' has been marked as completed."),
-        }))
+        };
+        // A repeating item: this occurrence is done; say when the next one is (issue 24).
+        match (occurrence.next, &occurrence.rule) {
+            (Some(next), Some(rule)) => content.push_str(&format!(
+                " It repeats {rule}: next on {}.",
+                format_spoken_instant(next, &ctx.time.tz)
+            )),
+            (None, Some(rule)) => {
+                content.push_str(&format!(" That was the last occurrence of {rule}."));
+            }
+            _ => {}
+        }
+        Ok(ToolOutput::text(content))
     }
 }
 
