@@ -76,7 +76,7 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
         Some(Command::Sync(args)) => sync_cmd::run(&load_config(&cli)?, args),
         Some(Command::Doctor(args)) => doctor::run(&load_config(&cli)?, args),
         Some(Command::Remember(args)) => remember::run(load_config(&cli)?, args),
-        Some(Command::Mcp) => mcp_cmd::run(load_config(&cli)?),
+        Some(Command::Mcp(args)) => mcp_cmd::run(load_config(&cli)?, args),
         Some(Command::ImportElroy(args)) => import_cmd::run(load_config(&cli)?, args),
         Some(Command::Agenda(args)) => agenda_cmd::run(load_config(&cli)?, args),
         Some(Command::Due(args)) => due_cmd::run(load_config(&cli)?, args),
@@ -183,6 +183,13 @@ pub(crate) fn load_config(cli: &Cli) -> Result<Config, String> {
         options
             .flags
             .push(("chat_model".into(), model.clone(), "--model".into()));
+    }
+    if let Some(file) = &cli.mcp_config {
+        options.flags.push((
+            "mcp_config_path".into(),
+            file.to_string_lossy().into_owned(),
+            "--mcp-config".into(),
+        ));
     }
     let config = Config::load(&options).map_err(|e| e.to_string())?;
     logging::init(&config, cli.verbose);
