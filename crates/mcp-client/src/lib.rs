@@ -272,10 +272,30 @@ impl ToolSource for McpClients {
                 self.start(server);
             }
             self.settle(candidates.clone()).await;
-            candidates
+            if let Some(found) = candidates
                 .iter()
                 .flat_map(|s| s.tools())
                 .find(|t| t.tool.spec().name == name)
+            {
+                return Some(found);
+            }
+            // A name of a server that failed: say so, not "unknown tool".
+            candidates.iter().find_map(|server| match server.phase() {
+                Phase::Failed(reason) => Some(SourcedTool {
+                    tool: Arc::new(tool::Unavailable {
+                        spec: elroy_core::ToolSpec::new(name, "", None),
+                        message: format!(
+                            "the MCP server {} is not available: {reason}",
+                            server.config.name
+                        ),
+                    }),
+                    origin: elroy_core::ToolOrigin::Mcp {
+                        server: server.config.name.clone(),
+                        tool: name.to_owned(),
+                    },
+                }),
+                _ => None,
+            })
         })
     }
 }

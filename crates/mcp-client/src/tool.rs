@@ -67,6 +67,29 @@ impl Tool for McpTool {
     }
 }
 
+/// What a call of a tool of a server that failed finds: an error naming the server and why it
+/// is not available (rather than "unknown tool" with elroy's whole tool list).
+pub(crate) struct Unavailable {
+    pub(crate) spec: ToolSpec,
+    pub(crate) message: String,
+}
+
+impl Tool for Unavailable {
+    fn spec(&self) -> &ToolSpec {
+        &self.spec
+    }
+
+    fn call<'a>(
+        &'a self,
+        _ctx: &'a ToolContext,
+        _args: ValidatedArgs,
+    ) -> BoxFuture<'a, Result<ToolOutput, ToolError>> {
+        Box::pin(std::future::ready(Err(ToolError::new(
+            self.message.clone(),
+        ))))
+    }
+}
+
 /// The text of a call result: its text blocks joined by newlines; an embedded text resource's
 /// text; other blocks named by kind (`[image: image/png]`); with no content at all, the
 /// `structuredContent` as JSON. A tool returning a string sends both text and
