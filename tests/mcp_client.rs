@@ -548,3 +548,63 @@ fn a_turn_calls_an_mcp_tool() {
 pub fn sdk_venv() -> PathBuf {
     Path::new(env!("CARGO_TARGET_TMPDIR")).join("mcp-python-sdk")
 }
+
+fn valid_tool_name(name: &str) -> bool {
+    !name.is_empty()
+        && name.len() <= elroy_mcp_client::naming::MAX_NAME_LEN
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
+}
+
+/// Sanitising: a dotted server name (one kind of forbidden character) and a tool name with a
+/// space, a slash and a non-ASCII letter (others); a second server whose name sanitises alike
+/// gets a hashed label.
+#[test]
+fn naming_sanitises_to_what_providers_accept() {
+    use elroy_mcp_client::naming::{could_belong, exposed_name, server_label};
+    let label = server_label("my.server", |_| false);
+    assert_eq!(label, "my_server");
+    assert_eq!(
+        exposed_name("fs", "fs", "read_file", |_| false),
+        "mcp__fs__read_file"
+    );
+    assert_eq!(
+        exposed_name(&label, "my.server", "list files/ä", |_| false),
+        "mcp__my_server__list_files__"
+    );
+    assert!(could_belong("mcp__my_server__x", &label));
+    assert!(!could_belong("mcp__other__x", &label));
+    // FNV-1a (32 bits) of "my_server", computed independently.
+    assert_eq!(
+        server_label("my_server", |l| l == "my_server"),
+        "my_server_957f0187"
+    );
+}
+
+/// Too long: cut to 55 characters plus `_` and the hash of server and tool (stable: the value is
+/// computed independently); two long names sharing their first 55 characters differ; a name
+/// taken by an earlier tool gets the hashed form; a long server name still routes its calls.
+#[test]
+fn naming_shortens_long_and_colliding_names_stably() {
+    use elroy_mcp_client::naming::{MAX_NAME_LEN, could_belong, exposed_name};
+    let tool_a = format!("{}_alpha", "x".repeat(70));
+    let tool_b = format!("{}_beta", "x".repeat(70));
+    let a = exposed_name("srv", "srv", &tool_a, |_| false);
+    let b = exposed_name("srv", "srv", &tool_b, |_| false);
+    assert_eq!(a, format!("mcp__srv__{}_96db0d3d", "x".repeat(45)));
+    assert_eq!(a.len(), MAX_NAME_LEN);
+    assert!(valid_tool_name(&a) && valid_tool_name(&b), "{a} {b}");
+    assert_ne!(a, b);
+    let taken = exposed_name("s", "s", "a.b", |n| n == "mcp__s__a_b");
+    assert!(
+        taken.starts_with("mcp__s__a_b_") && valid_tool_name(&taken),
+        "{taken}"
+    );
+    let long_server = "s".repeat(80);
+    let name = exposed_name(&long_server, &long_server, "t", |_| false);
+    assert!(
+        valid_tool_name(&name) && could_belong(&name, &long_server),
+        "{name}"
+    );
+}

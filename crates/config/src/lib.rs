@@ -213,3 +213,10 @@ impl Config {
 
 #[cfg(test)]
 mod tests;
+
+// The integration tests run in the unit-test executable (docs/development.md, "Test layout").
+#[cfg(test)]
+extern crate self as elroy_config;
+#[cfg(test)]
+#[path = "../tests/main.rs"]
+mod integration_tests;

@@ -54,3 +54,10 @@ pub use paths::{GITIGNORE, is_store_path};
 pub use pending::RETRY_WINDOW;
 pub use recorder::Recorder;
 pub use undo::{UNDO_PREFIX, Undone};
+
+// The integration tests run in the unit-test executable (docs/development.md, "Test layout").
+#[cfg(test)]
+extern crate self as elroy_history;
+#[cfg(test)]
+#[path = "../tests/main.rs"]
+mod integration_tests;

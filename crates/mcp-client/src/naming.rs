@@ -10,6 +10,8 @@
 //!   `_`) gets the same hashed form. Two servers whose names sanitise alike (`a.b`, `a_b`): the
 //!   later one (by name) is labelled `<sanitised>_<8 hex digits of the hash of its name>`.
 //!
+//! Tested through this API by the root package (`tests/mcp_client.rs`, `naming_*`).
+//!
 //! The exposed name is looked up in a table from exposed name to (server, tool); it is never
 //! split on `__` (server and tool names may contain `__` themselves).
 
@@ -84,65 +86,4 @@ pub fn could_belong(name: &str, label: &str) -> bool {
     let prefix = prefix(label);
     let kept: String = prefix.chars().take(KEPT).collect();
     name.starts_with(&prefix) || (prefix.len() > KEPT && name.starts_with(&kept))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn is_valid(name: &str) -> bool {
-        !name.is_empty()
-            && name.len() <= MAX_NAME_LEN
-            && name
-                .chars()
-                .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
-    }
-
-    /// A plain name is kept; a dotted server name (one kind of forbidden character) and a tool
-    /// name with spaces and non-ASCII letters (another) are sanitised.
-    #[test]
-    fn names_are_sanitised() {
-        let label = server_label("my.server", |_| false);
-        assert_eq!(label, "my_server");
-        assert_eq!(
-            exposed_name("fs", "fs", "read_file", |_| false),
-            "mcp__fs__read_file"
-        );
-        assert_eq!(
-            exposed_name(&label, "my.server", "list files/ä", |_| false),
-            "mcp__my_server__list_files__"
-        );
-        assert!(could_belong("mcp__my_server__x", &label));
-        assert!(!could_belong("mcp__other__x", &label));
-        let second = server_label("my_server", |l| l == "my_server");
-        assert!(
-            second.starts_with("my_server_") && second.len() == 18,
-            "{second}"
-        );
-    }
-
-    /// Too long: cut to 55 characters plus a stable hash; two long names sharing their first 55
-    /// characters differ; a name taken by an earlier tool gets the hashed form too.
-    #[test]
-    fn long_and_colliding_names_are_hashed_stably() {
-        let tool_a = format!("{}_alpha", "x".repeat(70));
-        let tool_b = format!("{}_beta", "x".repeat(70));
-        let a = exposed_name("srv", "srv", &tool_a, |_| false);
-        let b = exposed_name("srv", "srv", &tool_b, |_| false);
-        assert!(is_valid(&a) && is_valid(&b), "{a} {b}");
-        assert_eq!(a.len(), MAX_NAME_LEN);
-        assert_ne!(a, b);
-        assert_eq!(a, exposed_name("srv", "srv", &tool_a, |_| false));
-        // FNV-1a of "srv\0<tool_a>" computed independently (fixes the documented function).
-        assert_eq!(&a[..KEPT], &format!("mcp__srv__{}", "x".repeat(45)));
-        assert_eq!(fnv1a(b"a"), 0xe40c_292c);
-        let taken = exposed_name("s", "s", "a.b", |n| n == "mcp__s__a_b");
-        assert!(
-            taken.starts_with("mcp__s__a_b_") && is_valid(&taken),
-            "{taken}"
-        );
-        let long_server = "s".repeat(80);
-        let name = exposed_name(&long_server, &long_server, "t", |_| false);
-        assert!(could_belong(&name, &long_server), "{name}");
-    }
 }
