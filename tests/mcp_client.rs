@@ -230,9 +230,8 @@ async fn served_tool_names(home: &TestHome) -> Vec<String> {
 #[test]
 fn mcp_config_file_is_merged_over_the_key() {
     let server = server_home();
-    let client = client_home(&format!(
-        "mcp_servers:\n  other:\n    command: /nonexistent/elroy-no-such-server\n"
-    ));
+    let client =
+        client_home("mcp_servers:\n  other:\n    command: /nonexistent/elroy-no-such-server\n");
     let file = client.root().join(".mcp.json");
     std::fs::write(
         &file,
@@ -298,6 +297,8 @@ fn servers_that_fail_are_reported_and_other_tools_keep_working() {
     assert!(text.contains("bad credentials"), "{text}");
     // A 401 is a plain error at once, not a hang until the timeout.
     assert!(text.contains("locked (http): failed: "), "{text}");
+    assert!(text.contains("HTTP 401 Unauthorized"), "{text}");
+    assert!(!text.contains("rmcp::transport"), "{text}");
     assert!(
         !text.contains("locked (http): failed: did not answer"),
         "{text}"

@@ -24,6 +24,9 @@ pub struct StderrTail(Mutex<VecDeque<String>>);
 
 impl StderrTail {
     fn push(&self, line: &str) {
+        if line.trim().is_empty() {
+            return;
+        }
         let line: String = line.chars().take(STDERR_LINE_CHARS).collect();
         if let Ok(mut lines) = self.0.lock() {
             if lines.len() == STDERR_LINES_KEPT {

@@ -96,7 +96,7 @@ pub async fn connect(server: &McpServer, timeout: Duration) -> Result<Connection
                 let service = handler
                     .serve((stdout, stdin))
                     .await
-                    .map_err(|e| format!("the MCP handshake failed: {e}"))?;
+                    .map_err(|e| format!("the MCP handshake failed: {}", tidy(&e.to_string())))?;
                 let tools = service
                     .list_all_tools()
                     .await
@@ -137,10 +137,12 @@ pub async fn connect(server: &McpServer, timeout: Duration) -> Result<Connection
             let transport =
                 rmcp::transport::StreamableHttpClientTransport::with_client(client, config);
             let handshake = async {
-                let service = handler
-                    .serve(transport)
-                    .await
-                    .map_err(|e| format!("the MCP handshake with {url} failed: {e}"))?;
+                let service = handler.serve(transport).await.map_err(|e| {
+                    format!(
+                        "the MCP handshake with {url} failed: {}",
+                        tidy(&e.to_string())
+                    )
+                })?;
                 let tools = service
                     .list_all_tools()
                     .await
@@ -162,6 +164,26 @@ pub async fn connect(server: &McpServer, timeout: Duration) -> Result<Connection
                 list_changed,
             })
         }
+    }
+}
+
+/// rmcp's error text without the transport's Rust type name
+/// (`Transport [rmcp::transport::worker::WorkerTransport<…>] error: Auth required, when send
+/// initialize request` → `Auth required, when send initialize request`), and a 401 said plainly.
+fn tidy(message: &str) -> String {
+    let mut text = message.to_owned();
+    if let Some(start) = text.find("Transport [")
+        && let Some(end) = text[start..].find("] error: ")
+    {
+        text.replace_range(start..start + end + "] error: ".len(), "");
+    }
+    let text = text.trim_start_matches("Send message error ").to_owned();
+    if text.contains("Auth required") {
+        format!(
+            "{text} (HTTP 401 Unauthorized: the server wants credentials; check the entry's headers)"
+        )
+    } else {
+        text
     }
 }
 
