@@ -121,17 +121,39 @@ impl Server {
         first
     }
 
-    /// Waits until the server is ready or failed (or was never started).
+    /// Waits until the server is ready or failed (or was never started); at most a little more
+    /// than the startup timeout (connecting is bounded by it already).
     pub(crate) async fn settled(&self) {
         let mut changes = self.changed.subscribe();
-        loop {
-            if !matches!(self.phase(), Phase::Starting) {
-                return;
+        let wait = async {
+            loop {
+                if !matches!(self.phase(), Phase::Starting) {
+                    return;
+                }
+                if changes.changed().await.is_err() {
+                    return;
+                }
             }
-            if changes.changed().await.is_err() {
-                return;
-            }
+        };
+        let limit = self.shared.startup_timeout + Duration::from_secs(2);
+        let _ = tokio::time::timeout(limit, wait).await;
+    }
+
+    /// After a call found the connection of a stdio server closed: its tools are withdrawn at
+    /// once (the process is exiting; [`Server::serve`] restarts it or reports it), so the next
+    /// call waits for the restart instead of reaching the dead connection. A connection already
+    /// replaced is left alone.
+    fn connection_lost(&self, peer: &Arc<RunningService<RoleClient, Handler>>) {
+        if self.config.kind() != "stdio" {
+            return;
         }
+        self.update(|s| {
+            if s.peer.as_ref().is_some_and(|p| Arc::ptr_eq(p, peer)) {
+                s.phase = Phase::Starting;
+                s.tools.clear();
+                s.peer = None;
+            }
+        });
     }
 
     fn report(&self, reason: &str) {
@@ -313,6 +335,12 @@ impl Server {
             match tokio::time::timeout(timeout, peer.call_tool(params)).await {
                 Ok(Ok(result)) => Ok(result),
                 Ok(Err(e)) => {
+                    if matches!(
+                        e,
+                        rmcp::ServiceError::TransportClosed | rmcp::ServiceError::TransportSend(_)
+                    ) {
+                        server.connection_lost(&peer);
+                    }
                     // A crash shows as the connection closing; its stderr arrives just after.
                     tokio::time::sleep(Duration::from_millis(100)).await;
                     Err(ToolError::new(with_stderr(
