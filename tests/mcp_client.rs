@@ -272,12 +272,15 @@ fn mcp_config_file_is_merged_over_the_key() {
 fn servers_that_fail_are_reported_and_other_tools_keep_working() {
     let marker = format!("37.{}", std::process::id());
     let locked = unauthorized_server();
+    let server = server_home();
+    let ok = elroy_entry("ok", &server);
     let client = client_home(&format!(
-        "mcp_startup_timeout_seconds: 2\nmcp_servers:\n  locked:\n    url: http://{locked}/mcp\n  dead:\n    command: /nonexistent/elroy-dead-server\n  silent:\n    command: sh\n    args: [-c, \"echo waiting for a token >&2; exec sleep {marker}\"]\n  exits:\n    command: sh\n    args: [-c, \"echo bad credentials >&2; exit 3\"]\n"
+        "mcp_startup_timeout_seconds: 2\nmcp_servers:\n{ok}  locked:\n    url: http://{locked}/mcp\n  dead:\n    command: /nonexistent/elroy-dead-server\n  silent:\n    command: sh\n    args: [-c, \"echo waiting for a token >&2; exec sleep {marker}\"]\n  exits:\n    command: sh\n    args: [-c, \"echo bad credentials >&2; exit 3\"]\n"
     ));
     let list = run(&client, &["mcp", "list"]);
     assert_eq!(list.status.code(), Some(1), "{}", stderr(&list));
     let text = stdout(&list);
+    assert!(text.contains("ok (stdio): ready, "), "{text}");
     assert!(
         text.contains("dead (stdio): failed: could not start `/nonexistent/elroy-dead-server`"),
         "{text}"
@@ -329,6 +332,11 @@ fn servers_that_fail_are_reported_and_other_tools_keep_working() {
         "no server was started: {}",
         stderr(&date)
     );
+    // A call of one server's tool starts only that server: no failure of the others is reported.
+    let other = run(&client, &["tools", "call", "mcp__ok__get_current_date"]);
+    assert!(other.status.success(), "{}", stderr(&other));
+    assert_eq!(stdout(&other), stdout(&date));
+    assert!(stderr(&other).is_empty(), "{}", stderr(&other));
     let log = std::fs::read_to_string(client.home().join("logs/elroy.log")).unwrap_or_default();
     assert!(
         log.contains("bad credentials"),
