@@ -114,7 +114,9 @@ fn check_server(home: &TestHome, stdio: bool) {
     assert!(list.status.success(), "{}{}", stdout(&list), stderr(&list));
     let text = stdout(&list);
     assert!(text.contains("py ("), "{text}");
-    for tool in ["echo", "fail", "ship", "env", "crash", "learn"] {
+    for tool in [
+        "echo", "fail", "ship", "env", "where", "slow", "crash", "learn",
+    ] {
         assert!(
             text.contains(&format!("\n  mcp__py__{tool} ")),
             "{tool}: {text}"
@@ -160,6 +162,22 @@ fn check_server(home: &TestHome, stdio: bool) {
         assert_eq!(stdout(&greeting), "hello from the client's environment\n");
         let path = call(home, "mcp__py__env", r#"{"name":"PATH"}"#);
         assert!(!stdout(&path).contains("<unset>"), "{}", stdout(&path));
+
+        // cwd: the configured directory.
+        let cwd = call(home, "mcp__py__where", "");
+        let expected = std::fs::canonicalize(home.root()).unwrap();
+        assert_eq!(stdout(&cwd).trim_end(), expected.display().to_string());
+
+        // A call past mcp_call_timeout_seconds is an error naming the timeout, not a hang.
+        let slow = call(home, "mcp__py__slow", "");
+        assert_eq!(slow.status.code(), Some(1));
+        assert!(
+            stderr(&slow).starts_with(
+                "Error invoking tool mcp__py__slow: the MCP server py did not answer the call of slow within 2 s (mcp_call_timeout_seconds)"
+            ),
+            "{}",
+            stderr(&slow)
+        );
 
         let crash = call(home, "mcp__py__crash", "");
         assert_eq!(crash.status.code(), Some(1));
@@ -215,11 +233,18 @@ fn check_list_changed(home: &TestHome) {
 #[test]
 fn official_python_sdk_over_stdio() {
     let python = python_or_skip!();
-    let home = client_home(&format!(
-        "mcp_startup_timeout_seconds: 30\nmcp_servers:\n  py:\n    command: {}\n    args: [{}]\n    env:\n      PY_GREETING: ${{MCP_TEST_GREETING}}\n",
-        python.display(),
-        server_script().display()
-    ));
+    let home = TestHome::new();
+    std::fs::create_dir_all(home.home()).unwrap();
+    std::fs::write(
+        home.home().join("elroy.conf.yaml"),
+        format!(
+            "mcp_startup_timeout_seconds: 30\nmcp_call_timeout_seconds: 2\nmcp_servers:\n  py:\n    command: {}\n    args: [{}]\n    cwd: {}\n    env:\n      PY_GREETING: ${{MCP_TEST_GREETING}}\n",
+            python.display(),
+            server_script().display(),
+            home.root().display()
+        ),
+    )
+    .unwrap();
     check_server(&home, true);
     check_list_changed(&home);
 }

@@ -6,6 +6,7 @@ on 127.0.0.1:PORT/mcp). mcp 2.x calls the FastMCP server MCPServer; 1.x is accep
 
 import os
 import sys
+import time
 
 from pydantic import BaseModel
 
@@ -49,6 +50,19 @@ def ship(to: Address, note: str | None = None) -> str:
 def env(name: str) -> str:
     """An environment variable of the server process."""
     return os.environ.get(name, "<unset>")
+
+
+@server.tool()
+def where() -> str:
+    """The server's working directory."""
+    return os.getcwd()
+
+
+@server.tool()
+def slow() -> str:
+    """Answers after 30 seconds (longer than the client's call timeout in the tests)."""
+    time.sleep(30)
+    return "too late"
 
 
 @server.tool()
