@@ -17,6 +17,8 @@ mod history;
 mod import_elroy;
 mod interface;
 mod mcp;
+mod mcp_client;
+mod mcp_python_sdk;
 mod memory_undo;
 mod reliability;
 mod reminders;

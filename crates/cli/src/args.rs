@@ -35,6 +35,11 @@ pub struct Cli {
     #[arg(long, global = true)]
     pub plain: bool,
 
+    /// MCP servers' configuration as Claude Desktop and Claude Code write it, {"mcpServers": {...}},
+    /// merged over the mcp_servers key [env: ELROY_MCP_CONFIG_PATH; config: mcp_config_path]
+    #[arg(long, global = true, value_name = "FILE")]
+    pub mcp_config: Option<PathBuf>,
+
     /// Log more (to $ELROY_HOME/logs/elroy.log, never to stdout)
     #[arg(short, long, global = true)]
     pub verbose: bool,
@@ -77,8 +82,8 @@ pub enum Command {
     Remind(crate::remind::RemindArgs),
     /// Show the resolved configuration and where each value came from (secrets masked)
     Config(ConfigArgs),
-    /// Serve every tool over the Model Context Protocol on stdin/stdout (for MCP clients such as Claude Desktop or Claude Code)
-    Mcp,
+    /// Serve every tool over the Model Context Protocol on stdin/stdout (for MCP clients such as Claude Desktop or Claude Code); `elroy mcp list` shows the MCP servers elroy itself uses
+    Mcp(McpArgs),
     /// Import an Elroy (Python) home: agenda, due items, feature requests, memories, and names from its database
     ImportElroy(crate::import_cmd::ImportElroyArgs),
     /// List the changes elroy and you made to the agenda, feature requests, memories and notes, newest first (the versioned home)
@@ -101,6 +106,22 @@ pub enum Command {
     },
 }
 
+/// `elroy mcp [list]`
+#[derive(Debug, Args)]
+pub struct McpArgs {
+    /// Without a subcommand: serve elroy's own tools on stdin/stdout (the tools of the servers
+    /// elroy uses are not re-exported)
+    #[command(subcommand)]
+    pub command: Option<McpCommand>,
+}
+
+/// `elroy mcp` subcommands.
+#[derive(Debug, Subcommand)]
+pub enum McpCommand {
+    /// Start every configured MCP server (mcp_servers, --mcp-config), list each one's tools as elroy names them, and say which failed and why; exits 1 when one failed
+    List,
+}
+
 /// `elroy tools …`
 #[derive(Debug, Args)]
 pub struct ToolsArgs {
@@ -112,7 +133,7 @@ pub struct ToolsArgs {
 /// `elroy tools` subcommands.
 #[derive(Debug, Subcommand)]
 pub enum ToolsCommand {
-    /// List every registered tool (built-in, then plugins) with its description
+    /// List every registered tool (built-in, then plugins, then the tools of the configured MCP servers, which are started for it) with its description
     List {
         /// Print names only, one per line
         #[arg(long)]

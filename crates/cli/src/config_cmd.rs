@@ -64,6 +64,23 @@ pub(crate) fn run(config: &Config, args: &ConfigArgs) -> Result<ExitCode, String
                     }
                 }
             }
+            if r.def.name == "mcp_servers" && !config.mcp_servers.is_empty() {
+                // The merged servers (mcp_config_path's too), tokens in env and headers masked.
+                let servers: serde_json::Map<String, serde_json::Value> = config
+                    .mcp_servers
+                    .iter()
+                    .map(|s| (s.name.clone(), s.masked_json()))
+                    .collect();
+                shown = serde_json::Value::Object(servers).to_string();
+                let mut origins: Vec<String> = Vec::new();
+                for server in &config.mcp_servers {
+                    let origin = server.origin.to_string();
+                    if !origins.contains(&origin) {
+                        origins.push(origin);
+                    }
+                }
+                source = origins.join(", ");
+            }
             (r.def.name.to_owned(), shown, source)
         })
         .collect();

@@ -76,7 +76,7 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
         Some(Command::Sync(args)) => sync_cmd::run(&load_config(&cli)?, args),
         Some(Command::Doctor(args)) => doctor::run(&load_existing(&cli)?, args),
         Some(Command::Remember(args)) => remember::run(load_config(&cli)?, args),
-        Some(Command::Mcp) => mcp_cmd::run(load_config(&cli)?),
+        Some(Command::Mcp(args)) => mcp_cmd::run(load_config(&cli)?, args),
         Some(Command::ImportElroy(args)) => import_cmd::run(load_config(&cli)?, args),
         Some(Command::Agenda(args)) => agenda_cmd::run(load_existing(&cli)?, args),
         Some(Command::Due(args)) => due_cmd::run(load_existing(&cli)?, args),
@@ -193,6 +193,13 @@ fn load_config_checked(cli: &Cli, read_only: bool) -> Result<Config, String> {
         options
             .flags
             .push(("chat_model".into(), model.clone(), "--model".into()));
+    }
+    if let Some(file) = &cli.mcp_config {
+        options.flags.push((
+            "mcp_config_path".into(),
+            file.to_string_lossy().into_owned(),
+            "--mcp-config".into(),
+        ));
     }
     let mut config = Config::load(&options).map_err(|e| e.to_string())?;
     if read_only {

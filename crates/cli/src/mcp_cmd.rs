@@ -1,12 +1,81 @@
 //! `elroy mcp`: serves every registered tool over the Model Context Protocol on stdin/stdout
 //! (the server itself is `elroy-mcp`). Stdout carries the protocol only; warnings go to stderr.
+//! `elroy mcp list`: the MCP servers elroy is a client of, started, with their tools or why they
+//! failed.
 
 use std::process::ExitCode;
 
 use elroy_config::Config;
+use elroy_mcp_client::Phase;
 use elroy_runtime::Runtime;
 
-pub(crate) fn run(config: Config) -> Result<ExitCode, String> {
+use crate::args::{McpArgs, McpCommand};
+
+pub(crate) fn run(config: Config, args: &McpArgs) -> Result<ExitCode, String> {
+    match args.command {
+        None => serve(config),
+        Some(McpCommand::List) => list(config),
+    }
+}
+
+/// `elroy mcp list`: one block per server (name, transport, state), its tools indented; exit 1
+/// when a server failed.
+fn list(config: Config) -> Result<ExitCode, String> {
+    if config.mcp_servers.is_empty() {
+        crate::output::print(
+            "No MCP servers are configured (mcp_servers in elroy.conf.yaml, or --mcp-config FILE); see README, \"Use other MCP servers\".\n",
+        )?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    // Failures are printed below, once; the log has them too.
+    let runtime =
+        Runtime::open_with(config, elroy_runtime::logged_warnings()).map_err(|e| e.to_string())?;
+    for warning in &runtime.warnings {
+        crate::output::eprintln(&format!("warning: {warning}"));
+    }
+    let Some(mcp) = &runtime.mcp else {
+        return Ok(ExitCode::SUCCESS);
+    };
+    let statuses = crate::block_on(mcp.start_and_wait())?;
+    let mut out = String::new();
+    let mut failed = 0;
+    for status in &statuses {
+        match &status.phase {
+            Phase::Ready => out.push_str(&format!(
+                "{} ({}): ready, {} tool{}\n",
+                status.name,
+                status.kind,
+                status.tools.len(),
+                if status.tools.len() == 1 { "" } else { "s" }
+            )),
+            Phase::Failed(reason) => {
+                failed += 1;
+                out.push_str(&format!(
+                    "{} ({}): failed: {reason}\n",
+                    status.name, status.kind
+                ));
+            }
+            Phase::Starting | Phase::NotStarted => {
+                out.push_str(&format!(
+                    "{} ({}): still starting\n",
+                    status.name, status.kind
+                ));
+            }
+        }
+        let width = status.tools.iter().map(|t| t.0.len()).max().unwrap_or(0);
+        for (name, summary) in &status.tools {
+            out.push_str(&format!("  {name:width$}  {summary}\n"));
+        }
+    }
+    crate::output::print(&out)?;
+    Ok(if failed > 0 {
+        ExitCode::FAILURE
+    } else {
+        ExitCode::SUCCESS
+    })
+}
+
+fn serve(config: Config) -> Result<ExitCode, String> {
     let runtime = Runtime::open(config).map_err(|e| e.to_string())?;
     for warning in &runtime.warnings {
         crate::output::eprintln(&format!("warning: {warning}"));

@@ -59,8 +59,9 @@ pub(crate) fn run_text(
     tool: Option<String>,
 ) -> Result<ExitCode, String> {
     let session = open_session(config, Capabilities { can_restart: false })?;
+    // An MCP server's tool counts once the servers it could belong to have started.
     if let Some(name) = &tool
-        && !session.parts().registry.contains(name)
+        && crate::block_on(session.parts().registry.find(name))?.is_none()
     {
         return Err(session.parts().registry.unknown_tool_message(name));
     }

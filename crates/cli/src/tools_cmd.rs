@@ -3,7 +3,7 @@
 use std::process::ExitCode;
 
 use elroy_config::Config;
-use elroy_core::{ToolOrigin, pyjson};
+use elroy_core::{ToolOrigin, ToolRegistry, pyjson};
 use elroy_runtime::Runtime;
 
 use crate::args::{ToolsArgs, ToolsCommand};
@@ -20,8 +20,14 @@ pub(crate) fn run(config: Config, args: &ToolsArgs) -> Result<ExitCode, String> 
     }
 }
 
+/// The registry with the configured MCP servers' tools (every server started and waited for,
+/// each at most `mcp_startup_timeout_seconds`; one that fails is a warning on stderr).
+fn ready_registry(runtime: &Runtime) -> Result<ToolRegistry, String> {
+    crate::block_on(runtime.registry.ready())
+}
+
 fn list(runtime: &Runtime, names_only: bool) -> Result<ExitCode, String> {
-    let registry = &runtime.registry;
+    let registry = &ready_registry(runtime)?;
     let width = registry.names().iter().map(|n| n.len()).max().unwrap_or(0);
     let mut out = String::new();
     for spec in registry.specs() {
@@ -33,6 +39,7 @@ fn list(runtime: &Runtime, names_only: bool) -> Result<ExitCode, String> {
         let summary = spec.description.lines().next().unwrap_or_default();
         let origin = match registry.origin(&spec.name) {
             Some(ToolOrigin::Plugin { path }) => format!(" [plugin: {}]", path.display()),
+            Some(ToolOrigin::Mcp { server, .. }) => format!(" [mcp: {server}]"),
             _ => String::new(),
         };
         out.push_str(&format!("{:width$}  {summary}{origin}\n", spec.name));
@@ -42,13 +49,13 @@ fn list(runtime: &Runtime, names_only: bool) -> Result<ExitCode, String> {
 
 fn schema(runtime: &Runtime, name: Option<&str>) -> Result<ExitCode, String> {
     let value = match name {
-        Some(name) => match runtime.registry.get(name) {
-            Some(tool) => tool.spec().to_json(),
+        // One tool: only the MCP servers its name could belong to are started.
+        Some(name) => match crate::block_on(runtime.registry.find(name))? {
+            Some(found) => found.tool.spec().to_json(),
             None => return Err(runtime.registry.unknown_tool_message(name)),
         },
         None => serde_json::Value::Array(
-            runtime
-                .registry
+            ready_registry(runtime)?
                 .specs()
                 .iter()
                 .map(|s| s.to_json())

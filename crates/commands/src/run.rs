@@ -377,7 +377,8 @@ fn undo(chat: &ChatSession) -> CommandOutput {
 }
 
 fn tools(chat: &ChatSession) -> CommandOutput {
-    let registry = &chat.runtime().registry;
+    // The MCP servers' tools ready now too.
+    let registry = &chat.runtime().registry.snapshot();
     let mut lines = vec![format!("**Tools ({})**", registry.len())];
     for spec in registry.specs() {
         let first = spec.description.lines().next().unwrap_or_default().trim();

@@ -14,6 +14,7 @@ fn type_name(ty: KeyType) -> String {
         KeyType::Str => "string".into(),
         KeyType::List => "list".into(),
         KeyType::PathList => "path list".into(),
+        KeyType::Map => "mapping".into(),
     }
 }
 
@@ -35,7 +36,8 @@ From lowest to highest precedence:
 2. the YAML file: `--config FILE`, else `ELROY_CONFIG_PATH`, else `$ELROY_HOME/elroy.conf.yaml` (a missing
    implicit file is ignored; a file named with `--config` must exist);
 3. environment variables (the column below);
-4. command-line flags: `--user` (`user_token`), `--model` (`chat_model`).
+4. command-line flags: `--user` (`user_token`), `--model` (`chat_model`), `--mcp-config FILE`
+   (`mcp_config_path`).
 
 Null and empty values never override a lower layer. Every value is parsed into its type when elroy starts; a
 bad value stops it with a message naming the key, the value and where it came from, for example
@@ -49,6 +51,14 @@ accepted at their default, and setting one to anything else stops elroy with
 Read directly, not configuration keys: `ELROY_HOME` (the home, default `~/.elroy`; `--home`),
 `ELROY_CONFIG_PATH`, `ELROY_LOG_LEVEL` (log filter, default `info`; `-v` means `debug`), `ELROY_NOW` (an RFC 3339
 instant that fixes the clock), `ELROY_RESTART_RESUME_MESSAGE`, and `TZ` (the zone when `timezone` is unset).
+
+MCP servers (`mcp_servers`, and the `mcpServers` of the JSON file `mcp_config_path` names, whose servers replace
+those of the same name): each entry is Claude Desktop's — `command`, `args`, `env` (merged over the inherited
+environment), `cwd` for a server elroy starts (stdio), or `url` and `headers` for a streamable HTTP server;
+Claude Code's `type` (`stdio`, `http`) is read and other fields are ignored. `${VAR}` and `${VAR:-default}` in
+these values are taken from the environment; a server whose variable is unset is reported as failed, the others
+start. `elroy config` shows the merged servers with the values of `env` and `headers` masked. README's \"Use
+other MCP servers\" has examples and the tool naming rule.
 
 ## Keys
 

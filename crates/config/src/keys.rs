@@ -27,6 +27,8 @@ pub enum KeyType {
     /// A list of paths: as `List`, but the environment form is separated by `:` (the platform's
     /// path-list separator).
     PathList,
+    /// A mapping (a YAML mapping; from the environment or a flag, a JSON object).
+    Map,
 }
 
 impl KeyType {
@@ -39,6 +41,7 @@ impl KeyType {
             KeyType::Str => 3,
             KeyType::List => 4,
             KeyType::PathList => 5,
+            KeyType::Map => 6,
         }
     }
 }
@@ -165,6 +168,18 @@ impl FieldType for Vec<PathBuf> {
         match value {
             ConfigValue::Null => Some(Vec::new()),
             ConfigValue::List(items) => Some(items.iter().map(PathBuf::from).collect()),
+            _ => None,
+        }
+    }
+}
+
+impl FieldType for serde_json::Map<String, serde_json::Value> {
+    const FAMILY: u8 = KeyType::Map.family();
+    const NEEDS_DEFAULT: bool = false;
+    fn extract(value: &ConfigValue) -> Option<Self> {
+        match value {
+            ConfigValue::Null => Some(serde_json::Map::new()),
+            ConfigValue::Map(map) => Some(map.clone()),
             _ => None,
         }
     }
@@ -338,6 +353,7 @@ const F: KeyType = KeyType::Float;
 const S: KeyType = KeyType::Str;
 const L: KeyType = KeyType::List;
 const P: KeyType = KeyType::PathList;
+const M: KeyType = KeyType::Map;
 
 declare_keys! {
     /// selects the user and the user home
@@ -550,6 +566,19 @@ declare_keys! {
     /// elroy remind --watch syncs with sync_remote every this many minutes (0: never)
     sync_interval_minutes: u64 = I, default "0", env "ELROY_SYNC_INTERVAL_MINUTES",
         spec "issue 17 item 5";
+    /// MCP servers whose tools elroy uses, as Claude Desktop's mcpServers: NAME: {command, args, env, cwd} (stdio) or NAME: {url, headers} (streamable HTTP); ${VAR} and ${VAR:-default} in values are expanded from the environment
+    /// The typed, merged servers are [`crate::Config::mcp_servers`].
+    mcp_servers: serde_json::Map<String, serde_json::Value> = M, default null,
+        env "ELROY_MCP_SERVERS", spec "issue 25 item 1";
+    /// a JSON file {"mcpServers": {...}} (Claude Desktop's claude_desktop_config.json, Claude Code's .mcp.json) whose servers are merged over mcp_servers (also --mcp-config FILE)
+    mcp_config_path: Option<String> = S, default null, env "ELROY_MCP_CONFIG_PATH",
+        spec "issue 25 item 1";
+    /// seconds an MCP server has to start and answer initialize and tools/list
+    mcp_startup_timeout_seconds: u64 = I1, default "10", env "ELROY_MCP_STARTUP_TIMEOUT_SECONDS",
+        spec "issue 25 item 1";
+    /// seconds an MCP tool call may take
+    mcp_call_timeout_seconds: u64 = I1, default "60", env "ELROY_MCP_CALL_TIMEOUT_SECONDS",
+        spec "issue 25 item 1";
 }
 
 /// Keys Elroy had that are ignored with a warning (`orchestrator.md` §15.2).

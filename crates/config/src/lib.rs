@@ -48,6 +48,7 @@
 mod docs;
 mod keys;
 mod load;
+mod mcp;
 mod paths;
 mod timezone;
 mod value;
@@ -57,6 +58,7 @@ use std::path::PathBuf;
 pub use docs::{CONFIGURATION_DOC_PATH, configuration_markdown};
 pub use keys::{IGNORED_KEYS, KEYS, KeyDef, KeyType, Settings};
 pub use load::LoadOptions;
+pub use mcp::{McpServer, McpTransport};
 pub use paths::{
     DatabaseLocation, HomePaths, expand_tilde, is_device_name, resolve_path, user_home_for,
     valid_user_token,
@@ -183,6 +185,9 @@ pub struct Config {
     pub now: Option<jiff::Timestamp>,
     /// Warnings found while loading (unknown and deprecated keys), to show or log.
     pub warnings: Vec<String>,
+    /// The MCP servers elroy is a client of, sorted by name: `mcp_servers` merged with the
+    /// `mcpServers` of `mcp_config_path` (whose entries win), `${VAR}` expanded.
+    pub mcp_servers: Vec<McpServer>,
 }
 
 impl Config {
@@ -208,3 +213,10 @@ impl Config {
 
 #[cfg(test)]
 mod tests;
+
+// The integration tests run in the unit-test executable (docs/development.md, "Test layout").
+#[cfg(test)]
+extern crate self as elroy_config;
+#[cfg(test)]
+#[path = "../tests/main.rs"]
+mod integration_tests;

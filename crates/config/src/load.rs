@@ -183,8 +183,11 @@ pub(crate) fn load(opts: &LoadOptions) -> Result<Config, ConfigError> {
             })?),
         };
 
+    let mcp_servers = mcp_servers(&settings, source_of("mcp_servers"), opts, user_dir)?;
+
     Ok(Config {
         values,
+        mcp_servers,
         settings,
         paths: HomePaths {
             elroy_home,
@@ -199,6 +202,32 @@ pub(crate) fn load(opts: &LoadOptions) -> Result<Config, ConfigError> {
         now,
         warnings,
     })
+}
+
+/// The typed MCP servers: `mcp_servers`, then the `mcpServers` of `mcp_config_path`, whose
+/// entries replace those of the same name; sorted by name.
+fn mcp_servers(
+    settings: &Settings,
+    key_source: Source,
+    opts: &LoadOptions,
+    user_dir: Option<&Path>,
+) -> Result<Vec<crate::McpServer>, ConfigError> {
+    let mut servers = std::collections::BTreeMap::new();
+    for (name, entry) in &settings.mcp_servers {
+        let server =
+            crate::mcp::parse_server(name, entry, &key_source, &opts.env, &opts.cwd, user_dir)?;
+        servers.insert(name.clone(), server);
+    }
+    if let Some(path) = &settings.mcp_config_path {
+        let path = resolve_path(path, &opts.cwd, user_dir);
+        let source = Source::File(path.clone());
+        for (name, entry) in crate::mcp::read_json_file(&path)? {
+            let server =
+                crate::mcp::parse_server(&name, &entry, &source, &opts.env, &opts.cwd, user_dir)?;
+            servers.insert(name, server);
+        }
+    }
+    Ok(servers.into_values().collect())
 }
 
 /// Applies the YAML file; returns whether a file was read.

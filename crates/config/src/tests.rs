@@ -203,6 +203,9 @@ fn every_key_loads_into_its_typed_field() {
     );
 
     // One valid value per key, by type; keys elroy does not implement keep their defaults.
+    let mcp_json = dir.path().join("mcp.json");
+    std::fs::write(&mcp_json, r#"{"mcpServers": {"x": {"command": "true"}}}"#).unwrap();
+    let mcp_json = mcp_json.to_string_lossy().into_owned();
     let env: Vec<(String, String)> = KEYS
         .iter()
         .filter(|k| k.implemented)
@@ -212,12 +215,14 @@ fn every_key_loads_into_its_typed_field() {
                 ("database_url", _) => "sqlite::memory:",
                 ("timezone", _) => "UTC",
                 ("ui", _) => "plain",
+                ("mcp_config_path", _) => mcp_json.as_str(),
                 (_, KeyType::Bool) => "off",
                 (_, KeyType::Int { .. }) => "7",
                 (_, KeyType::Float) => "0.5",
                 (_, KeyType::Str) => "text",
                 (_, KeyType::List) => "a,b",
                 (_, KeyType::PathList) => "/a:/b",
+                (_, KeyType::Map) => r#"{"y": {"url": "http://127.0.0.1:9/mcp"}}"#,
             };
             (k.env.to_owned(), value.to_owned())
         })
@@ -241,6 +246,8 @@ fn every_key_loads_into_its_typed_field() {
     assert_eq!(s.codex_command, "text");
     assert_eq!(s.chat_model_api_key.as_deref(), Some("text"));
     assert_eq!(s.exclude_tools, ["a", "b"]);
+    let servers: Vec<&str> = c.mcp_servers.iter().map(|s| s.name.as_str()).collect();
+    assert_eq!(servers, ["x", "y"]);
     assert_eq!(
         s.contrib_tools_path,
         [PathBuf::from("/a"), PathBuf::from("/b")]

@@ -19,6 +19,8 @@ pub enum ConfigValue {
     Str(String),
     /// A list of strings (or paths).
     List(Vec<String>),
+    /// A mapping (JSON object).
+    Map(serde_json::Map<String, Value>),
 }
 
 impl ConfigValue {
@@ -36,6 +38,7 @@ impl ConfigValue {
             ConfigValue::Float(f) => format!("{f:?}"),
             ConfigValue::Str(s) => s.clone(),
             ConfigValue::List(l) => serde_json::to_string(l).unwrap_or_default(),
+            ConfigValue::Map(m) => Value::Object(m.clone()).to_string(),
         }
     }
 }
@@ -96,6 +99,7 @@ pub(crate) fn from_yaml(ty: KeyType, value: &Value) -> Result<ConfigValue, Misma
             .collect::<Result<Vec<_>, _>>()
             .map(ConfigValue::List),
         (KeyType::List | KeyType::PathList, Value::String(s)) => from_str(ty, s),
+        (KeyType::Map, Value::Object(map)) => Ok(ConfigValue::Map(map.clone())),
         (_, Value::String(s)) => from_str(ty, s),
         (ty, other) => Err(mismatch(expected(ty), other.to_string())),
     }
@@ -108,6 +112,7 @@ fn expected(ty: KeyType) -> &'static str {
         KeyType::Float => "a number",
         KeyType::Str => "a string",
         KeyType::List | KeyType::PathList => "a list of strings",
+        KeyType::Map => "a mapping",
     }
 }
 
@@ -137,6 +142,10 @@ pub(crate) fn from_str(ty: KeyType, raw: &str) -> Result<ConfigValue, Mismatch> 
             _ => Err(mismatch("a number", quoted(raw))),
         },
         KeyType::Str => Ok(ConfigValue::Str(raw.to_owned())),
+        KeyType::Map => match serde_json::from_str::<Value>(s) {
+            Ok(Value::Object(map)) => Ok(ConfigValue::Map(map)),
+            _ => Err(mismatch("a JSON object", quoted(raw))),
+        },
         KeyType::List | KeyType::PathList => {
             if s.starts_with('[') {
                 return serde_json::from_str::<Vec<String>>(s)

@@ -43,7 +43,10 @@ pub use message::{
     Message, RecallItem, RecallKind, RecallMetadata, RecallPayload, Role, SYNTHETIC_MODEL, ToolCall,
 };
 pub use output::{Effect, ToolOutput, ToolResult};
-pub use registry::{CallObserver, ObservedCall, SYNTHETIC_TOOL_NAMES, ToolOrigin, ToolRegistry};
+pub use registry::{
+    CallObserver, ObservedCall, SYNTHETIC_TOOL_NAMES, SourcedTool, ToolOrigin, ToolRegistry,
+    ToolSource,
+};
 pub use spec::{ParamSpec, ParamType, ToolSpec};
 pub use tool::{AsyncTypedTool, BoxFuture, Tool, TypedTool, async_tool, sync_tool};
 pub use validate::{MAX_ARGUMENT_BYTES, ValidatedArgs, validate_arguments};

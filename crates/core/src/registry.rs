@@ -1,14 +1,15 @@
 //! [`ToolRegistry`]: every tool of a session, in a deterministic order, with the shared calling
-//! contract: unknown names (D2), argument validation (D3) and error rendering (D1).
+//! contract: unknown names (D2), argument validation (D3) and error rendering (D1); and
+//! [`ToolSource`], the tools that arrive while elroy runs (MCP servers' tools).
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
 use std::sync::Arc;
 
 use serde_json::Value;
 
 use crate::validate::validate_value;
-use crate::{Tool, ToolContext, ToolResult, ToolSpec, validate_arguments};
+use crate::{BoxFuture, Tool, ToolContext, ToolResult, ToolSpec, validate_arguments};
 
 /// Names elroy itself puts in the context as synthetic pairs (`orchestrator.md` §6). A model that
 /// calls one gets `OK` and nothing runs (`tools.md` §0.4).
@@ -30,6 +31,41 @@ pub enum ToolOrigin {
         /// The executable.
         path: PathBuf,
     },
+    /// A tool of a Model Context Protocol server elroy is a client of (`mcp_servers`).
+    Mcp {
+        /// The server's name (its key in `mcp_servers`).
+        server: String,
+        /// The tool's name as the server lists it (the exposed name is `mcp__…`).
+        tool: String,
+    },
+}
+
+/// One tool a [`ToolSource`] provides, with where it comes from.
+#[derive(Clone)]
+pub struct SourcedTool {
+    /// The tool (its spec's name is the exposed name).
+    pub tool: Arc<dyn Tool>,
+    /// Where it comes from.
+    pub origin: ToolOrigin,
+}
+
+/// Tools that arrive while elroy runs: the tools of the MCP servers elroy is a client of, which
+/// start in the background and may change their tool lists. A registry with a source offers
+/// them after its built-in and plugin tools ([`ToolRegistry::snapshot`],
+/// [`ToolRegistry::ready`]); a call of a name the registry does not know asks the source
+/// ([`ToolSource::find`]). The source applies nothing of the registry's rules itself: the
+/// registry drops names it already has and names in `exclude_tools`.
+pub trait ToolSource: Send + Sync {
+    /// The tools available now, without waiting or starting anything.
+    fn available(&self) -> Vec<SourcedTool>;
+
+    /// Starts whatever is not started, waits until nothing is still starting (each part bounded
+    /// by its own startup timeout), and returns the tools available then.
+    fn ready(&self) -> BoxFuture<'_, Vec<SourcedTool>>;
+
+    /// The tool exposed as `name`, starting (and waiting for) only the parts that could provide
+    /// it; `None` when none does.
+    fn find<'a>(&'a self, name: &'a str) -> BoxFuture<'a, Option<SourcedTool>>;
 }
 
 /// Told about every tool call that runs, whichever front-end makes it: a direct call, a model turn,
@@ -68,11 +104,17 @@ struct Entry {
 
 /// The tools of a session, keyed by name.
 ///
-/// Order (`tools.md` §0.1): built-in tools sorted by name, then plugin tools sorted by name.
+/// Order (`tools.md` §0.1): built-in tools sorted by name, then plugin tools sorted by name, then
+/// the tools of a [`ToolSource`] (MCP servers) sorted by name, as far as a snapshot holds them.
 #[derive(Clone, Default)]
 pub struct ToolRegistry {
     builtin: BTreeMap<String, Entry>,
     plugins: BTreeMap<String, Entry>,
+    /// The source's tools as of the last [`ToolRegistry::snapshot`] / [`ToolRegistry::ready`].
+    sourced: BTreeMap<String, Entry>,
+    source: Option<Arc<dyn ToolSource>>,
+    /// `exclude_tools`, kept so that tools arriving later are excluded too.
+    excluded: BTreeSet<String>,
     observer: Option<Arc<dyn CallObserver>>,
 }
 
@@ -126,6 +168,7 @@ impl ToolRegistry {
             let by = match &existing.origin {
                 ToolOrigin::Builtin => "a built-in tool".to_owned(),
                 ToolOrigin::Plugin { path } => format!("the plugin {}", path.display()),
+                ToolOrigin::Mcp { server, .. } => format!("the MCP server {server}"),
             };
             return Err(format!("tool name '{name}' is already taken by {by}"));
         }
@@ -139,34 +182,118 @@ impl ToolRegistry {
         Ok(())
     }
 
-    /// Removes the named tools (config `exclude_tools`; applies to plugins too). Unknown names are
-    /// ignored.
+    /// Removes the named tools (config `exclude_tools`; applies to plugins and to the tools of a
+    /// [`ToolSource`], also those that arrive later). Unknown names are ignored.
     pub fn exclude<S: AsRef<str>>(&mut self, names: &[S]) -> &mut Self {
         for name in names {
             self.builtin.remove(name.as_ref());
             self.plugins.remove(name.as_ref());
+            self.sourced.remove(name.as_ref());
+            self.excluded.insert(name.as_ref().to_owned());
         }
         self
     }
 
-    fn entries(&self) -> impl Iterator<Item = &Entry> {
-        self.builtin.values().chain(self.plugins.values())
+    /// Adds the tools of `source` (the MCP servers' tools), replacing an earlier source. None of
+    /// them is listed until [`ToolRegistry::snapshot`] or [`ToolRegistry::ready`]; calls of
+    /// their names work at once ([`ToolRegistry::invoke`] asks the source).
+    pub fn set_source(&mut self, source: Arc<dyn ToolSource>) -> &mut Self {
+        self.source = Some(source);
+        self.sourced.clear();
+        self
     }
 
-    /// The tool called `name`.
-    pub fn get(&self, name: &str) -> Option<&Arc<dyn Tool>> {
+    /// Drops the source and its tools (`elroy mcp` serves elroy's own tools only, so two elroys
+    /// never call each other in a loop).
+    pub fn remove_source(&mut self) -> &mut Self {
+        self.source = None;
+        self.sourced.clear();
+        self
+    }
+
+    /// Whether a [`ToolSource`] is set.
+    pub fn has_source(&self) -> bool {
+        self.source.is_some()
+    }
+
+    /// A copy listing the source's tools available now (nothing is started or waited for): the
+    /// palette's view. Without a source, a plain copy.
+    pub fn snapshot(&self) -> ToolRegistry {
+        let mut copy = self.clone();
+        if let Some(source) = &self.source {
+            copy.fill_sourced(source.available());
+        }
+        copy
+    }
+
+    /// A copy listing the source's tools once nothing is still starting ([`ToolSource::ready`]):
+    /// what a turn offers the model, what `elroy tools list` prints. Without a source, a plain
+    /// copy at once.
+    pub async fn ready(&self) -> ToolRegistry {
+        let mut copy = self.clone();
+        if let Some(source) = &self.source {
+            copy.fill_sourced(source.ready().await);
+        }
+        copy
+    }
+
+    fn fill_sourced(&mut self, tools: Vec<SourcedTool>) {
+        self.sourced.clear();
+        for SourcedTool { tool, origin } in tools {
+            let name = tool.spec().name.clone();
+            if self.accepts_sourced(&name) {
+                self.sourced.insert(name, Entry { tool, origin });
+            }
+        }
+    }
+
+    /// Whether a source's tool called `name` may be offered: not excluded, not taken by a
+    /// built-in tool or a plugin.
+    fn accepts_sourced(&self, name: &str) -> bool {
+        !self.excluded.contains(name)
+            && !self.builtin.contains_key(name)
+            && !self.plugins.contains_key(name)
+    }
+
+    fn entries(&self) -> impl Iterator<Item = &Entry> {
+        self.builtin
+            .values()
+            .chain(self.plugins.values())
+            .chain(self.sourced.values())
+    }
+
+    fn entry(&self, name: &str) -> Option<&Entry> {
         self.builtin
             .get(name)
             .or_else(|| self.plugins.get(name))
-            .map(|e| &e.tool)
+            .or_else(|| self.sourced.get(name))
+    }
+
+    /// The tool called `name` (a source's tool only when a snapshot holds it; see
+    /// [`ToolRegistry::find`]).
+    pub fn get(&self, name: &str) -> Option<&Arc<dyn Tool>> {
+        self.entry(name).map(|e| &e.tool)
+    }
+
+    /// The tool called `name`, asking the source ([`ToolSource::find`], which starts only what
+    /// could provide it) when no snapshot holds it; with where it comes from.
+    pub async fn find(&self, name: &str) -> Option<SourcedTool> {
+        if let Some(entry) = self.entry(name) {
+            return Some(SourcedTool {
+                tool: Arc::clone(&entry.tool),
+                origin: entry.origin.clone(),
+            });
+        }
+        let source = self.source.as_ref()?;
+        if !self.accepts_sourced(name) {
+            return None;
+        }
+        source.find(name).await
     }
 
     /// Where the tool called `name` comes from.
     pub fn origin(&self, name: &str) -> Option<&ToolOrigin> {
-        self.builtin
-            .get(name)
-            .or_else(|| self.plugins.get(name))
-            .map(|e| &e.origin)
+        self.entry(name).map(|e| &e.origin)
     }
 
     /// Whether a tool called `name` is registered.
@@ -176,7 +303,7 @@ impl ToolRegistry {
 
     /// Number of tools.
     pub fn len(&self) -> usize {
-        self.builtin.len() + self.plugins.len()
+        self.builtin.len() + self.plugins.len() + self.sourced.len()
     }
 
     /// Whether no tool is registered.
@@ -184,7 +311,7 @@ impl ToolRegistry {
         self.len() == 0
     }
 
-    /// Tool names in registry order (built-ins, then plugins, each sorted).
+    /// Tool names in registry order (built-ins, then plugins, then a source's, each sorted).
     pub fn names(&self) -> Vec<&str> {
         self.entries()
             .map(|e| e.tool.spec().name.as_str())
@@ -221,7 +348,7 @@ impl ToolRegistry {
         raw_arguments: Option<&str>,
         ctx: &ToolContext,
     ) -> ToolResult {
-        let Some(tool) = self.get(name) else {
+        let Some(SourcedTool { tool, .. }) = self.find(name).await else {
             return self.unknown(name);
         };
         match validate_arguments(tool.spec(), raw_arguments) {
@@ -238,7 +365,7 @@ impl ToolRegistry {
         arguments: Value,
         ctx: &ToolContext,
     ) -> ToolResult {
-        let Some(tool) = self.get(name) else {
+        let Some(SourcedTool { tool, .. }) = self.find(name).await else {
             return self.unknown(name);
         };
         match validate_value(tool.spec(), arguments) {
@@ -451,5 +578,65 @@ mod tests {
             })
         );
         assert_eq!(r.builtin_specs().len(), 1);
+    }
+
+    /// A source's tools: listed only in snapshots, callable at once, never shadowing a built-in
+    /// tool, and `exclude_tools` applies to them even when they arrive after the exclusion.
+    #[test]
+    fn source_tools_follow_the_registry_rules() {
+        struct Source;
+        fn tool(name: &str) -> SourcedTool {
+            struct Named(ToolSpec);
+            impl Tool for Named {
+                fn spec(&self) -> &ToolSpec {
+                    &self.0
+                }
+                fn call<'a>(
+                    &'a self,
+                    _: &'a ToolContext,
+                    _: crate::ValidatedArgs,
+                ) -> BoxFuture<'a, Result<crate::ToolOutput, crate::ToolError>> {
+                    let name = self.0.name.clone();
+                    Box::pin(async move { Ok(crate::ToolOutput::text(format!("ran {name}"))) })
+                }
+            }
+            SourcedTool {
+                tool: Arc::new(Named(ToolSpec::new(name, "From a server.", Some(vec![])))),
+                origin: ToolOrigin::Mcp {
+                    server: "s".into(),
+                    tool: name.into(),
+                },
+            }
+        }
+        impl ToolSource for Source {
+            fn available(&self) -> Vec<SourcedTool> {
+                vec![tool("mcp__s__a"), tool("pwd"), tool("mcp__s__hidden")]
+            }
+            fn ready(&self) -> BoxFuture<'_, Vec<SourcedTool>> {
+                Box::pin(async { self.available() })
+            }
+            fn find<'a>(&'a self, name: &'a str) -> BoxFuture<'a, Option<SourcedTool>> {
+                Box::pin(async move {
+                    self.available()
+                        .into_iter()
+                        .find(|t| t.tool.spec().name == name)
+                })
+            }
+        }
+        let mut r = registry();
+        r.exclude(&["mcp__s__hidden"]);
+        r.set_source(Arc::new(Source));
+        assert_eq!(r.names(), ["echo", "pwd"]);
+        let c = ctx();
+        let called = block_on(r.invoke("mcp__s__a", None, &c));
+        assert_eq!(called.content, "ran mcp__s__a");
+        let hidden = block_on(r.invoke("mcp__s__hidden", None, &c));
+        assert!(hidden.is_error, "{}", hidden.content);
+        let snapshot = block_on(r.ready());
+        assert_eq!(snapshot.names(), ["echo", "pwd", "mcp__s__a"]);
+        assert_eq!(snapshot.origin("pwd"), Some(&ToolOrigin::Builtin));
+        assert_eq!(r.snapshot().names(), snapshot.names());
+        r.remove_source();
+        assert!(block_on(r.invoke("mcp__s__a", None, &c)).is_error);
     }
 }

@@ -119,6 +119,11 @@ pub struct ToolSpec {
     pub description: String,
     /// The parameters in schema order, or `None` when the tool has no `parameters` key.
     pub params: Option<Vec<ParamSpec>>,
+    /// Keys of the `parameters` object besides `type`, `properties` and `required`, kept as
+    /// declared and rendered after them: `$defs` (which the `$ref`s of nested objects point
+    /// to), `title`, `additionalProperties`, … of plugin and MCP server schemas. Empty for the
+    /// built-in tools.
+    pub parameters_extra: Map<String, Value>,
 }
 
 impl ToolSpec {
@@ -132,6 +137,7 @@ impl ToolSpec {
             name: name.into(),
             description: description.into(),
             params,
+            parameters_extra: Map::new(),
         }
     }
 
@@ -167,6 +173,9 @@ impl ToolSpec {
             parameters.insert("type".into(), Value::String("object".into()));
             parameters.insert("properties".into(), Value::Object(properties));
             parameters.insert("required".into(), Value::Array(required));
+            for (key, value) in &self.parameters_extra {
+                parameters.insert(key.clone(), value.clone());
+            }
             function.insert("parameters".into(), Value::Object(parameters));
         }
         let mut tool = Map::new();
@@ -198,12 +207,37 @@ impl ToolSpec {
             .get("description")
             .and_then(Value::as_str)
             .unwrap_or_default();
-        let params = match obj.get("parameters") {
-            None | Some(Value::Null) => None,
-            Some(Value::Object(parameters)) => Some(Self::params_from_json(parameters)?),
-            Some(_) => return Err("\"parameters\" must be an object".into()),
+        match obj.get("parameters") {
+            None | Some(Value::Null) => Ok(ToolSpec::new(name, description, None)),
+            Some(parameters) => Self::from_input_schema(name, description, parameters),
+        }
+    }
+
+    /// A spec from a name, a description and a JSON schema of the arguments (an MCP tool's
+    /// `inputSchema`, a plugin's `parameters`): `properties` become the parameters (each
+    /// property's schema kept verbatim), `required` marks them, and every other key
+    /// (`$defs`, `title`, `additionalProperties`, …) is kept in
+    /// [`ToolSpec::parameters_extra`]. A schema with no `properties` is a tool with no
+    /// parameters (`"properties": {}`).
+    ///
+    /// # Errors
+    /// A message naming what is mistyped (`parameters.properties` not an object, a required
+    /// name that is not a property, …).
+    pub fn from_input_schema(
+        name: &str,
+        description: &str,
+        parameters: &Value,
+    ) -> Result<Self, String> {
+        let Value::Object(parameters) = parameters else {
+            return Err("\"parameters\" must be an object".into());
         };
-        Ok(ToolSpec::new(name, description, params))
+        let mut spec = ToolSpec::new(name, description, Some(Self::params_from_json(parameters)?));
+        spec.parameters_extra = parameters
+            .iter()
+            .filter(|(key, _)| !matches!(key.as_str(), "type" | "properties" | "required"))
+            .map(|(key, value)| (key.clone(), value.clone()))
+            .collect();
+        Ok(spec)
     }
 
     fn params_from_json(parameters: &Map<String, Value>) -> Result<Vec<ParamSpec>, String> {
@@ -289,6 +323,18 @@ mod tests {
         assert_eq!(spec.to_json(), raw);
         assert_eq!(spec.param("n").unwrap().ty, Some(ParamType::Array));
         assert!(spec.param("who").unwrap().required);
+    }
+
+    /// An MCP server's schema (the official Python SDK's, for a pydantic model argument): `$defs`
+    /// and `title` survive, so the nested object's `$ref` still resolves.
+    #[test]
+    fn input_schema_keeps_defs_and_title() {
+        let schema = serde_json::json!({"type":"object","properties":{"address":{"$ref":"#/$defs/Address"},"note":{"anyOf":[{"type":"string"},{"type":"null"}],"default":null,"title":"Note"}},"required":["address"],"title":"saveArguments","$defs":{"Address":{"type":"object","properties":{"city":{"type":"string"}},"required":["city"]}}});
+        let spec = ToolSpec::from_input_schema("save", "Save.", &schema).unwrap();
+        assert_eq!(spec.to_json()["function"]["parameters"], schema);
+        assert_eq!(spec.param("note").unwrap().ty, None);
+        assert!(spec.param("address").unwrap().required);
+        assert_eq!(spec.parameters_extra.len(), 2);
     }
 
     #[test]

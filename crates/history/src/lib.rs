@@ -61,3 +61,10 @@ pub use recorder::Recorder;
 pub use state::{Unfinished, has_markers, marker_files, unfinished};
 pub use tree::refresh_index;
 pub use undo::{UNDO_PREFIX, Undone};
+
+// The integration tests run in the unit-test executable (docs/development.md, "Test layout").
+#[cfg(test)]
+extern crate self as elroy_history;
+#[cfg(test)]
+#[path = "../tests/main.rs"]
+mod integration_tests;

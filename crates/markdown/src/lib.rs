@@ -38,3 +38,10 @@ pub use names::{
 pub use stamp::{FileStamp, RACY_NS, wall_clock_ns};
 pub use value::{Mapping, Value};
 pub use yaml::{emit_yaml, emit_yaml_scalar_string};
+
+// The integration tests run in the unit-test executable (docs/development.md, "Test layout").
+#[cfg(test)]
+extern crate self as elroy_markdown;
+#[cfg(test)]
+#[path = "../tests/main.rs"]
+mod integration_tests;

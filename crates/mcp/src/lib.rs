@@ -69,13 +69,16 @@ pub async fn serve_stdio(runtime: Runtime) -> Result<(), McpError> {
 ///
 /// # Errors
 /// As [`serve_stdio`].
-pub async fn serve<T, E, A>(runtime: Runtime, transport: T) -> Result<(), McpError>
+pub async fn serve<T, E, A>(mut runtime: Runtime, transport: T) -> Result<(), McpError>
 where
     T: rmcp::transport::IntoTransport<rmcp::RoleServer, E, A>,
     E: std::error::Error + Send + Sync + 'static,
 {
     use rmcp::ServiceExt;
 
+    // elroy's own tools only: the tools elroy uses from other MCP servers are not re-exported
+    // (two elroys configured as each other's servers would call each other in a loop).
+    runtime.detach_mcp_clients();
     let server = ElroyMcpServer::new(runtime);
     let shared = server.shared();
     let running = server

@@ -194,6 +194,23 @@ impl Session {
             }
         }
 
+        // The tools of this turn: with MCP servers, those ready now (a server still starting is
+        // waited for, at most its startup timeout), so a server that became ready or changed its
+        // tools since the session started is offered.
+        let sourced;
+        let (registry, tool_schemas) = if p.registry.has_source() {
+            sink(TurnEvent::Status("waiting for MCP servers...".into()));
+            sourced = p.registry.ready().await;
+            let schemas: Vec<serde_json::Value> =
+                sourced.specs().iter().map(|s| s.to_json()).collect();
+            (&sourced, std::borrow::Cow::Owned(schemas))
+        } else {
+            (
+                p.registry.as_ref(),
+                std::borrow::Cow::Borrowed(&self.tool_schemas),
+            )
+        };
+
         // §7: the model/tool loop.
         let mut loops = 0usize;
         let mut failures: HashMap<String, usize> = HashMap::new();
@@ -203,7 +220,7 @@ impl Session {
             let request = ChatRequest {
                 messages: work.conversation(),
                 tools: if tools_on && !p.settings.inline_tool_calls {
-                    self.tool_schemas.clone()
+                    tool_schemas.to_vec()
                 } else {
                     Vec::new()
                 },
@@ -234,7 +251,9 @@ impl Session {
             }
             let mut effects = Vec::new();
             for call in &calls {
-                let result = self.execute(call, &work, &mut failures, sink).await;
+                let result = self
+                    .execute(registry, call, &work, &mut failures, sink)
+                    .await;
                 work.new
                     .push(Message::tool(&call.id, &result.content, result.is_error));
                 sink(TurnEvent::ToolResult {
@@ -311,6 +330,7 @@ impl Session {
 
     async fn execute(
         &self,
+        registry: &elroy_core::ToolRegistry,
         call: &ToolCall,
         work: &Work,
         failures: &mut HashMap<String, usize>,
@@ -341,8 +361,7 @@ impl Session {
             capabilities: p.capabilities,
             services: p.services.clone(),
         };
-        let result = p
-            .registry
+        let result = registry
             .invoke(&call.name, Some(&call.arguments), &ctx)
             .await;
         if result.is_error {

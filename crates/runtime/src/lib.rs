@@ -9,6 +9,11 @@
 //!   opens only what its tools use (`elroy tools call get_current_date` opens no database, `elroy
 //!   tools list` no store). The versioned home (elroy-history) starts — committing hand edits as
 //!   `external edit` — before the first tool call or at session start, whichever comes first.
+//! - The MCP servers of `mcp_servers` / `--mcp-config` ([`elroy_mcp_client::McpClients`]): the
+//!   registry's tool source, so their tools `mcp__<server>__<tool>` are offered and called like
+//!   any tool by every front end but `elroy mcp`. None is started by opening: a session starts
+//!   them all in the background ([`Runtime::session`]), `elroy tools list` waits for them, a call
+//!   of `mcp__a__x` starts only `a`.
 //! - [`Runtime::call_tool`]: a direct call (`elroy tools call`, `elroy remember`, `elroy mcp`)
 //!   with the result's effects applied to the active context.
 //! - [`Runtime::session`]: an [`elroy_orchestrator::Session`] (`elroy message`, `elroy chat`): the
@@ -90,6 +95,9 @@ pub struct Runtime {
     pub registry: ToolRegistry,
     /// Non-fatal problems found while opening (config warnings, skipped plugins).
     pub warnings: Vec<String>,
+    /// The configured MCP servers (`None` when there are none, or for `elroy mcp`); their tools
+    /// reach the registry as its [`elroy_core::ToolSource`].
+    pub mcp: Option<elroy_mcp_client::McpClients>,
     /// Where later warnings go.
     warn: WarningSink,
     /// The versioned home, started on first use (`versioned_home: false`: never).
@@ -155,6 +163,17 @@ impl Runtime {
         }
         warnings.extend(plugins.warnings);
         services.insert(Arc::new(elroy_plugins::Panels(plugins.panels)));
+        // MCP servers (issue 25): configured here, started by whoever needs their tools.
+        let mcp = match elroy_mcp_client::McpClients::new(&config, Arc::clone(&warn)) {
+            Ok(mcp) => mcp,
+            Err(e) => {
+                warnings.push(e);
+                None
+            }
+        };
+        if let Some(mcp) = &mcp {
+            registry.set_source(Arc::new(mcp.clone()));
+        }
         // --- elroy-history (versioned home) ---
         // Started on the first tool call (or at session start): commits hand edits since the last
         // run (or the initial import), then records every tool call that changes a markdown
@@ -175,9 +194,25 @@ impl Runtime {
             services,
             registry,
             warnings,
+            mcp,
             warn,
             history,
         })
+    }
+
+    /// Drops the MCP servers and their tools from this runtime: `elroy mcp` serves elroy's own
+    /// tools only (a client of two elroys, each of the other, would loop).
+    pub fn detach_mcp_clients(&mut self) {
+        self.registry.remove_source();
+        self.mcp = None;
+    }
+
+    /// Starts every configured MCP server in the background (returns at once); a session start
+    /// does it, so the servers are ready by the first turn that needs them.
+    pub fn start_mcp_servers(&self) {
+        if let Some(mcp) = &self.mcp {
+            mcp.start_all();
+        }
     }
 
     /// The context a direct tool call gets in this runtime: the conversation view is the active
@@ -258,6 +293,7 @@ impl Runtime {
                 models::Models::build(&config, &elroy_llm::select::process_env, self.warn.as_ref())?
             }
         };
+        self.start_mcp_servers();
         let parts = adapters::session_parts(self, models, capabilities)?;
         Ok(elroy_orchestrator::Session::start(parts)?)
     }

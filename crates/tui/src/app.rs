@@ -104,6 +104,8 @@ pub struct Status {
     pub phase: Option<String>,
     /// Background work running after a reply.
     pub background: Option<String>,
+    /// MCP servers still starting or failed (`MCP: 1 starting; github failed`).
+    pub mcp: Option<String>,
     /// Spinner frame.
     pub tick: usize,
 }

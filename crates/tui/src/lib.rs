@@ -18,6 +18,7 @@ pub mod conversation;
 pub mod highlight;
 pub mod input;
 pub mod markdown;
+pub mod mcp_status;
 pub mod palette;
 pub mod reminders;
 mod run;

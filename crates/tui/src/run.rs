@@ -352,6 +352,12 @@ async fn event_loop(
         Some(source) => Arc::new(source),
         None => Arc::new(NoReminders),
     };
+    // The MCP servers (started with the session): status bar and palette follow them.
+    let mcp_view = runtime
+        .mcp
+        .clone()
+        .map(|mcp| (mcp, runtime.registry.clone()));
+    let mut mcp_seen = String::new();
     let mut lp = Loop {
         tx,
         chat: Arc::new(RwLock::new(chat)),
@@ -410,6 +416,12 @@ async fn event_loop(
                 redraw = app.status.phase.is_some() || app.status.background.is_some();
                 if ticks.is_multiple_of(10) {
                     lp.poll_reminders();
+                }
+                if let Some((mcp, registry)) = &mcp_view
+                    && ticks.is_multiple_of(5)
+                    && crate::mcp_status::refresh(&mut app, mcp, registry, &mut mcp_seen)
+                {
+                    redraw = true;
                 }
             }
         }

@@ -244,6 +244,9 @@ fn draw_status(app: &App, frame: &mut Frame<'_>, area: Rect) {
         let glyph = if s.phase.is_some() { "" } else { spin };
         spans.push(Span::styled(format!("· {glyph} {bg} "), app.theme.thought));
     }
+    if let Some(mcp) = &s.mcp {
+        spans.push(Span::styled(format!("· {mcp} "), app.theme.dim));
+    }
     let mode = match (app.mode, &app.overlay) {
         (_, Some(Overlay::Palette(_))) => "PALETTE",
         (_, Some(Overlay::Form(_))) => "FORM",
