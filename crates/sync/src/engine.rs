@@ -5,7 +5,7 @@
 //!
 //! 0. git locks a killed elroy (or a killed sync's fetch) left are removed, named in the report;
 //!    nothing happens while git has not finished something in the home (a merge, a rebase, a
-//!    detached HEAD, an unmerged index: [`SyncError::Unfinished`](crate::SyncError::Unfinished)),
+//!    detached HEAD, an unmerged index: [`crate::SyncError::Unfinished`]),
 //!    and a lock a running `git` holds is waited for ([`GIT_WAIT`]), then named;
 //! 1. hand edits and journaled changes are committed (`VersionedHome::start`), memory names and
 //!    agenda `uid`s are written into the files that lack them (`sync: names`);
