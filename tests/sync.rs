@@ -850,18 +850,26 @@ fn a_rename_on_one_machine_and_an_edit_on_the_other_make_one_item() {
         .to_owned();
     // A third kind: moved by hand and rewritten (too different for git's rename detection),
     // while the other machine adds an update: the same `uid` makes it one item.
+    // Many lines, so that rewriting all of them leaves git's similarity far below its 50%.
+    let go: Vec<String> = (1..=16)
+        .map(|n| format!("Gym step {n}: stretch."))
+        .collect();
     a.call(
         "create_due_item",
-        r#"{"name":"Gym","text":"Go","trigger_time":"2099-03-17 07:00"}"#,
+        &serde_json::json!({"name": "Gym", "text": go.join("\n"), "trigger_time": "2099-03-17 07:00"})
+            .to_string(),
     );
     a.sync(&remote);
     b.sync(&remote);
     let gym = std::fs::read_to_string(a.root().join("agenda/Gym.md")).unwrap();
     assert!(gym.contains("\nuid: "), "{gym}");
-    let rewritten = gym.replace(
-        "\nGo",
-        "\nSwim forty lengths at the pool on Tuesday and Thursday mornings, before work",
-    );
+    let mut rewritten = gym.clone();
+    for (n, line) in go.iter().enumerate() {
+        rewritten = rewritten.replace(
+            line.as_str(),
+            &format!("Swim forty lengths, set {}, before work.", n + 1),
+        );
+    }
     std::fs::remove_file(a.root().join("agenda/Gym.md")).unwrap();
     std::fs::write(a.root().join("agenda/Swimming.md"), &rewritten).unwrap();
     // The other machine moves its time by hand (a front-matter key: merges with the new text).
@@ -884,7 +892,8 @@ fn a_rename_on_one_machine_and_an_edit_on_the_other_make_one_item() {
         let files = store_files(&m.root());
         let swimming = &files["agenda/Swimming.md"];
         assert!(
-            swimming.contains("Swim forty lengths") && swimming.contains("2099-03-18 07:00"),
+            swimming.contains("Swim forty lengths, set 16")
+                && swimming.contains("2099-03-18 07:00"),
             "{swimming}"
         );
         assert!(

@@ -26,6 +26,14 @@
 //!   [`VersionedHome::undo`] reverts the last change elroy made, refusing when a file of it was edited
 //!   by hand since (`elroy undo`).
 //!
+//! - Nothing is committed while git has not finished something in the home (a merge, rebase,
+//!   cherry-pick or revert in progress, an unmerged index, a detached HEAD) or when a file to
+//!   commit holds conflict markers: [`Unfinished`], checked in the one place every commit is made;
+//!   a tool's change then waits in the journal ([`HistoryError::NotRecordedUnfinished`]), undo
+//!   refuses ([`HistoryError::Unfinished`]), and [`unfinished`] / [`marker_files`] tell `elroy
+//!   doctor`. Every git write runs inside a [`GitWrite`] (the home lock and elroy's record of the
+//!   write), so git locks a killed elroy left are recognised and removed at once.
+//!
 //! Only the markdown stores are versioned ([`is_store_path`]); `state.db`, logs, the cache and the
 //! lock never are (the repository's `.gitignore` lists what is). Commits are made under the home
 //! lock ([`elroy_markdown::HomeLock`]), so concurrent elroy processes do not race, and with the

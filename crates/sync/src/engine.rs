@@ -3,8 +3,12 @@
 //! The order makes a kill at any step safe (nothing lost, the home readable, the next sync
 //! completes):
 //!
-//! 1. hand edits and journaled changes are committed (`VersionedHome::start`), memory names are
-//!    written into the files that lack them (`sync: names`);
+//! 0. git locks a killed elroy (or a killed sync's fetch) left are removed, named in the report;
+//!    nothing happens while git has not finished something in the home (a merge, a rebase, a
+//!    detached HEAD, an unmerged index: [`crate::SyncError::Unfinished`]),
+//!    and a lock a running `git` holds is waited for ([`GIT_WAIT`]), then named;
+//! 1. hand edits and journaled changes are committed (`VersionedHome::start`), memory names and
+//!    agenda `uid`s are written into the files that lack them (`sync: names`);
 //! 2. the remote's branch is fetched into `refs/remotes/sync/<branch>` (only that ref and objects
 //!    change; no home lock is held while the network is used);
 //! 3. under the home lock: the merge commit (`sync: merge from HOST`, two parents) and, when ids
@@ -14,8 +18,9 @@
 //!    `.git/index` refreshed. A kill between 5's writes and the branch move leaves files that
 //!    differ from HEAD: the next start commits them as `external edit` (their content is the
 //!    merge's, so nothing is lost) and the next sync merges again without conflict;
-//! 6. the branch is pushed (never forced); when another machine pushed meanwhile, fetch and merge
-//!    again (at most [`ROUNDS`] times).
+//! 6. the branch is pushed (never forced) unless a commit to push adds conflict markers; it is
+//!    reported only once the remote holds it; when another machine pushed meanwhile, fetch and
+//!    merge again (at most [`ROUNDS`] times); any other refusal is an error with the remote's words.
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
