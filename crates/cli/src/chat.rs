@@ -337,6 +337,14 @@ fn finish_background_on_exit(
     }
 }
 
+/// Stops the MCP servers before a restart: `exec` runs no destructor, and the new process starts
+/// its own servers.
+fn stop_mcp_servers(chat: &ChatSession) {
+    if let Some(mcp) = &chat.runtime().mcp {
+        mcp.shutdown();
+    }
+}
+
 /// Re-executes this program with the same arguments plus the resume message (§13).
 pub(crate) fn restart(resume_message: &str) -> Result<ExitCode, String> {
     let exe = std::env::current_exe().map_err(|e| format!("cannot restart: {e}"))?;
@@ -651,6 +659,7 @@ pub(crate) fn run(config: Config) -> Result<ExitCode, String> {
             &palette,
         );
         if let Some(message) = restart_message {
+            stop_mcp_servers(&chat);
             return restart(&message);
         }
         background = work;
@@ -706,6 +715,7 @@ pub(crate) fn run(config: Config) -> Result<ExitCode, String> {
                             &palette,
                         );
                         if let Some(message) = restart_message {
+                            stop_mcp_servers(&chat);
                             return restart(&message);
                         }
                         background = work;
