@@ -1,5 +1,5 @@
-//! Background memory work after a turn (`orchestrator.md` §12.1) is recorded in the versioned home
-//! as its own commit, so `elroy undo` can take it back like a tool call.
+//! Background memory work after a turn (`docs/behaviour.md#automatic-memory-creation`) is recorded
+//! in the versioned home as its own commit, so `elroy undo` can take it back like a tool call.
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 

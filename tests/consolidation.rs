@@ -1,4 +1,4 @@
-//! Memory consolidation (`orchestrator.md` §12.2) end to end: the real binary against
+//! Memory consolidation (`docs/behaviour.md#consolidation`) end to end: the real binary against
 //! elroy-testkit. Three memories come from `elroy tools call create_memory` (op-tracked: the
 //! counter reaches 3), the fourth from a `create_memory` call of the model during a turn (the
 //! counter reaches `memories_between_consolidation` = 4), and after the reply the similar ones are

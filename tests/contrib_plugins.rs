@@ -1,6 +1,7 @@
-//! Contrib plugins end to end (`tools.md` §9.1–§9.2): the model creates a contrib repository with
-//! `create_contrib_repo`; after a restart (a new `elroy` process) its sample plugin tool is offered
-//! to the model and called; a plugin that prints garbage for `--schema` is skipped with a warning.
+//! Contrib plugins end to end (`docs/tools.md#codex-and-contrib-plugins`): the model creates a
+//! contrib repository with `create_contrib_repo`; after a restart (a new `elroy` process) its
+//! sample plugin tool is offered to the model and called; a plugin that prints garbage for
+//! `--schema` is skipped with a warning.
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 

@@ -55,7 +55,8 @@ fn each_broken_case_is_one_line_by_path() {
         std::fs::create_dir_all(path.parent().unwrap()).unwrap();
         std::fs::write(path, bytes).unwrap();
     };
-    // robustness.md R2 and R7: front matter that does not parse, a notes file not in UTF-8.
+    // R2 (`docs/behaviour.md#r2-text-someone-else-wrote-is-never-lost`) and R7: front matter that
+    // does not parse, a notes file not in UTF-8.
     write("agenda/Broken.md", b"---\ndate: [2026-03-20\n---\n\nx\n");
     write(
         "feature-requests/broken.md",
@@ -244,7 +245,8 @@ fn a_due_item_whose_rule_cannot_be_read_is_reported() {
 }
 
 /// The same kind for agenda items: a valid file whose `date` cannot be read is listed on no day
-/// (formats.md §4.1); doctor names it (a newcomer's hand edit `date: 'someday'` was silent).
+/// (`docs/formats.md#agenda-item-keys`); doctor names it (a newcomer's hand edit `date: 'someday'`
+/// was silent).
 #[test]
 fn an_agenda_item_whose_date_cannot_be_read_is_reported() {
     let home = TestHome::new();

@@ -1,6 +1,6 @@
 //! `elroy undo` of a memory update (versioned home): the restored file is active again for the
-//! memory sync (`formats.md` §6.3), so `print_memory` finds the earlier version and the superseding
-//! one is gone.
+//! memory sync (`docs/formats.md#memory-index-sync`), so `print_memory` finds the earlier version
+//! and the superseding one is gone.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 use crate::common;

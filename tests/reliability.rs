@@ -879,10 +879,10 @@ fn a_kill_inside_each_stores_write_loses_nothing() {
     assert_database_consistent(&root);
 
     // `update_outdated_or_incorrect_memory` moves the old version to `memories/archive/` and then
-    // writes the new one (two steps, `formats.md` §6.4). Killed inside the second write, the old
-    // text is kept (in the archive) and the home stays readable. Known gap, reported and left to
-    // the memory store: the memory is then archived without a successor, so it is no longer
-    // active under its name.
+    // writes the new one (two steps, `docs/formats.md#the-memory-archive`). Killed inside the
+    // second write, the old text is kept (in the archive) and the home stays readable. Known gap,
+    // reported and left to the memory store: the memory is then archived without a successor, so it
+    // is no longer active under its name.
     let old_text = std::fs::read_to_string(root.join("memories/Kept_memory.md")).unwrap();
     let target = kill_inside_write(
         &home,

@@ -522,8 +522,8 @@ fn control_characters_in_names_and_texts_are_not_printed() {
 }
 
 /// A hand-written date or trigger time elroy cannot read is named, not left out silently: the
-/// item stays off every day (formats.md §4.1) and the due item never fires, and both commands
-/// say which file and why (on standard error; the tables and JSON are unchanged).
+/// item stays off every day (`docs/formats.md#agenda-item-keys`) and the due item never fires, and
+/// both commands say which file and why (on standard error; the tables and JSON are unchanged).
 #[test]
 fn unreadable_dates_and_trigger_times_are_named() {
     let home = agenda_home();

@@ -1,5 +1,5 @@
-//! [`DbIndex`]: the agenda index as the `agenda_items` table of `state.db` (`formats.md` §9.5),
-//! validated against the files by their stat signatures.
+//! [`DbIndex`]: the agenda index as the `agenda_items` table of `state.db`
+//! (`docs/formats.md#agenda-index`), validated against the files by their stat signatures.
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::path::Path;
@@ -22,7 +22,8 @@ use crate::{AgendaError, Kind};
 /// What the index knows about one live file.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct IndexEntry {
-    /// Stable per user: the recall metadata `memory_id` of the item (`formats.md` §8.6).
+    /// Stable per user: the recall metadata `memory_id` of the item
+    /// (`docs/formats.md#the-recall-payload`).
     pub id: i64,
     /// When elroy created the file, or first saw it (then the file's modification time).
     pub created_at: Timestamp,
@@ -271,7 +272,8 @@ impl Loaded {
     }
 }
 
-/// The detail columns of a parsed item: `(name, kind, status)` of §9.5 and the view's columns.
+/// The detail columns of a parsed item: `(name, kind, status)` of `docs/formats.md#agenda-index`
+/// and the view's columns.
 fn kind_word(view: &ItemView) -> &'static str {
     match view.kind() {
         Kind::Agenda => "agenda",
@@ -758,7 +760,8 @@ impl DbIndex {
                     };
                     match &p.entry {
                         Entry::Broken { message, .. } => {
-                            // A file that does not parse keeps its previous data (§9.5).
+                            // A file that does not parse keeps its previous data
+                            // (`docs/formats.md#agenda-index`).
                             tx.execute(
                                 "UPDATE agenda_items SET broken = ?3, file_size = ?4, \
                                  file_mtime_ns = ?5, file_ino = ?6, file_ctime_ns = ?7, \
@@ -840,10 +843,11 @@ impl DbIndex {
         Ok(())
     }
 
-    /// The names of the live rows an `item_name` may match (`tools.md` §1.0), without their
-    /// bodies: `(stem, name, active)` of active rows (a covering index of migration 6), and of
-    /// rows to read again or whose file does not parse (always candidates: their stored name
-    /// may be out of date, and a broken file matches by its stem). Call inside the home lock.
+    /// The names of the live rows an `item_name` may match
+    /// (`docs/tool-rules.md#finding-an-agenda-item`), without their bodies: `(stem, name, active)`
+    /// of active rows (a covering index of migration 6), and of rows to read again or whose file
+    /// does not parse (always candidates: their stored name may be out of date, and a broken file
+    /// matches by its stem). Call inside the home lock.
     ///
     /// # Errors
     /// Database failures.
@@ -876,8 +880,8 @@ impl DbIndex {
     }
 
     /// Whether the directory has an entry called `name` (a file name `{stem}.md`), ignoring case
-    /// (`formats.md` §2.3, D12): a live row's file or another `*.md` entry seen by the last
-    /// directory check. An ASCII name is one indexed lookup (SQLite's `NOCASE` folds ASCII);
+    /// (`docs/formats.md#unique-paths`, D12): a live row's file or another `*.md` entry seen by the
+    /// last directory check. An ASCII name is one indexed lookup (SQLite's `NOCASE` folds ASCII);
     /// another name compares with every live row's name lower-cased (loaded once per operation).
     /// Call it inside the home lock, after [`DbIndex::begin`].
     pub(crate) fn is_taken(&self, name: &str) -> bool {

@@ -1,7 +1,8 @@
 //! [`AgendaError`]: a failed store operation, carrying the exact message the model sees.
 
-/// A failed agenda operation. Its `Display` is the message of `tools.md` §1–§2 (for example
-/// `No agenda item found matching 'dentist'.`), without the `Error invoking tool …: ` prefix.
+/// A failed agenda operation. Its `Display` is the message of `docs/tools.md#agenda` to
+/// `docs/tools.md#due-items` (for example `No agenda item found matching 'dentist'.`), without the
+/// `Error invoking tool …: ` prefix.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("{message}")]
 pub struct AgendaError {

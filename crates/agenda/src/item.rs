@@ -1,4 +1,4 @@
-//! One agenda or due-item file, as read (`formats.md` §4).
+//! One agenda or due-item file, as read (`docs/formats.md#agenda-items`).
 
 use elroy_markdown::{Document, Mapping, Value};
 use jiff::Timestamp;
@@ -67,7 +67,8 @@ pub struct Item {
     pub date: Option<Date>,
     /// The raw `trigger_datetime` text, when non-empty.
     pub trigger_raw: Option<String>,
-    /// `trigger_datetime` as an instant, when it parses (`formats.md` §8.4).
+    /// `trigger_datetime` as an instant, when it parses
+    /// (`docs/formats.md#reading-times-elroy-wrote`).
     pub trigger_datetime: Option<Timestamp>,
     /// `trigger_context` (or Elroy's legacy `reminder_context`), when non-empty.
     pub trigger_context: Option<String>,
@@ -80,7 +81,7 @@ pub struct Item {
     pub(crate) name_lower: String,
 }
 
-/// A checklist entry as listings see it (`formats.md` §4.3).
+/// A checklist entry as listings see it (`docs/formats.md#checklist-entries`).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ChecklistEntry {
     /// The entry id.
@@ -93,8 +94,8 @@ pub struct ChecklistEntry {
     pub due_date: Option<String>,
 }
 
-/// Reads a strict boolean (`formats.md` §3.1): a YAML boolean, or `true/yes/on` / `false/no/off`
-/// ignoring ASCII case; missing or `null` is `None`.
+/// Reads a strict boolean (`docs/formats.md#reading-a-file`): a YAML boolean, or `true/yes/on` /
+/// `false/no/off` ignoring ASCII case; missing or `null` is `None`.
 ///
 /// # Errors
 /// `invalid boolean for '{key}' in {file}: {value}`.
@@ -214,7 +215,7 @@ impl Item {
         self.document.raw_body.trim()
     }
 
-    /// The main text (before `## Updates`), stripped (`formats.md` §4.4).
+    /// The main text (before `## Updates`), stripped (`docs/formats.md#the-updates-section`).
     pub fn main_text(&self) -> &str {
         split_updates(self.text()).0.trim()
     }
@@ -235,9 +236,10 @@ impl Item {
     }
 }
 
-/// What the agenda index keeps of a parsed file (`formats.md` §4): everything listings, name
-/// matching, the due check and recall read, without the document. Built from an [`Item`] when a
-/// file is parsed, and from its `agenda_items` row when the file's stat did not change.
+/// What the agenda index keeps of a parsed file (`docs/formats.md#agenda-items`): everything
+/// listings, name matching, the due check and recall read, without the document. Built from an
+/// [`Item`] when a file is parsed, and from its `agenda_items` row when the file's stat did not
+/// change.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct ItemView {
     pub stem: String,
@@ -362,7 +364,8 @@ pub(crate) fn checklist_entry(m: &Mapping, file: &str) -> Result<Option<Checklis
     }))
 }
 
-/// Splits a stripped body into main text and existing updates (`formats.md` §4.4).
+/// Splits a stripped body into main text and existing updates
+/// (`docs/formats.md#the-updates-section`).
 pub fn split_updates(body: &str) -> (&str, Option<&str>) {
     const MARKER: &str = "\n## Updates\n\n";
     if let Some(pos) = body.find(MARKER) {

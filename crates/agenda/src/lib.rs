@@ -1,17 +1,18 @@
 //! # elroy-agenda
 //!
 //! The agenda store: plain agenda items and due items kept as Elroy-compatible markdown files in
-//! `<user home>/agenda/*.md` (`shared/spec/formats.md` §4), with the behaviour of the 14 agenda and
-//! due-item tools (`tools.md` §1–§2) minus the tool plumbing. No async, no tools, no LLM.
+//! `<user home>/agenda/*.md` (`docs/formats.md#agenda-items`), with the behaviour of the 14 agenda
+//! and due-item tools (`docs/tools.md#agenda` to `docs/tools.md#due-items`) minus the tool
+//! plumbing. No async, no tools, no LLM.
 //!
 //! - [`AgendaStore`]: every operation, locked and atomic (D12), with name matching (D6).
 //! - [`DbIndex`]: the validated index of the files in the `agenda_items` table of `state.db`
-//!   (`formats.md` §9.5): stable integer ids for recall, and what each file says, so listings,
-//!   name lookups and the due check select their rows in SQL, stat only those files and read
-//!   only those that changed; the directory is listed only when its signature changed.
+//!   (`docs/formats.md#agenda-index`): stable integer ids for recall, and what each file says, so
+//!   listings, name lookups and the due check select their rows in SQL, stat only those files and
+//!   read only those that changed; the directory is listed only when its signature changed.
 //! - [`parse_trigger_time`], [`parse_item_date`] and the display helpers (D7).
-//! - [`to_fact`]: the text rendering of an item (`formats.md` §8.5); [`AgendaStore::due_now`] for
-//!   the `⏰ DUE ITEM` injection.
+//! - [`to_fact`]: the text rendering of an item (`docs/formats.md#renderings`);
+//!   [`AgendaStore::due_now`] for the `⏰ DUE ITEM` injection.
 //! - Reminders (issue 16): [`Announcements`] (which timed due items were announced, per
 //!   [`Channel`], in `state.db`), [`AgendaStore::next_trigger_after`],
 //!   [`AgendaStore::snooze_due_item`], [`AgendaStore::active_items_with_ids`].

@@ -55,8 +55,8 @@ pub(crate) struct Listing {
     /// (`None` for a symlink: its target is stat'ed), by file name.
     pub files: Vec<(String, Option<i64>)>,
     /// Lower-cased names of the other entries whose lower-cased name ends in `.md` (a directory
-    /// `x.md`, a file `X.MD`): they take a name under the unique-path rule (`formats.md` §2.3,
-    /// names compared ignoring case) without being items.
+    /// `x.md`, a file `X.MD`): they take a name under the unique-path rule
+    /// (`docs/formats.md#unique-paths`, names compared ignoring case) without being items.
     pub others_lower: Vec<String>,
 }
 

@@ -1,5 +1,6 @@
-//! Dates and trigger times: parsing (`tools.md` §1.0, §2.0.1, decision D7) and the displayed forms
-//! (`formats.md` §8).
+//! Dates and trigger times: parsing (`docs/tool-rules.md#finding-an-agenda-item`,
+//! `docs/tool-rules.md#reading-a-trigger-time`, decision D7) and the displayed forms
+//! (`docs/formats.md#times-and-time-zones`).
 
 use std::sync::LazyLock;
 
@@ -31,9 +32,9 @@ fn num(caps: &regex::Captures<'_>, i: usize) -> Option<i64> {
     caps.get(i).and_then(|m| m.as_str().parse().ok())
 }
 
-/// Parses an `item_date` / `due_date` argument (`tools.md` §1.0): `YYYY-MM-DD`, `YYYYMMDD`,
-/// `YYYY-Www`, `YYYYWww` (the Monday of ISO week `ww`), `YYYY-Www-D`, `YYYYWwwD` (ISO weekday `D`).
-/// Whitespace, times, `2026-3-20` and impossible dates give `None`.
+/// Parses an `item_date` / `due_date` argument (`docs/tool-rules.md#finding-an-agenda-item`):
+/// `YYYY-MM-DD`, `YYYYMMDD`, `YYYY-Www`, `YYYYWww` (the Monday of ISO week `ww`), `YYYY-Www-D`,
+/// `YYYYWwwD` (ISO weekday `D`). Whitespace, times, `2026-3-20` and impossible dates give `None`.
 ///
 /// ```
 /// use elroy_agenda::parse_item_date;
@@ -62,7 +63,8 @@ pub fn parse_item_date(input: &str) -> Option<Date> {
     ISOWeekDate::new(year, week, weekday).ok().map(|w| w.date())
 }
 
-/// The `Invalid datetime format` message of `tools.md` §2.0.1 for a trimmed input.
+/// The `Invalid datetime format` message of `docs/tool-rules.md#reading-a-trigger-time` for a
+/// trimmed input.
 pub fn invalid_datetime_message(input: &str) -> String {
     format!(
         "Invalid datetime format: '{input}'. Expected formats: 'YYYY-MM-DD HH:MM:SS', \
@@ -87,9 +89,9 @@ fn parse_offset(text: &str) -> Option<Offset> {
     Offset::from_seconds(sign * (hours * 3600 + minutes * 60)).ok()
 }
 
-/// Parses an absolute time (`tools.md` §2.0.1 form 2). With an offset or `Z`: that instant.
-/// Without: a wall-clock time in `tz` (a gap reads with the offset before it, a fold takes the
-/// earlier instant). Sub-seconds are kept; callers truncate.
+/// Parses an absolute time (`docs/tool-rules.md#reading-a-trigger-time` form 2). With an offset or
+/// `Z`: that instant. Without: a wall-clock time in `tz` (a gap reads with the offset before it, a
+/// fold takes the earlier instant). Sub-seconds are kept; callers truncate.
 pub fn parse_absolute_time(input: &str, tz: &TimeZone) -> Option<Timestamp> {
     let caps = captures(&ABSOLUTE, input)?;
     let date = Date::new(
@@ -274,13 +276,14 @@ pub fn is_elroy_form(input: &str) -> bool {
     captures(&ABSOLUTE, input.trim()).is_some()
 }
 
-/// A stored `trigger_datetime` read back (`formats.md` §8.4): an absolute form with an offset is
-/// that instant; without an offset it is UTC.
+/// A stored `trigger_datetime` read back (`docs/formats.md#reading-times-elroy-wrote`): an absolute
+/// form with an offset is that instant; without an offset it is UTC.
 pub fn parse_stored_trigger(text: &str) -> Option<Timestamp> {
     parse_absolute_time(text.trim(), &TimeZone::UTC)
 }
 
-/// The stored form of a trigger instant: `YYYY-MM-DD HH:MM:SS+00:00` in UTC (`formats.md` §8.2).
+/// The stored form of a trigger instant: `YYYY-MM-DD HH:MM:SS+00:00` in UTC
+/// (`docs/formats.md#timestamps-elroy-writes`).
 pub fn format_stored_trigger(ts: Timestamp) -> String {
     ts.to_zoned_datetime(TimeZone::UTC)
         .strftime("%Y-%m-%d %H:%M:%S+00:00")
@@ -288,7 +291,7 @@ pub fn format_stored_trigger(ts: Timestamp) -> String {
 }
 
 /// A trigger time as displayed (D7): local time with offset, `YYYY-MM-DD HH:MM:SS±HH:MM`
-/// (`formats.md` §8.3), for example `2026-12-02 09:00:00+05:30`.
+/// (`docs/formats.md#displayed-times`), for example `2026-12-02 09:00:00+05:30`.
 pub fn format_local_with_offset(ts: Timestamp, tz: &TimeZone) -> String {
     ts.to_zoned_datetime(tz.clone())
         .strftime("%Y-%m-%d %H:%M:%S%:z")
@@ -296,7 +299,8 @@ pub fn format_local_with_offset(ts: Timestamp, tz: &TimeZone) -> String {
 }
 
 /// An instant the way Python's `str(datetime)` prints a UTC datetime: `YYYY-MM-DD HH:MM:SS+00:00`,
-/// with `.ffffff` before the offset only when the microseconds are not zero (`tools.md` §2.1 step 4).
+/// with `.ffffff` before the offset only when the microseconds are not zero
+/// (`docs/tools.md#create_due_item` step 4).
 pub fn format_python_utc(ts: Timestamp) -> String {
     let zdt = ts.to_zoned_datetime(TimeZone::UTC);
     let micros = zdt.subsec_nanosecond() / 1000;
@@ -307,7 +311,7 @@ pub fn format_python_utc(ts: Timestamp) -> String {
     }
 }
 
-/// An update stamp: local `YYYY-MM-DD HH:MM` (`formats.md` §8.2).
+/// An update stamp: local `YYYY-MM-DD HH:MM` (`docs/formats.md#timestamps-elroy-writes`).
 pub fn format_update_stamp(now: &ZonedDateTime) -> String {
     now.strftime("%Y-%m-%d %H:%M").to_string()
 }

@@ -1,5 +1,6 @@
-//! The agenda index in `state.db` (`formats.md` §9.5): stable ids shared by processes, rows that
-//! follow the files (renames keep the id, deletions mark the row, broken files keep their row).
+//! The agenda index in `state.db` (`docs/formats.md#agenda-index`): stable ids shared by processes,
+//! rows that follow the files (renames keep the id, deletions mark the row, broken files keep their
+//! row).
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 

@@ -5,7 +5,7 @@
 //! code blocks set apart, wrapping between words); Ctrl-C cancelling the running turn (the user
 //! message is stored before the model is called, so it is kept), `/exit`, `exit` or Ctrl-D to
 //! leave; and `restart_session` re-executing elroy with `ELROY_RESTART_RESUME_MESSAGE`
-//! (`orchestrator.md` §13).
+//! (`docs/behaviour.md#restarting-a-session`).
 //!
 //! The line editor runs on its own thread ([`LineReader`]) so that the background work after a
 //! reply (memory, consolidation, context refresh) runs while the next line is typed; a line
@@ -35,7 +35,8 @@ use crate::render::MarkdownStream;
 /// How long leaving waits for the background work after the last reply.
 pub const EXIT_WAIT: Duration = Duration::from_secs(5);
 
-/// The variable carrying the hidden resume message across a restart (§13).
+/// The variable carrying the hidden resume message across a restart
+/// (`docs/behaviour.md#restarting-a-session`).
 pub const RESUME_VARIABLE: &str = "ELROY_RESTART_RESUME_MESSAGE";
 
 pub(crate) const RESET: &str = "\x1b[0m";
@@ -345,7 +346,8 @@ fn stop_mcp_servers(chat: &ChatSession) {
     }
 }
 
-/// Re-executes this program with the same arguments plus the resume message (§13).
+/// Re-executes this program with the same arguments plus the resume message
+/// (`docs/behaviour.md#restarting-a-session`).
 pub(crate) fn restart(resume_message: &str) -> Result<ExitCode, String> {
     let exe = std::env::current_exe().map_err(|e| format!("cannot restart: {e}"))?;
     let mut command = std::process::Command::new(exe);
@@ -641,14 +643,15 @@ pub(crate) fn run(config: Config) -> Result<ExitCode, String> {
         palette.reset
     ));
 
-    // §2.1 step 7: the session-context pair.
+    // `docs/behaviour.md#start-up-steps` step 7: the session-context pair.
     if let Err(e) = chat.session().add_session_context() {
         tracing::warn!("could not add the session context: {e}");
     }
 
     let mut background: Option<Background> = None;
-    // A restart hands over a hidden resume message (§13). The variable cannot be removed from
-    // this process without unsafe code; a later restart overwrites it.
+    // A restart hands over a hidden resume message (`docs/behaviour.md#restarting-a-session`). The
+    // variable cannot be removed from this process without unsafe code; a later restart overwrites
+    // it.
     if let Ok(resume) = std::env::var(RESUME_VARIABLE)
         && !resume.trim().is_empty()
     {

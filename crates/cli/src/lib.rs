@@ -161,7 +161,7 @@ pub(crate) fn choose_front_end(plain_flag: bool, ui: &str, terminals: Terminals)
 }
 
 /// The full-screen interface (elroy-tui); a restart asked by `restart_session` re-executes elroy
-/// (`orchestrator.md` §13), as the line REPL does.
+/// (`docs/behaviour.md#restarting-a-session`), as the line REPL does.
 fn full_screen(config: Config) -> Result<ExitCode, String> {
     match elroy_tui::run(config)? {
         elroy_tui::Outcome::Exit(code) => Ok(code),

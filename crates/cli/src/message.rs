@@ -89,7 +89,8 @@ pub(crate) fn run_text(
             // A closed pipe is not an error (the turn is stored either way); the background work
             // below still runs.
             output::println(&line).map_err(|e| format!("cannot write the reply: {e}"))?;
-            // Background work after the reply (§11, §12); a one-shot command waits for it. Every
+            // Background work after the reply (`docs/behaviour.md#context-refresh-and-compression`,
+            // `docs/behaviour.md#background-memory-work`); a one-shot command waits for it. Every
             // step runs; each failure is one warning line on stderr (and in the log).
             let warnings: Vec<String> = match crate::block_on(session.after_turn()) {
                 Ok(report) => report.failures.iter().map(ToString::to_string).collect(),

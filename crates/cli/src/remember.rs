@@ -2,7 +2,7 @@
 //!
 //! The memory is created by the `create_memory` tool as a direct call, so it is written, indexed,
 //! op-tracked, sourced from the current context version and pinned exactly as when the model
-//! creates one (`tools.md` §3.1).
+//! creates one (`docs/tools.md#create_memory`).
 
 use std::process::ExitCode;
 

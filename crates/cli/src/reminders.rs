@@ -4,9 +4,10 @@
 //!
 //! The mechanism is independent of where reminders come from: a [`ReminderSource`] is asked
 //! every [`POLL_INTERVAL`] for the lines to announce; lines are printed only while the editor
-//! waits for input (during a turn the model receives due items itself, `orchestrator.md` §5).
-//! The source is [`InterfaceReminders`] (elroy-commands): claimed in `state.db` on the
-//! `interface` channel, so an item is printed once across every interface open on the home.
+//! waits for input (during a turn the model receives due items itself,
+//! `docs/behaviour.md#due-items-in-a-turn`). The source is [`InterfaceReminders`] (elroy-commands):
+//! claimed in `state.db` on the `interface` channel, so an item is printed once across every
+//! interface open on the home.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};

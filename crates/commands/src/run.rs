@@ -388,7 +388,8 @@ fn tools(chat: &ChatSession) -> CommandOutput {
     CommandOutput::lines(lines)
 }
 
-/// A new context: the system prompt alone, then the session-context pair (§2.6).
+/// A new context: the system prompt alone, then the session-context pair
+/// (`docs/behaviour.md#the-session-context-pair`).
 fn clear(chat: &ChatSession) -> CommandOutput {
     let runtime = chat.runtime();
     let services = &runtime.services;

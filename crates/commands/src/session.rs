@@ -133,7 +133,7 @@ impl ChatSession {
     }
 }
 
-/// The model aliases of `orchestrator.md` §14.2 (`elroy_llm::select::resolve_alias`).
+/// The model aliases of `docs/behaviour.md#model-aliases` (`elroy_llm::select::resolve_alias`).
 const MODEL_ALIASES: &[&str] = &[
     "sonnet",
     "opus",

@@ -1,4 +1,4 @@
-//! The configuration keys (`orchestrator.md` §15.3, decision K7), each declared once in
+//! The configuration keys (`docs/configuration.md#keys`, decision K7), each declared once in
 //! [`declare_keys!`]: name, Rust type, key type, default, environment variable, documentation,
 //! where it comes from, and flags. From that one declaration come the typed [`Settings`] struct the
 //! code reads, the [`KEYS`] metadata (`elroy config`, `docs/configuration.md`, validation
@@ -8,7 +8,7 @@ use std::path::PathBuf;
 
 use crate::value::ConfigValue;
 
-/// The type of a configuration value (`orchestrator.md` §15.2).
+/// The type of a configuration value (`docs/configuration.md#sources`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum KeyType {
     /// A boolean: YAML booleans, or `true/false/yes/no/on/off/1/0` ignoring case.
@@ -59,7 +59,8 @@ pub struct KeyDef {
     pub env: &'static str,
     /// Whether `elroy config` masks it (API keys).
     pub secret: bool,
-    /// Whether setting it in the file warns that it is deprecated (`orchestrator.md` §15.2).
+    /// Whether setting it in the file warns that it is deprecated
+    /// (`docs/configuration.md#sources`).
     pub deprecated: bool,
     /// `false` for keys Elroy has that elroy does not implement: setting one to anything but its
     /// default stops start-up with `<key> is not implemented by elroy …`.
@@ -239,8 +240,8 @@ macro_rules! declare_keys {
             spec $spec:literal
             $(, $flag:ident)* ;
     )*) => {
-        /// Every configuration key with its resolved, typed value (`orchestrator.md` §15.3): read
-        /// `config.settings.max_tokens`, never a key by its name, so a misspelt key does not
+        /// Every configuration key with its resolved, typed value (`docs/configuration.md#keys`):
+        /// read `config.settings.max_tokens`, never a key by its name, so a misspelt key does not
         /// compile. Integers are `u64` (every integer key is `>= 0`, some `>= 1` as noted),
         /// optional strings are `None` when unset or blank, lists are empty when unset, path
         /// lists are the paths as written (resolve them with [`crate::resolve_path`]).
@@ -358,179 +359,189 @@ const M: KeyType = KeyType::Map;
 declare_keys! {
     /// selects the user and the user home
     user_token: String = S, default "DEFAULT", env "ELROY_USER_TOKEN",
-        spec "orchestrator.md §15.3, formats.md §1.2";
+        spec "Elroy 0.5.0, docs/formats.md#user-tokens";
     /// database location (default sqlite:///$ELROY_HOME/state.db)
     database_url: Option<String> = S, default null, env "ELROY_DATABASE_URL",
-        spec "orchestrator.md §15.3, formats.md §9.1, D11";
+        spec "Elroy 0.5.0, docs/formats.md#connection-and-migrations, D11";
     /// Elroy's Chroma vector store; elroy keeps vectors in state.db
     chroma_path: Option<String> = S, default null, env "ELROY_CHROMA_PATH",
-        spec "orchestrator.md §15.3, D9", unimplemented;
+        spec "Elroy 0.5.0, D9", unimplemented;
     /// log level DEBUG unless ELROY_LOG_LEVEL is set
-    debug: bool = B, default "false", env "ELROY_DEBUG", spec "orchestrator.md §15.3";
+    debug: bool = B, default "false", env "ELROY_DEBUG", spec "Elroy 0.5.0";
     /// assistant name when the user set none
     default_assistant_name: String = S, default "Elroy", env "ELROY_DEFAULT_ASSISTANT_NAME",
-        spec "orchestrator.md §15.3";
+        spec "Elroy 0.5.0";
     /// register the 41 built-in tools
     include_base_tools: bool = B, default "true", env "ELROY_INCLUDE_BASE_TOOLS",
-        spec "orchestrator.md §15.3";
+        spec "Elroy 0.5.0";
     /// plugin paths
     custom_tools_path: Vec<PathBuf> = P, default null, env "ELROY_CUSTOM_TOOLS_PATH",
-        spec "orchestrator.md §15.3, tools.md §9.1";
+        spec "Elroy 0.5.0, docs/tool-rules.md#plugins";
     /// tools in the system prompt, calls parsed from text
     inline_tool_calls: bool = B, default "false", env "ELROY_INLINE_TOOL_CALLS",
-        spec "orchestrator.md §15.3";
+        spec "Elroy 0.5.0";
     /// Elroy's document-ingestion limit; elroy has no document ingestion
     max_ingested_doc_lines: u64 = I, default "1000", env "ELROY_MAX_INGESTED_DOC_LINES",
-        spec "orchestrator.md §15.3", unimplemented;
+        spec "Elroy 0.5.0", unimplemented;
     /// reflective recall
-    reflect: bool = B, default "false", env "ELROY_REFLECT", spec "orchestrator.md §15.3, §4.6";
+    reflect: bool = B, default "false", env "ELROY_REFLECT",
+        spec "Elroy 0.5.0, docs/behaviour.md#injection-and-reflective-recall";
     /// main model (inferred from API keys when unset)
     chat_model: Option<String> = S, default null, env "ELROY_CHAT_MODEL",
-        spec "orchestrator.md §15.3, §14.1";
+        spec "Elroy 0.5.0, docs/behaviour.md#choosing-the-chat-model";
     /// OpenAI-compatible (or Anthropic) base URL
     chat_model_api_base: Option<String> = S, default null, env "ELROY_CHAT_MODEL_API_BASE",
-        spec "orchestrator.md §15.3, §14.3";
+        spec "Elroy 0.5.0, docs/behaviour.md#provider-endpoint-and-key";
     /// key for the chat model
     chat_model_api_key: Option<String> = S, default null, env "ELROY_CHAT_MODEL_API_KEY",
-        spec "orchestrator.md §15.3, §14.3", secret;
+        spec "Elroy 0.5.0, docs/behaviour.md#provider-endpoint-and-key", secret;
     /// background model (default: the chat model)
     fast_model: Option<String> = S, default null, env "ELROY_FAST_MODEL",
-        spec "orchestrator.md §15.3, §14.1";
+        spec "Elroy 0.5.0, docs/behaviour.md#choosing-the-chat-model";
     /// base URL for the fast model
     fast_model_api_base: Option<String> = S, default null, env "ELROY_FAST_MODEL_API_BASE",
-        spec "orchestrator.md §15.3, §14.3";
+        spec "Elroy 0.5.0, docs/behaviour.md#provider-endpoint-and-key";
     /// key for the fast model
     fast_model_api_key: Option<String> = S, default null, env "ELROY_FAST_MODEL_API_KEY",
-        spec "orchestrator.md §15.3, §14.3", secret;
+        spec "Elroy 0.5.0, docs/behaviour.md#provider-endpoint-and-key", secret;
     /// embedding model; empty disables embeddings
     embedding_model: Option<String> = S, default "text-embedding-3-small",
-        env "ELROY_EMBEDDING_MODEL", spec "orchestrator.md §15.3, §14.7";
+        env "ELROY_EMBEDDING_MODEL", spec "Elroy 0.5.0, docs/behaviour.md#embeddings";
     /// Elroy's embedding vector size; elroy stores what the embedding model returns
     embedding_model_size: u64 = I, default "1536", env "ELROY_EMBEDDING_MODEL_SIZE",
-        spec "orchestrator.md §15.3", unimplemented;
+        spec "Elroy 0.5.0", unimplemented;
     /// base URL for embeddings
     embedding_model_api_base: Option<String> = S, default null,
-        env "ELROY_EMBEDDING_MODEL_API_BASE", spec "orchestrator.md §15.3, §14.7";
+        env "ELROY_EMBEDDING_MODEL_API_BASE", spec "Elroy 0.5.0, docs/behaviour.md#embeddings";
     /// key for embeddings
     embedding_model_api_key: Option<String> = S, default null,
-        env "ELROY_EMBEDDING_MODEL_API_KEY", spec "orchestrator.md §15.3, §14.7", secret;
+        env "ELROY_EMBEDDING_MODEL_API_KEY",
+        spec "Elroy 0.5.0, docs/behaviour.md#embeddings", secret;
     /// Anthropic prompt-cache markers
     enable_caching: bool = B, default "true", env "ELROY_ENABLE_CACHING",
-        spec "orchestrator.md §15.3, §14.4";
+        spec "Elroy 0.5.0, docs/behaviour.md#requests";
     /// deprecated fallback key
     openai_api_key: Option<String> = S, default null, env "OPENAI_API_KEY",
-        spec "orchestrator.md §15.3, §14.3", secret, deprecated;
+        spec "Elroy 0.5.0, docs/behaviour.md#provider-endpoint-and-key", secret, deprecated;
     /// deprecated fallback base URL
     openai_api_base: Option<String> = S, default null, env "OPENAI_API_BASE",
-        spec "orchestrator.md §15.3, §14.3", deprecated;
+        spec "Elroy 0.5.0, docs/behaviour.md#provider-endpoint-and-key", deprecated;
     /// deprecated fallback for embeddings
     openai_embedding_api_base: Option<String> = S, default null,
-        env "ELROY_OPENAI_EMBEDDING_API_BASE", spec "orchestrator.md §15.3, §14.3", deprecated;
+        env "ELROY_OPENAI_EMBEDDING_API_BASE",
+        spec "Elroy 0.5.0, docs/behaviour.md#provider-endpoint-and-key", deprecated;
     /// deprecated
     openai_organization: Option<String> = S, default null, env "ELROY_OPENAI_ORGANIZATION",
-        spec "orchestrator.md §15.3, §14.3", deprecated;
+        spec "Elroy 0.5.0, docs/behaviour.md#provider-endpoint-and-key", deprecated;
     /// deprecated fallback key
     anthropic_api_key: Option<String> = S, default null, env "ELROY_ANTHROPIC_API_KEY",
-        spec "orchestrator.md §15.3, §14.3", secret, deprecated;
+        spec "Elroy 0.5.0, docs/behaviour.md#provider-endpoint-and-key", secret, deprecated;
     /// tool rounds allowed: 0..=this
     max_assistant_loops: u64 = I, default "4", env "ELROY_MAX_ASSISTANT_LOOPS",
-        spec "orchestrator.md §15.3, §7.1";
+        spec "Elroy 0.5.0, docs/behaviour.md#rounds";
     /// context size that triggers a refresh; target is a third
-    max_tokens: u64 = I1, default "100000", env "ELROY_MAX_TOKENS", spec "orchestrator.md §15.3";
+    max_tokens: u64 = I1, default "100000", env "ELROY_MAX_TOKENS", spec "Elroy 0.5.0";
     /// age-out and compression cut-off
     max_context_age_minutes: f64 = F, default "720.0", env "ELROY_MAX_CONTEXT_AGE_MINUTES",
-        spec "orchestrator.md §15.3";
+        spec "Elroy 0.5.0";
     /// Elroy's greeting-turn threshold; elroy has no greeting turn
     min_convo_age_for_greeting_minutes: f64 = F, default "120.0",
-        env "ELROY_MIN_CONVO_AGE_FOR_GREETING_MINUTES", spec "orchestrator.md §15.3, §2.6",
+        env "ELROY_MIN_CONVO_AGE_FOR_GREETING_MINUTES",
+        spec "Elroy 0.5.0, docs/behaviour.md#the-session-context-pair",
         unimplemented;
     /// clustering distance
     memory_cluster_similarity_threshold: f64 = F, default "0.21125",
-        env "ELROY_MEMORY_CLUSTER_SIMILARITY_THRESHOLD", spec "orchestrator.md §15.3, §12.2";
+        env "ELROY_MEMORY_CLUSTER_SIMILARITY_THRESHOLD",
+        spec "Elroy 0.5.0, docs/behaviour.md#consolidation";
     /// consolidation trigger
     memories_between_consolidation: u64 = I, default "4",
-        env "ELROY_MEMORIES_BETWEEN_CONSOLIDATION", spec "orchestrator.md §15.3, §12.1";
+        env "ELROY_MEMORIES_BETWEEN_CONSOLIDATION",
+        spec "Elroy 0.5.0, docs/behaviour.md#automatic-memory-creation";
     /// automatic memory trigger; 0 disables
     messages_between_memory: u64 = I, default "20", env "ELROY_MESSAGES_BETWEEN_MEMORY",
-        spec "orchestrator.md §15.3";
+        spec "Elroy 0.5.0";
     /// self-reflection trigger; 0 disables
     messages_between_self_reflection: u64 = I, default "10",
-        env "ELROY_MESSAGES_BETWEEN_SELF_REFLECTION", spec "orchestrator.md §15.3";
+        env "ELROY_MESSAGES_BETWEEN_SELF_REFLECTION", spec "Elroy 0.5.0";
     /// sets the default cosine threshold
     l2_memory_relevance_distance_threshold: f64 = F, default "1.4",
-        env "ELROY_L2_MEMORY_RELEVANCE_DISTANCE_THRESHOLD", spec "orchestrator.md §15.3, §4.4";
+        env "ELROY_L2_MEMORY_RELEVANCE_DISTANCE_THRESHOLD",
+        spec "Elroy 0.5.0, docs/behaviour.md#embedding-leg";
     /// largest consolidation cluster
     max_memory_cluster_size: u64 = I, default "5", env "ELROY_MAX_MEMORY_CLUSTER_SIZE",
-        spec "orchestrator.md §15.3, §12.2";
+        spec "Elroy 0.5.0, docs/behaviour.md#consolidation";
     /// smallest consolidation cluster
     min_memory_cluster_size: u64 = I, default "3", env "ELROY_MIN_MEMORY_CLUSTER_SIZE",
-        spec "orchestrator.md §15.3, §12.2";
+        spec "Elroy 0.5.0, docs/behaviour.md#consolidation";
     /// LLM recall gate
     memory_recall_classifier_enabled: bool = B, default "false",
-        env "ELROY_MEMORY_RECALL_CLASSIFIER_ENABLED", spec "orchestrator.md §15.3, §4.1, D9";
+        env "ELROY_MEMORY_RECALL_CLASSIFIER_ENABLED",
+        spec "Elroy 0.5.0, docs/behaviour.md#whether-to-recall, D9";
     /// messages the recall gate reads
     memory_recall_classifier_window: u64 = I, default "3",
-        env "ELROY_MEMORY_RECALL_CLASSIFIER_WINDOW", spec "orchestrator.md §15.3, §4.1";
+        env "ELROY_MEMORY_RECALL_CLASSIFIER_WINDOW",
+        spec "Elroy 0.5.0, docs/behaviour.md#whether-to-recall";
     /// show thoughts and injected context
     show_internal_thought: bool = B, default "true", env "ELROY_SHOW_INTERNAL_THOUGHT",
-        spec "orchestrator.md §15.3, K7";
+        spec "Elroy 0.5.0, K7";
     /// UI colour
     system_message_color: String = S, default "'#9ACD32'", env "ELROY_SYSTEM_MESSAGE_COLOR",
-        spec "orchestrator.md §15.3";
+        spec "Elroy 0.5.0";
     /// UI colour
     user_input_color: String = S, default "'#FFE377'", env "ELROY_USER_INPUT_COLOR",
-        spec "orchestrator.md §15.3";
+        spec "Elroy 0.5.0";
     /// UI colour
     assistant_color: String = S, default "'#77DFD8'", env "ELROY_ASSISTANT_COLOR",
-        spec "orchestrator.md §15.3";
+        spec "Elroy 0.5.0";
     /// UI colour
     warning_color: String = S, default "yellow", env "ELROY_WARNING_COLOR",
-        spec "orchestrator.md §15.3";
+        spec "Elroy 0.5.0";
     /// UI colour
     internal_thought_color: String = S, default "'#708090'", env "ELROY_INTERNAL_THOUGHT_COLOR",
-        spec "orchestrator.md §15.3";
+        spec "Elroy 0.5.0";
     /// interactive interface on a terminal: full (the full-screen interface) or plain (the line REPL; also --plain)
     ui: String = S, default "full", env "ELROY_UI", spec "issue 15 item 1";
     /// Elroy's shell tool switch; elroy has no shell tool
     shell_commands: bool = B, default "false", env "ELROY_SHELL_COMMANDS",
-        spec "orchestrator.md §15.3", unimplemented;
+        spec "Elroy 0.5.0", unimplemented;
     /// Elroy's shell-command allow list; elroy has no shell tool
     allowed_shell_command_prefixes: Vec<String> = L, default "['.*']",
-        env "ELROY_ALLOWED_SHELL_COMMAND_PREFIXES", spec "orchestrator.md §15.3", unimplemented;
+        env "ELROY_ALLOWED_SHELL_COMMAND_PREFIXES", spec "Elroy 0.5.0", unimplemented;
     /// memory directory (default <user home>/memories)
     memory_dir: Option<String> = S, default null, env "ELROY_MEMORY_DIR",
-        spec "orchestrator.md §15.3, D4";
+        spec "Elroy 0.5.0, D4";
     /// tools not registered
     exclude_tools: Vec<String> = L, default "[]", env "ELROY_EXCLUDE_TOOLS",
-        spec "orchestrator.md §15.3, K7";
+        spec "Elroy 0.5.0, K7";
     // Keys that are ours.
     /// zone for naive times and displays (IANA name, UTC or local; default: TZ, else the system zone)
     timezone: Option<String> = S, default null, env "ELROY_TIMEZONE",
-        spec "orchestrator.md §15.3, D7";
+        spec "Elroy 0.5.0, D7";
     /// embedding recall cut (default 1 - l2 threshold / 2)
     memory_relevance_cosine_threshold: Option<f64> = F, default null,
-        env "ELROY_MEMORY_RELEVANCE_COSINE_THRESHOLD", spec "orchestrator.md §15.3, §4.4";
+        env "ELROY_MEMORY_RELEVANCE_COSINE_THRESHOLD",
+        spec "Elroy 0.5.0, docs/behaviour.md#embedding-leg";
     /// repeated-failure stop
     max_tool_failures_per_turn: u64 = I1, default "3", env "ELROY_MAX_TOOL_FAILURES_PER_TURN",
-        spec "orchestrator.md §15.3, R3";
+        spec "Elroy 0.5.0, R3";
     /// stream idle timeout
     llm_timeout_seconds: u64 = I1, default "120", env "ELROY_LLM_TIMEOUT_SECONDS",
-        spec "orchestrator.md §15.3";
+        spec "Elroy 0.5.0";
     /// web_search endpoint
     web_search_url: String = S, default "https://html.duckduckgo.com/html/",
-        env "ELROY_WEB_SEARCH_URL", spec "orchestrator.md §15.3";
+        env "ELROY_WEB_SEARCH_URL", spec "Elroy 0.5.0";
     /// fetch_page/web_search timeout
     web_timeout_seconds: u64 = I1, default "20", env "ELROY_WEB_TIMEOUT_SECONDS",
-        spec "orchestrator.md §15.3";
+        spec "Elroy 0.5.0";
     /// fetch_page/web_search may reach loopback, private and unspecified addresses
     fetch_allow_private_addresses: bool = B, default "false",
         env "ELROY_FETCH_ALLOW_PRIVATE_ADDRESSES", spec "issue 13 item 6";
     /// plugin paths
     contrib_tools_path: Vec<PathBuf> = P, default null, env "ELROY_CONTRIB_TOOLS_PATH",
-        spec "orchestrator.md §15.3, tools.md §9.1";
+        spec "Elroy 0.5.0, docs/tool-rules.md#plugins";
     /// plugin call timeout
     plugin_timeout_seconds: u64 = I1, default "60", env "ELROY_PLUGIN_TIMEOUT_SECONDS",
-        spec "orchestrator.md §15.3";
+        spec "Elroy 0.5.0";
     /// program run for each `elroy remind` announcement with the title and the body as its last two arguments, e.g. notify-send (words split as a shell would, no shell run)
     notify_command: Option<String> = S, default null, env "ELROY_NOTIFY_COMMAND",
         spec "issue 16 item 2";
@@ -542,16 +553,16 @@ declare_keys! {
         spec "issue 16 item 4";
     /// Codex program and leading arguments
     codex_command: String = S, default "codex", env "ELROY_CODEX_COMMAND",
-        spec "orchestrator.md §15.3, D16";
+        spec "Elroy 0.5.0, D16";
     /// Codex run timeout
     codex_timeout_seconds: u64 = I1, default "900", env "ELROY_CODEX_TIMEOUT_SECONDS",
-        spec "orchestrator.md §15.3, D16";
+        spec "Elroy 0.5.0, D16";
     /// tree for inspect_elroy_with_codex
     elroy_source_path: Option<String> = S, default null, env "ELROY_ELROY_SOURCE_PATH",
-        spec "orchestrator.md §15.3, D16";
+        spec "Elroy 0.5.0, D16";
     /// Elroy's database, read-only, for memory names (default $ELROY_HOME/elroy.db)
     elroy_db_path: Option<String> = S, default null, env "ELROY_ELROY_DB_PATH",
-        spec "orchestrator.md §15.3, formats.md §6.3.1";
+        spec "Elroy 0.5.0, docs/formats.md#names-from-elroys-database";
     /// commit every change elroy makes to the markdown stores to a git repository in the home (elroy history, elroy undo)
     versioned_home: bool = B, default "true", env "ELROY_VERSIONED_HOME",
         spec "the versioned-home issue (elroy history, elroy undo)";
@@ -581,7 +592,7 @@ declare_keys! {
         spec "issue 25 item 1";
 }
 
-/// Keys Elroy had that are ignored with a warning (`orchestrator.md` §15.2).
+/// Keys Elroy had that are ignored with a warning (`docs/configuration.md#sources`).
 pub const IGNORED_KEYS: &[&str] = &[
     "context_refresh_target_tokens",
     "context_refresh_trigger_tokens",

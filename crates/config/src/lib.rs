@@ -1,11 +1,11 @@
 //! # elroy-config
 //!
-//! elroy's configuration (`shared/spec/orchestrator.md` §15, decision K7) and home layout
-//! (`formats.md` §1). Sources, lowest to highest: built-in defaults < the YAML file (`--config`,
-//! else `ELROY_CONFIG_PATH`, else `$ELROY_HOME/elroy.conf.yaml`) < `ELROY_*` environment variables <
-//! command-line flags. Null and empty values never override a lower layer. Every value is parsed
-//! into its declared type at load time; a bad value is an error naming the key, the value and
-//! where it came from (Elroy crashes on `ELROY_MAX_TOKENS=5000` and treats
+//! elroy's configuration (`docs/configuration.md`, decision K7) and home layout
+//! (`docs/formats.md#home-layout`). Sources, lowest to highest: built-in defaults < the YAML file
+//! (`--config`, else `ELROY_CONFIG_PATH`, else `$ELROY_HOME/elroy.conf.yaml`) < `ELROY_*`
+//! environment variables < command-line flags. Null and empty values never override a lower layer.
+//! Every value is parsed into its declared type at load time; a bad value is an error naming the
+//! key, the value and where it came from (Elroy crashes on `ELROY_MAX_TOKENS=5000` and treats
 //! `ELROY_SHOW_INTERNAL_THOUGHT=false` as true).
 //!
 //! ## Reading a key
@@ -122,12 +122,12 @@ pub enum ConfigError {
         /// Why.
         message: String,
     },
-    /// `user_token` is not a valid token (`formats.md` §1.2).
+    /// `user_token` is not a valid token (`docs/formats.md#user-tokens`).
     #[error(
         "invalid user_token '{0}': use 1-128 letters, digits, '.', '_' or '-', starting with a letter or digit"
     )]
     InvalidUserToken(String),
-    /// `database_url` is not a supported URL (`formats.md` §9.1).
+    /// `database_url` is not a supported URL (`docs/formats.md#connection-and-migrations`).
     #[error("Unsupported database URL: {0}")]
     UnsupportedDatabaseUrl(String),
     /// `ELROY_NOW` is not an RFC 3339 instant.

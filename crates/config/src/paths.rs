@@ -1,8 +1,8 @@
-//! The home directory layout (`formats.md` §1.1, decisions K4 and D4).
+//! The home directory layout (`docs/formats.md#home-layout`, decisions K4 and D4).
 
 use std::path::{Path, PathBuf};
 
-/// Where the database lives (`formats.md` §9.1).
+/// Where the database lives (`docs/formats.md#connection-and-migrations`).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum DatabaseLocation {
     /// A SQLite file.
@@ -61,7 +61,7 @@ impl HomePaths {
     }
 }
 
-/// The user home for `token` below `elroy_home` (`formats.md` §1.1).
+/// The user home for `token` below `elroy_home` (`docs/formats.md#home-layout`).
 pub fn user_home_for(elroy_home: &Path, token: &str) -> PathBuf {
     if token == "DEFAULT" {
         elroy_home.to_path_buf()
@@ -85,8 +85,8 @@ pub fn resolve_path(path: &str, cwd: &Path, home: Option<&Path>) -> PathBuf {
     if p.is_absolute() { p } else { cwd.join(p) }
 }
 
-/// Whether `token` is a valid user token (`formats.md` §1.2): `^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$`, not
-/// a Windows device name, not ending with `.`.
+/// Whether `token` is a valid user token (`docs/formats.md#user-tokens`):
+/// `^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$`, not a Windows device name, not ending with `.`.
 pub fn valid_user_token(token: &str) -> bool {
     let bytes = token.as_bytes();
     let shape = !bytes.is_empty()
@@ -98,7 +98,7 @@ pub fn valid_user_token(token: &str) -> bool {
     shape && !token.ends_with('.') && !is_device_name(token)
 }
 
-/// Windows device names (`formats.md` §2.2), ignoring ASCII case.
+/// Windows device names (`docs/formats.md#reserved-device-names`), ignoring ASCII case.
 pub fn is_device_name(name: &str) -> bool {
     let upper = name.to_ascii_uppercase();
     matches!(upper.as_str(), "CON" | "PRN" | "AUX" | "NUL")

@@ -1,4 +1,4 @@
-//! The configured time zone (`formats.md` §8.1, decision D7).
+//! The configured time zone (`docs/formats.md#the-configured-time-zone`, decision D7).
 
 use jiff::tz::TimeZone;
 

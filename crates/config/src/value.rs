@@ -1,4 +1,5 @@
-//! Typed configuration values and their parsing from YAML and from strings (`orchestrator.md` §15.2).
+//! Typed configuration values and their parsing from YAML and from strings
+//! (`docs/configuration.md#sources`).
 
 use serde_json::Value;
 

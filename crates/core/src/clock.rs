@@ -1,4 +1,4 @@
-//! Injectable time: [`Clock`] and [`TimeContext`] (`formats.md` §8.1).
+//! Injectable time: [`Clock`] and [`TimeContext`] (`docs/formats.md#the-configured-time-zone`).
 
 use std::sync::Arc;
 
@@ -31,7 +31,8 @@ impl Clock for FixedClock {
     }
 }
 
-/// A clock plus the configured time zone: what "local time" means (`formats.md` §8.1).
+/// A clock plus the configured time zone: what "local time" means
+/// (`docs/formats.md#the-configured-time-zone`).
 #[derive(Debug, Clone)]
 pub struct TimeContext {
     /// The source of "now".

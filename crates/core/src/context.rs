@@ -1,5 +1,5 @@
-//! [`ToolContext`]: what a tool receives besides its arguments (`tools.md` §0.8). None of it is part
-//! of any schema.
+//! [`ToolContext`]: what a tool receives besides its arguments
+//! (`docs/tool-rules.md#what-a-tool-receives`). None of it is part of any schema.
 
 use std::any::{Any, TypeId};
 use std::collections::HashMap;
@@ -17,15 +17,16 @@ pub struct UserInfo {
     pub token: String,
     /// `$ELROY_HOME`: global files (config, `state.db`, lock, logs, contrib).
     pub elroy_home: PathBuf,
-    /// The user home: `$ELROY_HOME` for `DEFAULT`, else `$ELROY_HOME/users/<token>` (`formats.md` §1.1).
+    /// The user home: `$ELROY_HOME` for `DEFAULT`, else `$ELROY_HOME/users/<token>`
+    /// (`docs/formats.md#home-layout`).
     pub user_home: PathBuf,
 }
 
 /// What the front-end running the tool can do.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Capabilities {
-    /// The interactive chat can restart the session (`restart_session`, `tools.md` §7.2);
-    /// one-shot commands and direct tool calls cannot.
+    /// The interactive chat can restart the session (`restart_session`,
+    /// `docs/tools.md#restart_session`); one-shot commands and direct tool calls cannot.
     pub can_restart: bool,
 }
 

@@ -1,4 +1,5 @@
-//! [`Embedder`]: turns text into an embedding vector (`orchestrator.md` §4.4, §14.7; decision D9).
+//! [`Embedder`]: turns text into an embedding vector (`docs/behaviour.md#embedding-leg`,
+//! `docs/behaviour.md#embeddings`; decision D9).
 //!
 //! Stores use it for the embedding leg of recall; when none is configured, recall is keyword-only.
 //! The trait is synchronous so stores stay free of async runtimes; an HTTP implementation blocks

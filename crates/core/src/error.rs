@@ -3,8 +3,8 @@
 use std::fmt;
 
 /// A tool failure. Its [`message`](ToolError::message) is the text after
-/// `Error invoking tool {name}: ` (`tools.md` §0.3, decision D1): where Elroy has a message for the
-/// case, the message starts with Elroy's exact text; a short hint may follow.
+/// `Error invoking tool {name}: ` (`docs/tool-rules.md#errors`, decision D1): where Elroy has a
+/// message for the case, the message starts with Elroy's exact text; a short hint may follow.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ToolError {
     message: String,

@@ -3,16 +3,19 @@
 //! The vocabulary every other elroy crate shares. It does no IO and needs no async runtime.
 //!
 //! - [`ToolSpec`] / [`ParamSpec`]: a tool's schema, rendered exactly like Elroy's OpenAI tool JSON
-//!   (`shared/spec/tools.md` §0.1, decision K1). Built-in tools declare their arguments once with
+//!   (`docs/tool-rules.md#registry-and-schemas`, decision K1). Built-in tools declare their
+//!   arguments once with
 //!   [`tool_args!`], which produces both the argument struct and its parameter list, so schema and
 //!   parsing cannot drift (robustness R14).
 //! - [`Tool`], [`TypedTool`], [`AsyncTypedTool`]: what a tool is.
 //! - [`ToolRegistry`]: deterministic order, lookup, argument validation and coercion (D3), the error
 //!   contract (D1), unknown tools (D2).
-//! - [`ToolOutput`], [`ToolResult`], [`ToolError`], [`Effect`]: what a call produces (§0.2, §0.7).
-//! - [`ToolContext`]: what a tool receives besides its arguments (§0.8).
+//! - [`ToolOutput`], [`ToolResult`], [`ToolError`], [`Effect`]: what a call produces
+//!   (`docs/tool-rules.md#results`, `docs/tool-rules.md#effects`).
+//! - [`ToolContext`]: what a tool receives besides its arguments
+//!   (`docs/tool-rules.md#what-a-tool-receives`).
 //! - [`Message`], [`ToolCall`], [`Role`]: the message model shared by transcript, llm and orchestrator.
-//! - [`Clock`], [`TimeContext`]: injectable time (formats.md §8.1).
+//! - [`Clock`], [`TimeContext`]: injectable time (`docs/formats.md#the-configured-time-zone`).
 //! - [`Embedder`]: an embedding model, for the embedding leg of recall (D9).
 //! - [`FileWarning`], [`summarize_warnings`]: problems with single files, shown so that thousands of
 //!   similar ones make one line.

@@ -1,5 +1,6 @@
 //! The message model shared by the transcript store, the LLM clients and the orchestrator
-//! (`orchestrator.md` §6, `formats.md` §9.3), and the recall payload (`formats.md` §8.6).
+//! (`docs/behaviour.md#synthetic-pairs`, `docs/formats.md#transcript-and-context-versions`), and
+//! the recall payload (`docs/formats.md#the-recall-payload`).
 
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
@@ -138,8 +139,8 @@ impl Message {
         }
     }
 
-    /// A synthetic pair (`orchestrator.md` §6): an assistant message calling `tool` with `{}` and its
-    /// tool result, both with model `elroy`. `call_id` should be a fresh UUID v4.
+    /// A synthetic pair (`docs/behaviour.md#synthetic-pairs`): an assistant message calling `tool`
+    /// with `{}` and its tool result, both with model `elroy`. `call_id` should be a fresh UUID v4.
     pub fn synthetic_pair(call_id: &str, tool: &str, content: impl Into<String>) -> [Message; 2] {
         let call = ToolCall {
             id: call_id.to_owned(),
@@ -182,7 +183,8 @@ impl Message {
         Value::Object(obj)
     }
 
-    /// For a tool message whose content is a recall payload (`formats.md` §8.6): its metadata.
+    /// For a tool message whose content is a recall payload (`docs/formats.md#the-recall-payload`):
+    /// its metadata.
     pub fn recall_metadata(&self) -> Option<Vec<RecallMetadata>> {
         if self.role != Role::Tool {
             return None;
@@ -206,12 +208,12 @@ pub enum RecallKind {
     AgendaItem,
 }
 
-/// A recall item: `(memory_type, memory_id)` (`orchestrator.md` §1).
+/// A recall item: `(memory_type, memory_id)` (`docs/behaviour.md#vocabulary`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct RecallItem {
     /// Memory or agenda item.
     pub memory_type: RecallKind,
-    /// The item's database id (`formats.md` §9.4, §9.5).
+    /// The item's database id (`docs/formats.md#memory-index`, `docs/formats.md#agenda-index`).
     pub memory_id: i64,
 }
 
@@ -236,8 +238,8 @@ impl RecallMetadata {
     }
 }
 
-/// The content of a recall tool message (`formats.md` §8.6): compact JSON with keys `content`,
-/// `recall_metadata` in that order.
+/// The content of a recall tool message (`docs/formats.md#the-recall-payload`): compact JSON with
+/// keys `content`, `recall_metadata` in that order.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct RecallPayload {
     /// The items' renderings joined by `\n`.

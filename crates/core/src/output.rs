@@ -2,8 +2,8 @@
 
 use crate::RecallItem;
 
-/// A change to the conversation context that a tool asks for (`tools.md` §0.7, decision D13).
-/// Tools never edit the conversation; whoever ran the tool applies its effects.
+/// A change to the conversation context that a tool asks for (`docs/tool-rules.md#effects`,
+/// decision D13). Tools never edit the conversation; whoever ran the tool applies its effects.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Effect {
     /// Make sure the item is in the active context (adds a `get_fast_recall` pair if needed).
@@ -20,7 +20,7 @@ pub enum Effect {
 /// A successful tool call: the text the model sees and the effects to apply.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ToolOutput {
-    /// The result text: `Success`, compact JSON, or a text verbatim (`tools.md` §0.2).
+    /// The result text: `Success`, compact JSON, or a text verbatim (`docs/tool-rules.md#results`).
     pub content: String,
     /// Context changes, applied in order after the round.
     pub effects: Vec<Effect>,
@@ -52,8 +52,8 @@ impl ToolOutput {
     }
 }
 
-/// The outcome of one tool call as the model sees it (`tools.md` §0.2): the content, whether it is an
-/// error (`Error invoking tool {name}: …`, never with effects) and the effects.
+/// The outcome of one tool call as the model sees it (`docs/tool-rules.md#results`): the content,
+/// whether it is an error (`Error invoking tool {name}: …`, never with effects) and the effects.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ToolResult {
     /// What goes into the tool message.

@@ -11,8 +11,8 @@ use serde_json::Value;
 use crate::validate::validate_value;
 use crate::{BoxFuture, Tool, ToolContext, ToolResult, ToolSpec, validate_arguments};
 
-/// Names elroy itself puts in the context as synthetic pairs (`orchestrator.md` §6). A model that
-/// calls one gets `OK` and nothing runs (`tools.md` §0.4).
+/// Names elroy itself puts in the context as synthetic pairs (`docs/behaviour.md#synthetic-pairs`).
+/// A model that calls one gets `OK` and nothing runs (`docs/tool-rules.md#unknown-tools`).
 pub const SYNTHETIC_TOOL_NAMES: [&str; 5] = [
     "get_due_items",
     "get_session_context",
@@ -26,7 +26,7 @@ pub const SYNTHETIC_TOOL_NAMES: [&str; 5] = [
 pub enum ToolOrigin {
     /// Compiled into elroy.
     Builtin,
-    /// A plugin executable (`tools.md` §9.1).
+    /// A plugin executable (`docs/tool-rules.md#plugins`).
     Plugin {
         /// The executable.
         path: PathBuf,
@@ -104,8 +104,9 @@ struct Entry {
 
 /// The tools of a session, keyed by name.
 ///
-/// Order (`tools.md` §0.1): built-in tools sorted by name, then plugin tools sorted by name, then
-/// the tools of a [`ToolSource`] (MCP servers) sorted by name, as far as a snapshot holds them.
+/// Order (`docs/tool-rules.md#registry-and-schemas`): built-in tools sorted by name, then plugin
+/// tools sorted by name, then the tools of a [`ToolSource`] (MCP servers) sorted by name, as far as
+/// a snapshot holds them.
 #[derive(Clone, Default)]
 pub struct ToolRegistry {
     builtin: BTreeMap<String, Entry>,
@@ -338,10 +339,10 @@ impl ToolRegistry {
         )
     }
 
-    /// Calls a tool with a raw arguments string, as a model sends it (`tools.md` §0.4–§0.5):
-    /// unknown names give the D2 error (synthetic names answer `OK`), arguments are validated and
-    /// coerced, and failures come back as `Error invoking tool {name}: …` results. Never panics on
-    /// model input.
+    /// Calls a tool with a raw arguments string, as a model sends it
+    /// (`docs/tool-rules.md#rules-every-tool-shares`): unknown names give the D2 error (synthetic
+    /// names answer `OK`), arguments are validated and coerced, and failures come back as `Error
+    /// invoking tool {name}: …` results. Never panics on model input.
     pub async fn invoke(
         &self,
         name: &str,

@@ -4,8 +4,9 @@ use serde_json::{Map, Value, json};
 
 /// The JSON-schema type of one tool parameter.
 ///
-/// Built-in tools only use the four scalar types; plugin schemas (`tools.md` §9.1) may also declare
-/// `object` and `array`, which argument validation checks too (§0.5).
+/// Built-in tools only use the four scalar types; plugin schemas (`docs/tool-rules.md#plugins`) may
+/// also declare `object` and `array`, which argument validation checks too
+/// (`docs/tool-rules.md#argument-validation`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum ParamType {
     /// `"string"`
@@ -57,7 +58,8 @@ pub struct ParamSpec {
     /// The declared type; `None` means any JSON value is accepted.
     pub ty: Option<ParamType>,
     /// Allowed values, rendered as `enum` between `type` and `description`. Not checked by argument
-    /// validation: tools report bad values with their own messages (`tools.md` §0.5).
+    /// validation: tools report bad values with their own messages
+    /// (`docs/tool-rules.md#argument-validation`).
     pub enum_values: Option<Vec<String>>,
     /// The description shown to the model.
     pub description: Option<String>,

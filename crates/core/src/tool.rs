@@ -14,7 +14,8 @@ pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
 /// A tool a model or a person can call.
 ///
 /// The registry validates arguments against [`Tool::spec`] before [`Tool::call`] runs, so `args`
-/// holds only declared properties of their declared types (`tools.md` §0.5).
+/// holds only declared properties of their declared types
+/// (`docs/tool-rules.md#argument-validation`).
 pub trait Tool: Send + Sync {
     /// The tool's schema.
     fn spec(&self) -> &ToolSpec;

@@ -1,11 +1,12 @@
-//! Argument validation and coercion against a tool's schema (`tools.md` §0.5, decision D3;
-//! robustness R11–R14).
+//! Argument validation and coercion against a tool's schema
+//! (`docs/tool-rules.md#argument-validation`, decision D3; robustness R11–R14).
 
 use serde_json::{Map, Number, Value};
 
 use crate::{ParamType, ToolSpec};
 
-/// Arguments longer than this many bytes are refused unparsed (`tools.md` §0.5 step 1).
+/// Arguments longer than this many bytes are refused unparsed
+/// (`docs/tool-rules.md#argument-validation` step 1).
 pub const MAX_ARGUMENT_BYTES: usize = 1_048_576;
 
 /// Arguments that passed validation: a JSON object holding only the schema's properties, with empty
@@ -59,7 +60,8 @@ pub fn validate_arguments(spec: &ToolSpec, raw: Option<&str>) -> Result<Validate
     validate_value(spec, value)
 }
 
-/// Validates arguments that are already JSON (steps 4–8 of §0.5).
+/// Validates arguments that are already JSON (steps 4–8 of
+/// `docs/tool-rules.md#argument-validation`).
 ///
 /// # Errors
 /// As [`validate_arguments`].

@@ -5,7 +5,7 @@ use std::path::PathBuf;
 /// Why a database operation failed.
 #[derive(Debug, thiserror::Error)]
 pub enum DbError {
-    /// The file is Elroy's (Python) database (`formats.md` §1.1).
+    /// The file is Elroy's (Python) database (`docs/formats.md#home-layout`).
     #[error("database {0} belongs to Elroy (Python); set database_url to a different file")]
     ElroyOwned(String),
     /// The file has a `meta` table written by another program.

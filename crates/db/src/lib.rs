@@ -1,12 +1,14 @@
 //! # elroy-db
 //!
-//! elroy's one SQLite database per home (`state.db`, `shared/spec/formats.md` §9): opening with the
-//! pragmas of §9.1 (WAL, `foreign_keys`, a 5 s busy timeout, `synchronous=NORMAL`), numbered
-//! forward-only migrations applied at open ([`migrations`]), the refusal to touch Elroy's own
-//! database (§1.1), and the users and user preferences of §9.2 ([`UserPreferences`]).
+//! elroy's one SQLite database per home (`state.db`, `docs/formats.md#the-database`): opening with
+//! the pragmas of `docs/formats.md#connection-and-migrations` (WAL, `foreign_keys`, a 5 s busy
+//! timeout, `synchronous=NORMAL`), numbered forward-only migrations applied at open
+//! ([`migrations`]), the refusal to touch Elroy's own database (`docs/formats.md#home-layout`), and
+//! the users and user preferences of `docs/formats.md#users-and-preferences` ([`UserPreferences`]).
 //!
 //! Stores (memory, transcript, agenda, Codex sessions) share one [`Db`] through an `Arc` and run
-//! their statements with [`Db::with_conn`]. Every write transaction is short (§9.1).
+//! their statements with [`Db::with_conn`]. Every write transaction is short
+//! (`docs/formats.md#connection-and-migrations`).
 
 mod error;
 pub mod grams;
@@ -38,7 +40,8 @@ pub struct Db {
     path: Option<PathBuf>,
 }
 
-/// How long a connection waits for another process's lock (orchestrator.md §9.1: 5 s).
+/// How long a connection waits for another process's lock (`docs/behaviour.md#context-repair`: 5
+/// s).
 const BUSY_TIMEOUT: std::time::Duration = std::time::Duration::from_millis(5000);
 
 impl Db {

@@ -1,5 +1,6 @@
 //! Numbered, forward-only migrations applied at open inside one transaction; the current number is
-//! `meta.schema_version` (`formats.md` §9.1). Migration 1 is the whole schema of `formats.md` §9.2–§9.7.
+//! `meta.schema_version` (`docs/formats.md#connection-and-migrations`). Migration 1 is the whole
+//! schema of `docs/formats.md#the-database`.
 
 use rusqlite::{Connection, OptionalExtension};
 
@@ -228,7 +229,7 @@ fn table_exists(conn: &Connection, name: &str) -> rusqlite::Result<bool> {
 }
 
 /// Refuses databases elroy must not write: Elroy's own (`alembic_version` and no `meta`,
-/// `formats.md` §1.1) and databases whose `meta.app` is not `elroy`.
+/// `docs/formats.md#home-layout`) and databases whose `meta.app` is not `elroy`.
 ///
 /// # Errors
 /// [`DbError::ElroyOwned`], [`DbError::NotElroy`], [`DbError::Sqlite`].

@@ -1,4 +1,5 @@
-//! Database timestamps: TEXT `YYYY-MM-DDTHH:MM:SS.ffffffZ` in UTC (`formats.md` §8.2, §9.1).
+//! Database timestamps: TEXT `YYYY-MM-DDTHH:MM:SS.ffffffZ` in UTC
+//! (`docs/formats.md#timestamps-elroy-writes`, `docs/formats.md#connection-and-migrations`).
 
 use jiff::Timestamp;
 

@@ -1,6 +1,6 @@
-//! The memory operation tracker (`formats.md` §9.4, `orchestrator.md` §12.1): per user, the user
-//! messages stored since the last memory was created and the memories created since the last
-//! consolidation.
+//! The memory operation tracker (`docs/formats.md#memory-index`,
+//! `docs/behaviour.md#automatic-memory-creation`): per user, the user messages stored since the
+//! last memory was created and the memories created since the last consolidation.
 
 use rusqlite::params;
 
@@ -56,9 +56,9 @@ impl Db {
         self.op_tracker(user_id)
     }
 
-    /// Records that a memory was created (`tools.md` §3.1 step 4): `messages_since_memory = 0`,
-    /// `memories_since_consolidation += 1`; when that reaches `between_consolidation` (> 0) it is
-    /// reset to 0 and `true` is returned (start consolidation).
+    /// Records that a memory was created (`docs/tools.md#create_memory` step 4):
+    /// `messages_since_memory = 0`, `memories_since_consolidation += 1`; when that reaches
+    /// `between_consolidation` (> 0) it is reset to 0 and `true` is returned (start consolidation).
     ///
     /// # Errors
     /// [`DbError::Sqlite`].

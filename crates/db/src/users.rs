@@ -1,12 +1,12 @@
-//! Users and user preferences (`formats.md` §9.2): one `users` row per token, created on first use;
-//! one `user_preferences` row per user, created lazily with every name NULL.
+//! Users and user preferences (`docs/formats.md#users-and-preferences`): one `users` row per token,
+//! created on first use; one `user_preferences` row per user, created lazily with every name NULL.
 
 use jiff::Timestamp;
 use rusqlite::{OptionalExtension, params};
 
 use crate::{Db, DbError, format_db_time};
 
-/// A user's profile (`formats.md` §9.2). `None` means not stored.
+/// A user's profile (`docs/formats.md#users-and-preferences`). `None` means not stored.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct UserPreferences {
     /// What the user wants to be called (`get_user_preferred_name`).

@@ -2,9 +2,10 @@
 //! `isjunk=None` and the default `autojunk=True` (CPython 3.12 `Lib/difflib.py`), over the
 //! characters (Unicode scalar values) of two strings.
 //!
-//! Source: `tools.md` §5.0 ("Similarity") and CPython's `SequenceMatcher.__chain_b`,
-//! `find_longest_match`, `get_matching_blocks` and `ratio`. Elroy scores feature-request titles
-//! and summaries with it, so the numbers (and therefore the merge decisions) must be identical.
+//! Source: `docs/tool-rules.md#matching-feature-requests` ("Similarity") and CPython's
+//! `SequenceMatcher.__chain_b`, `find_longest_match`, `get_matching_blocks` and `ratio`. Elroy
+//! scores feature-request titles and summaries with it, so the numbers (and therefore the merge
+//! decisions) must be identical.
 
 use std::collections::HashMap;
 

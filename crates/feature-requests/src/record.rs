@@ -1,5 +1,7 @@
-//! One feature-request file: reading it with Elroy's loader rules (`formats.md` §5.3) and writing
-//! it in Elroy's layout (§5.1–§5.2). Source: Elroy 0.5.0 `repository/feature_requests/store.py`.
+//! One feature-request file: reading it with Elroy's loader rules
+//! (`docs/formats.md#loading-a-feature-request`) and writing it in Elroy's layout
+//! (`docs/formats.md#feature-requests`). Source: Elroy 0.5.0
+//! `repository/feature_requests/store.py`.
 
 use elroy_markdown::{Document, Mapping, Value};
 
@@ -56,7 +58,7 @@ impl FeatureRequest {
         !INACTIVE_STATUSES.contains(&status.as_str())
     }
 
-    /// Reads a parsed file with Elroy's loader rules (`formats.md` §5.3).
+    /// Reads a parsed file with Elroy's loader rules (`docs/formats.md#loading-a-feature-request`).
     pub fn from_document(file_name: &str, doc: &Document) -> FeatureRequest {
         let stem = file_name.strip_suffix(".md").unwrap_or(file_name);
         let fm = &doc.front_matter;
@@ -97,9 +99,9 @@ impl FeatureRequest {
         }
     }
 
-    /// The file's text (`formats.md` §5.1–§5.2): the front matter as read with the seven known
-    /// keys set (keys it lacked appended in the order `id`, `title`, `status`, `source`,
-    /// `created_at`, `updated_at`, `aliases`), then the body, ending with one `\n`.
+    /// The file's text (`docs/formats.md#feature-requests`): the front matter as read with the
+    /// seven known keys set (keys it lacked appended in the order `id`, `title`, `status`,
+    /// `source`, `created_at`, `updated_at`, `aliases`), then the body, ending with one `\n`.
     pub fn render(&self) -> String {
         let mut fm = self.front_matter.clone();
         fm.insert("id", self.id.as_str());
@@ -132,7 +134,7 @@ impl FeatureRequest {
     }
 }
 
-/// The body (`formats.md` §5.2): `## Summary`, then `## Why It Matters` and
+/// The body (`docs/formats.md#feature-request-body`): `## Summary`, then `## Why It Matters` and
 /// `## Supporting Context` when non-empty, each section's text stripped, the whole stripped, plus
 /// one `\n`.
 pub fn render_body(

@@ -1,6 +1,6 @@
-//! Self-reflection's feature request (`orchestrator.md` §12.3 step 4): record a proposal the
-//! orchestrator derived from a user correction, merging into the best existing request as Elroy
-//! 0.5.0 does (`repository/self_reflection/orchestrator.py`, `_persist_feature_request`).
+//! Self-reflection's feature request (`docs/behaviour.md#self-reflection` step 4): record a
+//! proposal the orchestrator derived from a user correction, merging into the best existing request
+//! as Elroy 0.5.0 does (`repository/self_reflection/orchestrator.py`, `_persist_feature_request`).
 
 use elroy_markdown::HomeLock;
 use jiff::Timestamp;
@@ -40,9 +40,9 @@ pub enum ReflectionAction {
 }
 
 impl FeatureRequestStore {
-    /// Records a self-reflection proposal at `now` (`orchestrator.md` §12.3 step 4) under the home
-    /// lock. The supporting context is `- Reflected at: {UTC ISO now}`, `- Trigger phrase: {phrase}`,
-    /// `- Recent user feedback: {excerpt}`.
+    /// Records a self-reflection proposal at `now` (`docs/behaviour.md#self-reflection` step 4)
+    /// under the home lock. The supporting context is `- Reflected at: {UTC ISO now}`, `- Trigger
+    /// phrase: {phrase}`, `- Recent user feedback: {excerpt}`.
     ///
     /// # Errors
     /// Lock, listing and write failures.

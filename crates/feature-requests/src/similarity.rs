@@ -1,6 +1,7 @@
-//! How Elroy decides that a new feature request duplicates an existing one (`tools.md` §5.0):
-//! normalised text, the difflib similarity `S`, the token overlap `O`, and the best-match rule with
-//! its fixed thresholds. Source: Elroy 0.5.0 `repository/feature_requests/queries.py`.
+//! How Elroy decides that a new feature request duplicates an existing one
+//! (`docs/tool-rules.md#matching-feature-requests`): normalised text, the difflib similarity `S`,
+//! the token overlap `O`, and the best-match rule with its fixed thresholds. Source: Elroy 0.5.0
+//! `repository/feature_requests/queries.py`.
 
 use std::collections::BTreeSet;
 

@@ -72,8 +72,8 @@ pub struct EditRequest {
 /// Errors of the store. `Display` is the tool message.
 pub type Result<T> = std::result::Result<T, MarkdownError>;
 
-/// The feature-request files of one user home (`formats.md` §5). Holds only paths; every write
-/// runs under the home lock and re-reads the directory inside it.
+/// The feature-request files of one user home (`docs/formats.md#feature-requests`). Holds only
+/// paths; every write runs under the home lock and re-reads the directory inside it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct FeatureRequestStore {
     elroy_home: PathBuf,
@@ -197,8 +197,8 @@ impl FeatureRequestStore {
     }
 
     /// The first file, in file-name order, whose `id`, `title`, stem or any alias normalises to
-    /// the same text as `identifier` (`tools.md` §5.0). An unreadable file can only match by its
-    /// stem, and then its error is returned.
+    /// the same text as `identifier` (`docs/tool-rules.md#matching-feature-requests`). An
+    /// unreadable file can only match by its stem, and then its error is returned.
     ///
     /// # Errors
     /// The matching file's read error, or a directory listing error.
@@ -231,8 +231,8 @@ impl FeatureRequestStore {
         &self.elroy_home
     }
 
-    /// Writes a new request file (`formats.md` §5.1): slug from the title, the unique path rule,
-    /// `status: open`, both stamps `now`, no aliases. Call under the home lock.
+    /// Writes a new request file (`docs/formats.md#feature-request-keys`): slug from the title, the
+    /// unique path rule, `status: open`, both stamps `now`, no aliases. Call under the home lock.
     pub(crate) fn new_request(
         &self,
         title: &str,
@@ -280,9 +280,10 @@ impl FeatureRequestStore {
         self.load(&request.file_name)
     }
 
-    /// `make_feature_request` (`tools.md` §5.2) at `now` for `user_token`: merges into the best
-    /// match (§5.0) or writes a new file. `title`, `description` and `rationale` are trimmed; an
-    /// empty rationale is absent. Runs under the home lock.
+    /// `make_feature_request` (`docs/tools.md#make_feature_request`) at `now` for `user_token`:
+    /// merges into the best match (`docs/tool-rules.md#matching-feature-requests`) or writes a new
+    /// file. `title`, `description` and `rationale` are trimmed; an empty rationale is absent. Runs
+    /// under the home lock.
     ///
     /// # Errors
     /// Lock, listing and write failures.
@@ -349,10 +350,10 @@ impl FeatureRequestStore {
         Ok(MakeOutcome::Created(request))
     }
 
-    /// `edit_feature_request` (`tools.md` §5.3) at `now` for `user_token`. `Ok(None)` when no
-    /// request matches `identifier` (trimmed). The old title is not added to the aliases; `id`,
-    /// `source`, `created_at`, aliases, unknown keys and the file name are kept. Runs under the
-    /// home lock.
+    /// `edit_feature_request` (`docs/tools.md#edit_feature_request`) at `now` for `user_token`.
+    /// `Ok(None)` when no request matches `identifier` (trimmed). The old title is not added to the
+    /// aliases; `id`, `source`, `created_at`, aliases, unknown keys and the file name are kept.
+    /// Runs under the home lock.
     ///
     /// # Errors
     /// The matching file's read error (invalid front matter: nothing is written), lock and write

@@ -1,4 +1,4 @@
-//! Self-reflection's request (`orchestrator.md` §12.3 step 4), as Elroy's
+//! Self-reflection's request (`docs/behaviour.md#self-reflection` step 4), as Elroy's
 //! `_persist_feature_request` decides it.
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]

@@ -1,5 +1,6 @@
-//! The similarity test vectors of `tools.md` §5.0, Python's own difflib ratios, and Elroy's merge
-//! decisions (values computed by Elroy 0.5.0's `queries.py` under CPython 3.12).
+//! The similarity test vectors of `docs/tool-rules.md#matching-feature-requests`, Python's own
+//! difflib ratios, and Elroy's merge decisions (values computed by Elroy 0.5.0's `queries.py` under
+//! CPython 3.12).
 
 use elroy_feature_requests::similarity::{
     Candidate, MatchReason, best_match, score, similarity, token_overlap,
@@ -144,7 +145,7 @@ fn merge_decisions_match_elroy() {
     );
     close(s.combined, 0.16326530612244897);
     assert_eq!(s.reason, MatchReason::Weak);
-    // The spec's description rule (tools.md §5.2 example).
+    // The spec's description rule (`docs/tools.md#make_feature_request` example).
     assert_eq!(
         decide(
             "Calendar syncing for reminders",

@@ -8,14 +8,16 @@
 //!   byte for byte into the user home (`agenda/`, `feature-requests/`) and the memory directory.
 //!   The one change: an agenda or due-item file gets a `name` front-matter key holding the name
 //!   Elroy kept in its database when that name differs from the file's stem (elroy keeps names in
-//!   the file, D6, `formats.md` §4.2 and §6.3.1; `tools.md` §2.0). The key is inserted as one
-//!   line; every other byte stays as Elroy wrote it.
+//!   the file, D6, `docs/formats.md#item-names-and-stems` and
+//!   `docs/formats.md#names-from-elroys-database`; `docs/tool-rules.md#finding-a-due-item`). The
+//!   key is inserted as one line; every other byte stays as Elroy wrote it.
 //! - **Elroy's database** (`DIR/elroy.db`, or `--db FILE`), opened read-only, supplies the
 //!   agenda and due-item names (`agendaitem.name` by file name), the memory names and active
 //!   flags (`memory.name`, `memory.is_active` by the front-matter `id`; the memory store's own
-//!   sync reads them, `formats.md` §6.3.1), and the user names (`userpreference`: preferred name,
-//!   full name, persona, assistant name), which go to the user profile in `state.db` (§9.2).
-//!   Without a database, agenda names are the stems and memory names the stems with `_` → space.
+//!   sync reads them, `docs/formats.md#names-from-elroys-database`), and the user names
+//!   (`userpreference`: preferred name, full name, persona, assistant name), which go to the user
+//!   profile in `state.db` (`docs/formats.md#users-and-preferences`). Without a database, agenda
+//!   names are the stems and memory names the stems with `_` → space.
 //! - **In place.** `DIR` may be the elroy home itself (Elroy and elroy share `~/.elroy` by
 //!   default): files stay where they are and agenda files gain their name line.
 //! - **Idempotent.** A file already in the elroy home exactly as an import writes it, or a user
@@ -200,8 +202,9 @@ pub fn import(
         }
     }
 
-    // Index the new memory files now, with Elroy's names and active flags (formats.md §6.3.1):
-    // the first indexing of a file is the only one that reads Elroy's database.
+    // Index the new memory files now, with Elroy's names and active flags
+    // (`docs/formats.md#names-from-elroys-database`): the first indexing of a file is the only one
+    // that reads Elroy's database.
     let elroy_db_path = report.database.clone();
     let (after, sync) =
         MemoryStore::open(Arc::clone(&db), memory_options(elroy_db_path), now).map_err(err)?;

@@ -1,9 +1,9 @@
 //! Adding the `name` key to an Elroy-written agenda file without touching any other byte.
 //!
 //! Elroy keeps agenda and due-item names only in its database; elroy keeps them in the `name`
-//! front-matter key (D6, `formats.md` §4.2). The key is inserted as one line (PyYAML style, as
-//! elroy writes it) at its place in the sorted key order, so the rest of the file (PyYAML's
-//! folding and escapes included) stays exactly as Elroy wrote it.
+//! front-matter key (D6, `docs/formats.md#item-names-and-stems`). The key is inserted as one line
+//! (PyYAML style, as elroy writes it) at its place in the sorted key order, so the rest of the file
+//! (PyYAML's folding and escapes included) stays exactly as Elroy wrote it.
 
 use elroy_markdown::{Document, Mapping, Value};
 

@@ -3,7 +3,7 @@
 //! Tables used (Elroy 0.5.0, `elroy/db/db_models.py`): `agendaitem (id, name, file_path, …)`,
 //! `user (id, token)`, `userpreference (user_id, preferred_name, full_name, system_persona,
 //! assistant_name, is_active)`. Memory names and active flags are read by the memory store's own
-//! sync (`formats.md` §6.3.1), which is given the same file.
+//! sync (`docs/formats.md#names-from-elroys-database`), which is given the same file.
 
 use std::collections::HashMap;
 use std::path::Path;

@@ -1,8 +1,10 @@
-//! Assembling streamed tool-call deltas into calls (`orchestrator.md` §8.4; robustness R15, R16).
+//! Assembling streamed tool-call deltas into calls (`docs/behaviour.md#assembling-tool-calls`;
+//! robustness R15, R16).
 //!
 //! These rules are elroy's, not a client library's: genai 0.7.2 opens a call for every new index
-//! and names id-less calls `call_{index}`, which breaks vectors B and G of §16.2, so elroy reads
-//! OpenAI-compatible streams itself and feeds each `delta.tool_calls` entry to a
+//! and names id-less calls `call_{index}`, which breaks vectors B and G of
+//! `docs/behaviour.md#assembling-tool-calls`, so elroy reads OpenAI-compatible streams itself and
+//! feeds each `delta.tool_calls` entry to a
 //! [`ToolCallAccumulator`].
 
 use std::collections::HashMap;
@@ -132,7 +134,8 @@ impl ToolCallAccumulator {
     }
 }
 
-/// `call_` followed by 24 random lower-case hex characters (§8.4 rule 5).
+/// `call_` followed by 24 random lower-case hex characters
+/// (`docs/behaviour.md#assembling-tool-calls` rule 5).
 pub fn generated_call_id() -> String {
     let hex = uuid::Uuid::new_v4().simple().to_string();
     format!("call_{}", &hex[..24])

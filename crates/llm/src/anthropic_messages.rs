@@ -1,11 +1,11 @@
-//! elroy's messages and tool schemas in Anthropic Messages form (`orchestrator.md` §14.4, §14.5),
-//! as a genai [`ChatRequest`](genai::chat::ChatRequest).
+//! elroy's messages and tool schemas in Anthropic Messages form (`docs/behaviour.md#requests`,
+//! `docs/behaviour.md#message-conversion`), as a genai [`ChatRequest`](genai::chat::ChatRequest).
 //!
 //! The conversion is ours, not genai's: genai 0.7.2 joins every system message into the top-level
 //! `system`, never merges consecutive messages of one role, and its `ToolResponse` has no
-//! `is_error`. So the turns are built here (rules 1–5 of §14.5) and the blocks genai cannot express
-//! (`tool_result` with `is_error`, several text blocks in one user message) are handed to it as
-//! custom parts, which its Anthropic adapter sends unchanged.
+//! `is_error`. So the turns are built here (rules 1–5 of `docs/behaviour.md#message-conversion`)
+//! and the blocks genai cannot express (`tool_result` with `is_error`, several text blocks in one
+//! user message) are handed to it as custom parts, which its Anthropic adapter sends unchanged.
 //!
 //! Tools go in genai's `extra_body` (merged into the top level of the request body), not as genai
 //! `Tool`s: genai 0.7.2 turns any tool *named* `web_search` into Anthropic's server-side web search
@@ -19,11 +19,13 @@ use genai::chat::{
 };
 use serde_json::{Map, Value, json};
 
-/// The prefix of a later system message sent as a user message (§14.5 rule 1), followed by a space.
+/// The prefix of a later system message sent as a user message
+/// (`docs/behaviour.md#message-conversion` rule 1), followed by a space.
 pub const LATER_SYSTEM_PREFIX: &str =
     "[This is a system message, representing internal thought process of the assistant]";
 
-/// The placeholder tool sent when the messages use tools but none are offered (§14.5 rule 5).
+/// The placeholder tool sent when the messages use tools but none are offered
+/// (`docs/behaviour.md#message-conversion` rule 5).
 pub const PLACEHOLDER_TOOL: &str = "do_not_use";
 /// The placeholder tool's description (ours).
 pub const PLACEHOLDER_DESCRIPTION: &str =
@@ -79,11 +81,12 @@ pub(crate) struct Turn {
     pub(crate) blocks: Vec<Block>,
 }
 
-/// The top-level `system` text and the turns of `messages` (§14.5 rules 1–4): the first system
-/// message is the system text; later ones become prefixed user text; an assistant message becomes
-/// a text block (non-empty content) and one `tool_use` per call (`input` = the parsed arguments,
-/// `{}` when empty, invalid or not an object); tool messages become `tool_result` blocks; turns of
-/// the same role are merged. Messages that produce no block are left out.
+/// The top-level `system` text and the turns of `messages` (`docs/behaviour.md#message-conversion`
+/// rules 1–4): the first system message is the system text; later ones become prefixed user text;
+/// an assistant message becomes a text block (non-empty content) and one `tool_use` per call
+/// (`input` = the parsed arguments, `{}` when empty, invalid or not an object); tool messages
+/// become `tool_result` blocks; turns of the same role are merged. Messages that produce no block
+/// are left out.
 pub(crate) fn turns(messages: &[Message]) -> (Option<String>, Vec<Turn>) {
     let mut system: Option<String> = None;
     let mut turns: Vec<Turn> = Vec::new();
@@ -135,8 +138,9 @@ pub(crate) fn turns(messages: &[Message]) -> (Option<String>, Vec<Turn>) {
 }
 
 /// One tool in Anthropic form, from the OpenAI form `{"type":"function","function":{name,
-/// description, parameters}}` (§14.4): `{"name","description","input_schema"}`, `input_schema` =
-/// `parameters` or `{"type":"object","properties":{}}`. `None` for a schema without a name.
+/// description, parameters}}` (`docs/behaviour.md#requests`):
+/// `{"name","description","input_schema"}`, `input_schema` = `parameters` or
+/// `{"type":"object","properties":{}}`. `None` for a schema without a name.
 pub(crate) fn tool(openai: &Value) -> Option<Value> {
     let function = openai.get("function").unwrap_or(openai);
     let name = function.get("name")?.as_str()?;
@@ -164,8 +168,9 @@ pub(crate) struct AnthropicRequest {
 }
 
 /// The request for `messages`, `tools` (OpenAI form) and a forced tool. With `caching`, the system
-/// prompt and the last tool carry `cache_control: {"type":"ephemeral"}` (§14.4).
-/// `schema_instruction`, when given, is appended to the system text (structured output, §14.6).
+/// prompt and the last tool carry `cache_control: {"type":"ephemeral"}`
+/// (`docs/behaviour.md#requests`). `schema_instruction`, when given, is appended to the system text
+/// (structured output, `docs/behaviour.md#non-streaming-calls`).
 pub(crate) fn request(
     messages: &[Message],
     tools: &[Value],

@@ -1,4 +1,4 @@
-//! OpenAI-compatible embeddings (`orchestrator.md` §14.7): `POST {base}/embeddings` with
+//! OpenAI-compatible embeddings (`docs/behaviour.md#embeddings`): `POST {base}/embeddings` with
 //! `{"model", "input": [text]}`; vectors are L2-normalised.
 
 use std::time::Duration;

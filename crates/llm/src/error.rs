@@ -3,8 +3,8 @@
 /// A failed model request or an unusable model configuration.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum LlmError {
-    /// No chat model is configured and none can be inferred (`orchestrator.md` §14.1 step 3), or
-    /// a role's model is empty.
+    /// No chat model is configured and none can be inferred
+    /// (`docs/behaviour.md#choosing-the-chat-model` step 3), or a role's model is empty.
     #[error("{0}")]
     NoModel(String),
     /// No key was found for the model and no base URL is configured.
@@ -61,7 +61,7 @@ pub enum LlmError {
 
 impl LlmError {
     /// Whether a request that failed this way, before any response data, may be retried
-    /// (HTTP 429, HTTP 5xx, connection failures; `orchestrator.md` §14.4).
+    /// (HTTP 429, HTTP 5xx, connection failures; `docs/behaviour.md#requests`).
     pub fn is_retryable(&self) -> bool {
         match self {
             LlmError::Status { status, .. } => *status == 429 || (500..600).contains(status),

@@ -1,19 +1,21 @@
 //! [`GenaiAnthropicChat`]: Anthropic's native Messages API through genai 0.7.2
-//! (`orchestrator.md` §8.3, §14.3–§14.5).
+//! (`docs/behaviour.md#anthropic-streams`, `docs/behaviour.md#model-providers`).
 //!
 //! What genai does here: the HTTP request (`POST {base}/v1/messages`, `x-api-key`,
 //! `anthropic-version: 2023-06-01`, `max_tokens`, `system` with `cache_control`, messages with
 //! `tool_use` blocks) and the SSE reading of Anthropic's events. What stays elroy's, at the
 //! boundary:
 //!
-//! - the message conversion of §14.5 ([`crate::anthropic_messages`]): `tool_result` blocks with
-//!   `is_error`, later system messages, merged turns, the placeholder tool, and the tools
-//!   themselves (genai would turn a tool named `web_search` into Anthropic's server tool);
-//! - tool-call assembly (§8.3, §8.4): genai reports a `tool_use` block as a tool-call chunk carrying
-//!   the call's id, name and **the arguments received so far**; each chunk's new suffix is fed to
-//!   elroy's [`ToolCallAccumulator`] as one delta at the call's index, so arguments are the plain
-//!   concatenation of the `input_json_delta.partial_json` fragments, exactly as received (genai's
-//!   own captured calls re-serialise parsed JSON and are not used);
+//! - the message conversion of `docs/behaviour.md#message-conversion`
+//!   ([`crate::anthropic_messages`]): `tool_result` blocks with `is_error`, later system messages,
+//!   merged turns, the placeholder tool, and the tools themselves (genai would turn a tool named
+//!   `web_search` into Anthropic's server tool);
+//! - tool-call assembly (`docs/behaviour.md#anthropic-streams`,
+//!   `docs/behaviour.md#assembling-tool-calls`): genai reports a `tool_use` block as a tool-call
+//!   chunk carrying the call's id, name and **the arguments received so far**; each chunk's new
+//!   suffix is fed to elroy's [`ToolCallAccumulator`] as one delta at the call's index, so
+//!   arguments are the plain concatenation of the `input_json_delta.partial_json` fragments,
+//!   exactly as received (genai's own captured calls re-serialise parsed JSON and are not used);
 //! - retries ([`RetryPolicy`], shared with the OpenAI-compatible client), the idle timeout
 //!   (`llm_timeout_seconds`) and the error messages ([`LlmError`]).
 
@@ -33,11 +35,11 @@ use crate::anthropic_messages::{self, AnthropicRequest};
 use crate::retry::{RetryPolicy, Timeouts, error_chain, error_message, retry_after};
 use crate::{ChatModel, ChatRequest, ChatResponse, LlmError, ModelEndpoint, StreamDelta};
 
-/// `max_tokens` of every Anthropic request (`orchestrator.md` §14.4).
+/// `max_tokens` of every Anthropic request (`docs/behaviour.md#requests`).
 pub const ANTHROPIC_MAX_TOKENS: u32 = 8192;
 
 /// The key sent when none is configured but a base URL is (a local proxy without authentication):
-/// genai requires one (§14.3 allows a placeholder).
+/// genai requires one (`docs/behaviour.md#provider-endpoint-and-key` allows a placeholder).
 const PLACEHOLDER_KEY: &str = "elroy-no-key";
 
 /// A chat client for one Anthropic Messages endpoint (`POST {base}/v1/messages`), through genai
@@ -45,12 +47,13 @@ const PLACEHOLDER_KEY: &str = "elroy-no-key";
 ///
 /// Requests carry `x-api-key`, `anthropic-version: 2023-06-01`, `max_tokens` = [`ANTHROPIC_MAX_TOKENS`],
 /// the first system message as `system`, tools as `{name, description, input_schema}` and tool
-/// results as `tool_result` blocks with `is_error` (§14.4, §14.5); with `enable_caching` the system
-/// prompt and the last tool carry `cache_control: {"type":"ephemeral"}`. Streamed `tool_use`
-/// blocks are assembled by [`ToolCallAccumulator`] (arguments = the `input_json_delta` fragments
-/// concatenated as received); `thinking_delta` is [`StreamDelta::Reasoning`]; an `error` event fails
-/// the request ([`LlmError::Stream`]). Failures before any answer data (HTTP 429, 5xx, connection
-/// errors) are retried by [`RetryPolicy`]; [`Timeouts::idle`] bounds every wait for data.
+/// results as `tool_result` blocks with `is_error` (`docs/behaviour.md#requests`,
+/// `docs/behaviour.md#message-conversion`); with `enable_caching` the system prompt and the last
+/// tool carry `cache_control: {"type":"ephemeral"}`. Streamed `tool_use` blocks are assembled by
+/// [`ToolCallAccumulator`] (arguments = the `input_json_delta` fragments concatenated as received);
+/// `thinking_delta` is [`StreamDelta::Reasoning`]; an `error` event fails the request
+/// ([`LlmError::Stream`]). Failures before any answer data (HTTP 429, 5xx, connection errors) are
+/// retried by [`RetryPolicy`]; [`Timeouts::idle`] bounds every wait for data.
 #[derive(Debug, Clone)]
 pub struct GenaiAnthropicChat {
     client: genai::Client,
@@ -61,9 +64,10 @@ pub struct GenaiAnthropicChat {
 }
 
 impl GenaiAnthropicChat {
-    /// A client for `endpoint` (protocol Anthropic; `base_url` without `/v1`, as §14.3 configures
-    /// it; a base already ending in `/v1` is used as is). `caching` is `enable_caching`: the system
-    /// prompt and the last tool get `cache_control: {"type":"ephemeral"}`.
+    /// A client for `endpoint` (protocol Anthropic; `base_url` without `/v1`, as
+    /// `docs/behaviour.md#provider-endpoint-and-key` configures it; a base already ending in `/v1`
+    /// is used as is). `caching` is `enable_caching`: the system prompt and the last tool get
+    /// `cache_control: {"type":"ephemeral"}`.
     ///
     /// # Errors
     /// [`LlmError::Connect`] when the HTTP client cannot be built (TLS set-up).
@@ -347,8 +351,9 @@ impl StreamState {
         false
     }
 
-    /// One genai tool-call chunk (id, name, arguments so far) as one §8.4 delta: the first chunk of
-    /// an id opens a call at the next index; later chunks append what is new since the last one.
+    /// One genai tool-call chunk (id, name, arguments so far) as one
+    /// `docs/behaviour.md#assembling-tool-calls` delta: the first chunk of an id opens a call at
+    /// the next index; later chunks append what is new since the last one.
     fn tool_chunk(
         &mut self,
         call: genai::chat::ToolCall,
@@ -487,7 +492,8 @@ fn map_error(
             url: url.to_owned(),
             message: error_chain(e),
         },
-        // An `error` event in the stream (`overloaded_error`, …): the turn fails (§8.3).
+        // An `error` event in the stream (`overloaded_error`, …): the turn fails
+        // (`docs/behaviour.md#anthropic-streams`).
         genai::Error::ChatResponse { body, .. } => {
             LlmError::Stream(error_message(&body.to_string()))
         }

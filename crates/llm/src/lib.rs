@@ -5,25 +5,31 @@
 //!
 //! - [`ChatModel`]: streamed and non-streamed chat with tool calls; [`Embedder`]: embeddings.
 //! - [`select`]: choosing the model, protocol, base URL and key from the configuration
-//!   (`orchestrator.md` §14.1–§14.3, §14.7), with clear errors when nothing is configured.
+//!   (`docs/behaviour.md#model-providers`, `docs/behaviour.md#embeddings`), with clear errors when
+//!   nothing is configured.
 //! - [`OpenAiChat`]: any OpenAI-compatible server (OpenAI, Gemini's compatible endpoint, Ollama,
-//!   vLLM, llama.cpp, LM Studio, elroy-testkit). It reads the SSE stream itself (§8.2) because the
-//!   tool-call assembly rules of §8.4 are elroy's (genai 0.7.2 opens a call for every new index and
-//!   names id-less calls `call_{index}`); retries 429, 5xx and connection failures before any data
-//!   (1 s, then 4 s; `Retry-After` up to 30 s honoured); and, when a server answers an **empty stream
-//!   while tools are offered** (llama.cpp's Python server does), repeats the request once without
-//!   streaming and sends later requests to that base URL non-streaming (§14.4).
-//! - [`ToolCallAccumulator`] (§8.4, R15, R16) and [`TextProcessor`] (§8.5): pure, unit-tested
-//!   stream processing.
+//!   vLLM, llama.cpp, LM Studio, elroy-testkit). It reads the SSE stream itself
+//!   (`docs/behaviour.md#openai-compatible-streams`) because the tool-call assembly rules of
+//!   `docs/behaviour.md#assembling-tool-calls` are elroy's (genai 0.7.2 opens a call for every new
+//!   index and names id-less calls `call_{index}`); retries 429, 5xx and connection failures before
+//!   any data (1 s, then 4 s; `Retry-After` up to 30 s honoured); and, when a server answers an
+//!   **empty stream while tools are offered** (llama.cpp's Python server does), repeats the request
+//!   once without streaming and sends later requests to that base URL non-streaming
+//!   (`docs/behaviour.md#requests`).
+//! - [`ToolCallAccumulator`] (`docs/behaviour.md#assembling-tool-calls`, R15, R16) and
+//!   [`TextProcessor`] (`docs/behaviour.md#tags-thoughts-and-code`): pure, unit-tested stream
+//!   processing.
 //!
 //! - [`GenaiAnthropicChat`]: Anthropic models (`claude*`, `anthropic/…`) through Anthropic's
 //!   native Messages API (`POST {base}/v1/messages`), on **genai** 0.7.2: `tool_result` blocks with
 //!   `is_error`, `cache_control` on the system prompt and the last tool with `enable_caching`, the
 //!   same retries and idle timeout. genai carries the HTTP request and Anthropic's SSE events;
-//!   elroy keeps the §14.5 message conversion and the §8.4 tool-call assembly at the boundary
-//!   (see the module docs of `genai_chat.rs` for what genai 0.7.2 gets wrong and how it is
-//!   avoided). genai is not used for OpenAI-compatible servers: its stream capture fails the §8.4
-//!   vectors (§16.2 B and G), which §8.4 does not allow.
+//!   elroy keeps the `docs/behaviour.md#message-conversion` message conversion and the
+//!   `docs/behaviour.md#assembling-tool-calls` tool-call assembly at the boundary (see the module
+//!   docs of `genai_chat.rs` for what genai 0.7.2 gets wrong and how it is avoided). genai is not
+//!   used for OpenAI-compatible servers: its stream capture fails the
+//!   `docs/behaviour.md#assembling-tool-calls` vectors (`docs/behaviour.md#assembling-tool-calls` B
+//!   and G), which `docs/behaviour.md#assembling-tool-calls` does not allow.
 //!
 //! Gemini (`gemini/…`) stays on Google's OpenAI-compatible endpoint.
 
@@ -63,7 +69,8 @@ pub struct ChatRequest {
     pub tools: Vec<serde_json::Value>,
     /// Force a call of this tool (`tool_choice`), only when `tools` is non-empty.
     pub forced_tool: Option<String>,
-    /// Ask for a JSON object matching this schema (`response_format`, §14.6).
+    /// Ask for a JSON object matching this schema (`response_format`,
+    /// `docs/behaviour.md#non-streaming-calls`).
     pub json_schema: Option<serde_json::Value>,
 }
 
@@ -74,7 +81,8 @@ pub struct ChatResponse {
     pub content: String,
     /// Provider reasoning (`reasoning_content`); never stored.
     pub reasoning: String,
-    /// The tool calls, assembled by the §8.4 rules, arguments as received.
+    /// The tool calls, assembled by the `docs/behaviour.md#assembling-tool-calls` rules, arguments
+    /// as received.
     pub tool_calls: Vec<ToolCall>,
     /// `finish_reason`, if the server sent one.
     pub finish_reason: Option<String>,
@@ -125,7 +133,7 @@ pub trait Embedder: Send + Sync {
     /// The L2-normalised embedding of `text` (never called with empty text).
     ///
     /// # Errors
-    /// [`LlmError`] after the retries of §14.7.
+    /// [`LlmError`] after the retries of `docs/behaviour.md#embeddings`.
     fn embed<'a>(&'a self, text: &'a str) -> BoxFuture<'a, Result<Vec<f32>, LlmError>>;
 }
 
@@ -191,7 +199,8 @@ pub fn chat_client_with_caching(
     })
 }
 
-/// The embedding client, when embeddings are available (§14.7); `None` otherwise.
+/// The embedding client, when embeddings are available (`docs/behaviour.md#embeddings`); `None`
+/// otherwise.
 pub fn connect_embedder(config: &Config) -> Option<Arc<dyn Embedder>> {
     let endpoint = select::endpoint(config, ModelRole::Embedding, &select::process_env).ok()?;
     if endpoint.protocol != Protocol::OpenAi {
@@ -203,7 +212,8 @@ pub fn connect_embedder(config: &Config) -> Option<Arc<dyn Embedder>> {
 }
 
 /// The embedding model as elroy-core's synchronous [`elroy_core::Embedder`] (for
-/// `MemoryStoreOptions::embedder`), when embeddings are available (§14.7); `None` otherwise.
+/// `MemoryStoreOptions::embedder`), when embeddings are available (`docs/behaviour.md#embeddings`);
+/// `None` otherwise.
 pub fn connect_blocking_embedder(config: &Config) -> Option<Arc<dyn elroy_core::Embedder>> {
     let endpoint = select::endpoint(config, ModelRole::Embedding, &select::process_env).ok()?;
     if endpoint.protocol != Protocol::OpenAi {

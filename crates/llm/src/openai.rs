@@ -1,6 +1,7 @@
-//! The OpenAI-compatible chat client (`orchestrator.md` §8.2, §14.3–§14.4): streamed and
-//! non-streamed chat completions with tool calls, retries, and the non-streaming fallback for
-//! servers that answer an empty stream when tools are offered.
+//! The OpenAI-compatible chat client (`docs/behaviour.md#openai-compatible-streams`,
+//! `docs/behaviour.md#model-providers`): streamed and non-streamed chat completions with tool
+//! calls, retries, and the non-streaming fallback for servers that answer an empty stream when
+//! tools are offered.
 
 use std::collections::HashSet;
 use std::sync::{Arc, Mutex};
@@ -16,7 +17,7 @@ use crate::retry::{RetryPolicy, Timeouts, error_chain, error_message, retry_afte
 use crate::{ChatModel, ChatRequest, ChatResponse, LlmError, ModelEndpoint, StreamDelta};
 
 /// Base URLs that answered an empty stream while tools were offered; later requests to them go
-/// non-streaming at once (`orchestrator.md` §14.4, "Servers that cannot stream with tools").
+/// non-streaming at once (`docs/behaviour.md#requests`, "Servers that cannot stream with tools").
 fn non_streaming_bases() -> &'static Mutex<HashSet<String>> {
     static BASES: std::sync::OnceLock<Mutex<HashSet<String>>> = std::sync::OnceLock::new();
     BASES.get_or_init(|| Mutex::new(HashSet::new()))
@@ -66,7 +67,7 @@ impl OpenAiChat {
         format!("{}/chat/completions", self.endpoint.base_url)
     }
 
-    /// The JSON body of a request (`orchestrator.md` §14.4).
+    /// The JSON body of a request (`docs/behaviour.md#requests`).
     ///
     /// Messages whose content is absent (synthetic assistant messages that only call a tool) go out
     /// with `"content": ""`: OpenAI accepts both, and llama-cpp-python's server rejects `null` with

@@ -1,12 +1,12 @@
-//! The retry policy and timeouts every chat client shares (`orchestrator.md` §14.4), and the
+//! The retry policy and timeouts every chat client shares (`docs/behaviour.md#requests`), and the
 //! one-line error helpers used when a request fails.
 
 use std::time::Duration;
 
 use crate::LlmError;
 
-/// When and how often a failed request is retried (`orchestrator.md` §14.4): a chat request that
-/// fails **before any response data arrives** with HTTP 429, HTTP 5xx or a connection error is
+/// When and how often a failed request is retried (`docs/behaviour.md#requests`): a chat request
+/// that fails **before any response data arrives** with HTTP 429, HTTP 5xx or a connection error is
 /// retried (see [`LlmError::is_retryable`]); a failure once streaming has started is not.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct RetryPolicy {

@@ -1,4 +1,5 @@
-//! Choosing the model, its protocol, endpoint and key (`orchestrator.md` §14.1–§14.3, §14.7).
+//! Choosing the model, its protocol, endpoint and key (`docs/behaviour.md#model-providers`,
+//! `docs/behaviour.md#embeddings`).
 
 use elroy_config::Config;
 
@@ -54,13 +55,15 @@ pub struct ModelEndpoint {
     pub organization: Option<String>,
 }
 
-/// Default chat model when only an Anthropic key is available (§14.1).
+/// Default chat model when only an Anthropic key is available
+/// (`docs/behaviour.md#choosing-the-chat-model`).
 pub const DEFAULT_ANTHROPIC_MODEL: &str = "claude-sonnet-4-5-20250929";
-/// The message when no chat model is configured and none can be inferred (§14.1 step 3).
+/// The message when no chat model is configured and none can be inferred
+/// (`docs/behaviour.md#choosing-the-chat-model` step 3).
 pub const NO_MODEL_MESSAGE: &str = "Could not infer chat model: set chat_model (ELROY_CHAT_MODEL) or one of ANTHROPIC_API_KEY, OPENAI_API_KEY, GEMINI_API_KEY";
 
-/// Resolves the aliases of §14.2 (`sonnet`, `opus`, `haiku`, `o1`, `o1_mini`, `gpt-5`,
-/// `gpt5-mini`, `gpt5-nano`); other names are returned unchanged.
+/// Resolves the aliases of `docs/behaviour.md#model-aliases` (`sonnet`, `opus`, `haiku`, `o1`,
+/// `o1_mini`, `gpt-5`, `gpt5-mini`, `gpt5-nano`); other names are returned unchanged.
 pub fn resolve_alias(name: &str) -> &str {
     match name {
         "sonnet" => "claude-sonnet-4-5-20250929",
@@ -95,8 +98,8 @@ fn openai_key(config: &Config, env: EnvLookup<'_>) -> Option<String> {
         .or_else(|| env("OPENAI_API_KEY"))
 }
 
-/// The chat model name (§14.1): `chat_model` (aliases resolved), else inferred from the available
-/// keys: Anthropic, then OpenAI (`gpt-5`), then Gemini.
+/// The chat model name (`docs/behaviour.md#choosing-the-chat-model`): `chat_model` (aliases
+/// resolved), else inferred from the available keys: Anthropic, then OpenAI (`gpt-5`), then Gemini.
 ///
 /// # Errors
 /// [`LlmError::NoModel`] with [`NO_MODEL_MESSAGE`].
@@ -145,9 +148,9 @@ pub fn chat_model_choice(config: &Config, env: EnvLookup<'_>) -> Option<(String,
     Some((name, why.to_owned()))
 }
 
-/// The endpoint for `role` (§14.3): protocol from the name, base URL from `{role}_api_base` (the fast
-/// model falls back to the chat model's settings), key from `{role}_api_key` then the provider's
-/// variables.
+/// The endpoint for `role` (`docs/behaviour.md#provider-endpoint-and-key`): protocol from the name,
+/// base URL from `{role}_api_base` (the fast model falls back to the chat model's settings), key
+/// from `{role}_api_key` then the provider's variables.
 ///
 /// # Errors
 /// [`LlmError::NoModel`] when no chat model can be chosen; [`LlmError::MissingKey`] when no key
@@ -254,7 +257,8 @@ pub fn endpoint(
     })
 }
 
-/// Whether embeddings are available (§14.7): a non-empty `embedding_model` whose endpoint resolves.
+/// Whether embeddings are available (`docs/behaviour.md#embeddings`): a non-empty `embedding_model`
+/// whose endpoint resolves.
 pub fn embeddings_available(config: &Config, env: EnvLookup<'_>) -> bool {
     endpoint(config, ModelRole::Embedding, env).is_ok()
 }

@@ -1,15 +1,16 @@
-//! The streamed-text processor (`orchestrator.md` §8.5): splits the reply's text deltas into
-//! reply text, private thoughts (`<internal_thought>`, `<think>`), fenced code blocks and inline
-//! `<tool_call>` blocks, character by character, so tags split across chunks are recognised.
+//! The streamed-text processor (`docs/behaviour.md#tags-thoughts-and-code`): splits the reply's
+//! text deltas into reply text, private thoughts (`<internal_thought>`, `<think>`), fenced code
+//! blocks and inline `<tool_call>` blocks, character by character, so tags split across chunks are
+//! recognised.
 //!
 //! It only shapes events: the stored assistant content is always the raw concatenation of the
-//! deltas, tags included (§8.5 rule 6).
+//! deltas, tags included (`docs/behaviour.md#tags-thoughts-and-code` rule 6).
 
 use elroy_core::ToolCall;
 use serde_json::Value;
 
 /// One event of processed reply text. Consecutive events of one kind may be concatenated by the
-/// consumer (the §16.1 vectors are stated merged).
+/// consumer (the `docs/behaviour.md#tags-thoughts-and-code` vectors are stated merged).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum TextEvent {
     /// Reply text the user reads.
@@ -47,9 +48,9 @@ enum Mode {
     Code,
 }
 
-/// Whitespace handling of one text or thought segment (§8.5 rule 2): leading whitespace is
-/// dropped, inner whitespace is held until a non-whitespace character follows, trailing
-/// whitespace is dropped when the segment ends.
+/// Whitespace handling of one text or thought segment (`docs/behaviour.md#tags-thoughts-and-code`
+/// rule 2): leading whitespace is dropped, inner whitespace is held until a non-whitespace
+/// character follows, trailing whitespace is dropped when the segment ends.
 #[derive(Debug, Default)]
 struct Segment {
     started: bool,
@@ -77,7 +78,8 @@ impl Segment {
     }
 }
 
-/// The §8.5 state machine. Feed deltas with [`push`](Self::push), then call
+/// The `docs/behaviour.md#tags-thoughts-and-code` state machine. Feed deltas with
+/// [`push`](Self::push), then call
 /// [`finish`](Self::finish) once when the stream ends.
 #[derive(Debug)]
 pub struct TextProcessor {
@@ -273,9 +275,9 @@ impl Events {
     }
 }
 
-/// Parses the body of an inline `<tool_call>` block (§8.5 rule 4): a JSON object with a string
-/// `name` and `arguments` as an object, a string holding a JSON object, or missing (`{}`).
-/// Anything else is dropped (logged).
+/// Parses the body of an inline `<tool_call>` block (`docs/behaviour.md#tags-thoughts-and-code`
+/// rule 4): a JSON object with a string `name` and `arguments` as an object, a string holding a
+/// JSON object, or missing (`{}`). Anything else is dropped (logged).
 pub fn parse_inline_call(body: &str) -> Option<ToolCall> {
     let parsed: Value = match serde_json::from_str(body.trim()) {
         Ok(v) => v,

@@ -1,5 +1,6 @@
 //! The Anthropic Messages client (genai) against elroy-testkit's loopback `/v1/messages` mock,
-//! through the `ChatModel` trait (`orchestrator.md` §8.3, §14.3–§14.5).
+//! through the `ChatModel` trait (`docs/behaviour.md#anthropic-streams`,
+//! `docs/behaviour.md#model-providers`).
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 use std::sync::Arc;
@@ -131,9 +132,10 @@ async fn a_tool_call_split_over_many_input_json_deltas_is_assembled() {
     );
 }
 
-/// §8.3 on raw events: a `tool_use` block opens a call at its index with its id and name; each
-/// `input_json_delta` appends (plain append, §16.2 C); `ping` and unknown events are ignored; two
-/// calls keep their order.
+/// `docs/behaviour.md#anthropic-streams` on raw events: a `tool_use` block opens a call at its
+/// index with its id and name; each `input_json_delta` appends (plain append,
+/// `docs/behaviour.md#assembling-tool-calls` C); `ping` and unknown events are ignored; two calls
+/// keep their order.
 #[tokio::test]
 async fn raw_events_follow_section_8_3() {
     let server = MockServer::start();
@@ -201,8 +203,9 @@ async fn an_error_event_fails_the_turn_without_retry() {
     assert_eq!(server.requests().len(), 1);
 }
 
-/// §14.5: assistant calls become `tool_use` blocks, consecutive tool results one user message of
-/// `tool_result` blocks with `is_error`; later system messages are prefixed user text.
+/// `docs/behaviour.md#message-conversion`: assistant calls become `tool_use` blocks, consecutive
+/// tool results one user message of `tool_result` blocks with `is_error`; later system messages are
+/// prefixed user text.
 #[tokio::test]
 async fn tool_results_go_back_as_tool_result_blocks_with_is_error() {
     let server = MockServer::start();
@@ -269,9 +272,10 @@ async fn tool_results_go_back_as_tool_result_blocks_with_is_error() {
     assert_eq!(sent.system_prompt().as_deref(), Some("You are elroy."));
 }
 
-/// §14.4: tools as `{name, description, input_schema}` (an empty object schema when the tool has
-/// no parameters; a tool named `web_search` stays elroy's tool, not Anthropic's server tool); with
-/// `enable_caching` the system prompt and the last tool carry `cache_control`.
+/// `docs/behaviour.md#requests`: tools as `{name, description, input_schema}` (an empty object
+/// schema when the tool has no parameters; a tool named `web_search` stays elroy's tool, not
+/// Anthropic's server tool); with `enable_caching` the system prompt and the last tool carry
+/// `cache_control`.
 #[tokio::test]
 async fn tools_and_cache_control() {
     let server = MockServer::start();
@@ -517,7 +521,8 @@ async fn thinking_deltas_are_reasoning_and_a_stream_may_end_without_message_stop
     );
 }
 
-/// §14.6: for Anthropic the JSON schema is described in the system text (no `response_format`).
+/// `docs/behaviour.md#non-streaming-calls`: for Anthropic the JSON schema is described in the
+/// system text (no `response_format`).
 #[tokio::test]
 async fn a_json_schema_is_described_in_the_system_text() {
     let server = MockServer::start();

@@ -1,4 +1,4 @@
-//! Atomic file writes, renames and removals (`formats.md` §3.5, decision D12).
+//! Atomic file writes, renames and removals (`docs/formats.md#atomic-writes`, decision D12).
 
 use std::fs::{self, File, OpenOptions};
 use std::io::Write;
@@ -70,12 +70,13 @@ fn pause_before_rename(path: &Path) {
     }
 }
 
-/// Writes `contents` to `path` atomically (§3.5): a temporary file `.<name>.tmp-<pid>-<8 hex>` in
-/// the same directory, fsync, rename over the target, fsync the directory. The target's permission
-/// bits are kept when it existed. The parent directory is created when missing. On failure the
-/// temporary file is removed and the target is untouched. The change is noted in the write
-/// journal ([`crate::WriteScope`]) when a scope is open for the file's home. Tests can stop it just before the
-/// rename ([`PAUSE_BEFORE_RENAME_ENV`]); it is inert unless that variable is set.
+/// Writes `contents` to `path` atomically (`docs/formats.md#atomic-writes`): a temporary file
+/// `.<name>.tmp-<pid>-<8 hex>` in the same directory, fsync, rename over the target, fsync the
+/// directory. The target's permission bits are kept when it existed. The parent directory is
+/// created when missing. On failure the temporary file is removed and the target is untouched. The
+/// change is noted in the write journal ([`crate::WriteScope`]) when a scope is open for the file's
+/// home. Tests can stop it just before the rename ([`PAUSE_BEFORE_RENAME_ENV`]); it is inert unless
+/// that variable is set.
 ///
 /// # Errors
 /// [`MarkdownError::Write`]: `Unable to write {file}: {os error}`, `file` being the display path.
@@ -143,8 +144,9 @@ pub fn remove_file(path: &Path, file: &str) -> Result<(), MarkdownError> {
     Ok(())
 }
 
-/// Moves `from` to `to` (§3.5): a rename within the file system; across devices, an atomic write
-/// of the new path followed by removal of the old one. `to_file` is the display path of `to`.
+/// Moves `from` to `to` (`docs/formats.md#atomic-writes`): a rename within the file system; across
+/// devices, an atomic write of the new path followed by removal of the old one. `to_file` is the
+/// display path of `to`.
 ///
 /// # Errors
 /// [`MarkdownError::Write`] naming `to_file`.

@@ -1,17 +1,18 @@
 //! [`MarkdownError`]: what can go wrong reading or writing a front-matter file.
 
 /// A failure reading, parsing or writing a markdown file. Every variant's `Display` is the exact
-/// message of `formats.md` §3 with `{file}` the path relative to `$ELROY_HOME` (as the caller gave it).
+/// message of `docs/formats.md#front-matter-files` with `{file}` the path relative to `$ELROY_HOME`
+/// (as the caller gave it).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum MarkdownError {
-    /// `{file} is not valid UTF-8` (§3.1 step 1).
+    /// `{file} is not valid UTF-8` (`docs/formats.md#reading-a-file` step 1).
     #[error("{file} is not valid UTF-8")]
     NotUtf8 {
         /// Display path.
         file: String,
     },
-    /// `invalid front matter in {file}: {message}` (§3.1 step 3): invalid YAML, or a top level
-    /// that is not a mapping. Nothing is ever written to such a file.
+    /// `invalid front matter in {file}: {message}` (`docs/formats.md#reading-a-file` step 3):
+    /// invalid YAML, or a top level that is not a mapping. Nothing is ever written to such a file.
     #[error("invalid front matter in {file}: {message}")]
     InvalidFrontMatter {
         /// Display path.
@@ -28,7 +29,7 @@ pub enum MarkdownError {
         /// The OS error text.
         message: String,
     },
-    /// `Unable to write {file}: {os error}` (§3.5).
+    /// `Unable to write {file}: {os error}` (`docs/formats.md#atomic-writes`).
     #[error("Unable to write {file}: {message}")]
     Write {
         /// Display path.
@@ -36,7 +37,7 @@ pub enum MarkdownError {
         /// The OS error text.
         message: String,
     },
-    /// `Could not acquire the elroy home lock within 10 seconds` (§3.6).
+    /// `Could not acquire the elroy home lock within 10 seconds` (`docs/formats.md#the-home-lock`).
     #[error("Could not acquire the elroy home lock within 10 seconds")]
     LockTimeout,
     /// The lock file could not be opened or locked: `Unable to lock {file}: {os error}`.

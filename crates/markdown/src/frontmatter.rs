@@ -1,4 +1,4 @@
-//! Reading and writing `---\n{yaml}\n---\n\n{body}` files (`formats.md` §3.1–§3.2).
+//! Reading and writing `---\n{yaml}\n---\n\n{body}` files (`docs/formats.md#front-matter-files`).
 
 use std::path::Path;
 
@@ -9,9 +9,9 @@ use crate::{Mapping, MarkdownError, Value, emit_yaml};
 pub struct Document {
     /// The front matter, keys in file order (empty when the file has none, or an empty block).
     pub front_matter: Mapping,
-    /// Everything after the closing `---` line's line break, byte for byte (§3.1 step 4): files
-    /// written by [`Document::render`] have a raw body that starts with `\n`. Without front matter,
-    /// the whole text.
+    /// Everything after the closing `---` line's line break, byte for byte
+    /// (`docs/formats.md#reading-a-file` step 4): files written by [`Document::render`] have a raw
+    /// body that starts with `\n`. Without front matter, the whole text.
     pub raw_body: String,
     /// Whether the file had a front-matter block.
     pub has_front_matter: bool,
@@ -187,8 +187,8 @@ impl Document {
         self.raw_body.trim()
     }
 
-    /// Renders `---\n{yaml}\n---\n\n{body}` (§3.2): LF line endings, `body` exactly as given (no
-    /// newline is added after it). `sort_keys` as in [`emit_yaml`].
+    /// Renders `---\n{yaml}\n---\n\n{body}` (`docs/formats.md#writing-a-file`): LF line endings,
+    /// `body` exactly as given (no newline is added after it). `sort_keys` as in [`emit_yaml`].
     pub fn render_with_body(front_matter: &Mapping, body: &str, sort_keys: bool) -> String {
         let yaml = emit_yaml(front_matter, sort_keys);
         let mut out = String::with_capacity(yaml.len() + body.len() + 10);
@@ -223,7 +223,8 @@ impl Document {
     }
 }
 
-/// Reads a file as UTF-8 text, skipping a leading byte-order mark (§3.1 step 1).
+/// Reads a file as UTF-8 text, skipping a leading byte-order mark (`docs/formats.md#reading-a-file`
+/// step 1).
 ///
 /// # Errors
 /// [`MarkdownError::Read`] (`Unable to read {file}: {os error}`) or [`MarkdownError::NotUtf8`]

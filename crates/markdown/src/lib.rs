@@ -1,15 +1,19 @@
 //! # elroy-markdown
 //!
 //! Markdown files with a YAML front-matter block, read and written the way Elroy 0.5.0 does
-//! (`shared/spec/formats.md` §2–§3, decisions D5 and D12). Store-agnostic: agenda items, feature
-//! requests and memories all build on it.
+//! (`docs/formats.md#file-names` to `docs/formats.md#front-matter-files`, decisions D5 and D12).
+//! Store-agnostic: agenda items, feature requests and memories all build on it.
 //!
-//! - [`Document::parse`] / [`Document::render`]: the `---\n{yaml}\n---\n\n{body}` layout (§3.1–§3.2).
+//! - [`Document::parse`] / [`Document::render`]: the `---\n{yaml}\n---\n\n{body}` layout
+//!   (`docs/formats.md#front-matter-files`).
 //! - [`Value`] / [`Mapping`]: front-matter values, key order preserved; [`emit_yaml`] writes the
-//!   byte-exact YAML subset of §3.3 (PyYAML's block style, our quoting rule, no folding).
-//! - [`sanitize_filename`] and [`unique_path`]: names to file names (§2), bounded to 255 bytes;
+//!   byte-exact YAML subset of `docs/formats.md#yaml-quoting-and-key-order` (PyYAML's block style,
+//!   our quoting rule, no folding).
+//! - [`sanitize_filename`] and [`unique_path`]: names to file names (`docs/formats.md#file-names`),
+//!   bounded to 255 bytes;
 //!   [`normalize_name`]: the NFC form every store gives names on input and lookup.
-//! - [`write_atomic`]: temp file + fsync + rename (§3.5); [`HomeLock`]: the per-home lock (§3.6).
+//! - [`write_atomic`]: temp file + fsync + rename (`docs/formats.md#atomic-writes`); [`HomeLock`]:
+//!   the per-home lock (`docs/formats.md#the-home-lock`).
 //! - [`WriteScope`]: the write journal, the paths a tool call or background work changed under a
 //!   home (the versioned home commits exactly those).
 //! - [`read_text`]: reads a file as UTF-8 with the BOM skipped.

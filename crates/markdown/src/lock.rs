@@ -1,4 +1,4 @@
-//! The per-home lock (`formats.md` §3.6, decision D12).
+//! The per-home lock (`docs/formats.md#the-home-lock`, decision D12).
 
 use std::fs::{File, OpenOptions, TryLockError};
 use std::path::Path;

@@ -1,4 +1,5 @@
-//! Names to file names: `sanitize_filename` and the unique-path rule (`formats.md` §2).
+//! Names to file names: `sanitize_filename` and the unique-path rule
+//! (`docs/formats.md#file-names`).
 
 use std::borrow::Cow;
 use std::collections::HashSet;
@@ -56,7 +57,7 @@ pub(crate) fn cut_bytes(s: &str, max: usize) -> &str {
 }
 
 /// Whether `name` is a Windows device name (`CON`, `PRN`, `AUX`, `NUL`, `COM1`…`COM9`,
-/// `LPT1`…`LPT9`), ignoring ASCII case (`formats.md` §2.2).
+/// `LPT1`…`LPT9`), ignoring ASCII case (`docs/formats.md#reserved-device-names`).
 pub fn is_windows_device_name(name: &str) -> bool {
     let upper = name.to_ascii_uppercase();
     match upper.as_str() {
@@ -70,7 +71,7 @@ pub fn is_windows_device_name(name: &str) -> bool {
     }
 }
 
-/// Turns a name into a file-name base (`formats.md` §2.1): the name is put in NFC
+/// Turns a name into a file-name base (`docs/formats.md#file-names`): the name is put in NFC
 /// ([`normalize_name`], so `Café` keeps its `é` whichever way it was typed); characters other than
 /// Unicode word characters, whitespace and `-` become `_`; whitespace runs become one `_`; leading
 /// and trailing `_` are stripped; at most 80 characters and at most [`MAX_BASE_BYTES`] bytes are
@@ -107,9 +108,10 @@ pub fn sanitize_filename(name: &str, fallback: &str) -> String {
     base
 }
 
-/// The first free file name for `base` (`formats.md` §2.3): `B.md`, `B-2.md`, `B-3.md`, … where
-/// `taken` says whether a candidate file name is taken. Callers compare ignoring case (D12).
-/// Every candidate is at most [`MAX_FILE_NAME_BYTES`] bytes: a longer base (one not from
+/// The first free file name for `base` (`docs/formats.md#unique-paths`): `B.md`, `B-2.md`,
+/// `B-3.md`, … where `taken` says whether a candidate file name is taken. Callers compare ignoring
+/// case (D12). Every candidate is at most [`MAX_FILE_NAME_BYTES`] bytes: a longer base (one not
+/// from
 /// [`sanitize_filename`], such as an archived file's stem) is cut at a character boundary.
 pub fn unique_file_name(base: &str, mut taken: impl FnMut(&str) -> bool) -> String {
     let fit = |suffix: &str| {
@@ -130,10 +132,10 @@ pub fn unique_file_name(base: &str, mut taken: impl FnMut(&str) -> bool) -> Stri
     }
 }
 
-/// The unique path for a new file with base `base` in `dir` (`formats.md` §2.3): the first of
-/// `B.md`, `B-2.md`, … that no entry of `dir` has, comparing names ignoring case (D12). `except` is a
-/// file name that does not count as taken (the file being renamed). A missing `dir` has no entries.
-/// Call it under the home lock, and write the file in the same locked operation.
+/// The unique path for a new file with base `base` in `dir` (`docs/formats.md#unique-paths`): the
+/// first of `B.md`, `B-2.md`, … that no entry of `dir` has, comparing names ignoring case (D12).
+/// `except` is a file name that does not count as taken (the file being renamed). A missing `dir`
+/// has no entries. Call it under the home lock, and write the file in the same locked operation.
 ///
 /// # Errors
 /// [`MarkdownError::Read`] when `dir` exists but cannot be listed; `dir_display` names it.

@@ -1,7 +1,7 @@
 //! [`Value`] and [`Mapping`]: front-matter data with key order preserved.
 
 /// A front-matter value. Reading maps YAML scalars to the closest variant; writing follows the
-/// emission rules of `formats.md` §3.3.
+/// emission rules of `docs/formats.md#yaml-quoting-and-key-order`.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Value {
     /// `null` (also `~` and an empty value when read).
@@ -15,7 +15,8 @@ pub enum Value {
     /// A string, quoted on output only when YAML would misread it.
     String(String),
     /// A UTC instant already formatted as `YYYY-MM-DD HH:MM:SS+00:00`; written unquoted
-    /// (PyYAML writes Python datetimes this way, `formats.md` §3.3 `trigger_datetime`).
+    /// (PyYAML writes Python datetimes this way, `docs/formats.md#yaml-quoting-and-key-order`
+    /// `trigger_datetime`).
     Timestamp(String),
     /// A list.
     List(Vec<Value>),

@@ -1,5 +1,5 @@
-//! YAML emission: the fixed, byte-exact subset of `formats.md` §3.3 (PyYAML block style, our
-//! quoting rule, non-ASCII raw, no folding).
+//! YAML emission: the fixed, byte-exact subset of `docs/formats.md#yaml-quoting-and-key-order`
+//! (PyYAML block style, our quoting rule, non-ASCII raw, no folding).
 
 use std::sync::LazyLock;
 
@@ -8,7 +8,7 @@ use regex::Regex;
 use crate::{Mapping, Value};
 
 /// Strings a YAML 1.1 reader (PyYAML) would resolve to null, bool, int, float, merge or value keys
-/// (§3.3 rule 5), as one anchored pattern.
+/// (`docs/formats.md#yaml-quoting-and-key-order` rule 5), as one anchored pattern.
 static IMPLICIT_NON_STRING: LazyLock<Option<Regex>> = LazyLock::new(|| {
     Regex::new(concat!(
         r"^(?:",
@@ -44,7 +44,7 @@ static READER_NON_STRING: LazyLock<Option<Regex>> = LazyLock::new(|| {
 static DATE_PREFIX: LazyLock<Option<Regex>> =
     LazyLock::new(|| Regex::new(r"^[0-9]{4}-[0-9]{1,2}-[0-9]{1,2}").ok());
 
-/// Characters that force double quotes (§3.3 rule 2).
+/// Characters that force double quotes (`docs/formats.md#yaml-quoting-and-key-order` rule 2).
 fn is_special_char(c: char) -> bool {
     matches!(
         c,
@@ -56,7 +56,8 @@ fn matches(re: &LazyLock<Option<Regex>>, s: &str) -> bool {
     re.as_ref().is_some_and(|re| re.is_match(s))
 }
 
-/// Whether `s` may be written as a plain scalar (§3.3 rules 1–5).
+/// Whether `s` may be written as a plain scalar (`docs/formats.md#yaml-quoting-and-key-order` rules
+/// 1–5).
 fn is_plain_safe(s: &str) -> bool {
     let (Some(first), Some(last)) = (s.chars().next(), s.chars().next_back()) else {
         return false;
@@ -78,8 +79,9 @@ fn is_plain_safe(s: &str) -> bool {
         || matches(&DATE_PREFIX, s))
 }
 
-/// Writes one string scalar by the rule of `formats.md` §3.3: plain when safe, else single-quoted
-/// (`'` doubled), else double-quoted with YAML escapes. Non-ASCII printable characters stay raw.
+/// Writes one string scalar by the rule of `docs/formats.md#yaml-quoting-and-key-order`: plain when
+/// safe, else single-quoted (`'` doubled), else double-quoted with YAML escapes. Non-ASCII
+/// printable characters stay raw.
 ///
 /// ```
 /// use elroy_markdown::emit_yaml_scalar_string as q;
@@ -195,7 +197,8 @@ fn block_list(items: &[Value], sort_keys: bool, out: &mut Vec<String>) {
     }
 }
 
-/// Block-style YAML for a front-matter mapping, without a trailing newline (`formats.md` §3.3).
+/// Block-style YAML for a front-matter mapping, without a trailing newline
+/// (`docs/formats.md#yaml-quoting-and-key-order`).
 ///
 /// `sort_keys`: sort keys by code point at every level (agenda items, due items, memories); `false`
 /// keeps the mapping's order (feature requests). Lists are written at their key's indentation

@@ -1,5 +1,5 @@
-//! Recall over 100,000 memories without embeddings (`formats.md` §6.3 budget: p50 under 20 ms on
-//! a warm index). Run: `cargo bench -p elroy-memory --bench recall`.
+//! Recall over 100,000 memories without embeddings (`docs/formats.md#memory-index-sync` budget: p50
+//! under 20 ms on a warm index). Run: `cargo bench -p elroy-memory --bench recall`.
 
 #![allow(missing_docs, clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 

@@ -1,6 +1,7 @@
-//! The pure part of memory consolidation (`orchestrator.md` §12.2 steps 1–5): TF-IDF vectors,
-//! cosine distance, the DBSCAN variant, trimming and ordering of clusters. No IO: the caller
-//! gathers the active memories (ids and renderings, or stored embeddings) and runs the model call.
+//! The pure part of memory consolidation (`docs/behaviour.md#consolidation` steps 1–5): TF-IDF
+//! vectors, cosine distance, the DBSCAN variant, trimming and ordering of clusters. No IO: the
+//! caller gathers the active memories (ids and renderings, or stored embeddings) and runs the model
+//! call.
 //!
 //! Floating-point ties: mean distances are compared after rounding to 1e-9, so two means that
 //! differ only by rounding noise count as equal and the id decides, as the spec's "ties by id"
@@ -8,7 +9,7 @@
 
 use std::collections::{HashMap, VecDeque};
 
-/// The clustering settings (`orchestrator.md` §15 keys).
+/// The clustering settings (`docs/configuration.md` keys).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct ClusterParams {
     /// `memory_cluster_similarity_threshold` (default 0.21125): the largest cosine distance at
@@ -36,7 +37,7 @@ impl Default for ClusterParams {
 
 /// The TF-IDF tokens of a text: lower-cased (Unicode), split at every character that is neither
 /// a letter nor a digit, empty pieces dropped; no stop-word or length filter, no de-duplication
-/// (`orchestrator.md` §12.2 step 1).
+/// (`docs/behaviour.md#consolidation` step 1).
 pub fn tfidf_tokens(text: &str) -> Vec<String> {
     text.to_lowercase()
         .split(|c: char| !c.is_alphanumeric())
@@ -45,10 +46,10 @@ pub fn tfidf_tokens(text: &str) -> Vec<String> {
         .collect()
 }
 
-/// TF-IDF vectors of `documents` (`orchestrator.md` §12.2 step 1): term frequency = count,
-/// `idf = ln(N / df) + 1` over the `N` documents, L2-normalised. The dimensions are the terms in
-/// order of first appearance; all vectors have the same length. A document without tokens gets
-/// the zero vector.
+/// TF-IDF vectors of `documents` (`docs/behaviour.md#consolidation` step 1): term frequency =
+/// count, `idf = ln(N / df) + 1` over the `N` documents, L2-normalised. The dimensions are the
+/// terms in order of first appearance; all vectors have the same length. A document without tokens
+/// gets the zero vector.
 pub fn tfidf_vectors(documents: &[&str]) -> Vec<Vec<f64>> {
     let tokenized: Vec<Vec<String>> = documents.iter().map(|d| tfidf_tokens(d)).collect();
     let mut index: HashMap<&str, usize> = HashMap::new();
@@ -90,8 +91,8 @@ pub fn tfidf_vectors(documents: &[&str]) -> Vec<Vec<f64>> {
         .collect()
 }
 
-/// Cosine distance `1 − cos(a, b)` (`orchestrator.md` §12.2 step 2); 1 when either vector is
-/// zero or the lengths differ.
+/// Cosine distance `1 − cos(a, b)` (`docs/behaviour.md#consolidation` step 2); 1 when either vector
+/// is zero or the lengths differ.
 pub fn cosine_distance(a: &[f64], b: &[f64]) -> f64 {
     if a.len() != b.len() {
         return 1.0;
@@ -159,8 +160,8 @@ fn sparse_dot(a: &[(usize, f64)], b: &[(usize, f64)]) -> f64 {
     products.into_iter().sum()
 }
 
-/// DBSCAN as `orchestrator.md` §12.2 step 3 describes, over points `0..n` in that order (the
-/// caller orders them by memory id). A point is core when at least `min_size` points, itself
+/// DBSCAN as `docs/behaviour.md#consolidation` step 3 describes, over points `0..n` in that order
+/// (the caller orders them by memory id). A point is core when at least `min_size` points, itself
 /// included, lie within `threshold` (inclusive). Clusters grow from core points in point order:
 /// every point within the threshold of a core point of the cluster joins it (core points it
 /// reaches grow it further); a non-core point stays in the first cluster that reached it. Points
@@ -232,8 +233,8 @@ pub fn mean_pairwise_distance(cluster: &[usize], dist: &[Vec<f64>]) -> f64 {
 }
 
 /// Trims `cluster` to the `max_size` members with the lowest mean distance to the other members
-/// (`orchestrator.md` §12.2 step 4; ties by lower point index, i.e. lower id). The result is
-/// ascending.
+/// (`docs/behaviour.md#consolidation` step 4; ties by lower point index, i.e. lower id). The result
+/// is ascending.
 pub fn trim(cluster: &[usize], dist: &[Vec<f64>], max_size: usize) -> Vec<usize> {
     if cluster.len() <= max_size {
         return cluster.to_vec();
@@ -248,7 +249,7 @@ pub fn trim(cluster: &[usize], dist: &[Vec<f64>], max_size: usize) -> Vec<usize>
     kept
 }
 
-/// The clusters to merge, as memory ids (`orchestrator.md` §12.2 steps 3–5): `items` are
+/// The clusters to merge, as memory ids (`docs/behaviour.md#consolidation` steps 3–5): `items` are
 /// `(memory id, vector)` (ordered by id here), clustered with [`dbscan`], each cluster trimmed
 /// with [`trim`], ordered by size (descending), then mean pairwise distance (ascending), then
 /// smallest member id; the first `params.keep` are returned, members ascending by id.

@@ -3,7 +3,8 @@
 /// Why a memory operation failed. `Display` is the message a tool shows after its prefix.
 #[derive(Debug, thiserror::Error)]
 pub enum MemoryError {
-    /// Reading or writing a memory file failed (exact `formats.md` §3 messages).
+    /// Reading or writing a memory file failed (exact `docs/formats.md#front-matter-files`
+    /// messages).
     #[error(transparent)]
     File(#[from] elroy_markdown::MarkdownError),
     /// The database failed.

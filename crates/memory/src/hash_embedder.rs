@@ -4,9 +4,10 @@
 use elroy_core::{EmbedError, Embedder};
 use md5::{Digest, Md5};
 
-/// The fixture's deterministic "embedding model" (`shared/fixtures/elroy-home-0.5.0/expected.json`,
-/// `environment.embedding`): for each token of `[a-z0-9]+` in the lower-cased text, add 1.0 at index
-/// `int(md5(token), 16) % dims`, then L2-normalise (all zeros when there is no token).
+/// The fixture's deterministic "embedding model" (`expected.json` of Elroy 0.5.0's fixture home
+/// (`docs/development.md#fixtures-and-golden-files`), `environment.embedding`): for each token of
+/// `[a-z0-9]+` in the lower-cased text, add 1.0 at index `int(md5(token), 16) % dims`, then
+/// L2-normalise (all zeros when there is no token).
 #[derive(Debug, Clone)]
 pub struct HashEmbedder {
     dims: usize,

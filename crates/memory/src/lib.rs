@@ -1,17 +1,19 @@
 //! # elroy-memory
 //!
-//! Long-term memories (`shared/spec/formats.md` §6, §9.4, §9.6; `tools.md` §3): each memory is a
+//! Long-term memories (`docs/formats.md#memories`, `docs/formats.md#memory-index`,
+//! `docs/formats.md#search-index-and-embeddings`; `docs/tools.md#memories`): each memory is a
 //! markdown file `memories/<name>.md` whose front matter holds its `id`; its name, active flag and
 //! sources live in the `memories` table of `state.db`.
 //!
 //! - [`MemoryStore`]: create, look up, render, update (a new version; the old file moves to
 //!   `memories/archive/`, D8), archive; the index sync that picks up files Elroy or a person wrote
-//!   ([`MemoryStore::sync`], names from Elroy's database per §6.3.1).
+//!   ([`MemoryStore::sync`], names from Elroy's database per
+//!   `docs/formats.md#names-from-elroys-database`).
 //! - Recall (D9): SQLite FTS5 `bm25()` always ([`recall::keyword_leg`]), cosine similarity with
 //!   an explicit threshold when an [`elroy_core::Embedder`] is configured, fused by reciprocal
 //!   rank fusion ([`recall::fuse`], [`MemoryStore::search`]).
-//! - [`consolidate`]: the pure part of consolidation (`orchestrator.md` §12.2: TF-IDF, DBSCAN,
-//!   trimming, ordering); [`MemoryStore::record_op_tracked`] and
+//! - [`consolidate`]: the pure part of consolidation (`docs/behaviour.md#consolidation`: TF-IDF,
+//!   DBSCAN, trimming, ordering); [`MemoryStore::record_op_tracked`] and
 //!   [`MemoryStore::take_consolidation_due`] carry its trigger to the orchestrator.
 //! - [`HashEmbedder`]: the deterministic embedder of the Elroy fixture, for tests.
 //!

@@ -1,8 +1,8 @@
-//! [`Memory`] and [`MemorySource`]: an index row of `formats.md` §9.4.
+//! [`Memory`] and [`MemorySource`]: an index row of `docs/formats.md#memory-index`.
 
 use serde_json::Value;
 
-/// One source of a memory (`formats.md` §9.4 `source_metadata`).
+/// One source of a memory (`docs/formats.md#memory-index` `source_metadata`).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct MemorySource {
     /// `ContextMessageSet` (id = a context version), `Memory` (a memory id) or `AgendaItem`.

@@ -1,5 +1,6 @@
-//! The consolidation trigger and what consolidation reads from the store (`orchestrator.md`
-//! §12.2): op-tracked creations, the active memories and their vectors.
+//! The consolidation trigger and what consolidation reads from the store
+//! (`docs/behaviour.md#consolidation`): op-tracked creations, the active memories and their
+//! vectors.
 
 use std::sync::atomic::Ordering;
 
@@ -9,10 +10,11 @@ use crate::store::{MEMORY_COLUMNS, row_to_memory};
 use crate::{Memory, MemoryError, MemoryStore, recall};
 
 impl MemoryStore {
-    /// Records an op-tracked memory creation (`tools.md` §3.1 step 4, `orchestrator.md` §12.1):
-    /// `messages_since_memory = 0`, `memories_since_consolidation += 1`; when that reaches
-    /// `between_consolidation` (> 0) the counter is reset to 0, the store's consolidation flag is
-    /// set (see [`MemoryStore::take_consolidation_due`]) and `true` is returned.
+    /// Records an op-tracked memory creation (`docs/tools.md#create_memory` step 4,
+    /// `docs/behaviour.md#automatic-memory-creation`): `messages_since_memory = 0`,
+    /// `memories_since_consolidation += 1`; when that reaches `between_consolidation` (> 0) the
+    /// counter is reset to 0, the store's consolidation flag is set (see
+    /// [`MemoryStore::take_consolidation_due`]) and `true` is returned.
     ///
     /// # Errors
     /// [`MemoryError::Db`].
@@ -28,7 +30,8 @@ impl MemoryStore {
 
     /// Whether consolidation became due since the last call (clears the flag). The flag lives in
     /// the process, shared by clones of the store: like every background job, a consolidation that
-    /// became due in a process that exits before running it is lost (`orchestrator.md` §12).
+    /// became due in a process that exits before running it is lost
+    /// (`docs/behaviour.md#background-memory-work`).
     pub fn take_consolidation_due(&self) -> bool {
         self.consolidation_due.swap(false, Ordering::SeqCst)
     }
@@ -48,8 +51,8 @@ impl MemoryStore {
     }
 
     /// The `limit` active memories with the highest ids, in id order (what one consolidation
-    /// clusters, `orchestrator.md` §12.2): read by the primary key from its end, so the cost does
-    /// not grow with the number of memories.
+    /// clusters, `docs/behaviour.md#consolidation`): read by the primary key from its end, so the
+    /// cost does not grow with the number of memories.
     ///
     /// # Errors
     /// [`MemoryError::Db`].
@@ -108,8 +111,9 @@ impl MemoryStore {
     }
 
     /// The stored embeddings of the active memories for the configured embedding model
-    /// (`orchestrator.md` §12.2 step 1), computing missing or stale ones first; `(id, vector)` by
-    /// id. Memories whose embedding cannot be computed are left out. Empty without an embedder.
+    /// (`docs/behaviour.md#consolidation` step 1), computing missing or stale ones first; `(id,
+    /// vector)` by id. Memories whose embedding cannot be computed are left out. Empty without an
+    /// embedder.
     ///
     /// # Errors
     /// [`MemoryError::Db`].

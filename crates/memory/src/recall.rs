@@ -1,13 +1,14 @@
-//! Recall building blocks (`orchestrator.md` §4, decision D9): query tokens (§4.2), the FTS5
-//! keyword leg with its coverage rule (§4.3), the cosine embedding leg (§4.4) and reciprocal rank
-//! fusion (§4.5). They work on any `recall_fts` kind (`memory` or `agenda`), so the agenda index
-//! can share them.
+//! Recall building blocks (`docs/behaviour.md#recall`, decision D9): query tokens
+//! (`docs/behaviour.md#query-tokens`), the FTS5 keyword leg with its coverage rule
+//! (`docs/behaviour.md#keyword-leg`), the cosine embedding leg (`docs/behaviour.md#embedding-leg`)
+//! and reciprocal rank fusion (`docs/behaviour.md#fusion-and-selection`). They work on any
+//! `recall_fts` kind (`memory` or `agenda`), so the agenda index can share them.
 
 use std::collections::HashMap;
 
 use rusqlite::Connection;
 
-/// The stop words of `orchestrator.md` §4.2, sorted.
+/// The stop words of `docs/behaviour.md#query-tokens`, sorted.
 pub const STOP_WORDS: &[&str] = &[
     "a",
     "about",
@@ -184,9 +185,9 @@ pub const KEYWORD_CANDIDATES: usize = 20;
 /// The reciprocal-rank-fusion constant: `score = Σ 1 / (RRF_K + rank)`.
 pub const RRF_K: f64 = 60.0;
 
-/// The query tokens of a text (`orchestrator.md` §4.2): put in NFC, lower-cased, split at every
-/// character that is neither a letter, a digit nor a combining mark (Thai vowel and tone marks,
-/// decomposed accents belong to their word), kept when at least 3 characters long, 2 with a
+/// The query tokens of a text (`docs/behaviour.md#query-tokens`): put in NFC, lower-cased, split at
+/// every character that is neither a letter, a digit nor a combining mark (Thai vowel and tone
+/// marks, decomposed accents belong to their word), kept when at least 3 characters long, 2 with a
 /// digit, or 2 of a script written without spaces (`東京`, `서울`: a whole word there, see
 /// [`elroy_db::grams`]), stop words dropped, de-duplicated (first occurrence kept), at most
 /// [`MAX_TOKENS`].
@@ -196,7 +197,8 @@ pub fn recall_tokens(text: &str) -> Vec<String> {
     out
 }
 
-/// `T_prev` of §4.2: the previous message's tokens minus `current`, at most [`MAX_TOKENS`].
+/// `T_prev` of `docs/formats.md#item-names-and-stems`: the previous message's tokens minus
+/// `current`, at most [`MAX_TOKENS`].
 pub fn previous_tokens(previous_text: &str, current: &[String]) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
     for t in recall_tokens_unbounded(previous_text) {
@@ -256,9 +258,9 @@ fn quote(token: &str) -> String {
     format!("\"{}\"", token.replace('"', "\"\""))
 }
 
-/// The keyword leg (`orchestrator.md` §4.3) over the user's rows of `kind`: the word ranking
-/// (`recall_fts`, [`word_ranking`]) fused by reciprocal rank fusion ([`fuse`]) with the bigram
-/// ranking of scripts written without spaces (`recall_grams`: the character bigrams of the
+/// The keyword leg (`docs/behaviour.md#keyword-leg`) over the user's rows of `kind`: the word
+/// ranking (`recall_fts`, [`word_ranking`]) fused by reciprocal rank fusion ([`fuse`]) with the
+/// bigram ranking of scripts written without spaces (`recall_grams`: the character bigrams of the
 /// tokens, see [`elroy_db::grams`]; a row qualifies with one shared bigram other than a
 /// kana-only one). A query without such characters has no
 /// bigram ranking and gets exactly the word ranking. Returns item ids, best first. Empty
@@ -309,7 +311,8 @@ pub fn keyword_leg(
     Ok(fuse(&[words, grams]))
 }
 
-/// One ranking of §4.3 over the FTS5 table `table` (`recall_fts` or `recall_grams`, rows keyed by
+/// One ranking of `docs/formats.md#checklist-entries` over the FTS5 table `table` (`recall_fts` or
+/// `recall_grams`, rows keyed by
 /// [`fts_rowid`]): `"t1" OR "t2" …` over `current` then `previous`, the [`KEYWORD_CANDIDATES`]
 /// best rows by `bm25()` (ties by item id), kept when they match at least 1 term of `current`
 /// (`|current| <= 3`) or at least 2 (`|current| >= 4`), or at least `need` when given. Returns
@@ -439,7 +442,7 @@ pub fn normalize(v: &mut [f32]) {
     }
 }
 
-/// Vector <-> BLOB: `dims` little-endian `f32`s (`formats.md` §9.6).
+/// Vector <-> BLOB: `dims` little-endian `f32`s (`docs/formats.md#search-index-and-embeddings`).
 pub fn vector_to_blob(v: &[f32]) -> Vec<u8> {
     v.iter().flat_map(|x| x.to_le_bytes()).collect()
 }
@@ -459,9 +462,9 @@ pub fn dot(a: &[f32], b: &[f32]) -> f32 {
     a.iter().zip(b).map(|(x, y)| x * y).sum()
 }
 
-/// Reciprocal rank fusion (`orchestrator.md` §4.5): `score(item) = Σ 1 / (60 + rank)` over the
-/// rankings containing it (rank from 1); higher first, ties by lower id. With one ranking its
-/// order is kept.
+/// Reciprocal rank fusion (`docs/behaviour.md#fusion-and-selection`): `score(item) = Σ 1 / (60 +
+/// rank)` over the rankings containing it (rank from 1); higher first, ties by lower id. With one
+/// ranking its order is kept.
 pub fn fuse(rankings: &[Vec<i64>]) -> Vec<i64> {
     let mut scores: HashMap<i64, f64> = HashMap::new();
     for ranking in rankings {
@@ -482,7 +485,7 @@ pub fn fts_rowid(user_id: i64, kind: &str, item_id: i64) -> i64 {
     (user_id << 40) | (item_id << 1) | i64::from(kind != crate::store::KIND)
 }
 
-/// One item for [`replace_fts_items`]: its id, name and rendering (`formats.md` §8.5).
+/// One item for [`replace_fts_items`]: its id, name and rendering (`docs/formats.md#renderings`).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct FtsItem {
     /// The item id (`recall_metadata.memory_id`).
@@ -495,10 +498,10 @@ pub struct FtsItem {
 
 /// Replaces every `recall_fts` (and `recall_grams`) row of `user_id` and `kind` (`agenda` for agenda and due items)
 /// with `items`, in one transaction: the search index of a store that keeps no index of its own.
-/// Pass only active items (`formats.md` §9.6). Nothing is written when `items` are those of the
-/// last replacement (an MD5 digest of ids, names and bodies kept in `meta`): every recall and
-/// `examine_memories` call passes the whole agenda, and rewriting 10,000 rows each time cost
-/// ~10,000 page writes per question on a large home.
+/// Pass only active items (`docs/formats.md#search-index-and-embeddings`). Nothing is written when
+/// `items` are those of the last replacement (an MD5 digest of ids, names and bodies kept in
+/// `meta`): every recall and `examine_memories` call passes the whole agenda, and rewriting 10,000
+/// rows each time cost ~10,000 page writes per question on a large home.
 ///
 /// # Errors
 /// `rusqlite::Error`.

@@ -1,5 +1,5 @@
 //! Memory search: the keyword leg always, the embedding leg when an embedder is configured, fused
-//! by reciprocal rank fusion (`orchestrator.md` §4.3–§4.5, decision D9).
+//! by reciprocal rank fusion (`docs/behaviour.md#recall`, decision D9).
 
 use rusqlite::params;
 
@@ -47,7 +47,7 @@ pub struct MemoryQuery {
 
 impl MemoryQuery {
     /// A query from one text: its tokens are `T_cur` and the text itself is embedded
-    /// (`examine_memories`, `tools.md` §3.4).
+    /// (`examine_memories`, `docs/tools.md#examine_memories`).
     pub fn from_text(text: &str) -> Self {
         MemoryQuery {
             current: recall::recall_tokens(text),

@@ -1,4 +1,5 @@
-//! [`MemoryStore`]: memory files plus their index rows (`formats.md` §6, §9.4, §9.6).
+//! [`MemoryStore`]: memory files plus their index rows (`docs/formats.md#memories`,
+//! `docs/formats.md#memory-index`, `docs/formats.md#search-index-and-embeddings`).
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -24,8 +25,9 @@ pub struct MemoryStoreOptions {
     pub elroy_home: PathBuf,
     /// The memory directory (`memory_dir`); `archive/` is inside it.
     pub memory_dir: PathBuf,
-    /// Elroy's own database for names and active flags (`formats.md` §6.3.1). Set it only for the
-    /// DEFAULT user home; `None` skips the import.
+    /// Elroy's own database for names and active flags
+    /// (`docs/formats.md#names-from-elroys-database`). Set it only for the DEFAULT user home;
+    /// `None` skips the import.
     pub elroy_db_path: Option<PathBuf>,
     /// The user the store acts for (`users.id`).
     pub user_id: i64,
@@ -42,8 +44,8 @@ pub struct MemoryStore {
     pub(crate) opts: MemoryStoreOptions,
     /// Ids deactivated by syncs since [`MemoryStore::take_deactivated`] (shared by clones).
     pub(crate) deactivated: Arc<std::sync::Mutex<Vec<i64>>>,
-    /// Set when an op-tracked creation made consolidation due (`orchestrator.md` §12.2 trigger),
-    /// shared by every clone of the store; the orchestrator takes it after the turn.
+    /// Set when an op-tracked creation made consolidation due (`docs/behaviour.md#consolidation`
+    /// trigger), shared by every clone of the store; the orchestrator takes it after the turn.
     pub(crate) consolidation_due: Arc<std::sync::atomic::AtomicBool>,
 }
 
@@ -55,8 +57,8 @@ pub fn md5_hex(text: &str) -> String {
         .collect()
 }
 
-/// The rendering of a memory (`formats.md` §8.5): `#{name}\n{raw body}`; `#{name}\n` when the
-/// file is missing.
+/// The rendering of a memory (`docs/formats.md#renderings`): `#{name}\n{raw body}`; `#{name}\n`
+/// when the file is missing.
 pub fn render_memory(name: &str, raw_body: Option<&str>) -> String {
     format!("#{name}\n{}", raw_body.unwrap_or_default())
 }
@@ -90,9 +92,9 @@ pub(crate) fn set_fts(
 
 impl MemoryStore {
     /// Opens the store and brings its index up to date with [`MemoryStore::sync_if_changed`]
-    /// (`formats.md` §6.3 as issue 14 overrides it): nothing is listed when `memories/` and
-    /// `archive/` are as the last listing left them. The report holds what this sync did (empty
-    /// when nothing changed).
+    /// (`docs/formats.md#memory-index-sync` as issue 14 overrides it): nothing is listed when
+    /// `memories/` and `archive/` are as the last listing left them. The report holds what this
+    /// sync did (empty when nothing changed).
     ///
     /// # Errors
     /// [`MemoryError`] when the directory cannot be read, the home lock times out or the database
@@ -169,8 +171,8 @@ impl MemoryStore {
         })?)
     }
 
-    /// "The active memory named `name`" (`tools.md` §3.0): exact, case-sensitive, lowest id;
-    /// names compare in NFC.
+    /// "The active memory named `name`" (`docs/tool-rules.md#finding-a-memory`): exact,
+    /// case-sensitive, lowest id; names compare in NFC.
     ///
     /// # Errors
     /// [`MemoryError::Db`].
@@ -222,8 +224,8 @@ impl MemoryStore {
         self.opts.memory_dir.join(&memory.file_name)
     }
 
-    /// The raw body of a memory's file (`formats.md` §3.1 step 4), read from disk now; `None`
-    /// when the file is missing.
+    /// The raw body of a memory's file (`docs/formats.md#reading-a-file` step 4), read from disk
+    /// now; `None` when the file is missing.
     ///
     /// # Errors
     /// [`MemoryError::File`] for unreadable files and invalid front matter.
@@ -248,7 +250,7 @@ impl MemoryStore {
             .unwrap_or_default())
     }
 
-    /// The rendering `#{name}\n{raw body}` (`formats.md` §8.5).
+    /// The rendering `#{name}\n{raw body}` (`docs/formats.md#renderings`).
     ///
     /// # Errors
     /// As [`MemoryStore::raw_body`].
@@ -259,10 +261,10 @@ impl MemoryStore {
         ))
     }
 
-    /// Creates a memory (`tools.md` §3.1 steps 2–3): the next id (`formats.md` §6.2), the file
-    /// `{sanitize_filename(name, "memory")}[-N].md` with `---\nid: {id}\n---\n\n{text}`, the active
-    /// index row with `sources`, the search row, then (outside the lock) its embedding.
-    /// The operation tracker is the caller's business.
+    /// Creates a memory (`docs/tools.md#create_memory` steps 2–3): the next id
+    /// (`docs/formats.md#memory-ids`), the file `{sanitize_filename(name, "memory")}[-N].md` with
+    /// `---\nid: {id}\n---\n\n{text}`, the active index row with `sources`, the search row, then
+    /// (outside the lock) its embedding. The operation tracker is the caller's business.
     ///
     /// # Errors
     /// [`MemoryError`] for lock, write and database failures; nothing is indexed when the write
@@ -353,7 +355,8 @@ impl MemoryStore {
     }
 
     /// Moves a memory's file into `archive/` (unique name there), marks the row inactive and
-    /// removes it from the search index (`formats.md` §6.4). Returns the updated row.
+    /// removes it from the search index (`docs/formats.md#the-memory-archive`). Returns the updated
+    /// row.
     ///
     /// # Errors
     /// [`MemoryError`] for lock, rename and database failures.
@@ -422,11 +425,12 @@ impl MemoryStore {
         })
     }
 
-    /// `update_outdated_or_incorrect_memory` (`tools.md` §3.3, D8): the active memory named
-    /// `name` gets a new version whose text is `{old raw body}\n\nUpdate ({ts}):\n{update_text}`,
-    /// `ts` = `now` in `tz` as `YYYY-MM-DD HH:MM:SS`; the old file moves to `archive/` and its row
-    /// becomes inactive; the new memory has the same name and the source `Memory(old id)`.
-    /// Returns `(old, new)`, or `None` when no active memory has that name.
+    /// `update_outdated_or_incorrect_memory` (`docs/tools.md#update_outdated_or_incorrect_memory`,
+    /// D8): the active memory named `name` gets a new version whose text is `{old raw
+    /// body}\n\nUpdate ({ts}):\n{update_text}`, `ts` = `now` in `tz` as `YYYY-MM-DD HH:MM:SS`; the
+    /// old file moves to `archive/` and its row becomes inactive; the new memory has the same name
+    /// and the source `Memory(old id)`. Returns `(old, new)`, or `None` when no active memory has
+    /// that name.
     ///
     /// # Errors
     /// [`MemoryError`] (the old file is missing or unreadable, lock, write, database).
@@ -461,9 +465,10 @@ impl MemoryStore {
         Ok(Some(new))
     }
 
-    /// Computes missing or stale embeddings (md5-gated, `formats.md` §9.6) of active memories —
-    /// only `only` when given, else at most 32 — when an embedder is configured. Failures are
-    /// ignored here (recall falls back to keywords); returns how many were stored.
+    /// Computes missing or stale embeddings (md5-gated,
+    /// `docs/formats.md#search-index-and-embeddings`) of active memories — only `only` when given,
+    /// else at most 32 — when an embedder is configured. Failures are ignored here (recall falls
+    /// back to keywords); returns how many were stored.
     pub fn embed_pending(&self, only: Option<i64>) -> usize {
         let Some(embedder) = self.opts.embedder.clone() else {
             return 0;
@@ -522,9 +527,9 @@ impl MemoryStore {
 }
 
 impl MemoryStore {
-    /// What a `Pin(("Memory", id))` adds (`tools.md` §0.7): the recall metadata and the rendering
-    /// of the memory, or `None` when no memory has that id. Inactive memories resolve too (a
-    /// superseded version can be pinned by `add_memory_to_current_context`).
+    /// What a `Pin(("Memory", id))` adds (`docs/tool-rules.md#effects`): the recall metadata and
+    /// the rendering of the memory, or `None` when no memory has that id. Inactive memories resolve
+    /// too (a superseded version can be pinned by `add_memory_to_current_context`).
     ///
     /// # Errors
     /// [`MemoryError`] for database and file failures.

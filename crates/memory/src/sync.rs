@@ -1,5 +1,5 @@
-//! The index sync (`formats.md` §6.3, as issue 14 overrides it): memory files written by Elroy,
-//! an editor or another process are picked up without a look at every file.
+//! The index sync (`docs/formats.md#memory-index-sync`, as issue 14 overrides it): memory files
+//! written by Elroy, an editor or another process are picked up without a look at every file.
 //!
 //! - **Directories.** `memory_dirs` keeps the stat signature (mtime, ctime, inode) of `memories/`
 //!   and `archive/` at the listing that last covered them. A directory whose signature is
@@ -176,7 +176,7 @@ fn list_names(dir: &Path) -> Vec<(String, i64)> {
     out
 }
 
-/// What Elroy's database says about a memory id (`formats.md` §6.3.1).
+/// What Elroy's database says about a memory id (`docs/formats.md#names-from-elroys-database`).
 struct ElroyMemory {
     name: String,
     is_active: bool,
@@ -223,10 +223,11 @@ fn elroy_lookup(conn: &rusqlite::Connection, id: i64) -> Option<ElroyMemory> {
 }
 
 /// Whether an inactive row's file, now found in `memories/` (not `archive/`), came back there
-/// (`formats.md` §6.3): the row pointed into `archive/` (the file was moved back, by hand or by
-/// `elroy undo`), or its file had left `memories/` (the last scan saw no file: no scan state) and
-/// is here again. Such a memory is active again. An inactive row whose file stayed in place (an
-/// Elroy memory imported as inactive, §6.3.1) stays inactive: elroy's row is authoritative.
+/// (`docs/formats.md#memory-index-sync`): the row pointed into `archive/` (the file was moved back,
+/// by hand or by `elroy undo`), or its file had left `memories/` (the last scan saw no file: no
+/// scan state) and is here again. Such a memory is active again. An inactive row whose file stayed
+/// in place (an Elroy memory imported as inactive, `docs/formats.md#names-from-elroys-database`)
+/// stays inactive: elroy's row is authoritative.
 fn came_back(row: &Row) -> bool {
     row.file_name.starts_with("archive/") || row.size.is_none() || row.mtime.is_none()
 }
@@ -337,12 +338,13 @@ impl MemoryStore {
         Ok(())
     }
 
-    /// Brings the index up to date with a full check (`formats.md` §6.3): every file of
-    /// `memories/` and `archive/` is `stat`ed and read when its signature changed; new files get
-    /// rows (names from Elroy's database for the DEFAULT home, else the front-matter `name` key,
-    /// else the stem with `_` → space), files without an `id` (or with a duplicate one) get a new
-    /// id written into their front matter, rows whose file left `memories/` become inactive.
-    /// Runs under the home lock in one `BEGIN IMMEDIATE` transaction. Commands use the cheaper
+    /// Brings the index up to date with a full check (`docs/formats.md#memory-index-sync`): every
+    /// file of `memories/` and `archive/` is `stat`ed and read when its signature changed; new
+    /// files get rows (names from Elroy's database for the DEFAULT home, else the front-matter
+    /// `name` key, else the stem with `_` → space), files without an `id` (or with a duplicate one)
+    /// get a new id written into their front matter, rows whose file left `memories/` become
+    /// inactive. Runs under the home lock in one `BEGIN IMMEDIATE` transaction. Commands use the
+    /// cheaper
     /// [`MemoryStore::sync_if_changed`]; this one is for a person's check of the whole home.
     ///
     /// # Errors
@@ -365,8 +367,8 @@ impl MemoryStore {
         Ok(report)
     }
 
-    /// The sync of every command (`formats.md` §6.3 as issue 14 overrides it): when the
-    /// signature of `memories/` or `archive/` differs from the one recorded at their last
+    /// The sync of every command (`docs/formats.md#memory-index-sync` as issue 14 overrides it):
+    /// when the signature of `memories/` or `archive/` differs from the one recorded at their last
     /// listing, each changed directory is listed (names only) and the listing is diffed against
     /// the index: new and replaced files (another inode: an editor's rename, `git checkout`) are
     /// read, rows whose file left are deactivated. Returns `None` when no directory changed
@@ -1007,9 +1009,9 @@ pub fn unreadable_memory_files(elroy_home: &Path, memory_dir: &Path) -> Vec<(Str
 
 impl MemoryStore {
     /// The first free file name for `base` in directory `prefix` (`""` or `"archive/"`,
-    /// `formats.md` §2.3): `B.md`, `B-2.md`, … that neither the file system (exact name) nor the
-    /// index (ignoring case) has. Without a trusted signature of the directory, the directory is
-    /// listed ([`elroy_markdown::unique_path`]).
+    /// `docs/formats.md#unique-paths`): `B.md`, `B-2.md`, … that neither the file system (exact
+    /// name) nor the index (ignoring case) has. Without a trusted signature of the directory, the
+    /// directory is listed ([`elroy_markdown::unique_path`]).
     pub(crate) fn free_path(
         &self,
         c: &Connection,

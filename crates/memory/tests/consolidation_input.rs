@@ -1,4 +1,5 @@
-//! What consolidation reads from the store (`orchestrator.md` §12.2 step 1) and its trigger.
+//! What consolidation reads from the store (`docs/behaviour.md#consolidation` step 1) and its
+//! trigger.
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 

@@ -1,5 +1,6 @@
 //! The Elroy 0.5.0 fixture's memory files load, with names and active flags from Elroy's
-//! database (`formats.md` §6.3.1), and render as Elroy's `print_memory` did.
+//! database (`docs/formats.md#names-from-elroys-database`), and render as Elroy's `print_memory`
+//! did.
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 

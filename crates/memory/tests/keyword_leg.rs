@@ -1,4 +1,5 @@
-//! The keyword leg's coverage rule (`orchestrator.md` §4.3, §16.6).
+//! The keyword leg's coverage rule (`docs/behaviour.md#keyword-leg`,
+//! `docs/behaviour.md#whether-to-recall`).
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
@@ -37,7 +38,8 @@ fn coverage_rule() {
             now,
         )
         .unwrap();
-    // §16.6: T_cur = [dog, called]; one token needed; `dog` matches.
+    // `docs/behaviour.md#whether-to-recall`: T_cur = [dog, called]; one token needed; `dog`
+    // matches.
     assert_eq!(ids(&store, "What is my dog called?", ""), [dog.id]);
     // A row matching only T_prev does not qualify.
     assert_eq!(ids(&store, "What is my dog called?", "the park"), [dog.id]);

@@ -1,5 +1,6 @@
 //! A memory file that comes back into `memories/` (by hand or through `elroy undo`) is active again
-//! after the sync (`formats.md` §6.3), visible to name lookups (`print_memory`) and recall.
+//! after the sync (`docs/formats.md#memory-index-sync`), visible to name lookups (`print_memory`)
+//! and recall.
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 

@@ -1,6 +1,7 @@
-//! The `memory` tool's edits as pure functions on the file text (`tools.md` §10.3 step 6):
-//! append a bullet, replace or remove the first exact occurrence. No IO here; [`crate::Notebook`]
-//! reads and writes the file around them under the home lock.
+//! The `memory` tool's edits as pure functions on the file text
+//! (`docs/tool-rules.md#actions-and-checks` step 6): append a bullet, replace or remove the first
+//! exact occurrence. No IO here; [`crate::Notebook`] reads and writes the file around them under
+//! the home lock.
 
 /// One edit of a notes file.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -76,7 +77,7 @@ pub fn check(edit: &Edit) -> Result<(), EditError> {
     }
 }
 
-/// The file's new content after `edit` (`tools.md` §10.3 step 6).
+/// The file's new content after `edit` (`docs/tool-rules.md#actions-and-checks` step 6).
 ///
 /// - `add`: `- {entry}\n` when the content is empty after trimming trailing whitespace, else
 ///   `{content without trailing whitespace}\n- {entry}\n`.

@@ -1,9 +1,10 @@
 //! # elroy-notebook
 //!
-//! The toolnexus-style notes of a user home (`formats.md` §7, `tools.md` §10): `MEMORY.md` (the
-//! assistant's own durable notes) and `USER.md` (its picture of the user), edited by the `memory`
-//! tool with add / replace / remove, and the **soul**: the bootstrap files composed once per
-//! session start into a frozen text for the system prompt (`orchestrator.md` §2.3).
+//! The toolnexus-style notes of a user home (`docs/formats.md#notes-and-bootstrap-files`,
+//! `docs/tools.md#memory`): `MEMORY.md` (the assistant's own durable notes) and `USER.md` (its
+//! picture of the user), edited by the `memory` tool with add / replace / remove, and the **soul**:
+//! the bootstrap files composed once per session start into a frozen text for the system prompt
+//! (`docs/behaviour.md#the-soul-snapshot`).
 //!
 //! - [`Notebook`]: the store; [`Notebook::edit`] runs one [`Edit`] under the home lock with an
 //!   atomic write (D12), re-reading the file inside the lock (robustness R2).

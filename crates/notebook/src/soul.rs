@@ -1,5 +1,6 @@
-//! The soul snapshot (`orchestrator.md` §2.3, `formats.md` §7.3): the bootstrap files of the user
-//! home composed once, at session start, into one frozen text for the system prompt.
+//! The soul snapshot (`docs/behaviour.md#the-soul-snapshot`,
+//! `docs/behaviour.md#the-soul-snapshot`): the bootstrap files of the user home composed once, at
+//! session start, into one frozen text for the system prompt.
 
 use std::io::Read;
 use std::path::Path;
@@ -21,7 +22,8 @@ pub const BOOTSTRAP_CAP_BYTES: usize = 2_097_152;
 /// Appended to the decoded text of a file larger than [`BOOTSTRAP_CAP_BYTES`].
 pub const TRUNCATION_NOTICE: &str = "\n[truncated: exceeds 2 MB bootstrap cap]";
 
-/// The fixed text that opens the soul block of the system prompt (ours, `orchestrator.md` §2.2).
+/// The fixed text that opens the soul block of the system prompt (ours,
+/// `docs/behaviour.md#the-system-prompt`).
 pub const SOUL_BLOCK_INTRO: &str = "These files from my home directory were loaded when this session started. Changes I make with the memory tool appear here from the next session on.";
 
 /// One bootstrap file as it went into the snapshot.
@@ -99,8 +101,8 @@ impl Soul {
         &self.warnings
     }
 
-    /// The soul block of the system prompt (`orchestrator.md` §2.2), or `None` when no bootstrap
-    /// file exists: `<soul>\n{intro}\n\n{soul}\n</soul>`.
+    /// The soul block of the system prompt (`docs/behaviour.md#the-system-prompt`), or `None` when
+    /// no bootstrap file exists: `<soul>\n{intro}\n\n{soul}\n</soul>`.
     pub fn prompt_block(&self) -> Option<String> {
         if self.is_empty() {
             return None;

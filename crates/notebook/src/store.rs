@@ -54,8 +54,8 @@ pub enum NotebookError {
 }
 
 /// The notes files of one user home. Holds only paths: every operation re-reads the file from
-/// disk inside the home lock (`formats.md` §3.6), so several handles (or processes) on one home
-/// never lose each other's entries.
+/// disk inside the home lock (`docs/formats.md#the-home-lock`), so several handles (or processes)
+/// on one home never lose each other's entries.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Notebook {
     elroy_home: PathBuf,
@@ -114,9 +114,9 @@ impl Notebook {
         })
     }
 
-    /// Applies one edit (`tools.md` §10.3 steps 5–7): take the home lock, read the whole file,
-    /// compute the new content, write it atomically when it differs (creating the user home when
-    /// needed, keeping the file's permission bits), release the lock.
+    /// Applies one edit (`docs/tool-rules.md#actions-and-checks` steps 5–7): take the home lock,
+    /// read the whole file, compute the new content, write it atomically when it differs (creating
+    /// the user home when needed, keeping the file's permission bits), release the lock.
     ///
     /// # Errors
     /// [`NotebookError`]; the file is byte-identical afterwards in every error case.
@@ -131,8 +131,8 @@ impl Notebook {
         Ok(())
     }
 
-    /// Composes the soul snapshot of this user home now (`orchestrator.md` §2.3). The value is
-    /// frozen: later edits do not change it.
+    /// Composes the soul snapshot of this user home now (`docs/behaviour.md#the-soul-snapshot`).
+    /// The value is frozen: later edits do not change it.
     pub fn soul(&self) -> Soul {
         Soul::compose(&self.user_home)
     }

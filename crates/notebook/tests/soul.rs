@@ -1,4 +1,4 @@
-//! The soul composition rules of `orchestrator.md` §2.3.
+//! The soul composition rules of `docs/behaviour.md#the-soul-snapshot`.
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 

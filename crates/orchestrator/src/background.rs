@@ -1,6 +1,8 @@
-//! Work after the reply (`orchestrator.md` §11, §12.1, §12.3): automatic memory creation every
-//! `messages_between_memory` user messages, self-reflection, and context compression over
-//! `max_tokens`; consolidation (§12.2) is in `consolidation.rs`.
+//! Work after the reply (`docs/behaviour.md#context-refresh-and-compression`,
+//! `docs/behaviour.md#automatic-memory-creation`, `docs/behaviour.md#self-reflection`): automatic
+//! memory creation every `messages_between_memory` user messages, self-reflection, and context
+//! compression over `max_tokens`; consolidation (`docs/behaviour.md#consolidation`) is in
+//! `consolidation.rs`.
 
 use elroy_core::{Message, Role};
 use elroy_llm::ChatRequest;
@@ -10,10 +12,12 @@ use elroy_transcript::{ContextItem, PinContent, ResolvedEffect, compress, estima
 use crate::ports::{Reflection, recorded};
 use crate::{BackgroundError, Session};
 
-/// The system text of automatic memory creation (§12.1 step 2, ours); `{assistant}` is replaced.
+/// The system text of automatic memory creation (`docs/behaviour.md#automatic-memory-creation` step
+/// 2, ours); `{assistant}` is replaced.
 pub const MEMORY_PROMPT: &str = "You write long-term memories for {assistant}, a personal assistant. From this conversation, write one memory about the user and their world that will be useful later: facts, plans, preferences and commitments. Write dates as YYYY-MM-DD. Reply in markdown: the first line is `# ` followed by a specific title about one topic, then the memory text in at most 300 words.";
 
-/// The correction phrases self-reflection looks for (§12.3 step 1), in order.
+/// The correction phrases self-reflection looks for (`docs/behaviour.md#self-reflection` step 1),
+/// in order.
 pub const REFLECTION_PHRASES: [&str; 5] = [
     "you forgot",
     "that's wrong",
@@ -22,25 +26,28 @@ pub const REFLECTION_PHRASES: [&str; 5] = [
     "you should improve",
 ];
 
-/// The title of self-reflection's feature request (§12.3 step 3).
+/// The title of self-reflection's feature request (`docs/behaviour.md#self-reflection` step 3).
 pub const REFLECTION_TITLE: &str = "Improve response handling after direct user corrections";
 
-/// The versioned-home label of a memory made from the context (§12.1, §11 step 3.2).
+/// The versioned-home label of a memory made from the context
+/// (`docs/behaviour.md#automatic-memory-creation`,
+/// `docs/behaviour.md#context-refresh-and-compression` step 3.2).
 const AUTOMATIC_MEMORY_LABEL: &str = "automatic memory";
 
-/// The system text of the refresh summary (§11 step 3.3, ours); `{assistant}` is replaced.
+/// The system text of the refresh summary (`docs/behaviour.md#context-refresh-and-compression` step
+/// 3.3, ours); `{assistant}` is replaced.
 pub const SUMMARY_PROMPT: &str = "Summarise this conversation from the point of view of {assistant}, in the first person, in at most 300 words. Keep names, dates (YYYY-MM-DD), decisions and open tasks.";
 
 /// One step of the work after a reply, as named in logs and failure reports.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum BackgroundStep {
-    /// Automatic memory creation (§12.1).
+    /// Automatic memory creation (`docs/behaviour.md#automatic-memory-creation`).
     AutomaticMemory,
-    /// Self-reflection (§12.3).
+    /// Self-reflection (`docs/behaviour.md#self-reflection`).
     SelfReflection,
-    /// Context refresh and compression (§11).
+    /// Context refresh and compression (`docs/behaviour.md#context-refresh-and-compression`).
     ContextRefresh,
-    /// Memory consolidation (§12.2).
+    /// Memory consolidation (`docs/behaviour.md#consolidation`).
     Consolidation,
 }
 
@@ -84,17 +91,17 @@ pub struct AfterTurn {
     pub compressed: bool,
     /// The trigger phrase when self-reflection recorded a feature request.
     pub reflected: Option<String>,
-    /// What consolidation did, when it was due (§12.2).
+    /// What consolidation did, when it was due (`docs/behaviour.md#consolidation`).
     pub consolidated: Option<crate::Consolidation>,
     /// Every failure, in the order it happened; each was also logged as a warning. A failed step
     /// never stops the steps after it.
     pub failures: Vec<BackgroundFailure>,
 }
 
-/// Self-reflection's trigger (§12.3 steps 1–2): the newest of `user_messages` (oldest first)
-/// containing, ignoring case, one of [`REFLECTION_PHRASES`] (the first phrase of the list that
-/// it contains), and its excerpt: whitespace runs collapsed, trimmed, and when longer than 240
-/// characters its first 237 characters right-trimmed plus `...`.
+/// Self-reflection's trigger (`docs/behaviour.md#self-reflection` steps 1–2): the newest of
+/// `user_messages` (oldest first) containing, ignoring case, one of [`REFLECTION_PHRASES`] (the
+/// first phrase of the list that it contains), and its excerpt: whitespace runs collapsed, trimmed,
+/// and when longer than 240 characters its first 237 characters right-trimmed plus `...`.
 pub fn reflection_trigger(user_messages: &[&str]) -> Option<(String, String)> {
     user_messages.iter().rev().find_map(|m| {
         let lower = m.to_lowercase();
@@ -110,10 +117,10 @@ pub fn reflection_trigger(user_messages: &[&str]) -> Option<(String, String)> {
     })
 }
 
-/// Splits a model reply into a memory title and text (§12.1 step 3): the first line starting with
-/// `#` gives the title (leading `#`s and whitespace removed), the lines after it (trimmed) the
-/// text; without such a line, the first non-empty line is the title. An empty text means the
-/// title is the text. `None` for an empty reply.
+/// Splits a model reply into a memory title and text (`docs/behaviour.md#automatic-memory-creation`
+/// step 3): the first line starting with `#` gives the title (leading `#`s and whitespace removed),
+/// the lines after it (trimmed) the text; without such a line, the first non-empty line is the
+/// title. An empty text means the title is the text. `None` for an empty reply.
 pub fn parse_memory_reply(reply: &str) -> Option<(String, String)> {
     let lines: Vec<&str> = reply.lines().collect();
     let heading = lines.iter().position(|l| l.trim_start().starts_with('#'));
@@ -140,15 +147,17 @@ impl Session {
     /// Runs the post-turn background work (call it after the reply was shown), every step even
     /// when an earlier one failed:
     ///
-    /// 1. §12.1: when `messages_between_memory > 0` and `messages_since_memory` reached it, the fast
-    ///    model writes one memory from the active context (rendered as `tools.md` §3.5 without the
-    ///    heading and range line); it is created op-tracked with the current context version as
-    ///    its source, and pinned (one version, reason `pin`).
-    /// 2. §12.3: self-reflection.
-    /// 3. §11: the context refresh and compression over `max_tokens`.
-    /// 4. §12.2: consolidation, when an op-tracked creation (`create_memory` during the turn, step
-    ///    1 or the refresh) made it due ([`Session::consolidate`]); runs last so it sees every
-    ///    memory created before it.
+    /// 1. `docs/behaviour.md#automatic-memory-creation`: when `messages_between_memory > 0` and
+    ///    `messages_since_memory` reached it, the fast model writes one memory from the active
+    ///    context (rendered as `docs/tools.md#get_source_content_for_memory` without the heading
+    ///    and range line); it is created op-tracked with the current context version as its source,
+    ///    and pinned (one version, reason `pin`).
+    /// 2. `docs/behaviour.md#self-reflection`: self-reflection.
+    /// 3. `docs/behaviour.md#context-refresh-and-compression`: the context refresh and compression
+    ///    over `max_tokens`.
+    /// 4. `docs/behaviour.md#consolidation`: consolidation, when an op-tracked creation
+    ///    (`create_memory` during the turn, step 1 or the refresh) made it due
+    ///    ([`Session::consolidate`]); runs last so it sees every memory created before it.
     ///
     /// Each failure (a model answering an error, a store that cannot be written, a part of the
     /// refresh such as its summary) is logged as a warning and collected in
@@ -195,9 +204,9 @@ impl Session {
         report
     }
 
-    /// §12.3: when the number of user messages with content in the active context is a positive
-    /// multiple of `messages_between_self_reflection`, a correction phrase in the newest such
-    /// message is recorded as the self-reflection feature request.
+    /// `docs/behaviour.md#self-reflection`: when the number of user messages with content in the
+    /// active context is a positive multiple of `messages_between_self_reflection`, a correction
+    /// phrase in the newest such message is recorded as the self-reflection feature request.
     fn maybe_reflect(&self) -> Result<Option<String>, BackgroundError> {
         let p = &self.parts;
         let every = p.settings.messages_between_self_reflection;
@@ -248,7 +257,8 @@ impl Session {
         self.memory_from_context().await
     }
 
-    /// The active context rendered as `tools.md` §3.5 without the heading and the range line.
+    /// The active context rendered as `docs/tools.md#get_source_content_for_memory` without the
+    /// heading and the range line.
     fn conversation_text(&self) -> Result<String, BackgroundError> {
         let p = &self.parts;
         let stored = p.transcript.active_context(p.user_id)?;
@@ -284,9 +294,9 @@ impl Session {
         Ok(reply.content)
     }
 
-    /// §12.1 formation: one memory from the whole active context, op-tracked, sourced from the
-    /// current context version, pinned (one version, reason `pin`). Its name, or `None` when the
-    /// model's reply is empty or there is no memory store.
+    /// `docs/behaviour.md#automatic-memory-creation` formation: one memory from the whole active
+    /// context, op-tracked, sourced from the current context version, pinned (one version, reason
+    /// `pin`). Its name, or `None` when the model's reply is empty or there is no memory store.
     async fn memory_from_context(&self) -> Result<Option<String>, BackgroundError> {
         let p = &self.parts;
         let Some(store) = &p.memory else {
@@ -319,11 +329,12 @@ impl Session {
         Ok(Some(memory.name))
     }
 
-    /// §11: when the active context has a user message and more than `max_tokens` estimated
-    /// tokens: a memory of the whole context (pinned), then compression to `max_tokens / 3` plus a
-    /// `context_summary` pair (`Recent conversation summary: …`) at the end, stored as one version
-    /// (reason `refresh`). A failed memory or summary call leaves that part out and is pushed to
-    /// `partial`; the compression happens anyway.
+    /// `docs/behaviour.md#context-refresh-and-compression`: when the active context has a user
+    /// message and more than `max_tokens` estimated tokens: a memory of the whole context (pinned),
+    /// then compression to `max_tokens / 3` plus a `context_summary` pair (`Recent conversation
+    /// summary: …`) at the end, stored as one version (reason `refresh`). A failed memory or
+    /// summary call leaves that part out and is pushed to `partial`; the compression happens
+    /// anyway.
     async fn refresh_if_needed(&self, partial: &mut Vec<String>) -> Result<bool, BackgroundError> {
         let p = &self.parts;
         let stored = p.transcript.active_context(p.user_id)?;

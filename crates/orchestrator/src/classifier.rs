@@ -1,7 +1,8 @@
-//! The recall classifier (`orchestrator.md` §4.1 step 3): with `memory_recall_classifier_enabled`,
-//! one structured fast-model call decides whether recall runs for a user message, from the last
-//! `memory_recall_classifier_window` context messages. Elroy makes this call before every
-//! substantive message; we (D9) make it only when it is enabled (default off).
+//! The recall classifier (`docs/behaviour.md#whether-to-recall` step 3): with
+//! `memory_recall_classifier_enabled`, one structured fast-model call decides whether recall runs
+//! for a user message, from the last `memory_recall_classifier_window` context messages. Elroy
+//! makes this call before every substantive message; we (D9) make it only when it is enabled
+//! (default off).
 
 use elroy_core::{Message, Role};
 use serde_json::{Value, json};
@@ -9,7 +10,7 @@ use serde_json::{Value, json};
 use crate::Session;
 use crate::structured::{json_object, structured_call};
 
-/// The classifier's system text (§4.1 step 3, ours).
+/// The classifier's system text (`docs/behaviour.md#whether-to-recall` step 3, ours).
 pub const CLASSIFIER_PROMPT: &str = "Decide whether answering the user's latest message could benefit from the assistant's long-term memories or reminders. Answer needs_recall=false only for messages that are pure small talk or acknowledgements. When unsure, answer true.";
 
 /// The classifier's response schema: `{"needs_recall": boolean, "reasoning": string}`.
@@ -41,7 +42,8 @@ pub fn conversation_lines(messages: &[Message], window: usize) -> Vec<String> {
     lines[lines.len().saturating_sub(window)..].to_vec()
 }
 
-/// The classifier's user text (§4.1 step 3): the last `window` context messages as
+/// The classifier's user text (`docs/behaviour.md#whether-to-recall` step 3): the last `window`
+/// context messages as
 /// [`conversation_lines`] (the current message not among them), then `Latest message: {message}`,
 /// joined by `\n`.
 pub fn classifier_prompt(context: &[Message], window: usize, message: &str) -> String {
@@ -60,7 +62,7 @@ impl Session {
     /// Whether the classifier lets recall run for `message`, given the turn's loaded `context`
     /// (without the current message). `true` without asking when the classifier is disabled; when
     /// the call fails or its reply does not validate twice, the failure is logged and recall runs
-    /// (§4.1 step 3).
+    /// (`docs/behaviour.md#whether-to-recall` step 3).
     pub(crate) async fn classifier_allows_recall(
         &self,
         context: &[Message],

@@ -1,7 +1,7 @@
-//! Memory consolidation after the turn (`orchestrator.md` §12.2): when an op-tracked creation
-//! made it due, the active memories are clustered ([`elroy_memory::consolidate`]) and each kept
-//! cluster is merged by one structured fast-model call; the new memories are sourced from every
-//! member, the members are archived (`formats.md` §6.4) and unpinned.
+//! Memory consolidation after the turn (`docs/behaviour.md#consolidation`): when an op-tracked
+//! creation made it due, the active memories are clustered ([`elroy_memory::consolidate`]) and each
+//! kept cluster is merged by one structured fast-model call; the new memories are sourced from
+//! every member, the members are archived (`docs/formats.md#the-memory-archive`) and unpinned.
 
 use elroy_core::{Message, RecallItem, RecallKind};
 use elroy_llm::ChatRequest;
@@ -13,16 +13,17 @@ use serde_json::{Value, json};
 use crate::ports::recorded;
 use crate::{BackgroundError, Session};
 
-/// The system text of a merge call (§12.2 step 6, ours); the current times follow it.
+/// The system text of a merge call (`docs/behaviour.md#consolidation` step 6, ours); the current
+/// times follow it.
 pub const CONSOLIDATION_PROMPT: &str = "These memories overlap. Rewrite them as one memory, or as a few memories if they cover clearly different topics. Keep every fact that is still true, prefer the newest information when they disagree, write dates as YYYY-MM-DD, give each memory a specific single-topic title, and keep each under 300 words.";
 
 /// The versioned-home commit label of the files one merged cluster wrote.
 pub const CONSOLIDATION_LABEL: &str = "consolidation";
 
-/// How many clusters one consolidation merges (§12.2 step 5).
+/// How many clusters one consolidation merges (`docs/behaviour.md#consolidation` step 5).
 pub const CLUSTERS_KEPT: usize = 3;
 
-/// The response schema of a merge call (§12.2 step 6):
+/// The response schema of a merge call (`docs/behaviour.md#consolidation` step 6):
 /// `{"reasoning": string, "memories": [{"name": string, "text": string}]}`.
 pub fn consolidation_schema() -> Value {
     json!({
@@ -62,8 +63,9 @@ pub fn consolidation_system_text(time: &elroy_core::TimeContext) -> String {
     format!("{CONSOLIDATION_PROMPT} The current time is {local}, or {utc} UTC.")
 }
 
-/// The user text of a merge call (§12.2 step 6): `#Memory Cluster:` followed by one
-/// `## Memory Title:\n{name}\n{text}` block per member, joined by `\n` (Elroy's layout).
+/// The user text of a merge call (`docs/behaviour.md#consolidation` step 6): `#Memory Cluster:`
+/// followed by one `## Memory Title:\n{name}\n{text}` block per member, joined by `\n` (Elroy's
+/// layout).
 pub fn cluster_prompt(members: &[(String, String)]) -> String {
     let blocks: Vec<String> = members
         .iter()
@@ -119,14 +121,14 @@ impl Session {
         self.consolidate().await.map(Some)
     }
 
-    /// Consolidation (§12.2 steps 1–8), whether or not it is due: vectors of the active memories
-    /// (stored embeddings with an embedding model, else TF-IDF of the renderings), clusters
-    /// ([`consolidate::clusters`] with `memory_cluster_similarity_threshold`,
-    /// `min_memory_cluster_size`, `max_memory_cluster_size`, 3 kept), one structured fast-model
-    /// call per cluster (one retry when the reply does not validate), the returned memories
-    /// created with every member as a `Memory` source (not op-tracked, not pinned), then every
-    /// member archived and unpinned (one context version, reason `unpin`). A failed call leaves
-    /// its cluster untouched.
+    /// Consolidation (`docs/behaviour.md#consolidation` steps 1–8), whether or not it is due:
+    /// vectors of the active memories (stored embeddings with an embedding model, else TF-IDF of
+    /// the renderings), clusters ([`consolidate::clusters`] with
+    /// `memory_cluster_similarity_threshold`, `min_memory_cluster_size`, `max_memory_cluster_size`,
+    /// 3 kept), one structured fast-model call per cluster (one retry when the reply does not
+    /// validate), the returned memories created with every member as a `Memory` source (not
+    /// op-tracked, not pinned), then every member archived and unpinned (one context version,
+    /// reason `unpin`). A failed call leaves its cluster untouched.
     ///
     /// # Errors
     /// [`BackgroundError`] when the store or the database fails (clusters merged before that stay
@@ -222,8 +224,8 @@ impl Session {
     }
 }
 
-/// `(id, vector)` of the active memories (§12.2 step 1): stored embeddings when an embedding model
-/// is configured, else TF-IDF vectors of the renderings.
+/// `(id, vector)` of the active memories (`docs/behaviour.md#consolidation` step 1): stored
+/// embeddings when an embedding model is configured, else TF-IDF vectors of the renderings.
 /// How many active memories one consolidation clusters: the newest (highest ids). Clustering
 /// needs every pairwise distance (and TF-IDF a dense vector per memory over the vocabulary), so
 /// all of a home's memories would not fit in memory at scale: 100,000 memories asked for more

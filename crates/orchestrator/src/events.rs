@@ -1,9 +1,9 @@
-//! The events a turn emits to its front-end (`orchestrator.md` §8.1), and their NDJSON form
-//! (`DESIGN.md`, `elroy message --json`).
+//! The events a turn emits to its front-end (`docs/behaviour.md#turn-events`), and their NDJSON
+//! form (`DESIGN.md`, `elroy message --json`).
 
 use serde_json::{Value, json};
 
-/// What was injected before the first round (§3 step 5).
+/// What was injected before the first round (`docs/behaviour.md#one-turn` step 5).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum InjectedKind {
     /// A `get_fast_recall` pair.
@@ -24,7 +24,7 @@ pub enum TurnEvent {
         /// The recall content or the due-item text.
         text: String,
     },
-    /// Reply text after tag processing (§8.5).
+    /// Reply text after tag processing (`docs/behaviour.md#tags-thoughts-and-code`).
     TextDelta(String),
     /// Private thought text or provider reasoning.
     ThoughtDelta(String),

@@ -1,4 +1,5 @@
-//! Whether a user message triggers recall (`orchestrator.md` §4.1 step 2, the heuristic skip).
+//! Whether a user message triggers recall (`docs/behaviour.md#whether-to-recall` step 2, the
+//! heuristic skip).
 
 const ACKNOWLEDGEMENTS: [&str; 11] = [
     "ok",

@@ -1,18 +1,21 @@
 //! # elroy-orchestrator
 //!
-//! One elroy session and its turns, as `shared/spec/orchestrator.md` describes:
+//! One elroy session and its turns, as `docs/behaviour.md` describes:
 //!
-//! - [`Session::start`] (§2.1 steps 5–6): the soul snapshot of the bootstrap files (frozen for the
-//!   session: a `memory` tool write reaches disk at once but the prompt only at the next session),
-//!   the system prompt ([`prompt`]), the active context aged out, repaired and given the current
-//!   prompt.
-//! - [`Session::turn`] (§3): load and repair the context; store the user message **before** any
-//!   model request (a failed or cancelled turn never loses it); inject one recall pair (gated by
-//!   the optional fast-model recall classifier, §4.1 step 3; a chat-model reflection instead of
-//!   the plain items with `reflect`, §4.6) and one due-items pair ([`ports`]); run the bounded model/tool loop (K6: tool rounds `0..=
-//!   max_assistant_loops`, then one round without tools); feed every tool error back to the model
-//!   (D1–D3); stop a tool after `max_tool_failures_per_turn` failures (R3); apply effects (§7.4);
-//!   persist the turn as one version (§10). Events ([`TurnEvent`]) stream to the front-end.
+//! - [`Session::start`] (`docs/behaviour.md#start-up-steps` steps 5–6): the soul snapshot of the
+//!   bootstrap files (frozen for the session: a `memory` tool write reaches disk at once but the
+//!   prompt only at the next session), the system prompt ([`prompt`]), the active context aged out,
+//!   repaired and given the current prompt.
+//! - [`Session::turn`] (`docs/behaviour.md#one-turn`): load and repair the context; store the user
+//!   message **before** any model request (a failed or cancelled turn never loses it); inject one
+//!   recall pair (gated by the optional fast-model recall classifier,
+//!   `docs/behaviour.md#whether-to-recall` step 3; a chat-model reflection instead of the plain
+//!   items with `reflect`, `docs/behaviour.md#injection-and-reflective-recall`) and one due-items
+//!   pair ([`ports`]); run the bounded model/tool loop (K6: tool rounds `0..= max_assistant_loops`,
+//!   then one round without tools); feed every tool error back to the model (D1–D3); stop a tool
+//!   after `max_tool_failures_per_turn` failures (R3); apply effects
+//!   (`docs/behaviour.md#applying-effects`); persist the turn as one version
+//!   (`docs/behaviour.md#persisting-a-turn`). Events ([`TurnEvent`]) stream to the front-end.
 //! - [`Session::after_turn`]: background work after the reply (automatic memory creation,
 //!   self-reflection, context compression over `max_tokens`, consolidation when an op-tracked
 //!   creation made it due, [`Session::consolidate`]); every step runs even when an earlier one

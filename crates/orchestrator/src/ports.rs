@@ -5,11 +5,11 @@
 //! | port | what for | implemented in the root by |
 //! |---|---|---|
 //! | [`elroy_llm::ChatModel`] | the chat model and the fast model | the provider clients of elroy-llm |
-//! | [`RecallSource`] | recall before the model (§4) | memories and agenda items from their stores |
-//! | [`DueSource`] | due items (§5) | the agenda store |
-//! | [`PinResolver`] | what a `Pin` effect adds (§7.4) | memory and agenda renderings |
+//! | [`RecallSource`] | recall before the model (`docs/behaviour.md#recall`) | memories and agenda items from their stores |
+//! | [`DueSource`] | due items (`docs/behaviour.md#due-items-in-a-turn`) | the agenda store |
+//! | [`PinResolver`] | what a `Pin` effect adds (`docs/behaviour.md#applying-effects`) | memory and agenda renderings |
 //! | [`ChangeRecorder`] | one versioned-home commit per background change | elroy-history's `VersionedHome` |
-//! | [`ReflectionSink`] | self-reflection's feature request (§12.3) | the feature-request store |
+//! | [`ReflectionSink`] | self-reflection's feature request (`docs/behaviour.md#self-reflection`) | the feature-request store |
 //!
 //! The embedder (`elroy_core::Embedder`) reaches the orchestrator inside the memory store, which
 //! the root opens with it. Every port returns a typed [`PortError`] that keeps the store's error as
@@ -31,7 +31,7 @@ impl PortError {
     }
 }
 
-/// What recall gets for one turn (`orchestrator.md` §4).
+/// What recall gets for one turn (`docs/behaviour.md#recall`).
 #[derive(Debug, Clone, Copy)]
 pub struct RecallQuery<'a> {
     /// The current user message.
@@ -43,7 +43,7 @@ pub struct RecallQuery<'a> {
     pub time: &'a TimeContext,
 }
 
-/// Finds the recall items relevant to a user message (§4.2–§4.6).
+/// Finds the recall items relevant to a user message (`docs/behaviour.md#recall`).
 pub trait RecallSource: Send + Sync {
     /// The payload of the `get_fast_recall` pair to inject, or `None` when nothing relevant is
     /// missing from the context. Items already carried by a recall message in
@@ -54,7 +54,7 @@ pub trait RecallSource: Send + Sync {
     fn recall(&self, query: &RecallQuery<'_>) -> Result<Option<RecallPayload>, PortError>;
 }
 
-/// The active due items whose time has come (§5).
+/// The active due items whose time has come (`docs/behaviour.md#due-items-in-a-turn`).
 pub trait DueSource: Send + Sync {
     /// The `get_due_items` text (one `⏰ DUE ITEM` block per item, joined by `\n`), or `None` when
     /// nothing is due.
@@ -64,7 +64,7 @@ pub trait DueSource: Send + Sync {
     fn due_text(&self, time: &TimeContext) -> Result<Option<String>, PortError>;
 }
 
-/// Looks up what a `Pin` effect adds (§7.4).
+/// Looks up what a `Pin` effect adds (`docs/behaviour.md#applying-effects`).
 pub trait PinResolver: Send + Sync {
     /// The item's metadata and rendering, or `None` when it no longer exists.
     fn resolve(&self, item: RecallItem, time: &TimeContext) -> Option<PinContent>;
@@ -79,8 +79,8 @@ pub trait ChangeRecorder: Send + Sync {
     fn record(&self, now: jiff::Timestamp, label: &str, work: &mut dyn FnMut());
 }
 
-/// Self-reflection's proposal (`orchestrator.md` §12.3 step 3): a feature request about how the
-/// assistant handles corrections.
+/// Self-reflection's proposal (`docs/behaviour.md#self-reflection` step 3): a feature request about
+/// how the assistant handles corrections.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Reflection {
     /// The request's title.
@@ -95,8 +95,8 @@ pub struct Reflection {
     pub excerpt: String,
 }
 
-/// Where self-reflection's feature request goes (§12.3): the feature-request backlog, merged with
-/// an existing request of the same title.
+/// Where self-reflection's feature request goes (`docs/behaviour.md#self-reflection`): the
+/// feature-request backlog, merged with an existing request of the same title.
 pub trait ReflectionSink: Send + Sync {
     /// Records `reflection` at `now`.
     ///

@@ -1,8 +1,9 @@
-//! The system prompt (`orchestrator.md` §2.2): persona, formatting block, optional inline tool
-//! block, the soul block (the frozen snapshot of the bootstrap files, §2.3), closing line.
+//! The system prompt (`docs/behaviour.md#the-system-prompt`): persona, formatting block, optional
+//! inline tool block, the soul block (the frozen snapshot of the bootstrap files,
+//! `docs/behaviour.md#the-soul-snapshot`), closing line.
 
-/// The default persona (ours, `orchestrator.md` §2.2). `$USER_ALIAS` and `$ASSISTANT_ALIAS` are
-/// replaced when the prompt is built.
+/// The default persona (ours, `docs/behaviour.md#the-system-prompt`). `$USER_ALIAS` and
+/// `$ASSISTANT_ALIAS` are replaced when the prompt is built.
 pub const DEFAULT_PERSONA: &str = "My name is $ASSISTANT_ALIAS. I am a personal assistant for $USER_ALIAS, and I remember what we talk about from one conversation to the next.
 
 What I keep track of:

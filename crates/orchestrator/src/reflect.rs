@@ -1,7 +1,7 @@
-//! Reflective recall (`orchestrator.md` §4.6, `reflect: true`): instead of injecting the recalled
-//! renderings as they are, the **chat** model reads them with the last 3 conversation messages and
-//! writes a short first-person note of what matters for the reply; that note is injected as a
-//! `get_reflective_recall` pair carrying the same `recall_metadata`.
+//! Reflective recall (`docs/behaviour.md#injection-and-reflective-recall`, `reflect: true`):
+//! instead of injecting the recalled renderings as they are, the **chat** model reads them with the
+//! last 3 conversation messages and writes a short first-person note of what matters for the reply;
+//! that note is injected as a `get_reflective_recall` pair carrying the same `recall_metadata`.
 
 use elroy_core::{Message, RecallPayload};
 use serde_json::{Value, json};
@@ -10,13 +10,15 @@ use crate::Session;
 use crate::classifier::conversation_lines;
 use crate::structured::{json_object, structured_call};
 
-/// The tool name of a reflective recall pair (§6).
+/// The tool name of a reflective recall pair (`docs/behaviour.md#synthetic-pairs`).
 pub const REFLECTIVE_RECALL_TOOL: &str = "get_reflective_recall";
 
-/// How many conversation messages the reflection reads (§4.6).
+/// How many conversation messages the reflection reads
+/// (`docs/behaviour.md#injection-and-reflective-recall`).
 pub const REFLECTION_WINDOW: usize = 3;
 
-/// The system text of a reflective recall call (§4.6, ours).
+/// The system text of a reflective recall call
+/// (`docs/behaviour.md#injection-and-reflective-recall`, ours).
 pub const REFLECTIVE_RECALL_PROMPT: &str = "Here are memories and reminders that may bear on the conversation. In at most 100 words, in the first person, note what in them matters for replying to the latest message. Set is_relevant to false if nothing does.";
 
 /// The response schema of a reflective recall call: `{"content": string, "is_relevant": boolean}`.
@@ -68,11 +70,13 @@ pub fn parse_reflection(reply: &str) -> Option<RecallReflection> {
 }
 
 impl Session {
-    /// The recall pair to inject for `payload` (§4.6): `(tool name, payload)`. Without `reflect`,
-    /// `get_fast_recall` with `payload` itself. With `reflect`, one structured chat-model call:
-    /// when relevant, `get_reflective_recall` with the reflection as `content` and the same
-    /// `recall_metadata`; when not relevant, `None` (no pair); when the call fails or its reply
-    /// does not validate twice, the failure is logged and the plain `get_fast_recall` pair is used.
+    /// The recall pair to inject for `payload`
+    /// (`docs/behaviour.md#injection-and-reflective-recall`): `(tool name, payload)`. Without
+    /// `reflect`, `get_fast_recall` with `payload` itself. With `reflect`, one structured
+    /// chat-model call: when relevant, `get_reflective_recall` with the reflection as `content` and
+    /// the same `recall_metadata`; when not relevant, `None` (no pair); when the call fails or its
+    /// reply does not validate twice, the failure is logged and the plain `get_fast_recall` pair is
+    /// used.
     pub(crate) async fn recall_pair(
         &self,
         payload: RecallPayload,

@@ -1,5 +1,5 @@
-//! [`Session`]: session start (`orchestrator.md` §2.1 steps 5–7) — the frozen soul, the system
-//! prompt, the active context aged out, repaired and given the current system prompt.
+//! [`Session`]: session start (`docs/behaviour.md#start-up-steps` steps 5–7) — the frozen soul, the
+//! system prompt, the active context aged out, repaired and given the current system prompt.
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -38,17 +38,20 @@ pub struct Settings {
     pub memories_between_consolidation: i64,
     /// `messages_between_self_reflection`: self-reflection trigger; 0 disables it.
     pub messages_between_self_reflection: i64,
-    /// `memory_cluster_similarity_threshold`: consolidation's neighbour distance (§12.2).
+    /// `memory_cluster_similarity_threshold`: consolidation's neighbour distance
+    /// (`docs/behaviour.md#consolidation`).
     pub memory_cluster_similarity_threshold: f64,
-    /// `min_memory_cluster_size`: neighbours a core point needs (§12.2).
+    /// `min_memory_cluster_size`: neighbours a core point needs
+    /// (`docs/behaviour.md#consolidation`).
     pub min_memory_cluster_size: usize,
-    /// `max_memory_cluster_size`: members kept per cluster (§12.2).
+    /// `max_memory_cluster_size`: members kept per cluster (`docs/behaviour.md#consolidation`).
     pub max_memory_cluster_size: usize,
-    /// `reflect`: reflective recall (§4.6): the chat model turns the recalled items into a short
-    /// note, injected as a `get_reflective_recall` pair instead of the plain `get_fast_recall`.
+    /// `reflect`: reflective recall (`docs/behaviour.md#injection-and-reflective-recall`): the chat
+    /// model turns the recalled items into a short note, injected as a `get_reflective_recall` pair
+    /// instead of the plain `get_fast_recall`.
     pub reflect: bool,
-    /// `memory_recall_classifier_enabled`: a fast-model call decides whether recall runs (§4.1
-    /// step 3). Default false (We (D9); Elroy: true).
+    /// `memory_recall_classifier_enabled`: a fast-model call decides whether recall runs
+    /// (`docs/behaviour.md#whether-to-recall` step 3). Default false (We (D9); Elroy: true).
     pub memory_recall_classifier_enabled: bool,
     /// `memory_recall_classifier_window`: how many context messages (conversation only: no
     /// system, tool or empty messages) the classifier reads before the latest message.
@@ -131,9 +134,12 @@ pub struct SessionParts {
     pub model: Arc<dyn ChatModel>,
     /// The fast model for background work (`None`: the chat model).
     pub fast_model: Option<Arc<dyn ChatModel>>,
-    /// The memory store, for automatic memory creation (§12.1) and consolidation (§12.2).
+    /// The memory store, for automatic memory creation
+    /// (`docs/behaviour.md#automatic-memory-creation`) and consolidation
+    /// (`docs/behaviour.md#consolidation`).
     pub memory: Option<Arc<elroy_memory::MemoryStore>>,
-    /// Where self-reflection's feature request goes (§12.3); `None` disables self-reflection.
+    /// Where self-reflection's feature request goes (`docs/behaviour.md#self-reflection`); `None`
+    /// disables self-reflection.
     pub reflections: Option<Arc<dyn ReflectionSink>>,
     /// Records background store changes as versioned-home commits; `None` when the home is not
     /// versioned.
@@ -174,10 +180,10 @@ impl std::fmt::Debug for Session {
 }
 
 impl Session {
-    /// Starts a session (§2.1 steps 5–6): composes the soul snapshot from the user home, builds
-    /// the system prompt, loads the active context, drops non-system messages older than
-    /// `max_context_age_minutes` (one version, reason `session`), runs the validator (reason
-    /// `repair`) and replaces a stale system prompt (reason `system`).
+    /// Starts a session (`docs/behaviour.md#start-up-steps` steps 5–6): composes the soul snapshot
+    /// from the user home, builds the system prompt, loads the active context, drops non-system
+    /// messages older than `max_context_age_minutes` (one version, reason `session`), runs the
+    /// validator (reason `repair`) and replaces a stale system prompt (reason `system`).
     ///
     /// # Errors
     /// [`SessionError`] when the database or the transcript fails.
@@ -218,7 +224,7 @@ impl Session {
         let p = &self.parts;
         let now = p.time.now();
         let stored = p.transcript.active_context(p.user_id)?;
-        // Age-out (§2.1 step 6).
+        // Age-out (`docs/behaviour.md#start-up-steps` step 6).
         let max_age_secs = (p.settings.max_context_age_minutes * 60.0) as i64;
         let cutoff = now
             .checked_sub(jiff::SignedDuration::from_secs(max_age_secs))
@@ -284,8 +290,9 @@ impl Session {
             .unwrap_or_else(|| self.parts.settings.default_assistant_name.clone())
     }
 
-    /// The session-context text (§2.6, Elroy's wording): who logged in and when, with
-    /// `first_today` the local time of the user's earliest stored message today, if any.
+    /// The session-context text (`docs/behaviour.md#the-session-context-pair`, Elroy's wording):
+    /// who logged in and when, with `first_today` the local time of the user's earliest stored
+    /// message today, if any.
     pub fn session_context_text(&self, first_today: Option<jiff::Timestamp>) -> String {
         let p = &self.parts;
         let name =
@@ -312,8 +319,8 @@ impl Session {
         }
     }
 
-    /// Appends the session-context pair (§2.6) for an interactive front-end, as one version
-    /// (reason `session`).
+    /// Appends the session-context pair (`docs/behaviour.md#the-session-context-pair`) for an
+    /// interactive front-end, as one version (reason `session`).
     ///
     /// # Errors
     /// [`SessionError`] when the database or the transcript fails.

@@ -1,6 +1,6 @@
-//! Structured non-streaming calls (`orchestrator.md` §14.6 `complete_structured`): a system text,
-//! a user text and a JSON schema; the reply is validated by the caller's parser, a reply that does
-//! not validate is retried once, then it is an error.
+//! Structured non-streaming calls (`docs/behaviour.md#non-streaming-calls` `complete_structured`):
+//! a system text, a user text and a JSON schema; the reply is validated by the caller's parser, a
+//! reply that does not validate is retried once, then it is an error.
 
 use elroy_core::Message;
 use elroy_llm::{ChatModel, ChatRequest};

@@ -1,4 +1,5 @@
-//! One user turn (`orchestrator.md` §3, §7, §10).
+//! One user turn (`docs/behaviour.md#one-turn`, `docs/behaviour.md#the-model-and-tool-loop`,
+//! `docs/behaviour.md#persisting-a-turn`).
 
 use std::collections::HashMap;
 
@@ -41,7 +42,7 @@ impl TurnInput {
         }
     }
 
-    /// A hidden turn (§13).
+    /// A hidden turn (`docs/behaviour.md#restarting-a-session`).
     pub fn hidden(text: impl Into<String>) -> Self {
         TurnInput {
             hidden: true,
@@ -68,13 +69,14 @@ pub struct TurnOutcome {
     /// The reply of the last round as the user reads it: text outside thought tags, code blocks
     /// fenced, trimmed.
     pub reply: String,
-    /// The resume message of a `Restart` effect (the last one wins), for the front-end (§13).
+    /// The resume message of a `Restart` effect (the last one wins), for the front-end
+    /// (`docs/behaviour.md#restarting-a-session`).
     pub restart: Option<String>,
     /// Model requests made.
     pub requests: usize,
 }
 
-/// Why a turn failed. The user message stays stored (§3 "Failures").
+/// Why a turn failed. The user message stays stored (`docs/behaviour.md#one-turn` "Failures").
 #[derive(Debug, thiserror::Error)]
 pub enum TurnError {
     /// The model request failed (after retries).
@@ -158,7 +160,7 @@ impl Session {
             restart: None,
         };
 
-        // §3 step 2: store the user message at once.
+        // `docs/behaviour.md#one-turn` step 2: store the user message at once.
         // A hidden message (the restart resume message) is sent but never stored.
         let user = Message::user(input.text.clone());
         if !input.hidden {
@@ -170,7 +172,7 @@ impl Session {
         }
         work.new.push(user);
 
-        // §3 steps 3–5: recall and due items.
+        // `docs/behaviour.md#one-turn` steps 3–5: recall and due items.
         let mut injected = Vec::new();
         self.inject_recall(&input.text, &mut work, &mut injected, sink)
             .await;
@@ -211,7 +213,7 @@ impl Session {
             )
         };
 
-        // §7: the model/tool loop.
+        // `docs/behaviour.md#the-model-and-tool-loop`: the model/tool loop.
         let mut loops = 0usize;
         let mut failures: HashMap<String, usize> = HashMap::new();
         let mut requests = 0usize;
@@ -277,12 +279,15 @@ impl Session {
         })
     }
 
-    /// §3 step 3, recall (§4): the heuristic skip (§4.1 step 2); then, with
+    /// `docs/behaviour.md#one-turn` step 3, recall (`docs/behaviour.md#recall`): the heuristic skip
+    /// (`docs/behaviour.md#whether-to-recall` step 2); then, with
     /// `memory_recall_classifier_enabled`, `Status("classifying recall...")` and the classifier
-    /// (§4.1 step 3), whose "no" skips recall; then `Status("fetching memories...")`, the recall
-    /// source, and at most one pair appended to `work.new`: `get_fast_recall`, or with `reflect`
-    /// the `get_reflective_recall` reflection (none when the reflection finds nothing relevant,
-    /// §4.6). A failing recall source is logged and the turn goes on without recall.
+    /// (`docs/behaviour.md#whether-to-recall` step 3), whose "no" skips recall; then
+    /// `Status("fetching memories...")`, the recall source, and at most one pair appended to
+    /// `work.new`: `get_fast_recall`, or with `reflect` the `get_reflective_recall` reflection
+    /// (none when the reflection finds nothing relevant,
+    /// `docs/behaviour.md#injection-and-reflective-recall`). A failing recall source is logged and
+    /// the turn goes on without recall.
     async fn inject_recall(
         &self,
         message: &str,
@@ -370,7 +375,7 @@ impl Session {
         result
     }
 
-    /// Streams one round, turning deltas into events (§8.5).
+    /// Streams one round, turning deltas into events (`docs/behaviour.md#tags-thoughts-and-code`).
     async fn stream_round(
         &self,
         request: &ChatRequest,
@@ -401,8 +406,9 @@ impl Session {
         })
     }
 
-    /// Applies a round's effects (§7.4): pins append pairs to `new`, unpins remove recall messages
-    /// from `new` now and from the stored context at persistence, the last restart wins.
+    /// Applies a round's effects (`docs/behaviour.md#applying-effects`): pins append pairs to
+    /// `new`, unpins remove recall messages from `new` now and from the stored context at
+    /// persistence, the last restart wins.
     fn apply_effects(&self, effects: Vec<Effect>, work: &mut Work) {
         let mut resolved = Vec::new();
         for effect in effects {
@@ -440,8 +446,8 @@ impl Session {
             .and_then(|r| r.resolve(item, &self.parts.time))
     }
 
-    /// §10: stores the turn's messages (the user message is already stored) and applies unpins,
-    /// as one version (reason `turn`).
+    /// `docs/behaviour.md#persisting-a-turn`: stores the turn's messages (the user message is
+    /// already stored) and applies unpins, as one version (reason `turn`).
     fn persist(&self, new: Vec<Message>, removed_ids: &[i64]) -> Result<(), TurnError> {
         let p = &self.parts;
         // new[0] is the user message: stored at the start of the turn, or never (hidden).
@@ -519,7 +525,8 @@ impl Shaper {
     }
 }
 
-/// A synthetic call id: a random UUID v4, hyphenated, lower case (§6).
+/// A synthetic call id: a random UUID v4, hyphenated, lower case
+/// (`docs/behaviour.md#synthetic-pairs`).
 pub fn new_call_id() -> String {
     uuid::Uuid::new_v4().hyphenated().to_string()
 }

@@ -849,7 +849,7 @@ async fn recall_classifier_is_asked_on_the_fast_model_and_obeyed() {
 #[tokio::test]
 async fn recall_classifier_failure_means_recall_runs() {
     // Kind: the classifier gives no usable answer (HTTP 500, or replies that never validate);
-    // either way recall runs (§4.1 step 3).
+    // either way recall runs (`docs/behaviour.md#whether-to-recall` step 3).
     for (reply, structured_requests) in [
         (Reply::status(500, "fast model down"), 3),
         (Reply::text("I think so?"), 2),

@@ -1,5 +1,5 @@
-//! Where plugins come from (`tools.md` §9.1): the home contrib directory, then each entry of
-//! `contrib_tools_path`, then each entry of `custom_tools_path`.
+//! Where plugins come from (`docs/tool-rules.md#plugins`): the home contrib directory, then each
+//! entry of `contrib_tools_path`, then each entry of `custom_tools_path`.
 
 use std::path::{Path, PathBuf};
 

@@ -1,6 +1,6 @@
 //! # elroy-plugins
 //!
-//! The plugin protocol (decision D15, `shared/spec/tools.md` §9.1): executables in any language
+//! The plugin protocol (decision D15, `docs/tool-rules.md#plugins`): executables in any language
 //! become tools and sidebar panels at session start.
 //!
 //! - Discovery ([`discover`]): `$ELROY_HOME/contrib/`, then `contrib_tools_path`, then

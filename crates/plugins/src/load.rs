@@ -1,4 +1,5 @@
-//! Loading plugins into a registry at session start (`tools.md` §9.1) and drawing panels.
+//! Loading plugins into a registry at session start (`docs/tool-rules.md#plugins`) and drawing
+//! panels.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;

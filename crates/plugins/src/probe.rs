@@ -5,7 +5,7 @@ use std::path::Path;
 use std::process::{Command, ExitStatus, Stdio};
 use std::time::{Duration, Instant};
 
-/// How long `--schema` and `--panel` may take (`tools.md` §9.1).
+/// How long `--schema` and `--panel` may take (`docs/tool-rules.md#plugins`).
 pub const PROBE_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// The output of a finished probe.

@@ -1,5 +1,6 @@
 //! Running a child process with captured, capped output, a timeout and a process-group kill.
-//! Shared by plugin calls (`tools.md` §9.1) and Codex runs (§9.3).
+//! Shared by plugin calls (`docs/tool-rules.md#plugins`) and Codex runs
+//! (`docs/tool-rules.md#running-codex`).
 
 use std::io;
 use std::process::{ExitStatus, Stdio};

@@ -1,4 +1,4 @@
-//! Reading a plugin's `--schema` output (`tools.md` §9.1).
+//! Reading a plugin's `--schema` output (`docs/tool-rules.md#plugins`).
 
 use elroy_core::ToolSpec;
 use serde_json::Value;

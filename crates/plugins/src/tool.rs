@@ -1,4 +1,4 @@
-//! Calling a plugin tool (`tools.md` §9.1, "Calling a plugin tool").
+//! Calling a plugin tool (`docs/tool-rules.md#plugins`, "Calling a plugin tool").
 
 use std::path::PathBuf;
 use std::time::Duration;

@@ -1,4 +1,5 @@
-//! The plugin protocol (`tools.md` §9.1): discovery, `--schema` probing, skipped plugins, calls.
+//! The plugin protocol (`docs/tool-rules.md#plugins`): discovery, `--schema` probing, skipped
+//! plugins, calls.
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 

@@ -21,8 +21,8 @@ use elroy_transcript::{PinContent, Provider, TranscriptStore};
 use crate::models::Models;
 use crate::{Runtime, RuntimeError};
 
-/// Due items from the agenda store (`orchestrator.md` §5): the active items whose trigger time
-/// has passed, one `⏰ DUE ITEM` block each, joined by `\n`.
+/// Due items from the agenda store (`docs/behaviour.md#due-items-in-a-turn`): the active items
+/// whose trigger time has passed, one `⏰ DUE ITEM` block each, joined by `\n`.
 #[derive(Debug, Clone)]
 pub struct AgendaDue(pub Arc<AgendaStore>);
 
@@ -41,18 +41,18 @@ impl DueSource for AgendaDue {
     }
 }
 
-/// How many memories one recall pair carries (`orchestrator.md` §4.5 step 3).
+/// How many memories one recall pair carries (`docs/behaviour.md#fusion-and-selection` step 3).
 pub const RECALLED_MEMORIES: usize = 2;
 
-/// Memory recall from the memory store (`orchestrator.md` §4.2–§4.6): `T_cur` from the message,
+/// Memory recall from the memory store (`docs/behaviour.md#recall`): `T_cur` from the message,
 /// `T_prev` from the previous user message, the embedding text from the last 6 messages; the
 /// fused ranking minus memories already carried by a recall message in the conversation; the top
 /// [`RECALLED_MEMORIES`]. [`StoreRecall`] adds the agenda side.
 #[derive(Debug, Clone)]
 pub struct MemoryRecall(pub Arc<MemoryStore>);
 
-/// The embedding query text of §4.4 step 1: the last 6 non-system, non-tool messages with
-/// content, `{role}: {content}`, joined by `\n`.
+/// The embedding query text of `docs/behaviour.md#embedding-leg` step 1: the last 6 non-system,
+/// non-tool messages with content, `{role}: {content}`, joined by `\n`.
 pub fn embedding_query_text(conversation: &[Message]) -> String {
     let lines: Vec<String> = conversation
         .iter()
@@ -65,7 +65,8 @@ pub fn embedding_query_text(conversation: &[Message]) -> String {
     lines[lines.len().saturating_sub(6)..].join("\n")
 }
 
-/// The query tokens and in-context items of a recall query (§4.2, §4.5 step 2).
+/// The query tokens and in-context items of a recall query (`docs/behaviour.md#query-tokens`,
+/// `docs/behaviour.md#fusion-and-selection` step 2).
 struct Prepared {
     current: Vec<String>,
     previous: Vec<String>,
@@ -105,8 +106,8 @@ impl MemoryRecall {
         prepared: &Prepared,
     ) -> Result<Vec<(RecallMetadata, String)>, PortError> {
         // Each turn sees files added, removed or renamed since the last listing (two `stat`s
-        // when nothing changed, formats.md §6.3 as issue 14 overrides it); a sync that cannot
-        // write the index (a full disk) leaves the recall to the index as it is.
+        // when nothing changed, `docs/formats.md#memory-index-sync` as issue 14 overrides it); a
+        // sync that cannot write the index (a full disk) leaves the recall to the index as it is.
         let _ = self.0.sync_if_changed(query.time.now());
         let search = MemoryQuery {
             current: prepared.current.clone(),
@@ -170,13 +171,15 @@ impl RecallSource for MemoryRecall {
     }
 }
 
-/// How many due items and how many plain agenda items one recall pair carries (§4.5 step 3).
+/// How many due items and how many plain agenda items one recall pair carries
+/// (`docs/behaviour.md#fusion-and-selection` step 3).
 pub const RECALLED_AGENDA_ITEMS: usize = 2;
 
 /// How many ranked agenda hits one lookup checks against their files.
 const HIT_CHUNK: usize = 16;
 
-/// Recall over every store (`orchestrator.md` §4): memories (keyword and embedding legs, through
+/// Recall over every store (`docs/behaviour.md#recall`): memories (keyword and embedding legs,
+/// through
 /// [`MemoryRecall`]) and agenda items by keyword. The agenda's active items are indexed in
 /// `recall_fts` (kind `agenda`), rebuilt only when the agenda's recall stamp changed
 /// (`AgendaStore::recall_stamp`); the keyword leg ranks them, only the hits' files are stat'ed,
@@ -327,8 +330,8 @@ impl ChangeRecorder for HistoryPort {
     }
 }
 
-/// The feature-request store as self-reflection's sink (§12.3): the reflection is recorded as
-/// (or merged into) the feature request of its title.
+/// The feature-request store as self-reflection's sink (`docs/behaviour.md#self-reflection`): the
+/// reflection is recorded as (or merged into) the feature request of its title.
 #[derive(Debug, Clone)]
 pub struct FeatureRequestsPort(pub Arc<elroy_feature_requests::FeatureRequestStore>);
 
@@ -451,8 +454,8 @@ mod tests {
             .unwrap()
     }
 
-    /// Recall vector §16.6 through the memory store: the relevant memory is recalled, and not
-    /// again once a recall message in the conversation carries it.
+    /// Recall vector `docs/behaviour.md#whether-to-recall` through the memory store: the relevant
+    /// memory is recalled, and not again once a recall message in the conversation carries it.
     #[test]
     fn memory_recall_vector_16_6_through_the_memory_store() {
         let home = tempfile::tempdir().unwrap();

@@ -190,8 +190,8 @@ pub fn check_home(config: &Config) -> DoctorReport {
                     }
                     Err(e) => push(Area::Agenda, None, e.to_string()),
                 }
-                // An agenda item whose date cannot be read is listed on no day (formats.md §4.1;
-                // `elroy agenda` warns when it meets one).
+                // An agenda item whose date cannot be read is listed on no day
+                // (`docs/formats.md#agenda-item-keys`; `elroy agenda` warns when it meets one).
                 match agenda.items_with_unreadable_dates() {
                     Ok(items) => {
                         for (item, raw) in items {

@@ -1,4 +1,5 @@
-//! Effects of direct tool calls, applied to the active context window (`orchestrator.md` §7.4).
+//! Effects of direct tool calls, applied to the active context window
+//! (`docs/behaviour.md#applying-effects`).
 
 use elroy_core::{
     Effect, Message, RecallKind, RecallMetadata, ServiceError, Services, TimeContext, UserId,

@@ -1,6 +1,7 @@
 //! # elroy-runtime — the composition root
 //!
-//! The one place that builds what a command needs from a [`Config`] (`orchestrator.md` §2.1):
+//! The one place that builds what a command needs from a [`Config`]
+//! (`docs/behaviour.md#start-up-steps`):
 //!
 //! - [`Runtime::open`]: the clock and user, the tool registry (built-in tools, `exclude_tools`,
 //!   `include_base_tools`, then plugins, D15), and the stores as **lazy** [`Services`] entries:
@@ -156,7 +157,8 @@ impl Runtime {
         };
         let mut services = services::open_services(&config, &time, &user, &warn);
         let mut registry = build_registry(&config);
-        // Plugins (tools.md §9.1) come after the built-in tools; a bad plugin is a warning.
+        // Plugins (`docs/tool-rules.md#plugins`) come after the built-in tools; a bad plugin is a
+        // warning.
         let plugins = elroy_plugins::load_plugins(&config, &mut registry);
         for warning in &plugins.warnings {
             tracing::warn!("{warning}");
@@ -230,8 +232,9 @@ impl Runtime {
     }
 
     /// A direct tool call (`elroy tools call`): validation and the error contract as in a turn;
-    /// the result's effects are applied to the active context window at once (`orchestrator.md`
-    /// §7.4, "Direct tool calls"). `restart_session` is not available here.
+    /// the result's effects are applied to the active context window at once
+    /// (`docs/behaviour.md#applying-effects`, "Direct tool calls"). `restart_session` is not
+    /// available here.
     pub async fn call_tool(&self, name: &str, raw_arguments: Option<&str>) -> ToolResult {
         let ctx = self.tool_context(Capabilities { can_restart: false });
         let mut result = self.registry.invoke(name, raw_arguments, &ctx).await;

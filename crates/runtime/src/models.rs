@@ -1,5 +1,5 @@
-//! The model clients of a session (`orchestrator.md` §14): the chat model and the fast model for
-//! background work, both [`ChatModel`]s (the orchestrator's model port).
+//! The model clients of a session (`docs/behaviour.md#model-providers`): the chat model and the
+//! fast model for background work, both [`ChatModel`]s (the orchestrator's model port).
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -14,8 +14,9 @@ pub struct Models {
     pub chat: Arc<dyn ChatModel>,
     /// The chat model's wire protocol (the validator's user-first rule for Anthropic).
     pub protocol: Protocol,
-    /// The fast model for background work, when it differs from the chat model (§14.1: it
-    /// defaults to the chat model and its endpoint); `None` means the chat model.
+    /// The fast model for background work, when it differs from the chat model
+    /// (`docs/behaviour.md#choosing-the-chat-model`: it defaults to the chat model and its
+    /// endpoint); `None` means the chat model.
     pub fast: Option<Arc<dyn ChatModel>>,
 }
 

@@ -101,7 +101,8 @@ pub(crate) fn open_services(
     transcript.register(&mut services);
 
     // --- elroy-agenda ---
-    // Item ids (recall `memory_id`) live in the `agenda_items` table of state.db (formats.md §9.5).
+    // Item ids (recall `memory_id`) live in the `agenda_items` table of state.db
+    // (`docs/formats.md#agenda-index`).
     let agenda = {
         let (db, user_id, time, warn) = (
             Arc::clone(&db),
@@ -167,8 +168,9 @@ pub(crate) fn open_services(
 
     // --- web / codex / plugins ---
     // The web tools build their HTTP client on first use, so other commands pay no TLS set-up.
-    // Codex sessions live in state.db (formats.md §9.7); rows left running by a process that died
-    // are closed when the store opens. Plugins are loaded with the registry (`Runtime::open`).
+    // Codex sessions live in state.db (`docs/formats.md#codex-sessions`); rows left running by a
+    // process that died are closed when the store opens. Plugins are loaded with the registry
+    // (`Runtime::open`).
     {
         let (db, user_id, time, warn, config) = (
             Arc::clone(&db),
@@ -198,7 +200,8 @@ pub(crate) fn open_services(
 }
 
 /// Opens the memory store: syncs `memories/` with the index (warnings for files it could not
-/// read), and unpins from the context the memories whose file left `memories/` (formats.md §6.3).
+/// read), and unpins from the context the memories whose file left `memories/`
+/// (`docs/formats.md#memory-index-sync`).
 fn open_memory(
     config: &Config,
     user: &UserInfo,
@@ -209,7 +212,8 @@ fn open_memory(
     warn: &WarningSink,
 ) -> Result<Arc<elroy_memory::MemoryStore>, ServiceError> {
     let user_id = user_id.get()?.0;
-    // Elroy's database names memories only in the DEFAULT user home (formats.md §6.3.1).
+    // Elroy's database names memories only in the DEFAULT user home
+    // (`docs/formats.md#names-from-elroys-database`).
     let elroy_db_path = (user.token == "DEFAULT").then(|| config.paths.elroy_db_path.clone());
     let keys = &config.settings;
     let threshold = keys
@@ -222,8 +226,8 @@ fn open_memory(
             memory_dir: config.paths.memory_dir.clone(),
             elroy_db_path,
             user_id,
-            // The embedding model when one is available (orchestrator.md §14.7); else keyword
-            // recall only (D9).
+            // The embedding model when one is available (`docs/behaviour.md#embeddings`); else
+            // keyword recall only (D9).
             embedder: elroy_llm::connect_blocking_embedder(config),
             cosine_threshold: threshold as f32,
         },

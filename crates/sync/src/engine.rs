@@ -1274,10 +1274,11 @@ fn stem_name(path: &str) -> String {
 /// front-matter key one ([`with_uid`]: the identity that tells a renamed item from a new one on
 /// another machine), and writes each memory's name (from this machine's index) into its file as
 /// the front-matter key
-/// `name` (formats.md §6.3: the memory index names a memory it does not know by that key), for
-/// the memory files changed since the last sync (all of them at the first), and the users' names
-/// ([`crate::people`]), committed as `sync: names` together with the removal of sibling files
-/// (`*.sync-conflict-*`) deleted by hand. A file whose front matter does not parse is left alone.
+/// `name` (`docs/formats.md#memory-index-sync`: the memory index names a memory it does not know by
+/// that key), for the memory files changed since the last sync (all of them at the first), and the
+/// users' names ([`crate::people`]), committed as `sync: names` together with the removal of
+/// sibling files (`*.sync-conflict-*`) deleted by hand. A file whose front matter does not parse is
+/// left alone.
 fn write_names(
     home: &VersionedHome,
     options: &SyncOptions,

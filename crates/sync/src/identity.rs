@@ -1,5 +1,5 @@
 //! Identity across machines (issue 17 item 3): after a merge every memory id is unique per user
-//! again (formats.md §6.2).
+//! again (`docs/formats.md#memory-ids`).
 //!
 //! Two machines number new memories independently, so after a merge two files of one user home can
 //! carry one `id`, and a memory copy made by the merge (`NAME (from HOST)`) carries none. The rule,
@@ -7,7 +7,8 @@
 //!
 //! - among the files sharing an id, the one that had that id **at that path in the merge base**
 //!   keeps it; when none (two new memories) or several did, the file whose path sorts first (byte
-//!   order) keeps it, as the memory index does for hand-made duplicates (formats.md §6.3);
+//!   order) keeps it, as the memory index does for hand-made duplicates
+//!   (`docs/formats.md#memory-index-sync`);
 //! - every other file, and every file without an id, gets a new id: one above the largest id of
 //!   that user found in the merged files and in this machine's index (so ids are never reused
 //!   here), in path order.

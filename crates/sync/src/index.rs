@@ -5,8 +5,8 @@
 //! What moves from the old id to the new one, for that user, in one transaction: the `memories`
 //! row, its `recall_fts` row and embeddings (`kind = 'memory'`), `Memory` sources of other
 //! memories (`source_metadata`), and the `memory_id` of `Memory` recall metadata in stored
-//! messages (the context window's recall and pin pairs, `formats.md` §8.6). The memory index,
-//! validated by stat, then re-reads the rewritten files as usual.
+//! messages (the context window's recall and pin pairs, `docs/formats.md#the-recall-payload`). The
+//! memory index, validated by stat, then re-reads the rewritten files as usual.
 
 use std::path::Path;
 

@@ -1,6 +1,6 @@
 //! User names across machines (issue 17 item 3): the full and preferred name of each user live in
-//! this machine's `state.db` (`user_preferences`, formats.md §9.2), which never syncs, so `elroy
-//! sync` carries them in a small file of each user home, [`USER_NAMES_FILE`]
+//! this machine's `state.db` (`user_preferences`, `docs/formats.md#users-and-preferences`), which
+//! never syncs, so `elroy sync` carries them in a small file of each user home, [`USER_NAMES_FILE`]
 //! (`user-names.yaml` at the top of the home for `DEFAULT`, `users/TOKEN/user-names.yaml` for
 //! the others):
 //!

@@ -1,12 +1,13 @@
-//! Context compression (`orchestrator.md` §11): keep the system message and the newest whole
-//! units that fit a token target.
+//! Context compression (`docs/behaviour.md#context-refresh-and-compression`): keep the system
+//! message and the newest whole units that fit a token target.
 
 use elroy_core::{Message, Role};
 use jiff::{SignedDuration, Timestamp};
 
-/// The token estimate of one message (We (impl), `orchestrator.md` §11): `ceil(chars / 4)`,
-/// `chars` = the characters (Unicode scalar values) of the content (0 if null) plus, for each
-/// tool call, the characters of its name and its arguments string.
+/// The token estimate of one message (We (impl),
+/// `docs/behaviour.md#context-refresh-and-compression`): `ceil(chars / 4)`, `chars` = the
+/// characters (Unicode scalar values) of the content (0 if null) plus, for each tool call, the
+/// characters of its name and its arguments string.
 pub fn estimate_tokens(m: &Message) -> usize {
     let chars = m.content.as_deref().map_or(0, |c| c.chars().count())
         + m.tool_calls

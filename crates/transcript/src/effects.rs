@@ -1,5 +1,6 @@
-//! Applying `Pin`/`Unpin` effects to a message list (`tools.md` §0.7, `orchestrator.md` §7.4),
-//! in the exact synthetic format of K5 (`orchestrator.md` §6).
+//! Applying `Pin`/`Unpin` effects to a message list (`docs/tool-rules.md#effects`,
+//! `docs/behaviour.md#applying-effects`), in the exact synthetic format of K5
+//! (`docs/behaviour.md#synthetic-pairs`).
 //!
 //! Tools return [`elroy_core::Effect`]s naming items; the caller resolves each `Pin` to the
 //! item's recall metadata and rendering ([`PinContent`]) — an item that no longer exists is
@@ -12,7 +13,7 @@ use elroy_core::{Message, RecallItem, RecallMetadata, RecallPayload, Role};
 /// The synthetic tool name of recall pairs.
 pub const FAST_RECALL: &str = "get_fast_recall";
 
-/// What a `Pin` adds: the item's metadata and its rendering (`formats.md` §8.5).
+/// What a `Pin` adds: the item's metadata and its rendering (`docs/formats.md#renderings`).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PinContent {
     /// `memory_type`, `memory_id`, `name`.
@@ -50,7 +51,7 @@ impl EffectOutcome {
 
 /// A `get_fast_recall` synthetic pair carrying one item (fresh UUID v4 call id): the assistant
 /// message calls `get_fast_recall` with `{}`; the tool message's content is the recall payload
-/// `{"content":…,"recall_metadata":[…]}` (`formats.md` §8.6).
+/// `{"content":…,"recall_metadata":[…]}` (`docs/formats.md#the-recall-payload`).
 pub fn pin_pair(pin: &PinContent) -> [Message; 2] {
     let payload = RecallPayload {
         content: pin.rendering.clone(),

@@ -1,18 +1,20 @@
 //! # elroy-transcript
 //!
-//! The conversation transcript of `shared/spec/formats.md` §9.3 (decision D11) and the context
-//! machinery of `orchestrator.md` §6, §7.4, §9, §10 and §11:
+//! The conversation transcript of `docs/formats.md#transcript-and-context-versions` (decision D11)
+//! and the context machinery of `docs/behaviour.md#synthetic-pairs`,
+//! `docs/behaviour.md#applying-effects`, `docs/behaviour.md#context-repair`,
+//! `docs/behaviour.md#persisting-a-turn` and `docs/behaviour.md#context-refresh-and-compression`:
 //!
 //! - [`TranscriptStore`]: append-only messages, the active context as ordered entries, one
 //!   **version** per change ([`TranscriptStore::set_context`], [`TranscriptStore::append`]);
 //!   every version stays addressable ([`TranscriptStore::context_at`]) so a memory can name it as
 //!   its source (`ContextMessageSet`).
-//! - [`validate()`]: the validator's repair rules (`orchestrator.md` §9), pure.
+//! - [`validate()`]: the validator's repair rules (`docs/behaviour.md#context-repair`), pure.
 //! - [`effects`]: `Pin`/`Unpin` applied to a message list in the exact synthetic format (K5),
 //!   pure; [`TranscriptStore::apply_effects`] applies them to the stored active context as one
-//!   version (direct tool calls, §7.4).
-//! - [`compress()`]: the compression helper of §11 (keep the system message, keep tool pairs whole,
-//!   stay under a token target), pure.
+//!   version (direct tool calls, `docs/behaviour.md#applying-effects`).
+//! - [`compress()`]: the compression helper of `docs/behaviour.md#context-refresh-and-compression`
+//!   (keep the system message, keep tool pairs whole, stay under a token target), pure.
 //!
 //! Stores never depend on tools, llm or tokio; this crate uses only elroy-core and elroy-db.
 

@@ -1,6 +1,6 @@
-//! The conversation snapshot rendering (`tools.md` §3.5, `ContextMessageSet`), shared by
-//! `get_source_content_for_memory` (elroy-tools-memory) and automatic memory creation
-//! (elroy-orchestrator): it lives with the messages it renders.
+//! The conversation snapshot rendering (`docs/tools.md#get_source_content_for_memory`,
+//! `ContextMessageSet`), shared by `get_source_content_for_memory` (elroy-tools-memory) and
+//! automatic memory creation (elroy-orchestrator): it lives with the messages it renders.
 
 use elroy_core::Role;
 use jiff::tz::TimeZone;
@@ -14,10 +14,11 @@ fn dt(m: &StoredMessage, tz: &TimeZone) -> String {
         .to_string()
 }
 
-/// Renders a conversation snapshot (`tools.md` §3.5, `ContextMessageSet`): `Conversation Summary`,
-/// one part per message (`SYSTEM (…)`, `{USER} (…)`, `{ASSISTANT} (…)`, tool-call requests,
-/// `TOOL CALL RESULT (…)`), then `Messages from {first} to {last}` over user messages (or
-/// `No messages in context`), joined by blank lines. Times are local (D7).
+/// Renders a conversation snapshot (`docs/tools.md#get_source_content_for_memory`,
+/// `ContextMessageSet`): `Conversation Summary`, one part per message (`SYSTEM (…)`, `{USER} (…)`,
+/// `{ASSISTANT} (…)`, tool-call requests, `TOOL CALL RESULT (…)`), then `Messages from {first} to
+/// {last}` over user messages (or `No messages in context`), joined by blank lines. Times are local
+/// (D7).
 pub fn render_snapshot(
     messages: &[StoredMessage],
     tz: &TimeZone,

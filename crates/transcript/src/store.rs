@@ -1,4 +1,5 @@
-//! [`TranscriptStore`]: messages, context entries and context versions (`formats.md` §9.3).
+//! [`TranscriptStore`]: messages, context entries and context versions
+//! (`docs/formats.md#transcript-and-context-versions`).
 
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
@@ -64,7 +65,8 @@ impl TranscriptStore {
         Ok(self.db.with_conn(|c| current_version(c, user_id))?)
     }
 
-    /// The active context: the live entries ordered by `ord` (`formats.md` §9.3).
+    /// The active context: the live entries ordered by `ord`
+    /// (`docs/formats.md#transcript-and-context-versions`).
     ///
     /// # Errors
     /// [`TranscriptError`] for database failures or corrupt rows.
@@ -116,8 +118,8 @@ impl TranscriptStore {
 
     /// Appends `messages` to the end of the active context as one version with `reason`
     /// (`turn`, `session`, …). Messages with no content and no tool calls are skipped
-    /// (`formats.md` §9.3). Returns the new version and the stored message ids (skipped messages
-    /// have none), or `None` when nothing was stored.
+    /// (`docs/formats.md#transcript-and-context-versions`). Returns the new version and the stored
+    /// message ids (skipped messages have none), or `None` when nothing was stored.
     ///
     /// # Errors
     /// [`TranscriptError::Db`].
@@ -150,13 +152,13 @@ impl TranscriptStore {
     }
 
     /// Makes the active context equal to `target` as one version with `reason`, changing as
-    /// little as possible (`formats.md` §9.3): live stored messages that stay keep their entry
-    /// and `ord`; messages left out are removed (`removed_version` = the new version); new items
-    /// are placed before the first kept entry (`ord = min - 1`, …), after the last one
-    /// (`max + 1`, …), or in the gap they take (a replaced message gets its predecessor's free
-    /// `ord`). When a gap has no free `ord`, the kept entries after it are re-added with new
-    /// ords (same messages). Returns the new version, or `None` when nothing changed (no version
-    /// is written).
+    /// little as possible (`docs/formats.md#transcript-and-context-versions`): live stored messages
+    /// that stay keep their entry and `ord`; messages left out are removed (`removed_version` = the
+    /// new version); new items are placed before the first kept entry (`ord = min - 1`, …), after
+    /// the last one (`max + 1`, …), or in the gap they take (a replaced message gets its
+    /// predecessor's free `ord`). When a gap has no free `ord`, the kept entries after it are
+    /// re-added with new ords (same messages). Returns the new version, or `None` when nothing
+    /// changed (no version is written).
     ///
     /// # Errors
     /// [`TranscriptError::Db`].
@@ -196,9 +198,9 @@ impl TranscriptStore {
     }
 
     /// Applies resolved `Pin`/`Unpin` effects to the active context at once, as one version
-    /// (`orchestrator.md` §7.4, direct tool calls): reason `pin` when a pair was added, else
-    /// `unpin`. Effects apply in order with the rules of [`effects::apply`]. Returns the new
-    /// version, or `None` when nothing changed.
+    /// (`docs/behaviour.md#applying-effects`, direct tool calls): reason `pin` when a pair was
+    /// added, else `unpin`. Effects apply in order with the rules of [`effects::apply`]. Returns
+    /// the new version, or `None` when nothing changed.
     ///
     /// # Errors
     /// [`TranscriptError`].
@@ -237,7 +239,7 @@ impl TranscriptStore {
 impl TranscriptStore {
     /// Runs the validator ([`crate::validate()`]) on `stored` (the active context as loaded) and,
     /// when it repaired anything, stores the repaired list as one version with reason `repair`
-    /// (`orchestrator.md` §9). Returns that version (or `None`) and the validation.
+    /// (`docs/behaviour.md#context-repair`). Returns that version (or `None`) and the validation.
     ///
     /// # Errors
     /// [`TranscriptError::Db`].

@@ -1,4 +1,5 @@
-//! The context validator (`orchestrator.md` §9): pure repair rules over a message list.
+//! The context validator (`docs/behaviour.md#context-repair`): pure repair rules over a message
+//! list.
 //!
 //! [`validate`] returns the repaired list as [`ValidatedItem`]s that point back at the input, so
 //! the caller can persist only the change (kept messages keep their rows; a message whose tool
@@ -8,10 +9,11 @@ use std::collections::HashSet;
 
 use elroy_core::{Message, Role};
 
-/// The prefix that makes a system message a system instruction (`orchestrator.md` §2.2).
+/// The prefix that makes a system message a system instruction
+/// (`docs/behaviour.md#the-system-prompt`).
 pub const SYSTEM_INSTRUCTION_PREFIX: &str = "<system_instruction>";
 
-/// The user message rule 4 inserts for Anthropic (`orchestrator.md` §9).
+/// The user message rule 4 inserts for Anthropic (`docs/behaviour.md#context-repair`).
 pub const CONVERSATION_START_TEXT: &str = "The user has begun the conversation";
 
 /// The provider family the context is sent to; only Anthropic has an extra rule.
@@ -78,7 +80,7 @@ pub fn is_system_instruction(m: &Message) -> bool {
             .is_some_and(|c| c.starts_with(SYSTEM_INSTRUCTION_PREFIX))
 }
 
-/// Applies the repair rules of `orchestrator.md` §9 in order:
+/// Applies the repair rules of `docs/behaviour.md#context-repair` in order:
 ///
 /// 1. the first message must be a system instruction (else `new_system()` is inserted first);
 ///    later system instructions are dropped; other system messages stay;

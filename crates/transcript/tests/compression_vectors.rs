@@ -1,4 +1,5 @@
-//! The compression test vectors of `orchestrator.md` §16.4 and its invariants.
+//! The compression test vectors of `docs/behaviour.md#context-refresh-and-compression` and its
+//! invariants.
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 

@@ -1,5 +1,6 @@
-//! The validator test vectors of `orchestrator.md` §16.3, read from `tests/data/validator_vectors.json`,
-//! run both as a pure function and through the database (a repair is one `repair` version).
+//! The validator test vectors of `docs/behaviour.md#context-repair`, read from
+//! `tests/data/validator_vectors.json`, run both as a pure function and through the database (a
+//! repair is one `repair` version).
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 

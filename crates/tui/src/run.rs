@@ -36,7 +36,8 @@ use elroy_commands::InterfaceReminders;
 
 /// How long quitting waits for background work after the last reply.
 pub const QUIT_WAIT: Duration = Duration::from_secs(5);
-/// The variable carrying the hidden resume message across a restart (`orchestrator.md` §13).
+/// The variable carrying the hidden resume message across a restart
+/// (`docs/behaviour.md#restarting-a-session`).
 pub const RESUME_VARIABLE: &str = "ELROY_RESTART_RESUME_MESSAGE";
 
 /// How the interface ended.
@@ -240,7 +241,8 @@ impl Loop {
 
     fn start_background(&mut self, app: &mut App) {
         if self.background.as_ref().is_some_and(|h| !h.is_finished()) {
-            // One background run at a time (orchestrator.md §12): a due job fires again next turn.
+            // One background run at a time (`docs/behaviour.md#background-memory-work`): a due job
+            // fires again next turn.
             return;
         }
         app.status.background = Some("memory and context work…".into());
@@ -374,7 +376,7 @@ async fn event_loop(
     let mut events = EventStream::new();
     lp.refresh();
     lp.load_names();
-    // A restart hands over a hidden resume message (§13).
+    // A restart hands over a hidden resume message (`docs/behaviour.md#restarting-a-session`).
     if let Ok(resume) = std::env::var(RESUME_VARIABLE)
         && !resume.trim().is_empty()
     {

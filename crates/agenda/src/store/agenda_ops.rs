@@ -1,4 +1,4 @@
-//! The agenda-item operations (`tools.md` §1.1–§1.8).
+//! The agenda-item operations (`docs/tools.md#agenda`).
 
 use elroy_markdown::{Mapping, Value};
 use jiff::civil::Date;
@@ -13,8 +13,8 @@ use crate::time::{format_update_stamp, parse_item_date};
 use crate::{AgendaError, Kind};
 
 impl AgendaStore {
-    /// `add_agenda_item` (`tools.md` §1.1): the name is the text's first line in NFC cut to 60
-    /// characters; the file is `agenda/{sanitized name}[-N].md`.
+    /// `add_agenda_item` (`docs/tools.md#add_agenda_item`): the name is the text's first line in
+    /// NFC cut to 60 characters; the file is `agenda/{sanitized name}[-N].md`.
     ///
     /// # Errors
     /// `Task name cannot be empty`, `Task '{name}' already exists`, write failures.
@@ -49,11 +49,12 @@ impl AgendaStore {
         })
     }
 
-    /// `complete_agenda_item` (`tools.md` §1.2): `completed: true`, `status: completed`,
-    /// `closing_comment: null`; the file is kept.
+    /// `complete_agenda_item` (`docs/tools.md#complete_agenda_item`): `completed: true`, `status:
+    /// completed`, `closing_comment: null`; the file is kept.
     ///
     /// # Errors
-    /// The matching errors of §1.0, front-matter and write failures.
+    /// The matching errors of `docs/tool-rules.md#finding-an-agenda-item`, front-matter and write
+    /// failures.
     pub fn complete_item(&self, item_name: &str) -> Result<ItemRef, AgendaError> {
         self.locked(|| {
             let stem = self.find_item(item_name)?;
@@ -68,10 +69,11 @@ impl AgendaStore {
         })
     }
 
-    /// `delete_agenda_item` (`tools.md` §1.3): removes the file.
+    /// `delete_agenda_item` (`docs/tools.md#delete_agenda_item`): removes the file.
     ///
     /// # Errors
-    /// The matching errors of §1.0, front-matter and write failures.
+    /// The matching errors of `docs/tool-rules.md#finding-an-agenda-item`, front-matter and write
+    /// failures.
     pub fn delete_item(&self, item_name: &str) -> Result<ItemRef, AgendaError> {
         self.locked(|| {
             let stem = self.find_item(item_name)?;
@@ -82,7 +84,8 @@ impl AgendaStore {
         })
     }
 
-    /// `add_agenda_checklist_item` (`tools.md` §1.4). Returns the item and the new entry id.
+    /// `add_agenda_checklist_item` (`docs/tools.md#add_agenda_checklist_item`). Returns the item
+    /// and the new entry id.
     ///
     /// # Errors
     /// Matching errors, `Invalid due_date format '{due_date}'. Use YYYY-MM-DD.`, front-matter
@@ -117,7 +120,7 @@ impl AgendaStore {
         })
     }
 
-    /// `complete_agenda_checklist_item` (`tools.md` §1.5).
+    /// `complete_agenda_checklist_item` (`docs/tools.md#complete_agenda_checklist_item`).
     ///
     /// # Errors
     /// Matching errors, `Agenda item '{stem}' has no checklist item {id}.`, write failures.
@@ -131,7 +134,7 @@ impl AgendaStore {
         })
     }
 
-    /// `edit_agenda_checklist_item` (`tools.md` §1.6).
+    /// `edit_agenda_checklist_item` (`docs/tools.md#edit_agenda_checklist_item`).
     ///
     /// # Errors
     /// As [`AgendaStore::complete_checklist_item`].
@@ -184,9 +187,9 @@ impl AgendaStore {
         self.write_front_matter(item, &front)
     }
 
-    /// `add_agenda_item_update` (`tools.md` §1.7): appends `- **{ts}**: {note}` under
-    /// `## Updates`; the front matter is left byte for byte as it was (D5). Returns the item and
-    /// the stamp (`YYYY-MM-DD HH:MM`, local).
+    /// `add_agenda_item_update` (`docs/tools.md#add_agenda_item_update`): appends `- **{ts}**:
+    /// {note}` under `## Updates`; the front matter is left byte for byte as it was (D5). Returns
+    /// the item and the stamp (`YYYY-MM-DD HH:MM`, local).
     ///
     /// # Errors
     /// Matching errors, front-matter and write failures.
@@ -212,11 +215,11 @@ impl AgendaStore {
         })
     }
 
-    /// Finds an agenda item by `item_name` (`tools.md` §1.0, D6) inside the lock: the names of
-    /// the live rows pick the candidates, whose files are then checked and read when changed
-    /// ([`crate::DbIndex`]), and the match is made again on what they say. When that finds no
-    /// single item, the match is made once more on every row, each file checked (a name edited
-    /// in place by hand is then found).
+    /// Finds an agenda item by `item_name` (`docs/tool-rules.md#finding-an-agenda-item`, D6) inside
+    /// the lock: the names of the live rows pick the candidates, whose files are then checked and
+    /// read when changed ([`crate::DbIndex`]), and the match is made again on what they say. When
+    /// that finds no single item, the match is made once more on every row, each file checked (a
+    /// name edited in place by hand is then found).
     fn find_item(&self, item_name: &str) -> Result<String, AgendaError> {
         if let Some(stems) = candidate_stems(&self.index.name_candidates()?, item_name)
             && let Ok(stem) = find_item(&self.query(Query::Stems(&stems))?, item_name)
@@ -226,8 +229,8 @@ impl AgendaStore {
         find_item(&self.query(Query::All)?, item_name)
     }
 
-    /// `list_agenda_items` (`tools.md` §1.8): active plain items dated `date`, by file name. Files
-    /// with invalid front matter are skipped.
+    /// `list_agenda_items` (`docs/tools.md#list_agenda_items`): active plain items dated `date`, by
+    /// file name. Files with invalid front matter are skipped.
     ///
     /// # Errors
     /// Lock or directory failures.
@@ -298,9 +301,9 @@ fn entry_id(entry: &Mapping) -> Option<i64> {
     }
 }
 
-/// The checklist rewritten by the rules of `formats.md` §4.3: entries without `id` or `text`
-/// dropped, `id` an integer, `text` a string, `completed` a strict boolean, `due_date` only when
-/// non-empty, other keys kept (D5).
+/// The checklist rewritten by the rules of `docs/formats.md#checklist-entries`: entries without
+/// `id` or `text` dropped, `id` an integer, `text` a string, `completed` a strict boolean,
+/// `due_date` only when non-empty, other keys kept (D5).
 fn normalized_checklist(item: &Item) -> Result<Vec<Mapping>, AgendaError> {
     let Some(Value::List(entries)) = item.front_matter().get("checklist") else {
         return Ok(Vec::new());

@@ -1,4 +1,4 @@
-//! The due-item operations (`tools.md` §2.1–§2.6), due surfacing and recall.
+//! The due-item operations (`docs/tools.md#due-items`), due surfacing and recall.
 
 use elroy_markdown::{Mapping, Value, rename_file, sanitize_filename};
 use jiff::tz::TimeZone;
@@ -15,7 +15,8 @@ use crate::time::{format_python_utc, format_stored_trigger};
 use crate::{AgendaError, Kind};
 
 impl AgendaStore {
-    /// `create_due_item` steps 2–7 (`tools.md` §2.1); the caller parsed `trigger_time` (step 1).
+    /// `create_due_item` steps 2–7 (`docs/tools.md#create_due_item`); the caller parsed
+    /// `trigger_time` (step 1).
     ///
     /// # Errors
     /// `Due item name cannot be empty`, `Either trigger_time or trigger_context must be provided
@@ -178,8 +179,8 @@ impl AgendaStore {
         })
     }
 
-    /// `complete_due_item` (`tools.md` §2.2): marks it completed with the closing comment; the
-    /// file is kept.
+    /// `complete_due_item` (`docs/tools.md#complete_due_item`): marks it completed with the closing
+    /// comment; the file is kept.
     ///
     /// # Errors
     /// `Active due item '{name}' not found. Active due items: {names in creation order}`, write
@@ -192,7 +193,7 @@ impl AgendaStore {
         self.close_due(name, closing_comment, false)
     }
 
-    /// `delete_due_item` (`tools.md` §2.3): removes the file.
+    /// `delete_due_item` (`docs/tools.md#delete_due_item`): removes the file.
     ///
     /// # Errors
     /// As [`AgendaStore::complete_due_item`].
@@ -200,12 +201,12 @@ impl AgendaStore {
         self.close_due(name, None, true)
     }
 
-    /// `rename_due_item` (`tools.md` §2.4): moves the file when the sanitized name changes, sets
-    /// `name` (D6); the id stays. `user` is how the user is named in the not-found messages (the
-    /// numeric user id).
+    /// `rename_due_item` (`docs/tools.md#rename_due_item`): moves the file when the sanitized name
+    /// changes, sets `name` (D6); the id stays. `user` is how the user is named in the not-found
+    /// messages (the numeric user id).
     ///
     /// # Errors
-    /// The messages of §2.4 steps 1–4, write failures.
+    /// The messages of `docs/tools.md#rename_due_item` steps 1–4, write failures.
     pub fn rename_due_item(
         &self,
         old_name: &str,
@@ -272,8 +273,8 @@ impl AgendaStore {
         })
     }
 
-    /// `update_due_item_text` (`tools.md` §2.5): replaces the body; the front matter stays byte for
-    /// byte (D5).
+    /// `update_due_item_text` (`docs/tools.md#update_due_item_text`): replaces the body; the front
+    /// matter stays byte for byte (D5).
     ///
     /// # Errors
     /// `Due item '{name}' not found. Valid items: {sorted names}`, write failures.
@@ -289,7 +290,7 @@ impl AgendaStore {
         })
     }
 
-    /// The active due item called `name` (`print_due_item`, `tools.md` §2.6).
+    /// The active due item called `name` (`print_due_item`, `docs/tools.md#print_due_item`).
     ///
     /// # Errors
     /// `Due item '{name}' not found. Valid items: {sorted names}`.
@@ -329,7 +330,7 @@ impl AgendaStore {
     }
 
     /// Active due items whose time has come (`trigger_datetime <= now`), by trigger time then id:
-    /// what the orchestrator announces as `⏰ DUE ITEM` (`orchestrator.md` §5).
+    /// what the orchestrator announces as `⏰ DUE ITEM` (`docs/behaviour.md#due-items-in-a-turn`).
     ///
     /// # Errors
     /// Lock or directory failures.
@@ -346,7 +347,7 @@ impl AgendaStore {
     }
 
     /// Every active item (plain and due) with its id and rendering, by file name: the agenda side
-    /// of recall (`formats.md` §8.5–§8.6).
+    /// of recall (`docs/formats.md#times-and-time-zones`).
     ///
     /// # Errors
     /// Lock or directory failures.
@@ -469,7 +470,8 @@ impl AgendaStore {
         })
     }
 
-    /// The rendering of the item with id `id` (`formats.md` §8.5), while its file exists.
+    /// The rendering of the item with id `id` (`docs/formats.md#renderings`), while its file
+    /// exists.
     ///
     /// # Errors
     /// Lock or directory failures.

@@ -1,6 +1,6 @@
-//! Finding items: by `item_name` for agenda tools (`tools.md` §1.0) and by exact name for due-item
-//! tools (§2.0), with the D6 rules (exact matches win, sorted candidate lists, stems of
-//! Elroy-written files).
+//! Finding items: by `item_name` for agenda tools (`docs/tool-rules.md#finding-an-agenda-item`) and
+//! by exact name for due-item tools (`docs/tool-rules.md#finding-a-due-item`), with the D6 rules
+//! (exact matches win, sorted candidate lists, stems of Elroy-written files).
 
 use std::sync::Arc;
 
@@ -47,10 +47,11 @@ pub(super) fn find_due<'a>(snap: &'a Snapshot, name: &str) -> Option<&'a ItemVie
 /// match is made on every row.
 const MAX_CANDIDATES: usize = 256;
 
-/// The stems worth checking for `item_name` (`tools.md` §1.0), from the index's names
-/// (`(stem, name, always)`, [`crate::DbIndex`]'s `name_candidates`): the exact matches (stem or
-/// name, ignoring case, in NFC) if any, else the stems containing it, plus the rows marked
-/// `always` (to be read again, or broken). `None` when there are too many to ask for by stem.
+/// The stems worth checking for `item_name` (`docs/tool-rules.md#finding-an-agenda-item`), from the
+/// index's names (`(stem, name, always)`, [`crate::DbIndex`]'s `name_candidates`): the exact
+/// matches (stem or name, ignoring case, in NFC) if any, else the stems containing it, plus the
+/// rows marked `always` (to be read again, or broken). `None` when there are too many to ask for by
+/// stem.
 pub(super) fn candidate_stems(
     rows: &[(String, String, bool)],
     item_name: &str,
@@ -79,7 +80,8 @@ pub(super) fn candidate_stems(
     (stems.len() <= MAX_CANDIDATES).then_some(stems)
 }
 
-/// Finds an agenda item by `item_name` (`tools.md` §1.0, D6); returns its stem.
+/// Finds an agenda item by `item_name` (`docs/tool-rules.md#finding-an-agenda-item`, D6); returns
+/// its stem.
 pub(super) fn find_item(snap: &Snapshot, item_name: &str) -> Result<String, AgendaError> {
     let not_found = || AgendaError::new(format!("No agenda item found matching '{item_name}'."));
     if item_name.trim().is_empty() {

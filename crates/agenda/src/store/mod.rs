@@ -1,9 +1,11 @@
-//! [`AgendaStore`]: every agenda and due-item operation of `tools.md` §1–§2, each one locked
-//! read-modify-write on the files (`formats.md` §3.6).
+//! [`AgendaStore`]: every agenda and due-item operation of `docs/tools.md#agenda` to
+//! `docs/tools.md#due-items`, each one locked read-modify-write on the files
+//! (`docs/formats.md#the-home-lock`).
 //!
 //! - `views`: what operations return (`ItemRef`, `ListedItem`, `DueItem`, …) and `to_fact`.
 //! - `matching`: finding items by name (D6).
-//! - `agenda_ops` / `due_ops`: the operations of `tools.md` §1 and §2, recall and due surfacing.
+//! - `agenda_ops` / `due_ops`: the operations of `docs/tools.md#agenda` and
+//!   `docs/tools.md#due-items`, recall and due surfacing.
 
 mod agenda_ops;
 mod due_ops;
@@ -31,7 +33,7 @@ use crate::{AgendaError, DbIndex};
 pub use repeat_ops::Occurrence;
 pub use views::{DueItem, ItemRef, ListedItem, NewDueItem, RecallEntry, to_fact};
 
-/// The fallback file-name base of agenda and due items (`formats.md` §2.1).
+/// The fallback file-name base of agenda and due items (`docs/formats.md#file-names`).
 pub const AGENDA_FALLBACK: &str = "agenda_item";
 
 /// An agenda file that cannot be read: `(display path, message)`.
@@ -273,9 +275,9 @@ impl AgendaStore {
         )
     }
 
-    /// The unique file name for `base` (`formats.md` §2.3): the index's view of the directory
-    /// (names compared ignoring case), `except` not counting as taken, checked once more against
-    /// the file system for the exact name. Call inside the lock.
+    /// The unique file name for `base` (`docs/formats.md#unique-paths`): the index's view of the
+    /// directory (names compared ignoring case), `except` not counting as taken, checked once more
+    /// against the file system for the exact name. Call inside the lock.
     fn unique_name(&self, base: &str, except: Option<&str>) -> String {
         let except = except.map(str::to_lowercase);
         unique_file_name(base, |candidate| {

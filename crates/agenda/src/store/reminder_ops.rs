@@ -46,8 +46,8 @@ impl AgendaStore {
     }
 
     /// Active plain items whose `date` is present but not a `YYYY-MM-DD` date, with the value
-    /// as written: they are never listed for a day (`formats.md` §4.1), so `elroy agenda`
-    /// names them. Only the rows without a date are selected (an index of migration 6).
+    /// as written: they are never listed for a day (`docs/formats.md#agenda-item-keys`), so `elroy
+    /// agenda` names them. Only the rows without a date are selected (an index of migration 6).
     ///
     /// # Errors
     /// Lock, directory or read failures.

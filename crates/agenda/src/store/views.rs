@@ -1,4 +1,4 @@
-//! What store operations return, and the rendering of an item (`formats.md` §8.5).
+//! What store operations return, and the rendering of an item (`docs/formats.md#renderings`).
 
 use jiff::Timestamp;
 use jiff::tz::TimeZone;
@@ -18,7 +18,7 @@ pub struct ItemRef {
     pub name: String,
 }
 
-/// A plain agenda item as `list_agenda_items` shows it (`tools.md` §1.8).
+/// A plain agenda item as `list_agenda_items` shows it (`docs/tools.md#list_agenda_items`).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ListedItem {
     /// The stem (listed as `name`, as Elroy does).
@@ -67,8 +67,9 @@ impl DueItem {
         self.repetition().map(|r| r.describe())
     }
 
-    /// The `print_due_item` text (`tools.md` §2.6), `{name}` being the name as asked for:
-    /// `Due item '{name}':`, `Trigger Time: {local with offset}` (D7), `Context: …`, `Text: …`.
+    /// The `print_due_item` text (`docs/tools.md#print_due_item`), `{name}` being the name as asked
+    /// for: `Due item '{name}':`, `Trigger Time: {local with offset}` (D7), `Context: …`, `Text:
+    /// …`.
     pub fn print(&self, asked_name: &str, tz: &TimeZone) -> String {
         let mut lines = vec![format!("Due item '{asked_name}':")];
         if let Some(ts) = self.trigger_datetime {
@@ -87,7 +88,7 @@ impl DueItem {
         lines.join("\n")
     }
 
-    /// The `⏰ DUE ITEM` block of the due-item injection (`orchestrator.md` §5).
+    /// The `⏰ DUE ITEM` block of the due-item injection (`docs/behaviour.md#due-items-in-a-turn`).
     pub fn due_notice(&self, tz: &TimeZone) -> String {
         let when = self
             .trigger_datetime
@@ -111,7 +112,7 @@ impl DueItem {
     }
 }
 
-/// An active item for recall: its id, name, kind and rendering (`formats.md` §8.5).
+/// An active item for recall: its id, name, kind and rendering (`docs/formats.md#renderings`).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct RecallEntry {
     /// Stable id (`memory_id`, `memory_type` `AgendaItem`).
@@ -137,8 +138,8 @@ pub struct NewDueItem<'a> {
     pub trigger_context: Option<&'a str>,
 }
 
-/// The rendering of an item (`formats.md` §8.5): `#{name} (Timed: {local time})\n{text}`,
-/// `#{name} (Context: {context})\n{text}` or `#Agenda: {name}\n{text}`.
+/// The rendering of an item (`docs/formats.md#renderings`): `#{name} (Timed: {local
+/// time})\n{text}`, `#{name} (Context: {context})\n{text}` or `#Agenda: {name}\n{text}`.
 pub fn to_fact(item: &Item, tz: &TimeZone) -> String {
     render_fact(
         item.name(),

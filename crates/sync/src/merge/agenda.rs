@@ -1,5 +1,6 @@
-//! Agenda items and due items (formats.md §4): keys key by key, checklist entries by id, position
-//! and text, the main text as lines, the `## Updates` section as a union in time order.
+//! Agenda items and due items (`docs/formats.md#agenda-items`): keys key by key, checklist entries
+//! by id, position and text, the main text as lines, the `## Updates` section as a union in time
+//! order.
 
 use elroy_markdown::{Mapping, Value};
 
@@ -7,7 +8,8 @@ use super::keys::{KeyClash, merge_keys, merge_sets};
 use super::text::{merge_text, pick3};
 use super::{Ctx, KindMerge, render};
 
-/// Splits a stripped body into main text and updates (formats.md §4.4, as elroy-agenda does).
+/// Splits a stripped body into main text and updates (`docs/formats.md#the-updates-section`, as
+/// elroy-agenda does).
 fn split_updates(body: &str) -> (&str, &str) {
     const MARKER: &str = "\n## Updates\n\n";
     if let Some(pos) = body.find(MARKER) {
@@ -72,7 +74,8 @@ fn merge_updates(base: &str, ours: &str, theirs: &str) -> Vec<String> {
     out
 }
 
-/// A checklist entry's id (formats.md §4.3: an integer, or a string holding one).
+/// A checklist entry's id (`docs/formats.md#checklist-entries`: an integer, or a string holding
+/// one).
 fn entry_id(entry: &Value) -> Option<i64> {
     let Value::Map(map) = entry else { return None };
     match map.get("id")? {
@@ -243,7 +246,7 @@ fn merge_entry(
 }
 
 /// A `trigger_datetime` read back as a string is written unquoted, as elroy writes the instant
-/// (formats.md §3.3).
+/// (`docs/formats.md#yaml-quoting-and-key-order`).
 fn normalize_trigger(front: &mut Mapping) {
     let Some(Value::String(s)) = front.get("trigger_datetime") else {
         return;

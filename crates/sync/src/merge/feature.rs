@@ -1,6 +1,6 @@
-//! Feature requests (formats.md §5): keys key by key in the file's order (`aliases` as a set,
-//! `updated_at` the later instant), sections as lines, the entries of `## Supporting Context` as a
-//! set.
+//! Feature requests (`docs/formats.md#feature-requests`): keys key by key in the file's order
+//! (`aliases` as a set, `updated_at` the later instant), sections as lines, the entries of `##
+//! Supporting Context` as a set.
 
 use elroy_markdown::Value;
 

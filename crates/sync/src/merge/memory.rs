@@ -1,5 +1,6 @@
-//! Memories (formats.md §6): keys key by key; when both sides changed the text, ours stays and
-//! theirs becomes a new memory `NAME (from HOST)` (a `name` key, no `id`: the sync assigns one).
+//! Memories (`docs/formats.md#memories`): keys key by key; when both sides changed the text, ours
+//! stays and theirs becomes a new memory `NAME (from HOST)` (a `name` key, no `id`: the sync
+//! assigns one).
 
 use elroy_markdown::{Mapping, Value, emit_yaml, sanitize_filename, unique_file_name};
 
@@ -8,7 +9,7 @@ use super::text::pick3;
 use super::{Ctx, KindMerge, render};
 
 /// The memory's name: the one the caller knows, else a `name` key, else the stem with `_` read as
-/// spaces (formats.md §6.3).
+/// spaces (`docs/formats.md#memory-index-sync`).
 fn memory_name(ctx: &Ctx<'_>, fronts: &[&Mapping]) -> String {
     if let Some(name) = ctx.input.memory_name {
         return name.to_owned();

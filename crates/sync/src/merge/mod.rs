@@ -25,13 +25,13 @@ mod text;
 /// What a path relative to the home holds, which decides how it merges.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum FileKind {
-    /// `agenda/*.md` of any user home: agenda items and due items (formats.md §4).
+    /// `agenda/*.md` of any user home: agenda items and due items (`docs/formats.md#agenda-items`).
     Agenda,
-    /// `memories/*.md` and `memories/archive/*.md` (formats.md §6).
+    /// `memories/*.md` and `memories/archive/*.md` (`docs/formats.md#memories`).
     Memory,
-    /// `feature-requests/*.md` (formats.md §5).
+    /// `feature-requests/*.md` (`docs/formats.md#feature-requests`).
     FeatureRequest,
-    /// `MEMORY.md` or `USER.md` of a user home (formats.md §7).
+    /// `MEMORY.md` or `USER.md` of a user home (`docs/formats.md#notes-and-bootstrap-files`).
     Notes,
     /// Anything else git tracks in the home: merged as text, a sibling on conflict.
     Other,
@@ -97,12 +97,12 @@ pub struct MergeInput<'a> {
     pub theirs: Side<'a>,
     /// Paths (relative to the home, `/`-separated) a new file must not take: every path in our
     /// tree and theirs, plus every path earlier merges of the same sync wrote. Compared ignoring
-    /// case (formats.md §2.3, D12). New files are sibling files and memory copies; `path` itself
-    /// and the files of this outcome never count as free.
+    /// case (`docs/formats.md#unique-paths`, D12). New files are sibling files and memory copies;
+    /// `path` itself and the files of this outcome never count as free.
     pub taken: &'a [String],
     /// For [`FileKind::Memory`]: the memory's name as this machine's index knows it (`state.db`);
     /// names the copy `NAME (from HOST)`. `None`: the front-matter `name` key, else the stem with
-    /// `_` read as spaces (Elroy's rule, formats.md §6.3).
+    /// `_` read as spaces (Elroy's rule, `docs/formats.md#memory-index-sync`).
     pub memory_name: Option<&'a str>,
 }
 

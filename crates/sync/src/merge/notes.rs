@@ -1,5 +1,5 @@
-//! MEMORY.md and USER.md (formats.md §7): the `memory` tool's `- ` entries merge as sets, the
-//! lines a person wrote stay in place.
+//! MEMORY.md and USER.md (`docs/formats.md#notes-and-bootstrap-files`): the `memory` tool's `- `
+//! entries merge as sets, the lines a person wrote stay in place.
 //!
 //! A line merge first (diff3): regions changed on one side take that side. Where both sides
 //! changed a region, its lines merge as a set: ours' lines, minus lines of the base that theirs

@@ -1,5 +1,6 @@
 //! The merge rules of issue 17 point 2, on files in elroy's format (from the `elroy-home-0.5.0`
-//! fixture and formats.md's worked examples), asserting the exact merged bytes and the report.
+//! fixture and `docs/formats.md`'s worked examples), asserting the exact merged bytes and the
+//! report.
 
 use jiff::Timestamp;
 
@@ -108,7 +109,7 @@ fn agenda_front_matter_merges_key_by_key_and_the_later_change_wins() {
 }
 
 const RENT: &str = "agenda/Pay_rent.md";
-/// formats.md §4.5's hybrid due item.
+/// `docs/formats.md#agenda-items`'s hybrid due item.
 const RENT_BASE: &str = "---
 completed: false
 date: '2026-11-30'

@@ -1,4 +1,4 @@
-//! The checklist tools (`tools.md` §1.4–§1.6).
+//! The checklist tools (`docs/tools.md#agenda`).
 
 use elroy_agenda::AgendaStore;
 use elroy_core::{ToolContext, ToolError, ToolOutput, TypedTool};
@@ -14,7 +14,7 @@ elroy_core::tool_args! {
     }
 }
 
-/// `add_agenda_checklist_item` (`tools.md` §1.4).
+/// `add_agenda_checklist_item` (`docs/tools.md#add_agenda_checklist_item`).
 #[derive(Debug, Clone, Copy, Default)]
 pub struct AddAgendaChecklistItem;
 
@@ -43,7 +43,7 @@ elroy_core::tool_args! {
     }
 }
 
-/// `complete_agenda_checklist_item` (`tools.md` §1.5).
+/// `complete_agenda_checklist_item` (`docs/tools.md#complete_agenda_checklist_item`).
 #[derive(Debug, Clone, Copy, Default)]
 pub struct CompleteAgendaChecklistItem;
 
@@ -73,7 +73,7 @@ elroy_core::tool_args! {
     }
 }
 
-/// `edit_agenda_checklist_item` (`tools.md` §1.6).
+/// `edit_agenda_checklist_item` (`docs/tools.md#edit_agenda_checklist_item`).
 #[derive(Debug, Clone, Copy, Default)]
 pub struct EditAgendaChecklistItem;
 

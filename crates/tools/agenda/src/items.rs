@@ -1,5 +1,5 @@
 //! `add_agenda_item`, `complete_agenda_item`, `delete_agenda_item`, `add_agenda_item_update`,
-//! `list_agenda_items` (`tools.md` §1.1–§1.3, §1.7–§1.8).
+//! `list_agenda_items` (`docs/tools.md#agenda`, `docs/tools.md#agenda`).
 
 use elroy_agenda::AgendaStore;
 use elroy_core::{
@@ -17,7 +17,7 @@ elroy_core::tool_args! {
     }
 }
 
-/// `add_agenda_item`: a new plain agenda item (`tools.md` §1.1).
+/// `add_agenda_item`: a new plain agenda item (`docs/tools.md#add_agenda_item`).
 #[derive(Debug, Clone, Copy, Default)]
 pub struct AddAgendaItem;
 
@@ -58,7 +58,7 @@ impl ToolArgs for ItemNameArgs {
     }
 }
 
-/// `complete_agenda_item` (`tools.md` §1.2).
+/// `complete_agenda_item` (`docs/tools.md#complete_agenda_item`).
 #[derive(Debug, Clone, Copy, Default)]
 pub struct CompleteAgendaItem;
 
@@ -77,7 +77,7 @@ impl TypedTool for CompleteAgendaItem {
     }
 }
 
-/// `delete_agenda_item` (`tools.md` §1.3); unpins the item (D13).
+/// `delete_agenda_item` (`docs/tools.md#delete_agenda_item`); unpins the item (D13).
 #[derive(Debug, Clone, Copy, Default)]
 pub struct DeleteAgendaItem;
 
@@ -108,7 +108,7 @@ elroy_core::tool_args! {
     }
 }
 
-/// `add_agenda_item_update` (`tools.md` §1.7).
+/// `add_agenda_item_update` (`docs/tools.md#add_agenda_item_update`).
 #[derive(Debug, Clone, Copy, Default)]
 pub struct AddAgendaItemUpdate;
 
@@ -136,9 +136,9 @@ elroy_core::tool_args! {
     }
 }
 
-/// `list_agenda_items` (`tools.md` §1.8): compact JSON of the active plain items of a date. When
-/// agenda files cannot be read, `skipped_files` (their count) and `skipped` (`{file, reason}`
-/// each) follow `items`.
+/// `list_agenda_items` (`docs/tools.md#list_agenda_items`): compact JSON of the active plain items
+/// of a date. When agenda files cannot be read, `skipped_files` (their count) and `skipped`
+/// (`{file, reason}` each) follow `items`.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct ListAgendaItems;
 

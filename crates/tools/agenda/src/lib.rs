@@ -1,6 +1,6 @@
 //! # elroy-tools-agenda
 //!
-//! The 8 agenda tools of `shared/spec/tools.md` §1 over [`elroy_agenda::AgendaStore`]:
+//! The 8 agenda tools of `docs/tools.md#agenda` over [`elroy_agenda::AgendaStore`]:
 //! `add_agenda_item`, `add_agenda_checklist_item`, `add_agenda_item_update`,
 //! `complete_agenda_checklist_item`, `complete_agenda_item`, `delete_agenda_item`,
 //! `edit_agenda_checklist_item` and `list_agenda_items`. Schemas are Elroy 0.5.0's (K1), success
@@ -39,7 +39,7 @@ pub(crate) fn tool_error(e: elroy_agenda::AgendaError) -> ToolError {
     ToolError::new(e.message())
 }
 
-/// Parses an optional `item_date`, defaulting to today (`tools.md` §1.1 step 1).
+/// Parses an optional `item_date`, defaulting to today (`docs/tools.md#add_agenda_item` step 1).
 pub(crate) fn item_date(
     ctx: &elroy_core::ToolContext,
     item_date: Option<&str>,

@@ -1,5 +1,6 @@
-//! The files each kind of tool call leaves (`formats.md` §4.5 worked examples, byte for byte), as
-//! insta snapshots too: sorted keys, PyYAML list layout, quoting, `## Updates`, no trailing newline.
+//! The files each kind of tool call leaves (`docs/formats.md#agenda-items` worked examples, byte
+//! for byte), as insta snapshots too: sorted keys, PyYAML list layout, quoting, `## Updates`, no
+//! trailing newline.
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 

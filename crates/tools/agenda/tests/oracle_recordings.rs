@@ -18,10 +18,14 @@ use serde_json::Value;
 /// `(recording, seq, why)`: calls whose result differs from Elroy's on purpose.
 const DECIDED: &[(&str, u64, &str)] = &[
     // Call 42 renamed "Überweisung an Vermieter" to "Überweisung an Vermieter :", which sanitizes
-    // to the same base: tools.md §2.4 keeps the file, Elroy moves it to `…-2`. Call 43 then
-    // creates "üBERWEISUNG AN vERMIETER :", whose file is `…-2` with us (unique names ignore case,
-    // D12), so `Überweisung_an_Vermieter-2` names another item in the calls below.
-    ("oracle_seed31.json", 57, "§2.4 rename keeps the file; D12"),
+    // to the same base: `docs/tools.md#rename_due_item` keeps the file, Elroy moves it to `…-2`.
+    // Call 43 then creates "üBERWEISUNG AN vERMIETER :", whose file is `…-2` with us (unique names
+    // ignore case, D12), so `Überweisung_an_Vermieter-2` names another item in the calls below.
+    (
+        "oracle_seed31.json",
+        57,
+        "`docs/tools.md#rename_due_item` rename keeps the file; D12",
+    ),
     ("oracle_seed31.json", 59, "follows from call 57"),
     ("oracle_seed31.json", 67, "follows from call 57"),
 ];

@@ -559,8 +559,9 @@ fn d5_crlf_files_are_read_and_rewritten_as_lf_with_the_body_intact() {
     );
 }
 
-/// `tools.md` §2.4 step 5: a new name with the same sanitized base keeps the file (Elroy 0.5.0
-/// moves it to `-2`, found by an oracle run); D12: file names are unique ignoring case.
+/// `docs/tools.md#rename_due_item` step 5: a new name with the same sanitized base keeps the file
+/// (Elroy 0.5.0 moves it to `-2`, found by an oracle run); D12: file names are unique ignoring
+/// case.
 #[test]
 fn rename_to_the_same_base_keeps_the_file_and_names_ignore_case() {
     let home = home_in("UTC");

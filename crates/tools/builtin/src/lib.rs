@@ -10,7 +10,7 @@ mod schema_doc;
 
 pub use schema_doc::{SCHEMA_DOC_PATH, tools_schema_markdown};
 
-/// A registry holding every built-in tool (`tools.md`: the 40 seed tools and `memory`).
+/// A registry holding every built-in tool (`docs/tools.md`: the 40 seed tools and `memory`).
 pub fn builtin_registry() -> ToolRegistry {
     let mut registry = ToolRegistry::new();
     // One line per tool family.

@@ -1,5 +1,6 @@
-//! The contrib repository: `create_contrib_repo` (`tools.md` §9.2) and the home contrib directory
-//! that `edit_contrib_with_codex` prepares (§9.4 step 2).
+//! The contrib repository: `create_contrib_repo` (`docs/tools.md#create_contrib_repo`) and the home
+//! contrib directory that `edit_contrib_with_codex` prepares
+//! (`docs/tools.md#edit_contrib_with_codex` step 2).
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -118,7 +119,7 @@ fn write_new(target: &Path, content: &str, executable: bool) -> std::io::Result<
 
 /// Makes sure `$ELROY_HOME/contrib/` exists as the root of a git repository with `README.md` and
 /// `.gitignore`, committed as `Initial Elroy contrib repo` when the repository has no commit yet
-/// (`tools.md` §9.4 step 2). Returns the directory.
+/// (`docs/tools.md#edit_contrib_with_codex` step 2). Returns the directory.
 pub(crate) fn ensure_home_contrib(dir: PathBuf, now: Timestamp) -> Result<PathBuf, ToolError> {
     ensure_dir(&dir)?;
     let (repo, _) = git::open_or_init(&dir)?;

@@ -1,4 +1,4 @@
-//! Codex's `exec --json` events (`tools.md` §9.3 step 5).
+//! Codex's `exec --json` events (`docs/tool-rules.md#running-codex` step 5).
 
 use serde_json::Value;
 

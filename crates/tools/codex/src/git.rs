@@ -7,7 +7,8 @@ use std::path::Path;
 use git2::{ErrorCode, IndexAddOption, ObjectType, Oid, Repository, Signature, StatusOptions};
 use jiff::Timestamp;
 
-/// The author and committer when the repository configures none (`tools.md` §9.2 step 5).
+/// The author and committer when the repository configures none
+/// (`docs/tools.md#create_contrib_repo` step 5).
 pub const FALLBACK_NAME: &str = "Elroy Contrib";
 /// The fallback e-mail.
 pub const FALLBACK_EMAIL: &str = "elroy-contrib@example.local";
@@ -153,7 +154,8 @@ fn status_options() -> StatusOptions {
 }
 
 /// For every path the repository status reports: its status bits and the hash of its working-tree
-/// content (`deleted` when absent), keyed by repo-relative path (`tools.md` §9.3 step 8).
+/// content (`deleted` when absent), keyed by repo-relative path (`docs/tool-rules.md#running-codex`
+/// step 8).
 pub fn snapshot(repo: &Repository) -> BTreeMap<String, (u32, String)> {
     let mut out = BTreeMap::new();
     let Some(workdir) = repo.workdir() else {

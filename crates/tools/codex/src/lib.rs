@@ -1,6 +1,7 @@
 //! # elroy-tools-codex
 //!
-//! The Codex and contrib tool family (`shared/spec/tools.md` §9.2–§9.6; decisions D14, D16):
+//! The Codex and contrib tool family (`docs/tools.md#codex-and-contrib-plugins`; decisions D14,
+//! D16):
 //!
 //! - [`CreateContribRepo`] (`create_contrib_repo`): a git repository (git2) with the sample plugin
 //!   `hello_tool`, the sample panel `hello_panel`, a README and a .gitignore, committed.
@@ -13,8 +14,8 @@
 //!   filter.
 //!
 //! Sessions are kept by a [`CodexSessionStore`] found in [`elroy_core::Services`] as
-//! [`CodexSessions`]: [`SqliteSessionStore`] over the `state.db` table of `formats.md` §9.7 in the
-//! runtime, [`MemorySessionStore`] in tests.
+//! [`CodexSessions`]: [`SqliteSessionStore`] over the `state.db` table of
+//! `docs/formats.md#codex-sessions` in the runtime, [`MemorySessionStore`] in tests.
 
 mod contrib;
 mod events;

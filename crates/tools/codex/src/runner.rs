@@ -1,5 +1,5 @@
-//! Running Codex (`tools.md` §9.3): command line, session row, events, status, touched paths,
-//! optional commit, session file, result JSON.
+//! Running Codex (`docs/tool-rules.md#running-codex`): command line, session row, events, status,
+//! touched paths, optional commit, session file, result JSON.
 
 use std::hash::{BuildHasher, Hasher};
 use std::path::{Path, PathBuf};
@@ -92,7 +92,8 @@ pub(crate) fn command_line(
     Ok(words)
 }
 
-/// Runs Codex for `request` and returns the tool result (§9.3 steps 1–12).
+/// Runs Codex for `request` and returns the tool result (`docs/tool-rules.md#running-codex` steps
+/// 1–12).
 pub(crate) async fn run_codex(
     ctx: &ToolContext,
     request: RunRequest,
@@ -210,7 +211,8 @@ pub(crate) async fn run_codex(
     }
 }
 
-/// The summary lines of §9.3 step 10 (with the read-only warning of §9.5 step 4).
+/// The summary lines of `docs/tool-rules.md#running-codex` step 10 (with the read-only warning of
+/// `docs/tools.md#inspect_elroy_with_codex` step 4).
 fn summary(session: &CodexSession, request: &RunRequest) -> String {
     let mut lines = vec![format!(
         "Codex session {} ran in {} (scope: {}).",
@@ -245,7 +247,7 @@ fn summary(session: &CodexSession, request: &RunRequest) -> String {
     lines.join("\n")
 }
 
-/// The result JSON of §9.3 step 10, keys in order.
+/// The result JSON of `docs/tool-rules.md#running-codex` step 10, keys in order.
 fn result_json(session: &CodexSession) -> Value {
     json!({
         "session_id": session.session_id,

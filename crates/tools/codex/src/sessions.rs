@@ -1,5 +1,6 @@
-//! `edit_contrib_with_codex` (§9.4), `inspect_elroy_with_codex` (§9.5) and `list_codex_sessions`
-//! (§9.6).
+//! `edit_contrib_with_codex` (`docs/tools.md#edit_contrib_with_codex`), `inspect_elroy_with_codex`
+//! (`docs/tools.md#inspect_elroy_with_codex`) and `list_codex_sessions`
+//! (`docs/tools.md#list_codex_sessions`).
 
 use std::path::PathBuf;
 
@@ -96,7 +97,7 @@ elroy_core::tool_args! {
 pub struct InspectElroyWithCodex;
 
 /// The source tree for inspections: `elroy_source_path`, else the workspace this crate was built
-/// from if it still has a `Cargo.toml` (`tools.md` §9.5 step 2).
+/// from if it still has a `Cargo.toml` (`docs/tools.md#inspect_elroy_with_codex` step 2).
 fn source_tree(config: &Config) -> Result<PathBuf, ToolError> {
     if let Some(configured) = &config.settings.elroy_source_path {
         let cwd = std::env::current_dir().unwrap_or_default();

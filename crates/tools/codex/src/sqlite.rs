@@ -1,5 +1,5 @@
 //! [`SqliteSessionStore`]: Codex sessions in the `codex_sessions` table of `state.db`
-//! (`formats.md` §9.7), created by elroy-db's migrations.
+//! (`docs/formats.md#codex-sessions`), created by elroy-db's migrations.
 
 use std::sync::Arc;
 
@@ -212,8 +212,8 @@ impl CodexSessionStore for SqliteSessionStore {
     }
 }
 
-/// The Codex session store of a runtime (`formats.md` §9.7): SQLite over the [`Db`] in
-/// `services` when there is one, else in memory. At start-up, sessions still `running` that
+/// The Codex session store of a runtime (`docs/formats.md#codex-sessions`): SQLite over the [`Db`]
+/// in `services` when there is one, else in memory. At start-up, sessions still `running` that
 /// started more than `codex_timeout_seconds` ago are marked failed.
 ///
 /// Returns the store and a warning when that clean-up failed.

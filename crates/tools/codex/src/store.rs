@@ -1,5 +1,5 @@
-//! Recorded Codex sessions (`formats.md` §9.7): the record, the store trait, and an in-memory
-//! store. The SQLite store over `state.db` lives in [`crate::sqlite`].
+//! Recorded Codex sessions (`docs/formats.md#codex-sessions`): the record, the store trait, and an
+//! in-memory store. The SQLite store over `state.db` lives in [`crate::sqlite`].
 
 use std::sync::{Arc, Mutex};
 
@@ -69,7 +69,7 @@ impl SessionStatus {
     }
 }
 
-/// A command Codex ran (`tools.md` §9.3 step 5).
+/// A command Codex ran (`docs/tool-rules.md#running-codex` step 5).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CommandRecord {
     /// The command line.
@@ -125,7 +125,7 @@ pub struct CodexSession {
     pub model: Option<String>,
     /// The state.
     pub status: SessionStatus,
-    /// The summary lines (§9.3 step 10).
+    /// The summary lines (`docs/tool-rules.md#running-codex` step 10).
     pub summary: String,
     /// Codex's final message (or the failure message).
     pub final_message: String,
@@ -173,8 +173,8 @@ pub trait CodexSessionStore: Send + Sync + std::fmt::Debug {
     ) -> Result<Vec<CodexSession>, String>;
 
     /// Marks sessions still `running` that started before `cutoff` as `failed` with the final
-    /// message `Elroy exited before the Codex session finished.` (`formats.md` §9.7); returns how
-    /// many.
+    /// message `Elroy exited before the Codex session finished.`
+    /// (`docs/formats.md#codex-sessions`); returns how many.
     ///
     /// # Errors
     /// A short description of the storage failure.
@@ -284,7 +284,8 @@ impl CodexSessionStore for MemorySessionStore {
     }
 }
 
-/// A database timestamp: UTC `YYYY-MM-DDTHH:MM:SS.ffffffZ` (`formats.md` §8.2).
+/// A database timestamp: UTC `YYYY-MM-DDTHH:MM:SS.ffffffZ`
+/// (`docs/formats.md#timestamps-elroy-writes`).
 pub fn format_time(ts: Timestamp) -> String {
     ts.strftime("%Y-%m-%dT%H:%M:%S.%6fZ").to_string()
 }

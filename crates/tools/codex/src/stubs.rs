@@ -1,4 +1,4 @@
-//! The contrib repository's stub files, byte for byte (`tools.md` §9.2).
+//! The contrib repository's stub files, byte for byte (`docs/tools.md#create_contrib_repo`).
 
 /// `hello_tool`: a sample plugin tool (mode 0755).
 pub const HELLO_TOOL: &str = r#"#!/bin/sh

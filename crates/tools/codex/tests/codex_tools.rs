@@ -1,4 +1,4 @@
-//! The Codex tools with a fake `codex` program (`tools.md` §9.3–§9.6).
+//! The Codex tools with a fake `codex` program (`docs/tools.md#codex-and-contrib-plugins`).
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
@@ -60,7 +60,7 @@ async fn edit_contrib_records_the_session_and_commits_the_change() {
     );
     assert!(is_clean(&contrib));
 
-    // The command line of §9.3 step 2.
+    // The command line of `docs/tool-rules.md#running-codex` step 2.
     let args = env.args(1);
     assert_eq!(
         args[..9],

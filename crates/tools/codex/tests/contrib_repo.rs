@@ -1,4 +1,5 @@
-//! `create_contrib_repo` (`tools.md` §9.2), and its sample plugin through the plugin loader.
+//! `create_contrib_repo` (`docs/tools.md#create_contrib_repo`), and its sample plugin through the
+//! plugin loader.
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 

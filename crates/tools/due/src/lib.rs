@@ -1,6 +1,6 @@
 //! # elroy-tools-due
 //!
-//! The 6 due-item tools of `shared/spec/tools.md` §2 over [`elroy_agenda::AgendaStore`]:
+//! The 6 due-item tools of `docs/tools.md#due-items` over [`elroy_agenda::AgendaStore`]:
 //! `create_due_item` (pins the new item, D13), `complete_due_item`, `delete_due_item` (unpins),
 //! `print_due_item`, `rename_due_item` and `update_due_item_text`. Schemas and success strings are
 //! Elroy 0.5.0's (K1, K3); trigger times accept relative forms and are shown in local time with

@@ -1,4 +1,4 @@
-//! The due-item tools (`tools.md` §2.1–§2.6).
+//! The due-item tools (`docs/tools.md#due-items`).
 
 use elroy_agenda::{
     AgendaError, AgendaStore, NewDueItem, format_spoken_instant, understand_trigger,
@@ -26,12 +26,12 @@ elroy_core::tool_args! {
     }
 }
 
-/// `create_due_item` (`tools.md` §2.1): returns `Pin(("AgendaItem", id))`. `trigger_time` is
-/// read by [`understand_trigger`]: Elroy 0.5.0's formats, times as people say them, and
-/// repetitions (issue 24), which store their rule in the `recurrence` key. When it was not one of
-/// Elroy's formats, the success text keeps Elroy's sentence and adds what was understood:
-/// `… created for tomorrow 9am (Wed 2026-03-18 09:00 +01:00).`, for a repetition with its rule
-/// in words.
+/// `create_due_item` (`docs/tools.md#create_due_item`): returns `Pin(("AgendaItem", id))`.
+/// `trigger_time` is read by [`understand_trigger`]: Elroy 0.5.0's formats, times as people say
+/// them, and repetitions (issue 24), which store their rule in the `recurrence` key. When it was
+/// not one of Elroy's formats, the success text keeps Elroy's sentence and adds what was
+/// understood: `… created for tomorrow 9am (Wed 2026-03-18 09:00 +01:00).`, for a repetition with
+/// its rule in words.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct CreateDueItem;
 
@@ -87,7 +87,7 @@ elroy_core::tool_args! {
     }
 }
 
-/// `complete_due_item` (`tools.md` §2.2).
+/// `complete_due_item` (`docs/tools.md#complete_due_item`).
 #[derive(Debug, Clone, Copy, Default)]
 pub struct CompleteDueItem;
 
@@ -137,7 +137,8 @@ elroy_core::tool_args! {
     }
 }
 
-/// `delete_due_item` (`tools.md` §2.3): removes the file; returns `Unpin(("AgendaItem", id))`.
+/// `delete_due_item` (`docs/tools.md#delete_due_item`): removes the file; returns
+/// `Unpin(("AgendaItem", id))`.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct DeleteDueItem;
 
@@ -165,7 +166,8 @@ elroy_core::tool_args! {
     }
 }
 
-/// `print_due_item` (`tools.md` §2.6): trigger time in local time with the offset (D7).
+/// `print_due_item` (`docs/tools.md#print_due_item`): trigger time in local time with the offset
+/// (D7).
 #[derive(Debug, Clone, Copy, Default)]
 pub struct PrintDueItem;
 
@@ -189,7 +191,7 @@ elroy_core::tool_args! {
     }
 }
 
-/// `rename_due_item` (`tools.md` §2.4).
+/// `rename_due_item` (`docs/tools.md#rename_due_item`).
 #[derive(Debug, Clone, Copy, Default)]
 pub struct RenameDueItem;
 
@@ -223,7 +225,7 @@ elroy_core::tool_args! {
     }
 }
 
-/// `update_due_item_text` (`tools.md` §2.5).
+/// `update_due_item_text` (`docs/tools.md#update_due_item_text`).
 #[derive(Debug, Clone, Copy, Default)]
 pub struct UpdateDueItemText;
 

@@ -1,6 +1,7 @@
 //! # elroy-tools-feature-requests
 //!
-//! The feature-request tools of `tools.md` §5 with Elroy 0.5.0's schemas (K1) and strings (K3):
+//! The feature-request tools of `docs/tools.md#feature-requests` with Elroy 0.5.0's schemas (K1)
+//! and strings (K3):
 //! [`MakeFeatureRequest`], [`EditFeatureRequest`], [`ListFeatureRequests`]. They work on the
 //! [`FeatureRequestStore`] the runtime puts in the context's services.
 
@@ -35,7 +36,8 @@ tool_args! {
     }
 }
 
-/// `make_feature_request` (`tools.md` §5.2): merges into a duplicate or creates a new file.
+/// `make_feature_request` (`docs/tools.md#make_feature_request`): merges into a duplicate or
+/// creates a new file.
 ///
 /// Results: `Created feature request: {title} ({file name}).` or
 /// `Merged into existing feature request: {title} ({file name}; match reason: {reason}).`
@@ -79,7 +81,7 @@ tool_args! {
     }
 }
 
-/// `edit_feature_request` (`tools.md` §5.3). A miss is an ordinary result:
+/// `edit_feature_request` (`docs/tools.md#edit_feature_request`). A miss is an ordinary result:
 /// `Feature request '{identifier}' not found.`; success is
 /// `Updated feature request: {new title} ({file name}).`
 pub struct EditFeatureRequest;
@@ -106,8 +108,8 @@ impl TypedTool for EditFeatureRequest {
     }
 }
 
-/// `list_feature_requests` (`tools.md` §5.1): every request in file-name order, closed ones
-/// included; unreadable files are reported after the list (R7).
+/// `list_feature_requests` (`docs/tools.md#list_feature_requests`): every request in file-name
+/// order, closed ones included; unreadable files are reported after the list (R7).
 pub struct ListFeatureRequests;
 
 impl TypedTool for ListFeatureRequests {
@@ -121,7 +123,7 @@ impl TypedTool for ListFeatureRequests {
     }
 }
 
-/// The text of `list_feature_requests` for these entries (`tools.md` §5.1).
+/// The text of `list_feature_requests` for these entries (`docs/tools.md#list_feature_requests`).
 pub fn render_listing(entries: &[Entry]) -> String {
     let mut lines: Vec<String> = Vec::new();
     let mut skipped: Vec<elroy_core::FileWarning> = Vec::new();

@@ -1,5 +1,6 @@
-//! `tools.md` §5 and `formats.md` §5: the worked example byte for byte, lookup, the R4/R7 cases,
-//! and a request written here read back with Elroy's loader rules.
+//! `docs/tools.md#feature-requests` and `docs/formats.md#feature-requests`: the worked example byte
+//! for byte, lookup, the R4/R7 cases, and a request written here read back with Elroy's loader
+//! rules.
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
@@ -287,8 +288,9 @@ fn unknown_keys_survive_an_edit() {
     );
 }
 
-/// A request made here, read back with Elroy's loader rules (`formats.md` §5.3), keeps every
-/// field, including YAML-significant and non-ASCII text and a multi-line summary.
+/// A request made here, read back with Elroy's loader rules
+/// (`docs/formats.md#loading-a-feature-request`), keeps every field, including YAML-significant and
+/// non-ASCII text and a multi-line summary.
 #[test]
 fn written_request_reads_back_with_every_field() {
     let home = tempfile::tempdir().unwrap();

@@ -63,8 +63,8 @@ fn seed_23_before_the_emoji_title() {
 
 /// The whole of seed 23. Elroy names the file of `Voice input 🎙️` `voice-input-.md`: Python's
 /// `\w` does not match U+FE0F (a mark), so it becomes `_` and is stripped; `sanitize_filename`
-/// follows Python's classes (where `formats.md` §2.1 says marks are word characters, Elroy's
-/// behaviour wins for file-name compatibility, K4).
+/// follows Python's classes (where `docs/formats.md#file-names` says marks are word characters,
+/// Elroy's behaviour wins for file-name compatibility, K4).
 #[test]
 fn seed_23_whole() {
     assert_eq!(replay(include_str!("data/oracle_seed23.json"), None), 76);

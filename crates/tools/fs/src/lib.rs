@@ -1,6 +1,6 @@
 //! # elroy-tools-fs
 //!
-//! The filesystem tools of `shared/spec/tools.md` §6: `pwd`, `ls` and `read_file`. Paths resolve
+//! The filesystem tools of `docs/tool-rules.md#paths`: `pwd`, `ls` and `read_file`. Paths resolve
 //! against the call's working directory (`ToolContext::cwd`); a leading `~` is expanded to `$HOME`
 //! first (decision D17). File contents are opaque text (robustness R17) and come back in bounded
 //! pieces (R18).

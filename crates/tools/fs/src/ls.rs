@@ -1,4 +1,4 @@
-//! `ls` (`tools.md` §6.2).
+//! `ls` (`docs/tools.md#ls`).
 
 use std::path::{Path, PathBuf};
 

@@ -1,4 +1,4 @@
-//! Path resolution and display shared by the filesystem tools (`tools.md` §6).
+//! Path resolution and display shared by the filesystem tools (`docs/tool-rules.md#paths`).
 
 use std::path::{Component, Path, PathBuf};
 

@@ -1,4 +1,4 @@
-//! `pwd` (`tools.md` §6.1).
+//! `pwd` (`docs/tools.md#pwd`).
 
 use elroy_core::{NoArgs, ToolContext, ToolError, ToolOutput, TypedTool};
 

@@ -1,4 +1,4 @@
-//! `read_file` (`tools.md` §6.3; robustness R17, R18).
+//! `read_file` (`docs/tools.md#read_file`; robustness R17, R18).
 
 use elroy_core::{ToolContext, ToolError, ToolOutput, TypedTool};
 use serde_json::json;

@@ -1,4 +1,5 @@
-//! The examples of `tools.md` §6 and robustness R17/R18, through the registry (validation included).
+//! The examples of `docs/tool-rules.md#paths` and robustness R17/R18, through the registry
+//! (validation included).
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 

@@ -1,5 +1,6 @@
-//! `print_memory` (`tools.md` §3.2), `add_memory_to_current_context` (§3.6) and
-//! `drop_memory_from_current_context` (§3.7).
+//! `print_memory` (`docs/tools.md#print_memory`), `add_memory_to_current_context`
+//! (`docs/tools.md#add_memory_to_current_context`) and `drop_memory_from_current_context`
+//! (`docs/tools.md#drop_memory_from_current_context`).
 
 use elroy_core::{Effect, ToolContext, ToolError, ToolOutput, TypedTool};
 

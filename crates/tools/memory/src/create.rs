@@ -1,4 +1,5 @@
-//! `create_memory` (`tools.md` §3.1) and `update_outdated_or_incorrect_memory` (§3.3).
+//! `create_memory` (`docs/tools.md#create_memory`) and `update_outdated_or_incorrect_memory`
+//! (`docs/tools.md#update_outdated_or_incorrect_memory`).
 
 use elroy_core::{Effect, ToolContext, ToolError, ToolOutput, TypedTool};
 use elroy_memory::MemorySource;
@@ -38,8 +39,8 @@ impl TypedTool for CreateMemory {
             None => Vec::new(),
         };
         // Files added or removed by hand since the last listing are indexed first, so their ids
-        // count for the new one (formats.md §6.2); nothing is listed when the directory is as
-        // the last listing (or Elroy's own last write) left it.
+        // count for the new one (`docs/formats.md#memory-ids`); nothing is listed when the
+        // directory is as the last listing (or Elroy's own last write) left it.
         // A sync that cannot write the index (a full disk) does not stop the creation, whose
         // own write then fails with an error naming the file.
         let _ = store.sync_if_changed(ctx.time.now());
@@ -51,8 +52,8 @@ impl TypedTool for CreateMemory {
             |c| c.settings.memories_between_consolidation,
         );
         let between = i64::try_from(between).unwrap_or(i64::MAX);
-        // The consolidation itself is the orchestrator's background work (orchestrator.md §12.2);
-        // the store's flag tells it consolidation became due.
+        // The consolidation itself is the orchestrator's background work
+        // (`docs/behaviour.md#consolidation`); the store's flag tells it consolidation became due.
         store.record_op_tracked(between).map_err(err)?;
         let mut out = ToolOutput::text(format!("New memory created: {}", args.name));
         out.effects = store

@@ -1,4 +1,4 @@
-//! `examine_memories` (`tools.md` §3.4, D10): readable markdown sections.
+//! `examine_memories` (`docs/tools.md#examine_memories`, D10): readable markdown sections.
 
 use elroy_core::{Effect, ToolContext, ToolError, ToolOutput, TypedTool};
 use elroy_memory::{MemoryQuery, recall};
@@ -105,9 +105,9 @@ impl TypedTool for ExamineMemories {
     fn run(&self, ctx: &ToolContext, args: ExamineArgs) -> Result<ToolOutput, ToolError> {
         let store = store(ctx)?;
         // A memory search picks up files added, removed or renamed since the last listing
-        // (formats.md §6.3 as issue 14 overrides it); the memories it finds are checked by stat.
-        // A sync that cannot write the index (a full disk) leaves the search to the index as
-        // it is.
+        // (`docs/formats.md#memory-index-sync` as issue 14 overrides it); the memories it finds are
+        // checked by stat. A sync that cannot write the index (a full disk) leaves the search to
+        // the index as it is.
         let _ = store.sync_if_changed(ctx.time.now());
         // A memory whose file cannot be read is skipped and named; the others are returned.
         let found = store

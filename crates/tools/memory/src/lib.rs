@@ -1,6 +1,6 @@
 //! # elroy-tools-memory
 //!
-//! The memory and context tools of `shared/spec/tools.md` §3: `create_memory`, `print_memory`,
+//! The memory and context tools of `docs/tools.md#memories`: `create_memory`, `print_memory`,
 //! `update_outdated_or_incorrect_memory`, `examine_memories` (D10), `get_source_content_for_memory`,
 //! `add_memory_to_current_context`, `drop_memory_from_current_context`. (`get_fast_recall` is in
 //! elroy-tools-session.)

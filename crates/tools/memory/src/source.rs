@@ -1,4 +1,5 @@
-//! `get_source_content_for_memory` (`tools.md` §3.5); the conversation snapshot rendering is
+//! `get_source_content_for_memory` (`docs/tools.md#get_source_content_for_memory`); the
+//! conversation snapshot rendering is
 //! [`elroy_transcript::render_snapshot`].
 
 use elroy_core::{ToolContext, ToolError, ToolOutput, TypedTool};
@@ -24,9 +25,9 @@ pub struct GetSourceContentForMemory;
 /// A resolved source, rendered.
 pub(crate) type Rendered = String;
 
-/// Resolves `memory`'s sources in order (`tools.md` §3.5 step 2) and renders each; sources that
-/// cannot be resolved are dropped (`AgendaItem` sources also when no agenda store is open, and
-/// `Memory` sources whose file is missing or unreadable).
+/// Resolves `memory`'s sources in order (`docs/tools.md#get_source_content_for_memory` step 2) and
+/// renders each; sources that cannot be resolved are dropped (`AgendaItem` sources also when no
+/// agenda store is open, and `Memory` sources whose file is missing or unreadable).
 pub(crate) fn resolve_sources(
     ctx: &ToolContext,
     store: &MemoryStore,

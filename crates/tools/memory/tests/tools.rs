@@ -1,4 +1,4 @@
-//! The memory tools' schemas, outputs and context effects (`tools.md` §3).
+//! The memory tools' schemas, outputs and context effects (`docs/tools.md#memories`).
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
@@ -396,7 +396,7 @@ fn examine_memories_shows_due_items_after_memories() {
         r.content,
         "## Due item: Pay electricity bill\n\nTrigger time: 2026-03-20 09:00:00+05:30\nPay the electricity bill online."
     );
-    // An AgendaItem source renders as the item's rendering (formats.md §8.5).
+    // An AgendaItem source renders as the item's rendering (`docs/formats.md#renderings`).
     let bill = env
         .agenda
         .as_ref()

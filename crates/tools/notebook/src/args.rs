@@ -1,5 +1,6 @@
-//! [`MemoryArgs`]: the `memory` tool's arguments and schema (`tools.md` §10.2), written by hand
-//! because the schema has `enum` lists and the tool checks raw values itself (§10.3).
+//! [`MemoryArgs`]: the `memory` tool's arguments and schema (`docs/tools.md#memory`), written by
+//! hand because the schema has `enum` lists and the tool checks raw values itself
+//! (`docs/tool-rules.md#actions-and-checks`).
 
 use elroy_core::{ParamSpec, ParamType, ToolArgs};
 use serde::{Deserialize, Deserializer};

@@ -1,10 +1,10 @@
 //! # elroy-tools-notebook
 //!
-//! The toolnexus-style `memory` tool (`tools.md` §10): one tool, three actions (`add`,
+//! The toolnexus-style `memory` tool (`docs/tools.md#memory`): one tool, three actions (`add`,
 //! `replace`, `remove`) on two notes files of the user home, `MEMORY.md` (`target: self`, the
 //! default) and `USER.md` (`target: user`). Writes reach disk at once; the session's soul
-//! snapshot is not changed (`orchestrator.md` §2.3). The store is [`elroy_notebook::Notebook`],
-//! taken from the context's services.
+//! snapshot is not changed (`docs/behaviour.md#the-soul-snapshot`). The store is
+//! [`elroy_notebook::Notebook`], taken from the context's services.
 
 mod args;
 
@@ -19,8 +19,8 @@ pub fn register(registry: &mut ToolRegistry) {
     registry.register(sync_tool(MemoryTool));
 }
 
-/// The `memory` tool. Its checks run in the order of `tools.md` §10.3, so a call the argument
-/// validator did not see (an embedder, a test) gets the same messages:
+/// The `memory` tool. Its checks run in the order of `docs/tool-rules.md#actions-and-checks`, so a
+/// call the argument validator did not see (an embedder, a test) gets the same messages:
 /// `unknown action: {a}`, `unknown target: {t}`, `text must be a string`,
 /// `text must not be empty`, `with is required for replace`, `with must be a string`,
 /// `not found: {text}`, `{FILE} is not valid UTF-8; not modified`.
@@ -35,7 +35,8 @@ fn shown(value: &Value) -> String {
     }
 }
 
-/// Turns the raw arguments into a target and an edit (`tools.md` §10.3 steps 1–4).
+/// Turns the raw arguments into a target and an edit (`docs/tool-rules.md#actions-and-checks` steps
+/// 1–4).
 ///
 /// # Errors
 /// The tool's message for the first failed check.

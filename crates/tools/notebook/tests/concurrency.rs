@@ -1,5 +1,6 @@
-//! robustness.md R2: 8 processes, each adding 100 entries through the `memory` tool on the same
-//! MEMORY.md at once, leave all 800 entries, none missing or duplicated.
+//! R2 (`docs/behaviour.md#r2-text-someone-else-wrote-is-never-lost`): 8 processes, each adding 100
+//! entries through the `memory` tool on the same MEMORY.md at once, leave all 800 entries, none
+//! missing or duplicated.
 //!
 //! The test re-runs its own test binary as the 8 child processes (`child_adds_entries` does the
 //! work only when `ELROY_NOTEBOOK_TEST_HOME` is set), so every child has its own store handle,

@@ -1,4 +1,5 @@
-//! Every pinned case of `tools.md` §10.4 and the `memory` rows of robustness.md R1, R2, R5 and R6.
+//! Every pinned case of `docs/tool-rules.md#actions-and-checks` and the `memory` rows of R1
+//! (`docs/behaviour.md#r1-an-edit-changes-only-what-it-matched`), R2, R5 and R6.
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
@@ -130,7 +131,7 @@ fn add_trims_and_appends() {
             direct,
         );
     }
-    // formats.md §7.2 example.
+    // `docs/formats.md#notes-file-format` example.
     expect_ok(
         Some("# Long-term notes\n\n- Ask before booking travel.\n"),
         json!({"action":"add","text":"The user prefers short answers in the morning."}),
@@ -337,7 +338,7 @@ fn text_must_be_a_string() {
         "text must be a string",
         true,
     );
-    // Through the validator (tools.md §10.3, last paragraph).
+    // Through the validator (`docs/tool-rules.md#actions-and-checks`, last paragraph).
     expect_err(
         Some("- a\n"),
         json!({"action":"add"}),

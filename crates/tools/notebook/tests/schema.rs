@@ -1,4 +1,4 @@
-//! The `memory` schema equals the JSON of `tools.md` §10.2 by value and key order.
+//! The `memory` schema equals the JSON of `docs/tools.md#memory` by value and key order.
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 

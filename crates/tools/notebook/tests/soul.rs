@@ -1,5 +1,6 @@
-//! The soul snapshot is frozen for its session (`orchestrator.md` §2.3): a `memory` tool write
-//! reaches disk at once, the composed soul does not change, and the next composition has it.
+//! The soul snapshot is frozen for its session (`docs/behaviour.md#the-soul-snapshot`): a `memory`
+//! tool write reaches disk at once, the composed soul does not change, and the next composition has
+//! it.
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 

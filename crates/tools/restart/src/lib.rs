@@ -1,16 +1,17 @@
 //! # elroy-tools-restart
 //!
-//! `restart_session` (`tools.md` §7.2): in a front-end that can restart (the interactive chat,
+//! `restart_session` (`docs/tools.md#restart_session`): in a front-end that can restart (the
+//! interactive chat,
 //! [`Capabilities::can_restart`](elroy_core::Capabilities)), it answers
 //! `Restart scheduled. Elroy will restart after this response completes.` and returns a
 //! [`Effect::Restart`] with the resume message; elsewhere (one-shot messages, direct tool calls,
 //! background turns) it fails with `Session restart is not available in this Elroy runtime.`
-//! What happens next is `orchestrator.md` §13 (the chat re-executes itself with
+//! What happens next is `docs/behaviour.md#restarting-a-session` (the chat re-executes itself with
 //! `ELROY_RESTART_RESUME_MESSAGE`).
 
 use elroy_core::{Effect, ToolContext, ToolError, ToolOutput, ToolRegistry, TypedTool, sync_tool};
 
-/// The resume message when the model gives none (`tools.md` §7.2).
+/// The resume message when the model gives none (`docs/tools.md#restart_session`).
 pub const DEFAULT_RESUME_MESSAGE: &str =
     "Elroy just restarted. Send a brief message that you are back and ready to continue.";
 

@@ -1,7 +1,8 @@
 //! # elroy-tools-session
 //!
-//! The session and time tools of `shared/spec/tools.md` §7.1 and §3.8: `get_current_date` and
-//! `get_fast_recall`. (`restart_session`, §7.2, lives with the orchestrator, which can restart.)
+//! The session and time tools of `docs/tools.md#get_current_date` and
+//! `docs/tools.md#get_fast_recall`: `get_current_date` and `get_fast_recall`. (`restart_session`,
+//! `docs/tools.md#restart_session`, lives with the orchestrator, which can restart.)
 
 use elroy_core::{NoArgs, ToolContext, ToolError, ToolOutput, ToolRegistry, TypedTool, sync_tool};
 
@@ -28,13 +29,13 @@ impl TypedTool for GetCurrentDate {
 }
 
 /// The human display of an instant used by `get_current_date` and the session-context text
-/// (`formats.md` §8.3): `%A, %B %d, %Y %I:%M %p %Z`.
+/// (`docs/formats.md#displayed-times`): `%A, %B %d, %Y %I:%M %p %Z`.
 pub fn format_display_time(now: &jiff::ZonedDateTime) -> String {
     now.strftime("%A, %B %d, %Y %I:%M %p %Z").to_string()
 }
 
 /// A no-op that answers `OK`, so a model imitating the synthetic recall pairs is harmless
-/// (`tools.md` §3.8).
+/// (`docs/tools.md#get_fast_recall`).
 #[derive(Debug, Clone, Copy, Default)]
 pub struct GetFastRecall;
 

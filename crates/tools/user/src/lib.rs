@@ -1,9 +1,9 @@
 //! # elroy-tools-user
 //!
-//! The four user tools of `shared/spec/tools.md` §4: `get_user_full_name`,
+//! The four user tools of `docs/tools.md#user-profile`: `get_user_full_name`,
 //! `get_user_preferred_name`, `set_user_full_name`, `set_user_preferred_name`. They read and write
-//! the user's row of `user_preferences` (`formats.md` §9.2) through the [`Db`] found in
-//! `ctx.services`, for `ctx.user_id()`. Strings are Elroy's (K3).
+//! the user's row of `user_preferences` (`docs/formats.md#users-and-preferences`) through the
+//! [`Db`] found in `ctx.services`, for `ctx.user_id()`. Strings are Elroy's (K3).
 
 use std::sync::Arc;
 
@@ -19,7 +19,7 @@ pub fn register(registry: &mut ToolRegistry) {
         .register(sync_tool(SetUserPreferredName));
 }
 
-/// The name shown when none is stored (`tools.md` §4).
+/// The name shown when none is stored (`docs/tools.md#user-profile`).
 pub const DEFAULT_USER_NAME: &str = "User";
 
 fn db_and_user(ctx: &ToolContext) -> Result<(Arc<Db>, i64), ToolError> {
@@ -42,7 +42,8 @@ fn non_empty(v: Option<String>) -> Option<String> {
     v.filter(|s| !s.is_empty())
 }
 
-/// `get_user_full_name` (§4.1): the stored full name, or `Unknown name`.
+/// `get_user_full_name` (`docs/tools.md#get_user_full_name`): the stored full name, or `Unknown
+/// name`.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct GetUserFullName;
 
@@ -59,7 +60,8 @@ impl TypedTool for GetUserFullName {
     }
 }
 
-/// `get_user_preferred_name` (§4.2): the stored preferred name, or `User`.
+/// `get_user_preferred_name` (`docs/tools.md#get_user_preferred_name`): the stored preferred name,
+/// or `User`.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct GetUserPreferredName;
 
@@ -84,7 +86,7 @@ elroy_core::tool_args! {
     }
 }
 
-/// `set_user_full_name` (§4.3).
+/// `set_user_full_name` (`docs/tools.md#set_user_full_name`).
 #[derive(Debug, Clone, Copy, Default)]
 pub struct SetUserFullName;
 
@@ -123,7 +125,7 @@ elroy_core::tool_args! {
     }
 }
 
-/// `set_user_preferred_name` (§4.4).
+/// `set_user_preferred_name` (`docs/tools.md#set_user_preferred_name`).
 #[derive(Debug, Clone, Copy, Default)]
 pub struct SetUserPreferredName;
 

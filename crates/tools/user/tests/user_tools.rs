@@ -1,5 +1,5 @@
-//! The user tools through the registry, with Elroy's strings (`tools.md` §4), and their schemas
-//! against the golden file.
+//! The user tools through the registry, with Elroy's strings (`docs/tools.md#user-profile`), and
+//! their schemas against the golden file.
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 

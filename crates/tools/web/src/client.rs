@@ -1,5 +1,6 @@
-//! The HTTP client shared by the web tools (`tools.md` §8.0): user agent, redirects, proxies,
-//! whole-request timeout, body size cap, and the error messages of the §8.0 table.
+//! The HTTP client shared by the web tools (`docs/tool-rules.md#http-rules`): user agent,
+//! redirects, proxies, whole-request timeout, body size cap, and the error messages of the
+//! `docs/tool-rules.md#http-rules` table.
 
 use std::net::IpAddr;
 use std::time::Duration;
@@ -10,13 +11,14 @@ use reqwest::{NoProxy, Proxy, StatusCode, Url, redirect};
 
 use crate::address::{AddressRefusal, GuardedResolver, check_address};
 
-/// Bodies are read up to this many bytes; the rest is ignored (`tools.md` §8.1 step 5).
+/// Bodies are read up to this many bytes; the rest is ignored (`docs/tools.md#fetch_page` step 5).
 pub const MAX_BODY_BYTES: usize = 5_242_880;
 
-/// Redirects followed at most (`tools.md` §8.0).
+/// Redirects followed at most (`docs/tool-rules.md#http-rules`).
 pub const MAX_REDIRECTS: usize = 10;
 
-/// Hosts always contacted directly, whatever the proxy variables say (`tools.md` §8.0).
+/// Hosts always contacted directly, whatever the proxy variables say
+/// (`docs/tool-rules.md#http-rules`).
 const LOOPBACK_NO_PROXY: &str = "localhost,127.0.0.0/8,::1";
 
 /// Installs rustls' `ring` crypto provider as the process default, if none is installed yet.
@@ -152,11 +154,12 @@ impl WebClient {
     /// [`MAX_REDIRECTS`] times, each target checked like the first URL.
     ///
     /// # Errors
-    /// The §8.0 messages: `request timed out after {n} seconds: {url}`, `request failed: {url}:
-    /// {error}`, `too many redirects: {url}`, `redirect to unsupported URL scheme '{scheme}': {url}`
-    /// (`file:`, `data:`, `ftp:`, … are never followed, and never read as an empty page), and
-    /// `refused to fetch {url}: {address} is a loopback address (…)` (or `{host} resolves to
-    /// {address}, …`) for a hop whose address the rules of [`crate::address`] refuse.
+    /// The `docs/tool-rules.md#http-rules` messages: `request timed out after {n} seconds: {url}`,
+    /// `request failed: {url}: {error}`, `too many redirects: {url}`, `redirect to unsupported URL
+    /// scheme '{scheme}': {url}` (`file:`, `data:`, `ftp:`, … are never followed, and never read as
+    /// an empty page), and `refused to fetch {url}: {address} is a loopback address (…)` (or
+    /// `{host} resolves to {address}, …`) for a hop whose address the rules of [`crate::address`]
+    /// refuse.
     pub async fn get(
         &self,
         url: &Url,
@@ -279,7 +282,8 @@ fn proxy_host(value: &str) -> Option<String> {
         .map(|h| h.trim_start_matches('[').trim_end_matches(']').to_owned())
 }
 
-/// The §8.0 message for a reqwest error; an address the resolver refused is named as such.
+/// The `docs/tool-rules.md#http-rules` message for a reqwest error; an address the resolver refused
+/// is named as such.
 fn describe(error: &reqwest::Error, url: &Url) -> String {
     let mut source: Option<&(dyn std::error::Error + 'static)> = Some(error);
     while let Some(e) = source {

@@ -1,4 +1,4 @@
-//! Media types and character decoding of fetched bodies (`tools.md` §8.1 steps 6–7).
+//! Media types and character decoding of fetched bodies (`docs/tools.md#fetch_page` steps 6–7).
 
 use encoding_rs::{Encoding, UTF_8};
 
@@ -32,7 +32,7 @@ pub fn charset_param(content_type: &str) -> Option<String> {
     })
 }
 
-/// Classifies a body (`tools.md` §8.1 step 7).
+/// Classifies a body (`docs/tools.md#fetch_page` step 7).
 ///
 /// # Errors
 /// The media type to report as unsupported (`application/octet-stream` when the header is

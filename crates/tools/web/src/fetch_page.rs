@@ -1,4 +1,4 @@
-//! `fetch_page` (`tools.md` §8.1).
+//! `fetch_page` (`docs/tools.md#fetch_page`).
 
 use std::sync::Arc;
 
@@ -90,7 +90,7 @@ pub(crate) fn status_text(status: reqwest::StatusCode) -> String {
     }
 }
 
-/// §8.1 step 1: trim, default to `https://`, parse, require `http`/`https`.
+/// `docs/tools.md#fetch_page` step 1: trim, default to `https://`, parse, require `http`/`https`.
 fn parse_http_url(raw: &str) -> Result<Url, ToolError> {
     let trimmed = raw.trim();
     let candidate = if trimmed.contains("://") {
@@ -107,8 +107,8 @@ fn parse_http_url(raw: &str) -> Result<Url, ToolError> {
     }
 }
 
-/// §8.1 step 9: at most `max_chars` characters, with a note when cut; `(no readable text)` when
-/// empty.
+/// `docs/tools.md#fetch_page` step 9: at most `max_chars` characters, with a note when cut; `(no
+/// readable text)` when empty.
 fn truncate(text: &str, max_chars: usize) -> String {
     if text.is_empty() {
         return "(no readable text)".to_owned();

@@ -1,14 +1,15 @@
-//! Readable text from HTML (`tools.md` §8.1.1).
+//! Readable text from HTML (`docs/tool-rules.md#html-to-text`).
 //!
 //! Parsing is html5ever's HTML5 parser (through `scraper`). The rendering follows the rules of
-//! §8.1.1 exactly (removed elements, `main`/`article` root, paragraph and line blocks, heading and
-//! list prefixes, table cells joined by ` | `); general-purpose converters such as `html2text` wrap
-//! lines, draw table borders and keep navigation, so they cannot produce the specified text.
+//! `docs/tool-rules.md#html-to-text` exactly (removed elements, `main`/`article` root, paragraph
+//! and line blocks, heading and list prefixes, table cells joined by ` | `); general-purpose
+//! converters such as `html2text` wrap lines, draw table borders and keep navigation, so they
+//! cannot produce the specified text.
 
 use ego_tree::NodeRef;
 use scraper::{Html, Node};
 
-/// Elements removed with their content (§8.1.1 step 2).
+/// Elements removed with their content (`docs/tool-rules.md#html-to-text` step 2).
 const REMOVED: &[&str] = &[
     "head", "script", "style", "noscript", "template", "svg", "math", "iframe", "object", "canvas",
     "nav", "footer",
@@ -60,11 +61,11 @@ const LINE_BLOCKS: &[&str] = &[
 pub struct Readable {
     /// The first `<title>`, else the first `<h1>`, whitespace-collapsed; may be empty.
     pub title: String,
-    /// The text of the root element per §8.1.1.
+    /// The text of the root element per `docs/tool-rules.md#html-to-text`.
     pub text: String,
 }
 
-/// Converts an HTML document to its title and readable text (`tools.md` §8.1.1).
+/// Converts an HTML document to its title and readable text (`docs/tool-rules.md#html-to-text`).
 pub fn html_to_text(html: &str) -> Readable {
     let doc = Html::parse_document(html);
     let root = doc.tree.root();
@@ -93,7 +94,7 @@ fn element_name(node: NodeRef<'_, Node>) -> Option<&str> {
     node.value().as_element().map(|e| e.name())
 }
 
-/// Whether `node` is removed with its content (§8.1.1 step 2).
+/// Whether `node` is removed with its content (`docs/tool-rules.md#html-to-text` step 2).
 fn is_removed(node: NodeRef<'_, Node>) -> bool {
     let Some(element) = node.value().as_element() else {
         return false;
@@ -336,8 +337,8 @@ impl Writer {
         }
     }
 
-    /// Clean-up (§8.1.1 step 5): trim lines outside `<pre>`, collapse blank runs, drop leading and
-    /// trailing blank lines.
+    /// Clean-up (`docs/tool-rules.md#html-to-text` step 5): trim lines outside `<pre>`, collapse
+    /// blank runs, drop leading and trailing blank lines.
     fn finish(self) -> String {
         let mut out: Vec<String> = Vec::new();
         for line in self.lines {

@@ -1,10 +1,10 @@
 //! # elroy-tools-web
 //!
-//! The web tool family (`shared/spec/tools.md` §8, decision D14: Elroy 0.5.0 publishes no code for
+//! The web tool family (`docs/tools.md#web`, decision D14: Elroy 0.5.0 publishes no code for
 //! these tools, so the contract is ours):
 //!
-//! - [`FetchPage`] (`fetch_page`): HTTP(S) only, readable text of HTML (§8.1.1), `max_chars`
-//!   truncation with a note, a 5 MiB body cap.
+//! - [`FetchPage`] (`fetch_page`): HTTP(S) only, readable text of HTML
+//!   (`docs/tool-rules.md#html-to-text`), `max_chars` truncation with a note, a 5 MiB body cap.
 //! - [`WebSearch`] (`web_search`): DuckDuckGo's HTML results page at config `web_search_url`,
 //!   results numbered with title, decoded URL and snippet.
 //!

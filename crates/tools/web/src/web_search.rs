@@ -1,4 +1,5 @@
-//! `web_search` (`tools.md` §8.2): DuckDuckGo's HTML results page, parsed with `scraper`.
+//! `web_search` (`docs/tools.md#web_search`): DuckDuckGo's HTML results page, parsed with
+//! `scraper`.
 
 use elroy_core::{AsyncTypedTool, ToolContext, ToolError, ToolOutput};
 use reqwest::Url;
@@ -79,9 +80,9 @@ impl AsyncTypedTool for WebSearch {
     }
 }
 
-/// Parses a DuckDuckGo HTML results page (`tools.md` §8.2 step 5). Links are resolved against
-/// `base`; a `uddg` query parameter is the real target. Ads, results without a title, non-HTTP(S)
-/// URLs and repeated URLs are skipped.
+/// Parses a DuckDuckGo HTML results page (`docs/tools.md#web_search` step 5). Links are resolved
+/// against `base`; a `uddg` query parameter is the real target. Ads, results without a title,
+/// non-HTTP(S) URLs and repeated URLs are skipped.
 pub fn parse_results(html: &str, base: &Url) -> Vec<SearchResult> {
     let doc = Html::parse_document(html);
     let (Ok(container), Ok(link), Ok(snippet)) = (
@@ -138,7 +139,7 @@ fn collapse(text: &str) -> String {
     text.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
-/// The numbered list of §8.2 step 6, or `No results found for '{query}'.`.
+/// The numbered list of `docs/tools.md#web_search` step 6, or `No results found for '{query}'.`.
 pub fn format_results(query: &str, results: &[SearchResult]) -> String {
     if results.is_empty() {
         return format!("No results found for '{query}'.");

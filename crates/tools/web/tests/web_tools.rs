@@ -1,4 +1,4 @@
-//! `fetch_page` and `web_search` against loopback servers (`tools.md` §8).
+//! `fetch_page` and `web_search` against loopback servers (`docs/tools.md#web`).
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 

@@ -30,7 +30,8 @@ pub fn block_on<F: std::future::Future>(f: F) -> F::Output {
     }
 }
 
-/// A context for `token` on `elroy_home` (user home per formats.md §1.1) at `now` in `tz`.
+/// A context for `token` on `elroy_home` (user home per `docs/formats.md#home-layout`) at `now` in
+/// `tz`.
 pub fn context(elroy_home: &Path, token: &str, now: &str, tz: TimeZone) -> ToolContext {
     let user_home = if token == "DEFAULT" {
         elroy_home.to_path_buf()

@@ -37,7 +37,7 @@ pub fn context(home: &Path) -> ToolContext {
     ctx
 }
 
-/// A call as a model makes it: validation (tools.md §0.5) first.
+/// A call as a model makes it: validation (`docs/tool-rules.md#argument-validation`) first.
 pub fn call(ctx: &ToolContext, args: &Value) -> ToolResult {
     block_on(registry().invoke("memory", Some(&args.to_string()), ctx))
 }
