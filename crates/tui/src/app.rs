@@ -50,6 +50,9 @@ pub enum Action {
     /// Start a turn the assistant begins on its own (`proactive_reminders`): this text is sent
     /// to the model, never stored or shown.
     Proactive(String),
+    /// Suspend like a shell job (Ctrl+Z): restore the terminal, stop, set it up again when
+    /// continued.
+    Suspend,
     /// Leave (after waiting for background work).
     Quit,
 }
@@ -260,6 +263,16 @@ impl App {
     /// Adds a line from the interface to the conversation.
     pub fn notice(&mut self, kind: NoticeKind, text: impl Into<String>) {
         self.entries.push(Entry::Notice(kind, text.into()));
+    }
+
+    /// Adds a hint unless it is already the conversation's last line (Ctrl+C pressed again on an
+    /// empty input added the same sentence each time).
+    pub fn hint(&mut self, text: &str) {
+        if matches!(self.entries.last(), Some(Entry::Notice(NoticeKind::Info, last)) if last == text)
+        {
+            return;
+        }
+        self.notice(NoticeKind::Info, text);
     }
 
     // ----- text and turns -----
@@ -557,6 +570,11 @@ impl App {
         }
     }
 
+    /// The terminal was resized: the input's scroll is computed again for the new size.
+    pub fn on_resize(&mut self) {
+        self.input.reset_view();
+    }
+
     /// The mouse: the wheel scrolls the conversation.
     pub fn on_mouse(&mut self, mouse: MouseEvent) {
         match mouse.kind {
@@ -588,6 +606,7 @@ impl App {
         // Keys that work everywhere.
         match key.code {
             KeyCode::Char('c') if ctrl => return self.ctrl_c(),
+            KeyCode::Char('z') if ctrl => return vec![Action::Suspend],
             KeyCode::Char('p') if ctrl => {
                 self.open_palette();
                 return Vec::new();
@@ -632,10 +651,7 @@ impl App {
         if !self.input.is_empty() {
             self.input.clear();
         } else {
-            self.notice(
-                NoticeKind::Info,
-                "Ctrl+D on an empty input (or /exit) leaves elroy.",
-            );
+            self.hint("Ctrl+D on an empty input (or /exit) leaves elroy.");
         }
         Vec::new()
     }
@@ -655,7 +671,7 @@ impl App {
             }
             KeyCode::Char('r') if ctrl => {
                 if !self.input.search_history() {
-                    self.notice(NoticeKind::Info, "No earlier entry in the history matches.");
+                    self.hint("No earlier entry in the history matches.");
                 }
             }
             KeyCode::Esc => {
@@ -674,6 +690,11 @@ impl App {
             }
             KeyCode::Up | KeyCode::Down => {}
             KeyCode::Tab => self.complete_command(),
+            // One user-perceived character, not one code point (the text area's unit).
+            KeyCode::Backspace if key.modifiers.is_empty() => self.input.backspace(),
+            KeyCode::Delete if key.modifiers.is_empty() => self.input.delete(),
+            KeyCode::Left if key.modifiers.is_empty() => self.input.step(false),
+            KeyCode::Right if key.modifiers.is_empty() => self.input.step(true),
             _ => {
                 self.input.area.input(key);
             }

@@ -22,6 +22,7 @@ pub mod palette;
 pub mod reminders;
 mod run;
 pub mod sidebar;
+pub mod signals;
 pub mod source;
 pub mod theme;
 pub mod ui;

@@ -13,6 +13,7 @@ use elroy_core::Capabilities;
 use elroy_core::TimeContext;
 use elroy_orchestrator::{Session, TurnEvent, TurnInput};
 use futures_util::StreamExt;
+use ratatui::crossterm::cursor::Show;
 use ratatui::crossterm::event::{
     DisableBracketedPaste, DisableMouseCapture, EnableBracketedPaste, EnableMouseCapture, Event,
     EventStream,
@@ -30,6 +31,7 @@ use crate::conversation::NoticeKind;
 use crate::palette::PaletteEntry;
 use crate::reminders::{NoReminders, ReminderSource};
 use crate::sidebar::{SidebarSource, Tab};
+use crate::signals::{Ending, Received, Signals};
 use crate::source::StoreSidebar;
 use crate::theme::Theme;
 use elroy_commands::InterfaceReminders;
@@ -110,9 +112,18 @@ impl Terminal_ {
             self.terminal.backend_mut(),
             DisableMouseCapture,
             DisableBracketedPaste,
-            LeaveAlternateScreen
+            LeaveAlternateScreen,
+            Show
         );
-        let _ = self.terminal.show_cursor();
+    }
+
+    /// Sets the terminal up again after the process was stopped and continued: whatever the
+    /// shell did to the terminal meanwhile (line mode, the main screen) is undone, and the next
+    /// draw paints every cell at the current size.
+    fn reenter(&mut self) -> std::io::Result<()> {
+        // crossterm's raw mode remembers it is on and would not apply it again.
+        self.leave();
+        self.resume()
     }
 }
 
@@ -137,7 +148,9 @@ pub fn run(config: Config) -> Result<Outcome, String> {
     let home = config.paths.elroy_home.display().to_string();
     // The first screen is drawn before the home is opened, so it does not wait for the stores or
     // the model client however large the home is; the sidebar and the token estimate follow.
-    // A panic (a bug) restores the terminal before its message is printed, so it can be read.
+    // A panic (a bug) restores the terminal before its message is printed, so it can be read on
+    // the main screen; the hook runs before unwinding starts, so this holds with
+    // `panic = "abort"` too.
     let previous = std::panic::take_hook();
     std::panic::set_hook(Box::new(move |info| {
         let _ = disable_raw_mode();
@@ -145,10 +158,22 @@ pub fn run(config: Config) -> Result<Outcome, String> {
             std::io::stdout(),
             DisableMouseCapture,
             DisableBracketedPaste,
-            LeaveAlternateScreen
+            LeaveAlternateScreen,
+            Show
         );
         previous(info);
     }));
+    // The runtime and the signal handlers come before the terminal is set up, so a signal that
+    // arrives while the home opens cannot end elroy with the terminal in raw mode.
+    let tokio_rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .map_err(|e| format!("cannot start the async runtime: {e}"))?;
+    let signals = {
+        let _context = tokio_rt.enter();
+        Signals::register().map_err(|e| format!("cannot handle signals: {e}"))?
+    };
     let mut term = Terminal_::enter().map_err(|e| format!("cannot set up the terminal: {e}"))?;
     let mut app = App::new(theme, Some(history), &[]);
     app.status.home = shorten_home(&home);
@@ -184,12 +209,7 @@ pub fn run(config: Config) -> Result<Outcome, String> {
         .into_iter()
         .map(PaletteEntry::tool)
         .collect();
-    let tokio_rt = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .map_err(|e| format!("cannot start the async runtime: {e}"))?;
-    let result = tokio_rt.block_on(event_loop(app, chat, term));
+    let result = tokio_rt.block_on(event_loop(app, chat, term, signals));
     // Background tasks still running (a stuck plugin panel) are not waited for again.
     tokio_rt.shutdown_timeout(Duration::from_millis(100));
     result
@@ -342,6 +362,7 @@ async fn event_loop(
     mut app: App,
     chat: ChatSession,
     mut term: Terminal_,
+    mut signals: Signals,
 ) -> Result<Outcome, String> {
     let (tx, mut rx) = mpsc::unbounded_channel();
     let runtime = chat.runtime();
@@ -380,6 +401,7 @@ async fn event_loop(
     let mut ticks: u64 = 0;
     // Drawn after every event and message; on a bare tick only while a spinner turns.
     let mut redraw = true;
+    let mut ending: Option<Ending> = None;
     loop {
         if redraw {
             term.terminal
@@ -393,6 +415,7 @@ async fn event_loop(
                 Some(Ok(Event::Key(key))) => actions = app.on_key(key),
                 Some(Ok(Event::Paste(text))) => app.on_paste(&text),
                 Some(Ok(Event::Mouse(mouse))) => app.on_mouse(mouse),
+                Some(Ok(Event::Resize(..))) => app.on_resize(),
                 Some(Ok(_)) => {}
                 Some(Err(e)) => return Err(format!("cannot read the terminal: {e}")),
                 None => break,
@@ -404,6 +427,15 @@ async fn event_loop(
                     actions.extend(handle(&mut app, &mut lp, msg));
                 }
             }
+            received = signals.recv() => match received {
+                Received::End(signal) => {
+                    ending = Some(signal);
+                    break;
+                }
+                Received::Continued => term
+                    .reenter()
+                    .map_err(|e| format!("cannot set up the terminal: {e}"))?,
+            },
             _ = tick.tick() => {
                 ticks += 1;
                 app.status.tick = app.status.tick.wrapping_add(1);
@@ -448,6 +480,14 @@ async fn event_loop(
                     let _ = std::io::stdout().write_all(b"\x07");
                     let _ = std::io::stdout().flush();
                 }
+                Action::Suspend => {
+                    term.leave();
+                    crate::signals::suspend_self();
+                    // Running again (continued, or the stop was ignored): the SIGCONT handler
+                    // may set the terminal up once more, which only repaints.
+                    term.reenter()
+                        .map_err(|e| format!("cannot set up the terminal: {e}"))?;
+                }
                 Action::Quit => app.quitting = true,
             }
         }
@@ -458,13 +498,19 @@ async fn event_loop(
     if let Some((_, handle)) = lp.turn.take() {
         handle.abort();
     }
+    // A signal: the terminal is restored at once (the window may be gone), then the wait.
+    if ending.is_some() {
+        term.leave();
+    }
     // Background work after the last reply: waited for at most QUIT_WAIT.
     let mut unfinished = None;
     if let Some(handle) = lp.background.take()
         && !handle.is_finished()
     {
         app.status.background = Some("finishing background work (at most 5 s)…".into());
-        let _ = term.terminal.draw(|frame| crate::ui::render(&app, frame));
+        if ending.is_none() {
+            let _ = term.terminal.draw(|frame| crate::ui::render(&app, frame));
+        }
         if tokio::time::timeout(QUIT_WAIT, handle).await.is_err() {
             unfinished = Some(
                 "the memory and context work after the last reply did not finish; it runs again after the next reply if still due",
@@ -474,6 +520,10 @@ async fn event_loop(
     drop(term);
     if let Some(text) = unfinished {
         eprintln!("elroy: {text}");
+    }
+    if let Some(signal) = ending {
+        eprintln!("elroy: ended by {}", signal.name());
+        return Ok(Outcome::Exit(signal.exit_code()));
     }
     Ok(match lp.restart {
         Some(message) => Outcome::Restart(message),

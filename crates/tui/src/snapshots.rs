@@ -479,3 +479,49 @@ fn proactive_reminders_start_a_turn_only_when_none_runs() {
         "{actions:?}"
     );
 }
+
+/// Below the minimum size one line says so instead of a partial layout (issue 22: at 101x5 the
+/// input row was not drawn); another too-small size (too narrow: 20x30); and back at a usable
+/// size the typed input is drawn again.
+#[test]
+fn a_window_too_small_says_so_and_the_input_comes_back() {
+    let mut app = app();
+    type_text(&mut app, "my draft");
+    for (width, height) in [(101, 5), (20, 30)] {
+        let screen = draw(&app, width, height);
+        let words = screen.split_whitespace().collect::<Vec<_>>().join(" ");
+        assert!(
+            words == "window too small (needs 30×6)",
+            "{width}x{height}:\n{screen}"
+        );
+        assert!(!screen.contains("my draft"), "{screen}");
+        app.on_resize();
+    }
+    app.on_resize();
+    let screen = draw(&app, 101, 12);
+    assert!(screen.contains("my draft"), "{screen}");
+}
+
+/// A hint is not appended again when it is already the last line: Ctrl+C on an empty input
+/// (issue 22's example) and Ctrl+R with nothing matching (another hint).
+#[test]
+fn repeated_hints_are_not_appended() {
+    let mut app = app();
+    for _ in 0..3 {
+        assert!(app.on_key(ctrl('c')).is_empty());
+    }
+    assert_eq!(app.entries.len(), 1, "{:?}", app.entries.len());
+    type_text(&mut app, "nothing like it");
+    for _ in 0..2 {
+        app.on_key(ctrl('r'));
+    }
+    assert_eq!(app.entries.len(), 2);
+}
+
+#[test]
+fn ctrl_z_asks_the_event_loop_to_suspend() {
+    let mut app = app();
+    type_text(&mut app, "kept");
+    assert_eq!(app.on_key(ctrl('z')), [Action::Suspend]);
+    assert_eq!(app.input.text(), "kept");
+}

@@ -18,10 +18,27 @@ const SPINNER: [&str; 10] = ["⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "�
 /// The input grows up to this many text lines.
 const INPUT_MAX_LINES: usize = 6;
 
-/// Draws the whole interface.
+/// The smallest terminal the layout fits (columns): the input with its title and a few words
+/// of the conversation.
+pub const MIN_WIDTH: u16 = 30;
+/// The smallest terminal the layout fits (rows): three of conversation, the input's border and
+/// one line, the status bar.
+pub const MIN_HEIGHT: u16 = 6;
+
+/// Draws the whole interface; below [`MIN_WIDTH`]×[`MIN_HEIGHT`] one line saying so instead of
+/// a partial layout.
 pub fn render(app: &App, frame: &mut Frame<'_>) {
     let area = frame.area();
     app.last_width.set(area.width);
+    if area.width < MIN_WIDTH || area.height < MIN_HEIGHT {
+        let notice = format!("window too small (needs {MIN_WIDTH}×{MIN_HEIGHT})");
+        frame.render_widget(
+            Paragraph::new(Line::from(Span::styled(notice, app.theme.warning)))
+                .wrap(Wrap { trim: true }),
+            area,
+        );
+        return;
+    }
     let input_lines = app.input.line_count().clamp(1, INPUT_MAX_LINES) as u16;
     let [main, input, status] = Layout::vertical([
         Constraint::Min(3),
