@@ -762,3 +762,32 @@ fn a_dumb_or_missing_term_uses_the_line_chat() {
         assert!(!screen.modes().alternate);
     }
 }
+
+/// A paste start marker without its end marker cannot lock the keyboard: after about a second
+/// the text so far becomes input and keys work again. Cases: `ESC[200~abc` then typing and
+/// Enter (issue 22's example; the model receives `abcdef`), and a multi-line paste cut short,
+/// then Esc (browse mode) and Ctrl+C.
+#[test]
+fn an_unterminated_paste_times_out_into_the_input() {
+    let server = MockServer::start();
+    server.push(Reply::text("Got the paste."));
+    let home = common::home_with_model(&server, "");
+    let mut screen = Screen::open(&home, &["chat"], 24, 100);
+    ready(&screen);
+    screen.send("\x1b[200~abc");
+    screen.wait_text("abc");
+    screen.send("def\r");
+    screen.wait_text("Got the paste.");
+    let requests = server.chat_requests();
+    let messages = requests.last().unwrap().messages();
+    assert_eq!(messages.last().unwrap()["content"], "abcdef");
+    screen.send("\x1b[200~first line\nsecond");
+    screen.wait_text("second");
+    screen.send("\x1b");
+    screen.wait_text("BROWSE");
+    screen.send("\x1b");
+    screen.wait_text("INSERT");
+    screen.send("\x03");
+    screen.wait_for("the input cleared", |t| !t.contains("second"));
+    let _ = screen.quit();
+}

@@ -24,6 +24,7 @@ mod run;
 pub mod sidebar;
 pub mod signals;
 pub mod source;
+pub mod terminal_input;
 pub mod theme;
 pub mod ui;
 pub mod wrap;

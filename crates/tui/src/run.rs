@@ -1,4 +1,4 @@
-//! The event loop: the terminal (crossterm's event stream), the running turn, tools run from the
+//! The event loop: the terminal (read by [`crate::terminal_input`]), signals, the running turn, tools run from the
 //! palette or browse mode, background work after a reply, sidebar loads and reminders, all
 //! merged on one channel into [`App`]; the screen is drawn after each batch of messages.
 
@@ -12,11 +12,9 @@ use elroy_config::Config;
 use elroy_core::Capabilities;
 use elroy_core::TimeContext;
 use elroy_orchestrator::{Session, TurnEvent, TurnInput};
-use futures_util::StreamExt;
 use ratatui::crossterm::cursor::Show;
 use ratatui::crossterm::event::{
     DisableBracketedPaste, DisableMouseCapture, EnableBracketedPaste, EnableMouseCapture, Event,
-    EventStream,
 };
 use ratatui::crossterm::execute;
 use ratatui::crossterm::terminal::{
@@ -33,6 +31,7 @@ use crate::reminders::{NoReminders, ReminderSource};
 use crate::sidebar::{SidebarSource, Tab};
 use crate::signals::{Ending, Received, Signals};
 use crate::source::StoreSidebar;
+use crate::terminal_input::Reader;
 use crate::theme::Theme;
 use elroy_commands::InterfaceReminders;
 
@@ -386,7 +385,8 @@ async fn event_loop(
         reload: false,
         restart: None,
     };
-    let mut events = EventStream::new();
+    let (events_tx, mut events) = mpsc::unbounded_channel();
+    let reader = Reader::start(events_tx);
     lp.refresh();
     lp.load_names();
     // A restart hands over a hidden resume message (§13).
@@ -411,13 +411,15 @@ async fn event_loop(
         redraw = true;
         let mut actions = Vec::new();
         tokio::select! {
-            event = events.next() => match event {
-                Some(Ok(Event::Key(key))) => actions = app.on_key(key),
-                Some(Ok(Event::Paste(text))) => app.on_paste(&text),
-                Some(Ok(Event::Mouse(mouse))) => app.on_mouse(mouse),
-                Some(Ok(Event::Resize(..))) => app.on_resize(),
-                Some(Ok(_)) => {}
-                Some(Err(e)) => return Err(format!("cannot read the terminal: {e}")),
+            event = events.recv() => match event {
+                Some(event) => {
+                    actions = on_event(&mut app, event);
+                    // Everything already typed or pasted is handled before the next frame, so
+                    // a held key or a burst never queues redraws.
+                    while let Ok(event) = events.try_recv() {
+                        actions.extend(on_event(&mut app, event));
+                    }
+                }
                 None => break,
             },
             Some(msg) = rx.recv() => {
@@ -435,6 +437,10 @@ async fn event_loop(
                 Received::Continued => term
                     .reenter()
                     .map_err(|e| format!("cannot set up the terminal: {e}"))?,
+                Received::Resized => {
+                    // ratatui's next draw takes the new size.
+                    app.on_resize();
+                }
             },
             _ = tick.tick() => {
                 ticks += 1;
@@ -465,12 +471,12 @@ async fn event_loop(
                 Action::Command(text) => lp.run_command(text),
                 Action::Refresh => lp.refresh(),
                 Action::Edit(path) => {
-                    drop(events);
+                    reader.pause();
                     term.leave();
                     let status = open_editor(&path);
                     term.resume()
                         .map_err(|e| format!("cannot set up the terminal: {e}"))?;
-                    events = EventStream::new();
+                    reader.resume();
                     if let Err(e) = status {
                         app.notice(NoticeKind::Warning, e);
                     }
@@ -495,6 +501,8 @@ async fn event_loop(
             break;
         }
     }
+    // Nothing reads the terminal after the interface (a restart's new elroy needs it).
+    drop(reader);
     if let Some((_, handle)) = lp.turn.take() {
         handle.abort();
     }
@@ -529,6 +537,18 @@ async fn event_loop(
         Some(message) => Outcome::Restart(message),
         None => Outcome::Exit(ExitCode::SUCCESS),
     })
+}
+
+/// One terminal event into the app.
+fn on_event(app: &mut App, event: Event) -> Vec<Action> {
+    match event {
+        Event::Key(key) => return app.on_key(key),
+        Event::Paste(text) => app.on_paste(&text),
+        Event::Mouse(mouse) => app.on_mouse(mouse),
+        Event::Resize(..) => app.on_resize(),
+        _ => {}
+    }
+    Vec::new()
 }
 
 fn handle(app: &mut App, lp: &mut Loop, msg: Msg) -> Vec<Action> {

@@ -2,7 +2,7 @@
 //! terminal as it found it: SIGTERM, SIGHUP (the terminal window closed, an ssh connection
 //! dropped), SIGINT and SIGQUIT end the interface (terminal restored first, then the usual bounded
 //! wait for background work); SIGCONT (after Ctrl+Z, or an outside `kill -STOP` / `kill -CONT`)
-//! re-enters raw mode and the alternate screen and redraws. Signal handling is tokio's
+//! re-enters raw mode and the alternate screen and redraws; SIGWINCH is a resize. Signal handling is tokio's
 //! (`tokio::signal::unix`, on signal-hook-registry); no handler runs elroy code.
 
 use std::process::ExitCode;
@@ -56,6 +56,8 @@ pub enum Received {
     End(Ending),
     /// The process was continued after a stop: set the terminal up again and redraw.
     Continued,
+    /// The terminal was resized (SIGWINCH).
+    Resized,
 }
 
 /// The registered signal streams. Registered before the terminal is set up, so a signal that
@@ -67,6 +69,7 @@ pub struct Signals {
     interrupt: Signal,
     quit: Signal,
     cont: Signal,
+    winch: Signal,
 }
 
 impl Signals {
@@ -81,6 +84,7 @@ impl Signals {
             interrupt: signal(SignalKind::interrupt())?,
             quit: signal(SignalKind::quit())?,
             cont: signal(SignalKind::from_raw(rustix::process::Signal::CONT.as_raw()))?,
+            winch: signal(SignalKind::window_change())?,
         })
     }
 
@@ -92,6 +96,7 @@ impl Signals {
             _ = self.interrupt.recv() => Received::End(Ending::Interrupt),
             _ = self.quit.recv() => Received::End(Ending::Quit),
             _ = self.cont.recv() => Received::Continued,
+            _ = self.winch.recv() => Received::Resized,
         }
     }
 }
