@@ -525,3 +525,32 @@ fn ctrl_z_asks_the_event_loop_to_suspend() {
     assert_eq!(app.on_key(ctrl('z')), [Action::Suspend]);
     assert_eq!(app.input.text(), "kept");
 }
+
+/// Tabs are expanded for display and kept in the stored text. Cases: a sidebar row
+/// (`Pack:\tpassport`, issue 22's example, drawn `Pack:   passport`), a code block (a Makefile
+/// recipe keeps its indent), a tool result and a detail view (other places tabs appear).
+#[test]
+fn tabs_are_expanded_wherever_text_is_shown() {
+    let mut app = app();
+    let mut tabs = home_tabs();
+    tabs[0].items[0].label = "Pack:\tpassport".into();
+    tabs[0].items[0].detail = "Bring:\tthe blue folder".into();
+    app.on_sidebar(tabs);
+    app.on_turn_event(TurnEvent::TextDelta(
+        "The recipe:\n\n```make\nall:\n\tcc -o hello hello.c\n```\n".into(),
+    ));
+    app.on_turn_end();
+    app.on_tool_result("ls", "{}", "a.txt\tb.txt".into(), false, false);
+    let screen = draw(&app, 120, 30);
+    assert!(screen.contains("│Pack:   passport"), "{screen}");
+    assert!(screen.contains("    cc -o hello hello.c"), "{screen}");
+    assert!(screen.contains("a.txt   b.txt"), "{screen}");
+    assert_eq!(
+        app.tabs[0].items[0].label, "Pack:\tpassport",
+        "stored text keeps the tab"
+    );
+    app.on_key(key(KeyCode::Esc));
+    app.on_key(key(KeyCode::Enter));
+    let screen = draw(&app, 120, 30);
+    assert!(screen.contains("Bring:  the blue folder"), "{screen}");
+}

@@ -8,6 +8,7 @@ use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::style::{Modifier, Style};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Clear, Paragraph, Wrap};
+use unicode_width::UnicodeWidthStr;
 
 use crate::app::{App, Mode, Overlay, Pane};
 use crate::markdown;
@@ -177,13 +178,12 @@ fn draw_sidebar(app: &App, frame: &mut Frame<'_>, area: Rect) {
         )));
     } else {
         for (i, item) in tab.items.iter().enumerate() {
-            let meta_w = item.meta.chars().count();
+            // Tabs expanded (a terminal cell drops them), widths in cells (CJK takes two).
+            let meta = crate::wrap::expand_tabs(&item.meta, 0).0;
+            let meta_w = meta.width();
             let room = width.saturating_sub(meta_w + 1).max(1);
-            let mut label: String = item.label.chars().take(room).collect();
-            if item.label.chars().count() > room && room > 1 {
-                label = label.chars().take(room - 1).collect::<String>() + "…";
-            }
-            let pad = width.saturating_sub(label.chars().count() + meta_w);
+            let label = fit(&crate::wrap::expand_tabs(&item.label, 0).0, room);
+            let pad = width.saturating_sub(label.width() + meta_w);
             let mut style = if item.warn {
                 app.theme.warning
             } else {
@@ -200,7 +200,7 @@ fn draw_sidebar(app: &App, frame: &mut Frame<'_>, area: Rect) {
             let mut line = Line::from(vec![
                 Span::styled(label, style),
                 Span::raw(" ".repeat(pad)),
-                Span::styled(item.meta.clone(), meta_style),
+                Span::styled(meta, meta_style),
             ]);
             if i == app.row && focused {
                 line = line.patch_style(app.theme.selected);
@@ -218,6 +218,25 @@ fn draw_sidebar(app: &App, frame: &mut Frame<'_>, area: Rect) {
         Paragraph::new(lines.into_iter().skip(skip).collect::<Vec<_>>()),
         body,
     );
+}
+
+/// `text` cut to at most `room` cells, with `…` when something was cut.
+fn fit(text: &str, room: usize) -> String {
+    if text.width() <= room {
+        return text.to_owned();
+    }
+    let mut out = String::new();
+    let mut used = 0;
+    for ch in text.chars() {
+        let w = unicode_width::UnicodeWidthChar::width(ch).unwrap_or(0);
+        if used + w + 1 > room {
+            break;
+        }
+        out.push(ch);
+        used += w;
+    }
+    out.push('…');
+    out
 }
 
 fn draw_input(app: &App, frame: &mut Frame<'_>, area: Rect) {
