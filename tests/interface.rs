@@ -353,14 +353,14 @@ fn a_resize_redraws_and_shows_the_sidebar_when_wide_enough() {
     ready(&screen);
     let narrow = screen.text();
     assert!(
-        !narrow.contains("Memories"),
+        !narrow.contains("│ Agenda"),
         "no sidebar below 100 columns:\n{narrow}"
     );
     screen.resize(30, 120);
-    screen.wait_text("Memories");
+    screen.wait_text("│ Agenda");
     screen.resize(24, 80);
     screen.wait_for("the sidebar to hide again", |t| {
-        !t.contains("Memories") && t.contains("INSERT")
+        !t.contains("│ Agenda") && t.contains("INSERT")
     });
     let _ = screen.quit();
 }
@@ -387,6 +387,9 @@ fn a_tool_runs_from_the_palette_and_c_in_the_agenda_tab_completes_it() {
     screen.send("\x1b");
     screen.wait_text("BROWSE");
     screen.send("g");
+    // `c` asks first; the second completes.
+    screen.send("c");
+    screen.wait_text("c again to complete 'Buy oat milk'");
     screen.send("c");
     screen.wait_text("⚙ complete_agenda_item");
     screen.wait_for("the Agenda tab without the item", |t| {
@@ -418,6 +421,9 @@ fn slash_agenda_lists_without_a_model_request_and_unknown_words_list_the_command
     screen.wait_text("Water the ferns");
     screen.send("/nonsense\r");
     screen.wait_text("Unknown command /nonsense");
+    // `/help` lists the keys after the commands, from the interface's key table.
+    screen.send("/help\r");
+    screen.wait_text("Esc, q — back");
     screen.quit();
     assert!(
         server.chat_requests().is_empty(),

@@ -15,6 +15,7 @@ use ratatui::crossterm::event::{
 
 use crate::conversation::{Entry, NoticeKind};
 use crate::input::Input;
+use crate::keys::{Context, KeyAction, lookup};
 use crate::palette::{Form, Palette, PaletteAction, PaletteEntry};
 use crate::sidebar::{Tab, TabKind, initial_tabs};
 use crate::theme::Theme;
@@ -89,8 +90,11 @@ pub enum Overlay {
         tab: usize,
         /// The item index.
         item: usize,
-        /// `d` pressed once; a second `d` deletes.
-        confirm_delete: bool,
+        /// `c` or `d` pressed once ([`KeyAction::CompleteItem`], [`KeyAction::DeleteItem`]):
+        /// the same key again does it.
+        pending: Option<KeyAction>,
+        /// The file as stored instead of the rendered item (`v`).
+        raw: bool,
     },
 }
 
@@ -109,6 +113,8 @@ pub struct Status {
     pub background: Option<String>,
     /// Spinner frame.
     pub tick: usize,
+    /// A question waiting for a key (`c again to complete …`), shown in the status bar.
+    pub ask: Option<String>,
 }
 
 /// One entry's rendered lines and what they were rendered from.
@@ -597,30 +603,31 @@ impl App {
         isize::try_from(self.geometry.get().1.saturating_sub(2).max(1)).unwrap_or(1)
     }
 
-    /// A key press.
+    /// A key press: looked up in the key table ([`crate::keys`]) for the window or mode it
+    /// reaches; what the table does not list is typing.
     pub fn on_key(&mut self, key: KeyEvent) -> Vec<Action> {
         if key.kind == KeyEventKind::Release {
             return Vec::new();
         }
-        let ctrl = key.modifiers.contains(KeyModifiers::CONTROL);
-        // Keys that work everywhere.
-        match key.code {
-            KeyCode::Char('c') if ctrl => return self.ctrl_c(),
-            KeyCode::Char('z') if ctrl => return vec![Action::Suspend],
-            KeyCode::Char('p') if ctrl => {
+        // A question waits for one key: any other answer drops it.
+        let asked = self.status.ask.take();
+        match lookup(Context::Everywhere, &key) {
+            Some(KeyAction::Interrupt) => return self.ctrl_c(),
+            Some(KeyAction::Suspend) => return vec![Action::Suspend],
+            Some(KeyAction::Palette) => {
                 self.open_palette();
                 return Vec::new();
             }
-            KeyCode::F(2) => {
+            Some(KeyAction::ToggleSidebar) => {
                 let shown = self.sidebar_shown(self.last_width.get());
                 self.sidebar_toggle = Some(!shown);
                 return Vec::new();
             }
-            KeyCode::PageUp => {
+            Some(KeyAction::PageUp) => {
                 self.scroll_by(-self.page());
                 return Vec::new();
             }
-            KeyCode::PageDown => {
+            Some(KeyAction::PageDown) => {
                 self.scroll_by(self.page());
                 return Vec::new();
             }
@@ -632,11 +639,12 @@ impl App {
             Some(Overlay::Detail {
                 tab,
                 item,
-                confirm_delete,
-            }) => self.detail_key(tab, item, confirm_delete, key),
+                pending,
+                raw,
+            }) => self.detail_key(tab, item, pending, raw, key),
             None => match self.mode {
                 Mode::Insert => self.insert_key(key),
-                Mode::Browse => self.browse_key(key),
+                Mode::Browse => self.browse_key(key, asked.is_some()),
             },
         }
     }
@@ -657,24 +665,19 @@ impl App {
     }
 
     fn insert_key(&mut self, key: KeyEvent) -> Vec<Action> {
-        let ctrl = key.modifiers.contains(KeyModifiers::CONTROL);
-        let newline = key
-            .modifiers
-            .intersects(KeyModifiers::ALT | KeyModifiers::SHIFT);
-        match key.code {
-            KeyCode::Enter if newline => self.input.area.insert_newline(),
-            KeyCode::Char('j') if ctrl => self.input.area.insert_newline(),
-            KeyCode::Enter => return self.submit(),
-            KeyCode::Char('d') if ctrl && self.input.is_empty() => {
+        match lookup(Context::Insert, &key) {
+            Some(KeyAction::Newline) => self.input.area.insert_newline(),
+            Some(KeyAction::Send) => return self.submit(),
+            Some(KeyAction::Leave) if self.input.is_empty() => {
                 self.quitting = true;
                 return vec![Action::Quit];
             }
-            KeyCode::Char('r') if ctrl => {
+            Some(KeyAction::HistorySearch) => {
                 if !self.input.search_history() {
                     self.hint("No earlier entry in the history matches.");
                 }
             }
-            KeyCode::Esc => {
+            Some(KeyAction::Browse) => {
                 self.mode = Mode::Browse;
                 self.pane = if self.tabs.is_empty() {
                     Pane::Conversation
@@ -682,15 +685,27 @@ impl App {
                     Pane::Sidebar
                 };
             }
-            KeyCode::Up if !self.input.history_up() => {
-                self.input.area.input(key);
+            Some(KeyAction::HistoryPrevious) => {
+                if !self.input.history_up() {
+                    self.input.area.input(key);
+                }
             }
-            KeyCode::Down if !self.input.history_down() => {
-                self.input.area.input(key);
+            Some(KeyAction::HistoryNext) => {
+                if !self.input.history_down() {
+                    self.input.area.input(key);
+                }
             }
-            KeyCode::Up | KeyCode::Down => {}
-            KeyCode::Tab => self.complete_command(),
-            // One user-perceived character, not one code point (the text area's unit).
+            Some(KeyAction::CompleteCommand) => self.complete_command(),
+            _ => self.edit_key(key),
+        }
+        Vec::new()
+    }
+
+    /// A key the table does not list, in the input: the text editor's, except that Backspace,
+    /// Delete and the arrows move over whole user-perceived characters (the editor's unit is a
+    /// code point).
+    fn edit_key(&mut self, key: KeyEvent) {
+        match key.code {
             KeyCode::Backspace if key.modifiers.is_empty() => self.input.backspace(),
             KeyCode::Delete if key.modifiers.is_empty() => self.input.delete(),
             KeyCode::Left if key.modifiers.is_empty() => self.input.step(false),
@@ -699,7 +714,6 @@ impl App {
                 self.input.area.input(key);
             }
         }
-        Vec::new()
     }
 
     /// Tab in the input: completes a command name or argument (elroy-commands); several
@@ -726,7 +740,12 @@ impl App {
     }
 
     fn open_palette(&mut self) {
-        let mut entries = self.tools.clone();
+        let mut entries: Vec<PaletteEntry> = self
+            .tools
+            .iter()
+            .filter(|e| crate::palette::shown_in_palette(&e.name))
+            .cloned()
+            .collect();
         entries.extend(
             self.commands
                 .iter()
@@ -858,27 +877,27 @@ impl App {
         Vec::new()
     }
 
-    fn browse_key(&mut self, key: KeyEvent) -> Vec<Action> {
-        match key.code {
-            KeyCode::Esc | KeyCode::Char('i') => {
+    fn browse_key(&mut self, key: KeyEvent, asked: bool) -> Vec<Action> {
+        match lookup(Context::Browse, &key) {
+            Some(KeyAction::Insert) => {
                 self.mode = Mode::Insert;
                 self.entry = None;
             }
-            KeyCode::Tab => {
+            Some(KeyAction::SwitchPane) => {
                 self.pane = match self.pane {
                     Pane::Conversation => Pane::Sidebar,
                     Pane::Sidebar => Pane::Conversation,
                 };
             }
-            KeyCode::Char('j') | KeyCode::Down => self.browse_move(1),
-            KeyCode::Char('k') | KeyCode::Up => self.browse_move(-1),
-            KeyCode::Left => self.pick_tab(
+            Some(KeyAction::Down) => self.browse_move(1),
+            Some(KeyAction::Up) => self.browse_move(-1),
+            Some(KeyAction::PreviousTab) => self.pick_tab(
                 self.tab
                     .checked_sub(1)
                     .unwrap_or(self.tabs.len().saturating_sub(1)),
             ),
-            KeyCode::Right => self.pick_tab((self.tab + 1) % self.tabs.len().max(1)),
-            KeyCode::Enter => match self.pane {
+            Some(KeyAction::NextTab) => self.pick_tab((self.tab + 1) % self.tabs.len().max(1)),
+            Some(KeyAction::Open) => match self.pane {
                 Pane::Sidebar => {
                     if self
                         .tabs
@@ -888,7 +907,8 @@ impl App {
                         self.overlay = Some(Overlay::Detail {
                             tab: self.tab,
                             item: self.row,
-                            confirm_delete: false,
+                            pending: None,
+                            raw: false,
                         });
                     }
                 }
@@ -900,17 +920,32 @@ impl App {
                     }
                 }
             },
-            KeyCode::Char('c') if self.pane == Pane::Sidebar => {
-                return self.complete_selected(self.tab, self.row);
+            Some(KeyAction::CompleteItem) if self.pane == Pane::Sidebar => {
+                if asked {
+                    return self.complete_selected(self.tab, self.row);
+                }
+                self.ask_complete(self.tab, self.row);
             }
-            KeyCode::Char(c) => {
-                if let Some(i) = self.tabs.iter().position(|t| t.kind.key() == Some(c)) {
+            _ => {
+                if let KeyCode::Char(c) = key.code
+                    && let Some(i) = crate::keys::tab_for_key(&self.tabs, c)
+                {
                     self.pick_tab(i);
                 }
             }
-            _ => {}
         }
         Vec::new()
+    }
+
+    /// The first `c` on an item: asks for the second (as delete asks for `d d`).
+    fn ask_complete(&mut self, tab: usize, item: usize) {
+        let Some(t) = self.tabs.get(tab) else { return };
+        let Some(it) = t.items.get(item) else { return };
+        if t.kind.complete_tool().is_none() {
+            self.hint("Items of this tab cannot be completed.");
+            return;
+        }
+        self.status.ask = Some(format!("c again to complete '{}'", it.label));
     }
 
     fn pick_tab(&mut self, i: usize) {
@@ -976,7 +1011,7 @@ impl App {
         match self.item_tool(tab, item, false) {
             Some(action) => vec![action],
             None => {
-                self.notice(NoticeKind::Info, "Items of this tab cannot be completed.");
+                self.hint("Items of this tab cannot be completed.");
                 Vec::new()
             }
         }
@@ -986,50 +1021,61 @@ impl App {
         &mut self,
         tab: usize,
         item: usize,
-        confirm_delete: bool,
+        pending: Option<KeyAction>,
+        raw: bool,
         key: KeyEvent,
     ) -> Vec<Action> {
-        let keep = |app: &mut App, confirm: bool| {
+        let keep = |app: &mut App, pending: Option<KeyAction>, raw: bool| {
             app.overlay = Some(Overlay::Detail {
                 tab,
                 item,
-                confirm_delete: confirm,
+                pending,
+                raw,
             });
         };
-        match key.code {
-            KeyCode::Esc | KeyCode::Char('q') => Vec::new(),
-            KeyCode::Char('c') => self.complete_selected(tab, item),
-            KeyCode::Char('d') if confirm_delete => match self.item_tool(tab, item, true) {
-                Some(action) => vec![action],
-                None => Vec::new(),
-            },
-            KeyCode::Char('d') => {
-                if self
-                    .tabs
-                    .get(tab)
-                    .is_some_and(|t| t.kind.delete_tool().is_some())
-                {
-                    keep(self, true);
+        let action = lookup(Context::Detail, &key);
+        match action {
+            Some(KeyAction::Close) => Vec::new(),
+            Some(KeyAction::CompleteItem) if pending == action => self.complete_selected(tab, item),
+            Some(KeyAction::DeleteItem) if pending == action => {
+                self.item_tool(tab, item, true).into_iter().collect()
+            }
+            Some(KeyAction::CompleteItem | KeyAction::DeleteItem) => {
+                let kind = self.tabs.get(tab).map(|t| t.kind.clone());
+                let possible = kind.is_some_and(|k| {
+                    if action == Some(KeyAction::DeleteItem) {
+                        k.delete_tool().is_some()
+                    } else {
+                        k.complete_tool().is_some()
+                    }
+                });
+                if possible {
+                    keep(self, action, raw);
                 } else {
-                    keep(self, false);
-                    self.notice(
-                        NoticeKind::Info,
-                        "Items of this tab cannot be deleted here.",
-                    );
+                    keep(self, None, raw);
+                    self.hint(if action == Some(KeyAction::DeleteItem) {
+                        "Items of this tab cannot be deleted here."
+                    } else {
+                        "Items of this tab cannot be completed."
+                    });
                 }
                 Vec::new()
             }
-            KeyCode::Char('e') => {
+            Some(KeyAction::EditItem) => {
                 let path = self
                     .tabs
                     .get(tab)
                     .and_then(|t| t.items.get(item))
                     .and_then(|i| i.path.clone());
-                keep(self, false);
+                keep(self, None, raw);
                 path.map(Action::Edit).into_iter().collect()
             }
+            Some(KeyAction::ToggleRaw) => {
+                keep(self, None, !raw);
+                Vec::new()
+            }
             _ => {
-                keep(self, false);
+                keep(self, None, raw);
                 Vec::new()
             }
         }

@@ -15,8 +15,10 @@
 
 pub mod app;
 pub mod conversation;
+pub mod detail;
 pub mod highlight;
 pub mod input;
+pub mod keys;
 pub mod markdown;
 pub mod palette;
 pub mod reminders;

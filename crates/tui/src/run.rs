@@ -65,7 +65,8 @@ enum Msg {
     BackgroundDone(Vec<String>),
     Tokens(usize),
     Names(elroy_commands::CompletionNames),
-    Command(elroy_commands::CommandOutput, String),
+    /// A command's output, the model after it, and whether it was `/help` (the keys follow).
+    Command(elroy_commands::CommandOutput, String, bool),
 }
 
 /// The terminal in raw mode on the alternate screen; restored when dropped (also on errors and
@@ -335,10 +336,11 @@ impl Loop {
         };
         let chat = Arc::clone(&self.chat);
         let tx = self.tx.clone();
+        let help = command == elroy_commands::Command::Help;
         tokio::spawn(async move {
             let mut chat = chat.write().await;
             let output = elroy_commands::run(&command, &mut chat).await;
-            let _ = tx.send(Msg::Command(output, chat.model_name().to_owned()));
+            let _ = tx.send(Msg::Command(output, chat.model_name().to_owned(), help));
         });
     }
 }
@@ -611,7 +613,11 @@ fn handle(app: &mut App, lp: &mut Loop, msg: Msg) -> Vec<Action> {
             app.status.tokens = Some(tokens);
             Vec::new()
         }
-        Msg::Command(output, model) => {
+        Msg::Command(mut output, model, help) => {
+            if help {
+                // The keys from the table the handlers use (crate::keys), after the commands.
+                output.lines.extend(crate::keys::help_lines(&app.tabs));
+            }
             match &output.action {
                 Some(CommandAction::Exit) => app.quitting = true,
                 Some(CommandAction::ClearContext) => app.entries.clear(),

@@ -75,6 +75,7 @@ impl StoreSidebar {
                     label: first_line(&listed.text),
                     meta,
                     name: listed.stem.clone(),
+                    view: Some(crate::detail::item_markdown(&detail, &self.time.tz)),
                     detail,
                     path: Some(path),
                     ..SideItem::default()
@@ -105,7 +106,9 @@ impl StoreSidebar {
                 local.strftime("%b %d %H:%M").to_string()
             };
             let path = store.agenda_dir().join(format!("{}.md", due.stem));
+            let detail = std::fs::read_to_string(&path).unwrap_or_else(|_| due.text.clone());
             items.push(SideItem {
+                view: Some(crate::detail::item_markdown(&detail, &self.time.tz)),
                 label: due.name.clone(),
                 meta: if overdue {
                     format!("overdue {when}")
@@ -113,7 +116,7 @@ impl StoreSidebar {
                     when
                 },
                 name: due.name.clone(),
-                detail: std::fs::read_to_string(&path).unwrap_or_else(|_| due.text.clone()),
+                detail,
                 path: Some(path),
                 warn: overdue,
                 highlight: false,
@@ -170,6 +173,7 @@ impl StoreSidebar {
                     String::new()
                 },
                 name,
+                view: Some(crate::detail::item_markdown(&detail, &self.time.tz)),
                 detail,
                 path,
                 ..SideItem::default()

@@ -64,8 +64,9 @@ pub fn render(app: &App, frame: &mut Frame<'_>) {
         Some(Overlay::Detail {
             tab,
             item,
-            confirm_delete,
-        }) => draw_detail(app, *tab, *item, *confirm_delete, frame, area),
+            pending,
+            raw,
+        }) => draw_detail(app, *tab, *item, *pending, *raw, frame, area),
         None => {}
     }
 }
@@ -136,27 +137,8 @@ fn draw_sidebar(app: &App, frame: &mut Frame<'_>, area: Rect) {
     let [tabs_area, body] =
         Layout::vertical([Constraint::Length(1), Constraint::Min(1)]).areas(inner);
     // Tab bar: the selected tab reversed, scrolled so it is visible.
-    let mut spans = Vec::new();
-    for (i, tab) in app.tabs.iter().enumerate() {
-        let style = if i == app.tab {
-            app.theme.selected
-        } else {
-            app.theme.dim
-        };
-        spans.push(Span::styled(format!(" {} ", tab.title), style));
-    }
-    let widths: Vec<usize> = spans.iter().map(|s| s.content.chars().count()).collect();
-    let mut skip = 0;
-    while widths[skip..=app.tab.min(widths.len().saturating_sub(1))]
-        .iter()
-        .sum::<usize>()
-        > tabs_area.width as usize
-        && skip < app.tab
-    {
-        skip += 1;
-    }
     frame.render_widget(
-        Paragraph::new(Line::from(spans.into_iter().skip(skip).collect::<Vec<_>>())),
+        Paragraph::new(tab_bar(app, tabs_area.width as usize)),
         tabs_area,
     );
     let Some(tab) = app.tabs.get(app.tab) else {
@@ -220,6 +202,65 @@ fn draw_sidebar(app: &App, frame: &mut Frame<'_>, area: Rect) {
     );
 }
 
+/// The sidebar's tab row in `width` cells: every title when they fit, else the others
+/// abbreviated, else scrolled so the selected tab is always shown, with `‹` / `›` where tabs
+/// are hidden on that side (at 120 columns a plugin's tab was cut off with
+/// no sign that it existed).
+pub fn tab_bar(app: &App, width: usize) -> Line<'static> {
+    let mut titles: Vec<String> = app.tabs.iter().map(|t| format!(" {} ", t.title)).collect();
+    if titles.iter().map(|t| t.width()).sum::<usize>() > width {
+        // Abbreviated: the selected tab whole, the others to three characters and `…`.
+        titles = app
+            .tabs
+            .iter()
+            .enumerate()
+            .map(|(i, t)| {
+                if i == app.tab || t.title.chars().count() <= 4 {
+                    format!(" {} ", t.title)
+                } else {
+                    format!(" {}…", t.title.chars().take(3).collect::<String>())
+                }
+            })
+            .collect();
+    }
+    let widths: Vec<usize> = titles.iter().map(|t| t.width()).collect();
+    let n = titles.len();
+    let selected = app.tab.min(n.saturating_sub(1));
+    // The first tab shown: the smallest that keeps the selected one on the row, markers counted.
+    let fits = |first: usize, last: usize| {
+        let markers = usize::from(first > 0) + usize::from(last + 1 < n);
+        widths[first..=last].iter().sum::<usize>() + markers <= width
+    };
+    let mut first = 0;
+    while first < selected && !fits(first, selected) {
+        first += 1;
+    }
+    let mut last = selected;
+    while last + 1 < n && fits(first, last + 1) {
+        last += 1;
+    }
+    let mut spans = Vec::new();
+    if first > 0 {
+        spans.push(Span::styled("‹", app.theme.dim));
+    }
+    if n > 0 {
+        for (i, title) in titles.iter().enumerate().take(last + 1).skip(first) {
+            let style = if i == app.tab {
+                app.theme.selected
+            } else {
+                app.theme.dim
+            };
+            spans.push(Span::styled(title.clone(), style));
+        }
+    }
+    if last + 1 < n {
+        let used: usize = spans.iter().map(|s| s.content.width()).sum();
+        spans.push(Span::raw(" ".repeat(width.saturating_sub(used + 1))));
+        spans.push(Span::styled("›", app.theme.dim));
+    }
+    Line::from(spans)
+}
+
 /// `text` cut to at most `room` cells, with `…` when something was cut.
 fn fit(text: &str, room: usize) -> String {
     if text.width() <= room {
@@ -279,6 +320,9 @@ fn draw_status(app: &App, frame: &mut Frame<'_>, area: Rect) {
     if let Some(bg) = &s.background {
         let glyph = if s.phase.is_some() { "" } else { spin };
         spans.push(Span::styled(format!("· {glyph} {bg} "), app.theme.thought));
+    }
+    if let Some(ask) = &s.ask {
+        spans.push(Span::styled(format!("· {ask} "), app.theme.warning));
     }
     let mode = match (app.mode, &app.overlay) {
         (_, Some(Overlay::Palette(_))) => "PALETTE",
@@ -344,11 +388,24 @@ fn draw_palette(app: &App, frame: &mut Frame<'_>, area: Rect) {
     } else {
         0
     };
+    // Names in one column as wide as the longest (at most half the window), descriptions after
+    // two spaces; a longer name is cut with `…` rather than running into its description.
+    let width = inner.width as usize;
+    let column = p
+        .entries
+        .iter()
+        .map(|e| e.name.width())
+        .max()
+        .unwrap_or(0)
+        .min(width / 2);
     for (row, &i) in p.matches.iter().enumerate().skip(skip).take(room) {
         let e = &p.entries[i];
+        let name = fit(&e.name, column);
+        let pad = " ".repeat(column.saturating_sub(name.width()) + 2);
+        let description = fit(&e.description, width.saturating_sub(column + 2));
         let mut line = Line::from(vec![
-            Span::styled(format!("{:<28}", e.name), app.theme.system),
-            Span::styled(format!(" {}", e.description), app.theme.dim),
+            Span::styled(format!("{name}{pad}"), app.theme.system),
+            Span::styled(description, app.theme.dim),
         ]);
         if row == p.selected {
             line = line.patch_style(app.theme.selected);
@@ -430,10 +487,12 @@ fn draw_detail(
     app: &App,
     tab: usize,
     item: usize,
-    confirm: bool,
+    pending: Option<crate::keys::KeyAction>,
+    raw: bool,
     frame: &mut Frame<'_>,
     area: Rect,
 ) {
+    use crate::keys::KeyAction;
     let Some(t) = app.tabs.get(tab) else { return };
     let Some(it) = t.items.get(item) else { return };
     let rect = centered(
@@ -442,12 +501,18 @@ fn draw_detail(
         (area.height * 4 / 5).max(10),
     );
     frame.render_widget(Clear, rect);
-    let block = overlay_block(app, format!(" {}: {} ", t.title, it.label));
+    let label = crate::wrap::expand_tabs(&it.label, 0).0;
+    let block = overlay_block(app, format!(" {}: {label} ", t.title));
     let inner = block.inner(rect);
     frame.render_widget(block, rect);
     let [body, hint] = Layout::vertical([Constraint::Min(1), Constraint::Length(1)]).areas(inner);
+    let text = match (&it.view, raw) {
+        (_, true) => crate::detail::raw_markdown(&it.detail),
+        (Some(view), false) => view.clone(),
+        (None, false) => detail_markdown(&it.detail),
+    };
     let lines = markdown::render(
-        &detail_markdown(&it.detail),
+        &text,
         body.width as usize,
         Style::default(),
         app.theme.dim,
@@ -456,10 +521,14 @@ fn draw_detail(
     frame.render_widget(Paragraph::new(lines), body);
     let mut keys = Vec::new();
     if t.kind.complete_tool().is_some() {
-        keys.push("c complete");
+        keys.push(if pending == Some(KeyAction::CompleteItem) {
+            "c again to complete"
+        } else {
+            "c c complete"
+        });
     }
     if t.kind.delete_tool().is_some() {
-        keys.push(if confirm {
+        keys.push(if pending == Some(KeyAction::DeleteItem) {
             "d again to delete"
         } else {
             "d d delete"
@@ -468,8 +537,11 @@ fn draw_detail(
     if it.path.is_some() && t.kind != TabKind::Panel {
         keys.push("e edit");
     }
+    if it.view.is_some() {
+        keys.push(if raw { "v the item" } else { "v the file" });
+    }
     keys.push("Esc back");
-    let style = if confirm {
+    let style = if pending.is_some() {
         app.theme.warning
     } else {
         app.theme.dim
