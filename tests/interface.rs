@@ -600,13 +600,41 @@ fn a_plugin_panel_gets_its_own_sidebar_tab() {
     assert!(created.status.success(), "{}", common::stderr(&created));
     let mut screen = Screen::open(&home, &["chat"], 30, 120);
     ready(&screen);
+    // At 120 columns the panel's tab is on the row (abbreviated), not cut off silently.
+    screen.wait_text("Hel…");
     screen.send("\x1b");
     screen.wait_text("BROWSE");
     // Left from the first tab wraps to the last one: the panel.
     screen.send("\x1b[D");
     screen.wait_text("This tab is drawn by hello_panel.");
+    // Its number key reaches it too (the sixth tab), from another tab.
+    screen.send("g");
+    screen.wait_for("the Agenda tab", |t| {
+        !t.contains("This tab is drawn by hello_panel.")
+    });
+    screen.send("6");
+    screen.wait_text("This tab is drawn by hello_panel.");
     screen.send("\x1b");
     screen.wait_text("INSERT");
+    let _ = screen.quit();
+}
+
+/// Tabs are drawn as spaces where they appear: an agenda item's text in the sidebar (issue 22's
+/// example, `Pack:\tpassport`) and a code block in a reply (a Makefile recipe keeps its indent).
+#[test]
+fn tabs_show_as_spaces_in_the_sidebar_and_in_code_blocks() {
+    let server = MockServer::start();
+    server.push(Reply::text(
+        "The recipe:\n\n```make\nall:\n\tcc -o hello hello.c\n```\n",
+    ));
+    let home = common::home_with_model(&server, "");
+    let added = home.call("add_agenda_item", r#"{"text": "Pack:\tpassport"}"#);
+    assert!(added.status.success(), "{}", common::stderr(&added));
+    let mut screen = Screen::open(&home, &["chat"], 30, 120);
+    ready(&screen);
+    screen.wait_text("│Pack:   passport");
+    screen.send("show me\r");
+    screen.wait_text("    cc -o hello hello.c");
     let _ = screen.quit();
 }
 

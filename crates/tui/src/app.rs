@@ -235,6 +235,27 @@ impl App {
         }
     }
 
+    /// The number of lines entry `index` takes at `width`: exact when it was laid out at that
+    /// width, else estimated from its lines at another width (the cells scaled), so a resize
+    /// lays out only the entries that come into view; an entry never laid out, or changed since,
+    /// is laid out now.
+    pub fn entry_height(&self, index: usize, width: usize) -> usize {
+        {
+            let cache = self.line_cache.borrow();
+            if let (Some(Some(c)), Some(entry)) = (cache.get(index), self.entries.get(index))
+                && c.thoughts == self.show_thoughts
+                && c.entry == *entry
+            {
+                if c.width == width {
+                    return c.lines.len();
+                }
+                let cells: usize = c.lines.iter().map(|l| l.width().max(1)).sum();
+                return cells.div_ceil(width.max(1)).max(1);
+            }
+        }
+        self.entry_lines(index, width).len()
+    }
+
     /// The lines of entry `index` at `width`, from the cache when nothing changed.
     pub fn entry_lines(&self, index: usize, width: usize) -> Vec<ratatui::text::Line<'static>> {
         let Some(entry) = self.entries.get(index) else {

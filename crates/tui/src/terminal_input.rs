@@ -27,8 +27,10 @@ pub const PASTE_TIMEOUT: Duration = Duration::from_secs(1);
 const PASTE_START: &[u8] = b"\x1b[200~";
 /// What it sends after.
 const PASTE_END: &[u8] = b"\x1b[201~";
-/// How often the thread looks at its flags while no byte arrives.
-const POLL: Duration = Duration::from_millis(50);
+/// How often the thread looks at its flags while no byte arrives and nothing is pending.
+const POLL: Duration = Duration::from_millis(200);
+/// The same while a paste or a partial marker waits for its time out.
+const POLL_PENDING: Duration = Duration::from_millis(50);
 
 /// Splits the byte stream into pasted text and everything else, and parses the rest into
 /// events. Pure: the tests feed it bytes and a clock.
@@ -95,6 +97,11 @@ impl Decoder {
             out.extend(self.parse(&held));
         }
         out
+    }
+
+    /// Whether a paste or a partial marker waits (the reader then looks more often).
+    pub fn pending(&self) -> bool {
+        self.paste.is_some() || !self.held.is_empty()
     }
 
     fn parse(&mut self, bytes: &[u8]) -> Vec<Event> {
@@ -276,9 +283,9 @@ fn read_loop(flags: &Flags, tx: &mpsc::UnboundedSender<Event>) {
     let fd = stdin.as_fd();
     let mut decoder = Decoder::default();
     let mut buf = vec![0u8; 8192];
-    let timeout = Timespec {
+    let timespec = |d: Duration| Timespec {
         tv_sec: 0,
-        tv_nsec: i64::try_from(POLL.as_nanos()).unwrap_or(50_000_000),
+        tv_nsec: i64::try_from(d.as_nanos()).unwrap_or(50_000_000),
     };
     while !flags.stop.load(Ordering::SeqCst) && !tx.is_closed() {
         if flags.pause.load(Ordering::SeqCst) {
@@ -288,7 +295,12 @@ fn read_loop(flags: &Flags, tx: &mpsc::UnboundedSender<Event>) {
         }
         flags.parked.store(false, Ordering::SeqCst);
         let mut fds = [PollFd::new(&fd, PollFlags::IN)];
-        let ready = match poll(&mut fds, Some(&timeout)) {
+        let wait = if decoder.pending() {
+            POLL_PENDING
+        } else {
+            POLL
+        };
+        let ready = match poll(&mut fds, Some(&timespec(wait))) {
             Ok(n) => n,
             Err(rustix::io::Errno::INTR) => 0,
             Err(_) => return,

@@ -84,25 +84,53 @@ fn draw_conversation(app: &App, frame: &mut Frame<'_>, area: Rect) {
             app.theme.dim,
         )));
     }
-    for i in 0..app.entries.len() {
-        if !lines.is_empty() {
-            lines.push(Line::default());
-        }
-        let mut entry_lines = app.entry_lines(i, width);
-        let selected =
-            app.mode == Mode::Browse && app.pane == Pane::Conversation && app.entry == Some(i);
-        if selected && let Some(first) = entry_lines.first_mut() {
-            *first = first.clone().patch_style(app.theme.selected);
-        }
-        lines.extend(entry_lines);
-    }
-    let total = lines.len();
+    // Only the entries in view are laid out and copied: the others count by their (cached or
+    // estimated) height, so a frame costs the same after 300 turns as after one. Entry 0 starts
+    // at line 0, each next one after a blank line (with no entries: the two intro lines).
     let height = area.height as usize;
+    let heights: Vec<usize> = (0..app.entries.len())
+        .map(|i| app.entry_height(i, width))
+        .collect();
+    let total = if heights.is_empty() {
+        lines.len()
+    } else {
+        heights.iter().sum::<usize>() + heights.len() - 1
+    };
     app.geometry.set((total, height));
     let bottom = total.saturating_sub(height);
     let top = app.scroll_top.map_or(bottom, |t| t.min(bottom));
-    let visible: Vec<Line<'static>> = lines.into_iter().skip(top).take(height).collect();
-    frame.render_widget(Paragraph::new(visible), area);
+    if !heights.is_empty() {
+        let mut start = 0;
+        let mut window_start = None;
+        for (i, &h) in heights.iter().enumerate() {
+            if start >= top + height {
+                break;
+            }
+            let end = start + h;
+            if end > top {
+                let mut entry_lines = app.entry_lines(i, width);
+                let selected = app.mode == Mode::Browse
+                    && app.pane == Pane::Conversation
+                    && app.entry == Some(i);
+                if selected && let Some(first) = entry_lines.first_mut() {
+                    *first = first.clone().patch_style(app.theme.selected);
+                }
+                if window_start.is_none() {
+                    window_start = Some(start);
+                } else {
+                    lines.push(Line::default());
+                }
+                lines.extend(entry_lines);
+            }
+            start = end + 1;
+        }
+        let skip = top.saturating_sub(window_start.unwrap_or(top));
+        lines = lines.into_iter().skip(skip).collect();
+    } else {
+        lines = lines.into_iter().skip(top).collect();
+    }
+    lines.truncate(height);
+    frame.render_widget(Paragraph::new(lines), area);
     if top < bottom {
         let more = format!(" ↓ {} more ", bottom - top);
         let w = more.chars().count() as u16;
