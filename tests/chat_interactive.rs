@@ -288,7 +288,8 @@ fn slash_commands_banner_and_escape() {
         )
     );
     assert!(text.contains("**Agenda for 2026-11-30**"), "{text}");
-    assert!(text.contains("Water_the_plants"), "{text}");
+    // The name a person wrote, not the file stem `Water_the_plants` (issue 22).
+    assert!(text.contains("- **Water the plants**"), "{text}");
     assert!(
         text.contains("Unknown command /nope. The commands are:"),
         "{text}"

@@ -10,9 +10,11 @@
 //! 4. recall p50/p95 over 100,000 memories (`cargo bench -p elroy-memory --bench recall` with
 //!    `ELROY_RECALL_PERCENTILES=1`);
 //! 5. elroy's own time per chat turn against the testkit's zero-latency loopback model server
-//!    (`cargo bench -p elroy-runtime --bench turn`).
+//!    (`cargo bench -p elroy-runtime --bench turn`);
+//! 6. the full-screen interface after a long session (`cargo bench -p elroy-tui --bench
+//!    long_session`).
 //!
-//! The measuring code of 3–5 lives in those crates' benches; this job only runs them.
+//! The measuring code of 3–6 lives in those crates' benches; this job only runs them.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode, Stdio};
@@ -200,6 +202,12 @@ fn run_all(root: &Path, options: &Options) -> Result<(), String> {
         );
         println!("   cargo bench -p elroy-runtime --bench turn");
         cargo_bench(root, &["-p", "elroy-runtime", "--bench", "turn"], &[])?;
+
+        println!(
+            "\n== the full-screen interface: keystroke, PageUp and resize, empty vs 300 turns of 120-line markdown replies (state change + one 120x40 frame, no terminal IO; divan)"
+        );
+        println!("   cargo bench -p elroy-tui --bench long_session");
+        cargo_bench(root, &["-p", "elroy-tui", "--bench", "long_session"], &[])?;
     }
     println!(
         "\n== done in {:.0} s (including builds)",

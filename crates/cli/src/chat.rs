@@ -25,7 +25,7 @@ use elroy_commands::{Action, ChatSession, CommandOutput, CompletionNames, Input}
 use elroy_config::Config;
 use elroy_core::Capabilities;
 use elroy_orchestrator::{AfterTurn, Session, TurnEvent, TurnInput};
-use indicatif::{ProgressBar, ProgressStyle};
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use rustyline::error::ReadlineError;
 use rustyline::history::FileHistory;
 use rustyline::{Editor, ExternalPrinter};
@@ -74,11 +74,13 @@ pub(crate) struct Palette {
 }
 
 impl Palette {
-    /// Colours from the config when standard output is a terminal and `NO_COLOR` is unset; no
-    /// escapes otherwise.
+    /// Colours from the config when standard output is a terminal, `NO_COLOR` is unset and
+    /// `TERM` is not dumb; no escapes otherwise.
     pub(crate) fn from_config(config: &Config) -> Self {
         use std::io::IsTerminal;
-        let enabled = std::io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none();
+        let enabled = std::io::stdout().is_terminal()
+            && std::env::var_os("NO_COLOR").is_none()
+            && !crate::dumb_terminal();
         let c = |value: &str| {
             if enabled { color(value) } else { String::new() }
         };
@@ -94,6 +96,15 @@ impl Palette {
     }
 }
 
+/// A spinner on standard error; hidden where `TERM` is dumb (it redraws with escape codes).
+fn new_spinner() -> ProgressBar {
+    let spinner = ProgressBar::new_spinner();
+    if crate::dumb_terminal() {
+        spinner.set_draw_target(ProgressDrawTarget::hidden());
+    }
+    spinner
+}
+
 /// Renders a turn's events on the terminal.
 struct Renderer<'a> {
     palette: &'a Palette,
@@ -106,7 +117,7 @@ struct Renderer<'a> {
 
 impl<'a> Renderer<'a> {
     fn new(palette: &'a Palette, show_thoughts: bool) -> Self {
-        let spinner = ProgressBar::new_spinner();
+        let spinner = new_spinner();
         spinner.set_style(
             ProgressStyle::with_template("{spinner} {msg}")
                 .unwrap_or_else(|_| ProgressStyle::default_spinner()),
@@ -161,7 +172,7 @@ impl<'a> Renderer<'a> {
             TurnEvent::Status(text) => match &self.spinner {
                 Some(spinner) => spinner.set_message(text),
                 None if text.starts_with("running ") || text == "thinking..." => {
-                    let spinner = ProgressBar::new_spinner();
+                    let spinner = new_spinner();
                     spinner.set_message(text);
                     spinner.enable_steady_tick(Duration::from_millis(100));
                     self.spinner = Some(spinner);

@@ -66,6 +66,10 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
             let config = load_config(&cli)?;
             match choose_front_end(cli.plain, &config.settings.ui, terminals()) {
                 FrontEnd::FullScreen => interactive(config, full_screen),
+                FrontEnd::DumbTerminal => {
+                    output::eprintln(DUMB_TERMINAL);
+                    interactive(config, chat::run)
+                }
                 // `elroy chat` with piped input is the line REPL too: a session.
                 FrontEnd::Plain | FrontEnd::NonInteractive => interactive(config, chat::run),
             }
@@ -85,6 +89,10 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
             let config = load_config(&cli)?;
             match choose_front_end(cli.plain, &config.settings.ui, terminals()) {
                 FrontEnd::FullScreen => interactive(config, full_screen),
+                FrontEnd::DumbTerminal => {
+                    output::eprintln(DUMB_TERMINAL);
+                    interactive(config, chat::run)
+                }
                 FrontEnd::Plain => interactive(config, chat::run),
                 FrontEnd::NonInteractive => {
                     let args = message::MessageArgs {
@@ -125,6 +133,9 @@ pub(crate) enum FrontEnd {
     FullScreen,
     /// The line REPL (`--plain` or `ui: plain` on a terminal; standard output not a terminal).
     Plain,
+    /// The line REPL because the terminal cannot show the full-screen interface (`TERM` is
+    /// `dumb`, empty or unset); elroy says so in one line.
+    DumbTerminal,
     /// Standard input is not a terminal: `elroy` reads one message from it, `elroy chat` reads
     /// its lines with the line REPL (as before the full-screen interface).
     NonInteractive,
@@ -137,14 +148,27 @@ pub(crate) struct Terminals {
     pub stdin: bool,
     /// Standard output is a terminal.
     pub stdout: bool,
+    /// `TERM` is `dumb`, empty or unset: a terminal without cursor addressing.
+    pub dumb: bool,
 }
+
+/// The line elroy prints when `TERM` keeps it from the full-screen interface.
+const DUMB_TERMINAL: &str =
+    "elroy: TERM is dumb or unset, so the line chat runs instead of the full-screen interface";
 
 fn terminals() -> Terminals {
     use std::io::IsTerminal;
     Terminals {
         stdin: std::io::stdin().is_terminal(),
         stdout: std::io::stdout().is_terminal(),
+        dumb: dumb_terminal(),
     }
+}
+
+/// Whether `TERM` names no terminal able to draw a screen (`dumb`, empty or unset), as every
+/// curses program decides.
+pub(crate) fn dumb_terminal() -> bool {
+    std::env::var("TERM").map_or(true, |t| t.trim().is_empty() || t.trim() == "dumb")
 }
 
 /// The one place that decides the interface (issue 15 item 1): `plain_flag` is `--plain`, `ui`
@@ -155,6 +179,8 @@ pub(crate) fn choose_front_end(plain_flag: bool, ui: &str, terminals: Terminals)
     }
     if plain_flag || ui.trim().eq_ignore_ascii_case("plain") || !terminals.stdout {
         FrontEnd::Plain
+    } else if terminals.dumb {
+        FrontEnd::DumbTerminal
     } else {
         FrontEnd::FullScreen
     }
@@ -261,6 +287,7 @@ mod tests {
     const BOTH: Terminals = Terminals {
         stdin: true,
         stdout: true,
+        dumb: false,
     };
 
     #[test]
@@ -270,15 +297,23 @@ mod tests {
         assert_eq!(choose_front_end(true, "full", BOTH), FrontEnd::Plain);
         assert_eq!(choose_front_end(false, "plain", BOTH), FrontEnd::Plain);
         assert_eq!(choose_front_end(false, "PLAIN", BOTH), FrontEnd::Plain);
+        let dumb = Terminals { dumb: true, ..BOTH };
+        assert_eq!(
+            choose_front_end(false, "full", dumb),
+            FrontEnd::DumbTerminal
+        );
+        assert_eq!(choose_front_end(true, "full", dumb), FrontEnd::Plain);
         let piped_out = Terminals {
             stdin: true,
             stdout: false,
+            dumb: false,
         };
         assert_eq!(choose_front_end(false, "full", piped_out), FrontEnd::Plain);
         for stdout in [true, false] {
             let piped_in = Terminals {
                 stdin: false,
                 stdout,
+                dumb: false,
             };
             for (flag, ui) in [(false, "full"), (true, "full"), (false, "plain")] {
                 assert_eq!(

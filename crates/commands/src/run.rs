@@ -34,7 +34,7 @@ pub struct CommandOutput {
 impl CommandOutput {
     fn lines(lines: Vec<String>) -> Self {
         CommandOutput {
-            lines,
+            lines: paragraphs(lines),
             ..CommandOutput::default()
         }
     }
@@ -54,6 +54,64 @@ impl CommandOutput {
         self.action = Some(action);
         self
     }
+}
+
+/// `lines` with a blank line wherever a sentence follows a list, so markdown does not read the
+/// sentence as the last item's continuation (the hint after `/help`'s, `/memories`' and
+/// `/model`'s lists was swallowed by their last bullet).
+fn paragraphs(lines: Vec<String>) -> Vec<String> {
+    let is_item = |l: &str| {
+        let t = l.trim_start();
+        t.starts_with("- ")
+            || t.starts_with("* ")
+            || t.split_once(". ")
+                .is_some_and(|(n, _)| !n.is_empty() && n.chars().all(|c| c.is_ascii_digit()))
+    };
+    let mut out: Vec<String> = Vec::with_capacity(lines.len() + 2);
+    for line in lines {
+        if let Some(prev) = out.last()
+            && is_item(prev)
+            && !line.trim().is_empty()
+            && !is_item(&line)
+            && !line.starts_with(' ')
+        {
+            out.push(String::new());
+        }
+        out.push(line);
+    }
+    out
+}
+
+/// A memory search's result as a person reads it: `## Memory: NAME` headings as the name, and
+/// the model's pointer to the memory's sources (`get_source_content_for_memory(memory_name=…,
+/// index=0..2)`, a call for the model to make) as the number of sources.
+fn memories_for_a_person(text: &str) -> String {
+    text.lines()
+        .map(|line| {
+            if let Some(name) = line.strip_prefix("## Memory: ") {
+                return format!("## {name}");
+            }
+            if let Some(call) = line
+                .strip_prefix("*Source content: get_source_content_for_memory(")
+                .and_then(|rest| rest.strip_suffix(")*"))
+            {
+                let n = call
+                    .rsplit_once("index=")
+                    .map(|(_, range)| match range.split_once("..") {
+                        Some((_, last)) => last.trim().parse::<usize>().map_or(1, |l| l + 1),
+                        None => 1,
+                    })
+                    .unwrap_or(1);
+                return if n == 1 {
+                    "*From 1 source.*".to_owned()
+                } else {
+                    format!("*From {n} sources.*")
+                };
+            }
+            line.to_owned()
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
 }
 
 /// How many changes `/history` lists.
@@ -100,7 +158,11 @@ pub async fn run(command: &Command, chat: &mut ChatSession) -> CommandOutput {
         Command::Due => due(chat),
         Command::Memories(None) => memory_names(chat),
         Command::Memories(Some(question)) => {
-            tool(chat, "examine_memories", &json!({ "question": question })).await
+            let mut out = tool(chat, "examine_memories", &json!({ "question": question })).await;
+            if !out.is_error {
+                out = CommandOutput::text(&memories_for_a_person(&out.lines.join("\n")));
+            }
+            out
         }
         Command::Remember(None) => CommandOutput::error("Usage: /remember TEXT"),
         Command::Remember(Some(text)) => {
@@ -124,11 +186,15 @@ pub async fn run(command: &Command, chat: &mut ChatSession) -> CommandOutput {
             CommandOutput::lines(lines)
         }
         Command::Model(Some(name)) => match chat.switch_model(name) {
-            Ok(()) => CommandOutput::text(&format!(
-                "Chat model for this session: `{}`",
-                chat.model_name()
-            ))
-            .with_action(Action::SwitchModel(chat.model_name().to_owned())),
+            Ok(base) => {
+                let mut lines = vec![format!(
+                    "Chat model for this session: `{}`",
+                    chat.model_name()
+                )];
+                lines.extend(base.map(|line| format!("\n{line}")));
+                CommandOutput::text(&lines.join("\n"))
+                    .with_action(Action::SwitchModel(chat.model_name().to_owned()))
+            }
             Err(e) => CommandOutput::error(&format!("Cannot switch to {name}: {e}")),
         },
         Command::Tools => tools(chat),
@@ -198,9 +264,14 @@ async fn agenda(chat: &ChatSession, date: Option<&str>) -> CommandOutput {
         } else {
             String::new()
         };
-        let first = text.lines().next().unwrap_or_default();
-        if first.is_empty() || first == name {
+        let first = text.lines().next().unwrap_or_default().trim();
+        // The name is the file's stem, made from the first line (`Plan_the_trip_to_Lisbon`):
+        // the line itself is what a person wrote and reads.
+        let stem_of_first = first.replace(' ', "_");
+        if first.is_empty() {
             lines.push(format!("- **{name}**{progress}"));
+        } else if first == name || stem_of_first.eq_ignore_ascii_case(name) {
+            lines.push(format!("- **{first}**{progress}"));
         } else {
             lines.push(format!("- **{name}**{progress} — {first}"));
         }
@@ -492,10 +563,9 @@ mod tests {
         let agenda = typed(&mut chat, "/agenda").await;
         assert!(!agenda.is_error, "{agenda:?}");
         assert_eq!(agenda.lines[0], "**Agenda for 2026-12-01**");
-        assert!(
-            agenda.lines[1].starts_with("- **Water_the_plants**"),
-            "{agenda:?}"
-        );
+        // The name a person wrote, not the file stem (issue 22: `Plan_the_trip_to_Lisbon (0/2)
+        // — Plan the trip to Lisbon`).
+        assert_eq!(agenda.lines[1], "- **Water the plants**", "{agenda:?}");
         let tomorrow = typed(&mut chat, "/agenda tomorrow").await;
         assert_eq!(tomorrow.lines, ["Nothing on the agenda for 2026-12-02."]);
         let bad = typed(&mut chat, "/agenda someday").await;
@@ -525,6 +595,11 @@ mod tests {
             found.lines.iter().any(|l| l.contains("oolong")),
             "{found:?}"
         );
+        assert!(
+            !found.lines.iter().any(|l| l.contains("get_source_content_for_memory")
+                || l.starts_with("## Memory:")),
+            "{found:?}"
+        );
 
         let history = typed(&mut chat, "/history").await;
         assert!(history.lines[1].contains("create_memory"), "{history:?}");
@@ -538,6 +613,13 @@ mod tests {
         for line in ["/help", "/tools", "/requests", "/model", "/remember"] {
             let out = typed(&mut chat, line).await;
             assert!(!out.lines.is_empty(), "{line}: {out:?}");
+        }
+        // The sentence after a list is its own paragraph: `/help` (issue 22's example) and
+        // `/memories` (another list with a hint after it).
+        for line in ["/help", "/memories"] {
+            let out = typed(&mut chat, line).await;
+            let last_item = out.lines.iter().rposition(|l| l.starts_with("- ")).unwrap();
+            assert_eq!(out.lines[last_item + 1], "", "{line}: {out:?}");
         }
         assert!(typed(&mut chat, "/remember").await.is_error);
         assert_eq!(typed(&mut chat, "/exit").await.action, Some(Action::Exit));
@@ -571,6 +653,32 @@ mod tests {
         );
         assert_eq!(chat.model_name(), "other-model");
         assert_eq!(chat.model_override(), Some("other-model"));
+        // A model of the same provider goes to the configured base URL, and says so.
+        let base = server.base_url();
+        assert!(
+            switched
+                .lines
+                .iter()
+                .any(|l| l.contains("chat_model_api_base stays")
+                    && l.contains(base.trim_end_matches('/'))),
+            "{switched:?}"
+        );
+        // One of another provider does not inherit the local base URL (issue 22: `/model
+        // sonnet` after a local model failed with a bare 404): without a key it says which is
+        // missing; with one it says whose address it uses. Cases: `sonnet` (an alias) and
+        // `gemini/gemini-2.0-flash` (another provider).
+        for name in ["sonnet", "gemini/gemini-2.0-flash"] {
+            let other = typed(&mut chat, &format!("/model {name}")).await;
+            let text = other.lines.join("\n");
+            if other.is_error {
+                assert!(text.contains("_API_KEY"), "{name}: {text}");
+            } else {
+                assert!(
+                    text.contains("is for OpenAI-compatible models"),
+                    "{name}: {text}"
+                );
+            }
+        }
         assert!(server.requests().is_empty());
     }
 }

@@ -19,6 +19,8 @@ pub struct ChatSession {
     capabilities: Capabilities,
     /// The model chosen with `/model NAME`, if any (`None`: the configured one).
     model_override: Option<String>,
+    /// The configured chat model's name (the one `chat_model_api_base` was set for).
+    configured_model: String,
 }
 
 impl std::fmt::Debug for ChatSession {
@@ -56,6 +58,7 @@ impl ChatSession {
     ) -> Result<Self, RuntimeError> {
         let session = runtime.session(capabilities)?;
         Ok(ChatSession {
+            configured_model: session.model_name().to_owned(),
             runtime,
             session: Arc::new(session),
             capabilities,
@@ -91,13 +94,33 @@ impl ChatSession {
     ///
     /// # Errors
     /// [`RuntimeError::Model`] when `name` cannot be used (no key for its provider).
-    pub fn switch_model(&mut self, name: &str) -> Result<(), RuntimeError> {
+    ///
+    /// A configured `chat_model_api_base` belongs to the configured model's provider: a model
+    /// of another provider (`/model sonnet` after a local `llama3.1`) is built without it (and
+    /// without `chat_model_api_key`), one of the same provider is sent to it. Returns the one
+    /// line that says which, when a base URL is configured.
+    pub fn switch_model(&mut self, name: &str) -> Result<Option<String>, RuntimeError> {
+        let base = self.runtime.config.settings.chat_model_api_base.clone();
+        let owner = provider(&self.configured_model);
+        let wanted = provider(elroy_llm::select::resolve_alias(name));
+        let drop_base = base.is_some() && owner != wanted;
         let session = self
             .runtime
-            .session_with_model(self.capabilities, Some(name))?;
+            .session_for_model(self.capabilities, name, drop_base)?;
         self.session = Arc::new(session);
         self.model_override = Some(name.to_owned());
-        Ok(())
+        Ok(base.map(|base| {
+            if drop_base {
+                format!(
+                    "chat_model_api_base ({base}) is for {owner} models like `{}`, so `{name}` uses {wanted}'s own address.",
+                    self.configured_model
+                )
+            } else {
+                format!(
+                    "chat_model_api_base stays {base}: `{name}` is sent there (set another in the configuration for another server)."
+                )
+            }
+        }))
     }
 
     /// The model chosen with `/model NAME` in this session, if any.
@@ -144,3 +167,17 @@ const MODEL_ALIASES: &[&str] = &[
     "o1",
     "o1_mini",
 ];
+
+/// The provider a model name addresses (as elroy-llm picks the protocol): `Anthropic` for
+/// `anthropic/…` and `claude…`, `Gemini` for `gemini/…`, else `OpenAI-compatible` (OpenAI, or
+/// any server speaking its API: Ollama, vLLM, llama.cpp, LM Studio).
+pub fn provider(model: &str) -> &'static str {
+    let model = elroy_llm::select::resolve_alias(model);
+    if model.starts_with("anthropic/") || model.starts_with("claude") {
+        "Anthropic"
+    } else if model.starts_with("gemini/") {
+        "Gemini"
+    } else {
+        "OpenAI-compatible"
+    }
+}

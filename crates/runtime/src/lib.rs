@@ -290,13 +290,34 @@ impl Runtime {
                 &elroy_llm::select::process_env,
                 self.warn.as_ref(),
             )?,
-            Some(name) => {
-                let mut config = (*self.config).clone();
-                config.settings.chat_model = Some(name.to_owned());
-                models::Models::build(&config, &elroy_llm::select::process_env, self.warn.as_ref())?
-            }
+            Some(name) => return self.session_for_model(capabilities, name, false),
         };
         self.start_mcp_servers();
+        let parts = adapters::session_parts(self, models, capabilities)?;
+        Ok(elroy_orchestrator::Session::start(parts)?)
+    }
+
+    /// [`Runtime::session_with_model`] for `chat_model`; with `drop_api_base`, without the
+    /// configured `chat_model_api_base` and `chat_model_api_key` (they belonged to a model of
+    /// another provider: a local server's base URL would otherwise receive the new provider's
+    /// requests and answer `404`).
+    ///
+    /// # Errors
+    /// As [`Runtime::session_with_model`].
+    pub fn session_for_model(
+        &self,
+        capabilities: Capabilities,
+        chat_model: &str,
+        drop_api_base: bool,
+    ) -> Result<elroy_orchestrator::Session, RuntimeError> {
+        let mut config = (*self.config).clone();
+        config.settings.chat_model = Some(chat_model.to_owned());
+        if drop_api_base {
+            config.settings.chat_model_api_base = None;
+            config.settings.chat_model_api_key = None;
+        }
+        let models =
+            models::Models::build(&config, &elroy_llm::select::process_env, self.warn.as_ref())?;
         let parts = adapters::session_parts(self, models, capabilities)?;
         Ok(elroy_orchestrator::Session::start(parts)?)
     }

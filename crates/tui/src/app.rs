@@ -15,6 +15,7 @@ use ratatui::crossterm::event::{
 
 use crate::conversation::{Entry, NoticeKind};
 use crate::input::Input;
+use crate::keys::{Context, KeyAction, lookup};
 use crate::palette::{Form, Palette, PaletteAction, PaletteEntry};
 use crate::sidebar::{Tab, TabKind, initial_tabs};
 use crate::theme::Theme;
@@ -50,6 +51,9 @@ pub enum Action {
     /// Start a turn the assistant begins on its own (`proactive_reminders`): this text is sent
     /// to the model, never stored or shown.
     Proactive(String),
+    /// Suspend like a shell job (Ctrl+Z): restore the terminal, stop, set it up again when
+    /// continued.
+    Suspend,
     /// Leave (after waiting for background work).
     Quit,
 }
@@ -86,8 +90,11 @@ pub enum Overlay {
         tab: usize,
         /// The item index.
         item: usize,
-        /// `d` pressed once; a second `d` deletes.
-        confirm_delete: bool,
+        /// `c` or `d` pressed once ([`KeyAction::CompleteItem`], [`KeyAction::DeleteItem`]):
+        /// the same key again does it.
+        pending: Option<KeyAction>,
+        /// The file as stored instead of the rendered item (`v`).
+        raw: bool,
     },
 }
 
@@ -108,6 +115,8 @@ pub struct Status {
     pub mcp: Option<String>,
     /// Spinner frame.
     pub tick: usize,
+    /// A question waiting for a key (`c again to complete …`), shown in the status bar.
+    pub ask: Option<String>,
 }
 
 /// One entry's rendered lines and what they were rendered from.
@@ -228,6 +237,27 @@ impl App {
         }
     }
 
+    /// The number of lines entry `index` takes at `width`: exact when it was laid out at that
+    /// width, else estimated from its lines at another width (the cells scaled), so a resize
+    /// lays out only the entries that come into view; an entry never laid out, or changed since,
+    /// is laid out now.
+    pub fn entry_height(&self, index: usize, width: usize) -> usize {
+        {
+            let cache = self.line_cache.borrow();
+            if let (Some(Some(c)), Some(entry)) = (cache.get(index), self.entries.get(index))
+                && c.thoughts == self.show_thoughts
+                && c.entry == *entry
+            {
+                if c.width == width {
+                    return c.lines.len();
+                }
+                let cells: usize = c.lines.iter().map(|l| l.width().max(1)).sum();
+                return cells.div_ceil(width.max(1)).max(1);
+            }
+        }
+        self.entry_lines(index, width).len()
+    }
+
     /// The lines of entry `index` at `width`, from the cache when nothing changed.
     pub fn entry_lines(&self, index: usize, width: usize) -> Vec<ratatui::text::Line<'static>> {
         let Some(entry) = self.entries.get(index) else {
@@ -262,6 +292,16 @@ impl App {
     /// Adds a line from the interface to the conversation.
     pub fn notice(&mut self, kind: NoticeKind, text: impl Into<String>) {
         self.entries.push(Entry::Notice(kind, text.into()));
+    }
+
+    /// Adds a hint unless it is already the conversation's last line (Ctrl+C pressed again on an
+    /// empty input added the same sentence each time).
+    pub fn hint(&mut self, text: &str) {
+        if matches!(self.entries.last(), Some(Entry::Notice(NoticeKind::Info, last)) if last == text)
+        {
+            return;
+        }
+        self.notice(NoticeKind::Info, text);
     }
 
     // ----- text and turns -----
@@ -559,6 +599,11 @@ impl App {
         }
     }
 
+    /// The terminal was resized: the input's scroll is computed again for the new size.
+    pub fn on_resize(&mut self) {
+        self.input.reset_view();
+    }
+
     /// The mouse: the wheel scrolls the conversation.
     pub fn on_mouse(&mut self, mouse: MouseEvent) {
         match mouse.kind {
@@ -581,29 +626,31 @@ impl App {
         isize::try_from(self.geometry.get().1.saturating_sub(2).max(1)).unwrap_or(1)
     }
 
-    /// A key press.
+    /// A key press: looked up in the key table ([`crate::keys`]) for the window or mode it
+    /// reaches; what the table does not list is typing.
     pub fn on_key(&mut self, key: KeyEvent) -> Vec<Action> {
         if key.kind == KeyEventKind::Release {
             return Vec::new();
         }
-        let ctrl = key.modifiers.contains(KeyModifiers::CONTROL);
-        // Keys that work everywhere.
-        match key.code {
-            KeyCode::Char('c') if ctrl => return self.ctrl_c(),
-            KeyCode::Char('p') if ctrl => {
+        // A question waits for one key: any other answer drops it.
+        let asked = self.status.ask.take();
+        match lookup(Context::Everywhere, &key) {
+            Some(KeyAction::Interrupt) => return self.ctrl_c(),
+            Some(KeyAction::Suspend) => return vec![Action::Suspend],
+            Some(KeyAction::Palette) => {
                 self.open_palette();
                 return Vec::new();
             }
-            KeyCode::F(2) => {
+            Some(KeyAction::ToggleSidebar) => {
                 let shown = self.sidebar_shown(self.last_width.get());
                 self.sidebar_toggle = Some(!shown);
                 return Vec::new();
             }
-            KeyCode::PageUp => {
+            Some(KeyAction::PageUp) => {
                 self.scroll_by(-self.page());
                 return Vec::new();
             }
-            KeyCode::PageDown => {
+            Some(KeyAction::PageDown) => {
                 self.scroll_by(self.page());
                 return Vec::new();
             }
@@ -615,11 +662,12 @@ impl App {
             Some(Overlay::Detail {
                 tab,
                 item,
-                confirm_delete,
-            }) => self.detail_key(tab, item, confirm_delete, key),
+                pending,
+                raw,
+            }) => self.detail_key(tab, item, pending, raw, key),
             None => match self.mode {
                 Mode::Insert => self.insert_key(key),
-                Mode::Browse => self.browse_key(key),
+                Mode::Browse => self.browse_key(key, asked.is_some()),
             },
         }
     }
@@ -634,33 +682,25 @@ impl App {
         if !self.input.is_empty() {
             self.input.clear();
         } else {
-            self.notice(
-                NoticeKind::Info,
-                "Ctrl+D on an empty input (or /exit) leaves elroy.",
-            );
+            self.hint("Ctrl+D on an empty input (or /exit) leaves elroy.");
         }
         Vec::new()
     }
 
     fn insert_key(&mut self, key: KeyEvent) -> Vec<Action> {
-        let ctrl = key.modifiers.contains(KeyModifiers::CONTROL);
-        let newline = key
-            .modifiers
-            .intersects(KeyModifiers::ALT | KeyModifiers::SHIFT);
-        match key.code {
-            KeyCode::Enter if newline => self.input.area.insert_newline(),
-            KeyCode::Char('j') if ctrl => self.input.area.insert_newline(),
-            KeyCode::Enter => return self.submit(),
-            KeyCode::Char('d') if ctrl && self.input.is_empty() => {
+        match lookup(Context::Insert, &key) {
+            Some(KeyAction::Newline) => self.input.area.insert_newline(),
+            Some(KeyAction::Send) => return self.submit(),
+            Some(KeyAction::Leave) if self.input.is_empty() => {
                 self.quitting = true;
                 return vec![Action::Quit];
             }
-            KeyCode::Char('r') if ctrl => {
+            Some(KeyAction::HistorySearch) => {
                 if !self.input.search_history() {
-                    self.notice(NoticeKind::Info, "No earlier entry in the history matches.");
+                    self.hint("No earlier entry in the history matches.");
                 }
             }
-            KeyCode::Esc => {
+            Some(KeyAction::Browse) => {
                 self.mode = Mode::Browse;
                 self.pane = if self.tabs.is_empty() {
                     Pane::Conversation
@@ -668,19 +708,35 @@ impl App {
                     Pane::Sidebar
                 };
             }
-            KeyCode::Up if !self.input.history_up() => {
-                self.input.area.input(key);
+            Some(KeyAction::HistoryPrevious) => {
+                if !self.input.history_up() {
+                    self.input.area.input(key);
+                }
             }
-            KeyCode::Down if !self.input.history_down() => {
-                self.input.area.input(key);
+            Some(KeyAction::HistoryNext) => {
+                if !self.input.history_down() {
+                    self.input.area.input(key);
+                }
             }
-            KeyCode::Up | KeyCode::Down => {}
-            KeyCode::Tab => self.complete_command(),
+            Some(KeyAction::CompleteCommand) => self.complete_command(),
+            _ => self.edit_key(key),
+        }
+        Vec::new()
+    }
+
+    /// A key the table does not list, in the input: the text editor's, except that Backspace,
+    /// Delete and the arrows move over whole user-perceived characters (the editor's unit is a
+    /// code point).
+    fn edit_key(&mut self, key: KeyEvent) {
+        match key.code {
+            KeyCode::Backspace if key.modifiers.is_empty() => self.input.backspace(),
+            KeyCode::Delete if key.modifiers.is_empty() => self.input.delete(),
+            KeyCode::Left if key.modifiers.is_empty() => self.input.step(false),
+            KeyCode::Right if key.modifiers.is_empty() => self.input.step(true),
             _ => {
                 self.input.area.input(key);
             }
         }
-        Vec::new()
     }
 
     /// Tab in the input: completes a command name or argument (elroy-commands); several
@@ -707,7 +763,12 @@ impl App {
     }
 
     fn open_palette(&mut self) {
-        let mut entries = self.tools.clone();
+        let mut entries: Vec<PaletteEntry> = self
+            .tools
+            .iter()
+            .filter(|e| crate::palette::shown_in_palette(&e.name))
+            .cloned()
+            .collect();
         entries.extend(
             self.commands
                 .iter()
@@ -839,27 +900,27 @@ impl App {
         Vec::new()
     }
 
-    fn browse_key(&mut self, key: KeyEvent) -> Vec<Action> {
-        match key.code {
-            KeyCode::Esc | KeyCode::Char('i') => {
+    fn browse_key(&mut self, key: KeyEvent, asked: bool) -> Vec<Action> {
+        match lookup(Context::Browse, &key) {
+            Some(KeyAction::Insert) => {
                 self.mode = Mode::Insert;
                 self.entry = None;
             }
-            KeyCode::Tab => {
+            Some(KeyAction::SwitchPane) => {
                 self.pane = match self.pane {
                     Pane::Conversation => Pane::Sidebar,
                     Pane::Sidebar => Pane::Conversation,
                 };
             }
-            KeyCode::Char('j') | KeyCode::Down => self.browse_move(1),
-            KeyCode::Char('k') | KeyCode::Up => self.browse_move(-1),
-            KeyCode::Left => self.pick_tab(
+            Some(KeyAction::Down) => self.browse_move(1),
+            Some(KeyAction::Up) => self.browse_move(-1),
+            Some(KeyAction::PreviousTab) => self.pick_tab(
                 self.tab
                     .checked_sub(1)
                     .unwrap_or(self.tabs.len().saturating_sub(1)),
             ),
-            KeyCode::Right => self.pick_tab((self.tab + 1) % self.tabs.len().max(1)),
-            KeyCode::Enter => match self.pane {
+            Some(KeyAction::NextTab) => self.pick_tab((self.tab + 1) % self.tabs.len().max(1)),
+            Some(KeyAction::Open) => match self.pane {
                 Pane::Sidebar => {
                     if self
                         .tabs
@@ -869,7 +930,8 @@ impl App {
                         self.overlay = Some(Overlay::Detail {
                             tab: self.tab,
                             item: self.row,
-                            confirm_delete: false,
+                            pending: None,
+                            raw: false,
                         });
                     }
                 }
@@ -881,17 +943,32 @@ impl App {
                     }
                 }
             },
-            KeyCode::Char('c') if self.pane == Pane::Sidebar => {
-                return self.complete_selected(self.tab, self.row);
+            Some(KeyAction::CompleteItem) if self.pane == Pane::Sidebar => {
+                if asked {
+                    return self.complete_selected(self.tab, self.row);
+                }
+                self.ask_complete(self.tab, self.row);
             }
-            KeyCode::Char(c) => {
-                if let Some(i) = self.tabs.iter().position(|t| t.kind.key() == Some(c)) {
+            _ => {
+                if let KeyCode::Char(c) = key.code
+                    && let Some(i) = crate::keys::tab_for_key(&self.tabs, c)
+                {
                     self.pick_tab(i);
                 }
             }
-            _ => {}
         }
         Vec::new()
+    }
+
+    /// The first `c` on an item: asks for the second (as delete asks for `d d`).
+    fn ask_complete(&mut self, tab: usize, item: usize) {
+        let Some(t) = self.tabs.get(tab) else { return };
+        let Some(it) = t.items.get(item) else { return };
+        if t.kind.complete_tool().is_none() {
+            self.hint("Items of this tab cannot be completed.");
+            return;
+        }
+        self.status.ask = Some(format!("c again to complete '{}'", it.label));
     }
 
     fn pick_tab(&mut self, i: usize) {
@@ -957,7 +1034,7 @@ impl App {
         match self.item_tool(tab, item, false) {
             Some(action) => vec![action],
             None => {
-                self.notice(NoticeKind::Info, "Items of this tab cannot be completed.");
+                self.hint("Items of this tab cannot be completed.");
                 Vec::new()
             }
         }
@@ -967,50 +1044,61 @@ impl App {
         &mut self,
         tab: usize,
         item: usize,
-        confirm_delete: bool,
+        pending: Option<KeyAction>,
+        raw: bool,
         key: KeyEvent,
     ) -> Vec<Action> {
-        let keep = |app: &mut App, confirm: bool| {
+        let keep = |app: &mut App, pending: Option<KeyAction>, raw: bool| {
             app.overlay = Some(Overlay::Detail {
                 tab,
                 item,
-                confirm_delete: confirm,
+                pending,
+                raw,
             });
         };
-        match key.code {
-            KeyCode::Esc | KeyCode::Char('q') => Vec::new(),
-            KeyCode::Char('c') => self.complete_selected(tab, item),
-            KeyCode::Char('d') if confirm_delete => match self.item_tool(tab, item, true) {
-                Some(action) => vec![action],
-                None => Vec::new(),
-            },
-            KeyCode::Char('d') => {
-                if self
-                    .tabs
-                    .get(tab)
-                    .is_some_and(|t| t.kind.delete_tool().is_some())
-                {
-                    keep(self, true);
+        let action = lookup(Context::Detail, &key);
+        match action {
+            Some(KeyAction::Close) => Vec::new(),
+            Some(KeyAction::CompleteItem) if pending == action => self.complete_selected(tab, item),
+            Some(KeyAction::DeleteItem) if pending == action => {
+                self.item_tool(tab, item, true).into_iter().collect()
+            }
+            Some(KeyAction::CompleteItem | KeyAction::DeleteItem) => {
+                let kind = self.tabs.get(tab).map(|t| t.kind.clone());
+                let possible = kind.is_some_and(|k| {
+                    if action == Some(KeyAction::DeleteItem) {
+                        k.delete_tool().is_some()
+                    } else {
+                        k.complete_tool().is_some()
+                    }
+                });
+                if possible {
+                    keep(self, action, raw);
                 } else {
-                    keep(self, false);
-                    self.notice(
-                        NoticeKind::Info,
-                        "Items of this tab cannot be deleted here.",
-                    );
+                    keep(self, None, raw);
+                    self.hint(if action == Some(KeyAction::DeleteItem) {
+                        "Items of this tab cannot be deleted here."
+                    } else {
+                        "Items of this tab cannot be completed."
+                    });
                 }
                 Vec::new()
             }
-            KeyCode::Char('e') => {
+            Some(KeyAction::EditItem) => {
                 let path = self
                     .tabs
                     .get(tab)
                     .and_then(|t| t.items.get(item))
                     .and_then(|i| i.path.clone());
-                keep(self, false);
+                keep(self, None, raw);
                 path.map(Action::Edit).into_iter().collect()
             }
+            Some(KeyAction::ToggleRaw) => {
+                keep(self, None, !raw);
+                Vec::new()
+            }
             _ => {
-                keep(self, false);
+                keep(self, None, raw);
                 Vec::new()
             }
         }

@@ -6,6 +6,7 @@ use std::path::{Path, PathBuf};
 
 use ratatui::style::{Modifier, Style};
 use ratatui_textarea::{CursorMove, TextArea};
+use unicode_segmentation::UnicodeSegmentation;
 
 /// Entries kept in the history file.
 const HISTORY_MAX: usize = 1000;
@@ -152,10 +153,92 @@ impl Input {
         }
     }
 
+    /// Rebuilds the editor's view with the same text and cursor: after a resize the text area
+    /// would keep the scroll offset it took at the old size (after a shrink to a few rows and
+    /// back, the typed text stayed hidden until Home).
+    pub fn reset_view(&mut self) {
+        let (row, col) = (self.area.cursor().0, self.area.cursor().1);
+        let text = self.text();
+        self.area = new_area(&text);
+        self.area.move_cursor(CursorMove::Jump(
+            u16::try_from(row).unwrap_or(u16::MAX),
+            u16::try_from(col).unwrap_or(u16::MAX),
+        ));
+    }
+
+    /// Backspace: deletes the user-perceived character (grapheme cluster: a ZWJ sequence, a flag,
+    /// a letter with its combining marks) before the cursor, or joins the line with the one
+    /// above at its start. The text area itself deletes one code point, which leaves a
+    /// half-character (`👩\u{200d}`) that the model would receive.
+    pub fn backspace(&mut self) {
+        let (row, col) = (self.area.cursor().0, self.area.cursor().1);
+        let n = self
+            .area
+            .lines()
+            .get(row)
+            .map_or(1, |line| cluster_before(line, col));
+        for _ in 0..n.max(1) {
+            self.area.delete_char();
+        }
+    }
+
+    /// Delete: deletes the grapheme cluster after the cursor (at the end of a line, the newline).
+    pub fn delete(&mut self) {
+        let (row, col) = (self.area.cursor().0, self.area.cursor().1);
+        let n = self
+            .area
+            .lines()
+            .get(row)
+            .map_or(1, |line| cluster_after(line, col));
+        for _ in 0..n.max(1) {
+            self.area.delete_next_char();
+        }
+    }
+
+    /// Left / Right: moves the cursor over one grapheme cluster (`forward`: right).
+    pub fn step(&mut self, forward: bool) {
+        let (row, col) = (self.area.cursor().0, self.area.cursor().1);
+        let n = self.area.lines().get(row).map_or(1, |line| {
+            if forward {
+                cluster_after(line, col)
+            } else {
+                cluster_before(line, col)
+            }
+        });
+        let step = if forward {
+            CursorMove::Forward
+        } else {
+            CursorMove::Back
+        };
+        for _ in 0..n.max(1) {
+            self.area.move_cursor(step);
+        }
+    }
+
     /// The number of text lines (the editor's height).
     pub fn line_count(&self) -> usize {
         self.area.lines().len()
     }
+}
+
+/// The number of chars (the text area's cursor unit) of the grapheme cluster that ends at char
+/// column `col` of `line` (0 at the start of the line).
+fn cluster_before(line: &str, col: usize) -> usize {
+    let end = line.char_indices().nth(col).map_or(line.len(), |(i, _)| i);
+    line[..end]
+        .graphemes(true)
+        .next_back()
+        .map_or(0, |g| g.chars().count())
+}
+
+/// The number of chars of the grapheme cluster that starts at char column `col` of `line`
+/// (0 at its end).
+fn cluster_after(line: &str, col: usize) -> usize {
+    let start = line.char_indices().nth(col).map_or(line.len(), |(i, _)| i);
+    line[start..]
+        .graphemes(true)
+        .next()
+        .map_or(0, |g| g.chars().count())
 }
 
 /// Reads a rustyline history file (`#V2` escaped, or the older unescaped one-entry-per-line form).
@@ -229,6 +312,44 @@ mod tests {
         assert_eq!(raw, "#V2\nfirst\ntwo\\nlines \\\\ here\n");
         let again = Input::new(Some(file));
         assert_eq!(again.history, ["first", "two\nlines \\ here"]);
+    }
+
+    /// Backspace, Delete and the arrows work on what a person sees as one character. Cases: the
+    /// ZWJ sequence of issue 22 (`👩‍🔬x`, Backspace twice, `ok` gave `👩\u{200d}ok`), a flag
+    /// (two regional indicators), a letter with a combining mark, and CJK (one char, two cells).
+    #[test]
+    fn editing_works_on_grapheme_clusters() {
+        let mut input = Input::new(None);
+        input.set_text("👩\u{200d}🔬x");
+        input.backspace();
+        input.backspace();
+        input.area.insert_str("ok");
+        assert_eq!(input.text(), "ok");
+
+        input.set_text("go 🇵🇹!");
+        input.step(false);
+        input.step(false);
+        input.area.insert_str("to ");
+        assert_eq!(input.text(), "go to 🇵🇹!");
+        input.delete();
+        assert_eq!(input.text(), "go to !");
+
+        input.set_text("cafe\u{301}s");
+        input.step(false);
+        input.backspace();
+        assert_eq!(input.text(), "cafs");
+        input.step(false);
+        input.step(true);
+        input.delete();
+        assert_eq!(input.text(), "caf");
+
+        input.set_text("東京x");
+        input.backspace();
+        input.backspace();
+        assert_eq!(input.text(), "東");
+        input.backspace();
+        input.backspace();
+        assert_eq!(input.text(), "");
     }
 
     #[test]

@@ -15,15 +15,19 @@
 
 pub mod app;
 pub mod conversation;
+pub mod detail;
 pub mod highlight;
 pub mod input;
+pub mod keys;
 pub mod markdown;
 pub mod mcp_status;
 pub mod palette;
 pub mod reminders;
 mod run;
 pub mod sidebar;
+pub mod signals;
 pub mod source;
+pub mod terminal_input;
 pub mod theme;
 pub mod ui;
 pub mod wrap;

@@ -5,6 +5,28 @@ use elroy_core::{ParamType, ToolSpec};
 use nucleo_matcher::pattern::{AtomKind, CaseMatching, Normalization, Pattern};
 use nucleo_matcher::{Config as MatcherConfig, Matcher, Utf32Str};
 
+/// Tools the palette does not list, each with the reason: no person calls them (the model
+/// still sees them, and `elroy tools call` still runs them).
+pub const HIDDEN_TOOLS: &[(&str, &str)] = &[
+    (
+        "get_fast_recall",
+        "a no-op the model answers synthetic recall context with",
+    ),
+    (
+        "restart_session",
+        "the model's way to reload elroy after a change; a person leaves and starts elroy",
+    ),
+    (
+        "get_current_date",
+        "tells the model the date; the person has a clock",
+    ),
+];
+
+/// Whether the palette lists the tool `name` (not in [`HIDDEN_TOOLS`]).
+pub fn shown_in_palette(name: &str) -> bool {
+    !HIDDEN_TOOLS.iter().any(|(hidden, _)| *hidden == name)
+}
+
 /// What a palette entry runs.
 #[derive(Debug, Clone, PartialEq)]
 pub enum PaletteAction {

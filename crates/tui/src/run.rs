@@ -1,4 +1,4 @@
-//! The event loop: the terminal (crossterm's event stream), the running turn, tools run from the
+//! The event loop: the terminal (read by [`crate::terminal_input`]), signals, the running turn, tools run from the
 //! palette or browse mode, background work after a reply, sidebar loads and reminders, all
 //! merged on one channel into [`App`]; the screen is drawn after each batch of messages.
 
@@ -12,10 +12,9 @@ use elroy_config::Config;
 use elroy_core::Capabilities;
 use elroy_core::TimeContext;
 use elroy_orchestrator::{Session, TurnEvent, TurnInput};
-use futures_util::StreamExt;
+use ratatui::crossterm::cursor::Show;
 use ratatui::crossterm::event::{
     DisableBracketedPaste, DisableMouseCapture, EnableBracketedPaste, EnableMouseCapture, Event,
-    EventStream,
 };
 use ratatui::crossterm::execute;
 use ratatui::crossterm::terminal::{
@@ -30,7 +29,9 @@ use crate::conversation::NoticeKind;
 use crate::palette::PaletteEntry;
 use crate::reminders::{NoReminders, ReminderSource};
 use crate::sidebar::{SidebarSource, Tab};
+use crate::signals::{Ending, Received, Signals};
 use crate::source::StoreSidebar;
+use crate::terminal_input::Reader;
 use crate::theme::Theme;
 use elroy_commands::InterfaceReminders;
 
@@ -65,7 +66,8 @@ enum Msg {
     BackgroundDone(Vec<String>),
     Tokens(usize),
     Names(elroy_commands::CompletionNames),
-    Command(elroy_commands::CommandOutput, String),
+    /// A command's output, the model after it, and whether it was `/help` (the keys follow).
+    Command(elroy_commands::CommandOutput, String, bool),
 }
 
 /// The terminal in raw mode on the alternate screen; restored when dropped (also on errors and
@@ -111,9 +113,18 @@ impl Terminal_ {
             self.terminal.backend_mut(),
             DisableMouseCapture,
             DisableBracketedPaste,
-            LeaveAlternateScreen
+            LeaveAlternateScreen,
+            Show
         );
-        let _ = self.terminal.show_cursor();
+    }
+
+    /// Sets the terminal up again after the process was stopped and continued: whatever the
+    /// shell did to the terminal meanwhile (line mode, the main screen) is undone, and the next
+    /// draw paints every cell at the current size.
+    fn reenter(&mut self) -> std::io::Result<()> {
+        // crossterm's raw mode remembers it is on and would not apply it again.
+        self.leave();
+        self.resume()
     }
 }
 
@@ -138,7 +149,9 @@ pub fn run(config: Config) -> Result<Outcome, String> {
     let home = config.paths.elroy_home.display().to_string();
     // The first screen is drawn before the home is opened, so it does not wait for the stores or
     // the model client however large the home is; the sidebar and the token estimate follow.
-    // A panic (a bug) restores the terminal before its message is printed, so it can be read.
+    // A panic (a bug) restores the terminal before its message is printed, so it can be read on
+    // the main screen; the hook runs before unwinding starts, so this holds with
+    // `panic = "abort"` too.
     let previous = std::panic::take_hook();
     std::panic::set_hook(Box::new(move |info| {
         let _ = disable_raw_mode();
@@ -146,10 +159,22 @@ pub fn run(config: Config) -> Result<Outcome, String> {
             std::io::stdout(),
             DisableMouseCapture,
             DisableBracketedPaste,
-            LeaveAlternateScreen
+            LeaveAlternateScreen,
+            Show
         );
         previous(info);
     }));
+    // The runtime and the signal handlers come before the terminal is set up, so a signal that
+    // arrives while the home opens cannot end elroy with the terminal in raw mode.
+    let tokio_rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .map_err(|e| format!("cannot start the async runtime: {e}"))?;
+    let signals = {
+        let _context = tokio_rt.enter();
+        Signals::register().map_err(|e| format!("cannot handle signals: {e}"))?
+    };
     let mut term = Terminal_::enter().map_err(|e| format!("cannot set up the terminal: {e}"))?;
     let mut app = App::new(theme, Some(history), &[]);
     app.status.home = shorten_home(&home);
@@ -185,12 +210,7 @@ pub fn run(config: Config) -> Result<Outcome, String> {
         .into_iter()
         .map(PaletteEntry::tool)
         .collect();
-    let tokio_rt = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .map_err(|e| format!("cannot start the async runtime: {e}"))?;
-    let result = tokio_rt.block_on(event_loop(app, chat, term));
+    let result = tokio_rt.block_on(event_loop(app, chat, term, signals));
     // Background tasks still running (a stuck plugin panel) are not waited for again.
     tokio_rt.shutdown_timeout(Duration::from_millis(100));
     result
@@ -318,10 +338,11 @@ impl Loop {
         };
         let chat = Arc::clone(&self.chat);
         let tx = self.tx.clone();
+        let help = command == elroy_commands::Command::Help;
         tokio::spawn(async move {
             let mut chat = chat.write().await;
             let output = elroy_commands::run(&command, &mut chat).await;
-            let _ = tx.send(Msg::Command(output, chat.model_name().to_owned()));
+            let _ = tx.send(Msg::Command(output, chat.model_name().to_owned(), help));
         });
     }
 }
@@ -344,6 +365,7 @@ async fn event_loop(
     mut app: App,
     chat: ChatSession,
     mut term: Terminal_,
+    mut signals: Signals,
 ) -> Result<Outcome, String> {
     let (tx, mut rx) = mpsc::unbounded_channel();
     let runtime = chat.runtime();
@@ -373,7 +395,8 @@ async fn event_loop(
         reload: false,
         restart: None,
     };
-    let mut events = EventStream::new();
+    let (events_tx, mut events) = mpsc::unbounded_channel();
+    let reader = Reader::start(events_tx);
     lp.refresh();
     lp.load_names();
     // A restart hands over a hidden resume message (`docs/behaviour.md#restarting-a-session`).
@@ -388,6 +411,7 @@ async fn event_loop(
     let mut ticks: u64 = 0;
     // Drawn after every event and message; on a bare tick only while a spinner turns.
     let mut redraw = true;
+    let mut ending: Option<Ending> = None;
     loop {
         if redraw {
             term.terminal
@@ -397,12 +421,15 @@ async fn event_loop(
         redraw = true;
         let mut actions = Vec::new();
         tokio::select! {
-            event = events.next() => match event {
-                Some(Ok(Event::Key(key))) => actions = app.on_key(key),
-                Some(Ok(Event::Paste(text))) => app.on_paste(&text),
-                Some(Ok(Event::Mouse(mouse))) => app.on_mouse(mouse),
-                Some(Ok(_)) => {}
-                Some(Err(e)) => return Err(format!("cannot read the terminal: {e}")),
+            event = events.recv() => match event {
+                Some(event) => {
+                    actions = on_event(&mut app, event);
+                    // Everything already typed or pasted is handled before the next frame, so
+                    // a held key or a burst never queues redraws.
+                    while let Ok(event) = events.try_recv() {
+                        actions.extend(on_event(&mut app, event));
+                    }
+                }
                 None => break,
             },
             Some(msg) = rx.recv() => {
@@ -412,6 +439,19 @@ async fn event_loop(
                     actions.extend(handle(&mut app, &mut lp, msg));
                 }
             }
+            received = signals.recv() => match received {
+                Received::End(signal) => {
+                    ending = Some(signal);
+                    break;
+                }
+                Received::Continued => term
+                    .reenter()
+                    .map_err(|e| format!("cannot set up the terminal: {e}"))?,
+                Received::Resized => {
+                    // ratatui's next draw takes the new size.
+                    app.on_resize();
+                }
+            },
             _ = tick.tick() => {
                 ticks += 1;
                 app.status.tick = app.status.tick.wrapping_add(1);
@@ -447,12 +487,12 @@ async fn event_loop(
                 Action::Command(text) => lp.run_command(text),
                 Action::Refresh => lp.refresh(),
                 Action::Edit(path) => {
-                    drop(events);
+                    reader.pause();
                     term.leave();
                     let status = open_editor(&path);
                     term.resume()
                         .map_err(|e| format!("cannot set up the terminal: {e}"))?;
-                    events = EventStream::new();
+                    reader.resume();
                     if let Err(e) = status {
                         app.notice(NoticeKind::Warning, e);
                     }
@@ -462,6 +502,14 @@ async fn event_loop(
                     let _ = std::io::stdout().write_all(b"\x07");
                     let _ = std::io::stdout().flush();
                 }
+                Action::Suspend => {
+                    term.leave();
+                    crate::signals::suspend_self();
+                    // Running again (continued, or the stop was ignored): the SIGCONT handler
+                    // may set the terminal up once more, which only repaints.
+                    term.reenter()
+                        .map_err(|e| format!("cannot set up the terminal: {e}"))?;
+                }
                 Action::Quit => app.quitting = true,
             }
         }
@@ -469,8 +517,14 @@ async fn event_loop(
             break;
         }
     }
+    // Nothing reads the terminal after the interface (a restart's new elroy needs it).
+    drop(reader);
     if let Some((_, handle)) = lp.turn.take() {
         handle.abort();
+    }
+    // A signal: the terminal is restored at once (the window may be gone), then the wait.
+    if ending.is_some() {
+        term.leave();
     }
     // Background work after the last reply: waited for at most QUIT_WAIT.
     let mut unfinished = None;
@@ -478,7 +532,9 @@ async fn event_loop(
         && !handle.is_finished()
     {
         app.status.background = Some("finishing background work (at most 5 s)…".into());
-        let _ = term.terminal.draw(|frame| crate::ui::render(&app, frame));
+        if ending.is_none() {
+            let _ = term.terminal.draw(|frame| crate::ui::render(&app, frame));
+        }
         if tokio::time::timeout(QUIT_WAIT, handle).await.is_err() {
             unfinished = Some(
                 "the memory and context work after the last reply did not finish; it runs again after the next reply if still due",
@@ -489,10 +545,26 @@ async fn event_loop(
     if let Some(text) = unfinished {
         eprintln!("elroy: {text}");
     }
+    if let Some(signal) = ending {
+        eprintln!("elroy: ended by {}", signal.name());
+        return Ok(Outcome::Exit(signal.exit_code()));
+    }
     Ok(match lp.restart {
         Some(message) => Outcome::Restart(message),
         None => Outcome::Exit(ExitCode::SUCCESS),
     })
+}
+
+/// One terminal event into the app.
+fn on_event(app: &mut App, event: Event) -> Vec<Action> {
+    match event {
+        Event::Key(key) => return app.on_key(key),
+        Event::Paste(text) => app.on_paste(&text),
+        Event::Mouse(mouse) => app.on_mouse(mouse),
+        Event::Resize(..) => app.on_resize(),
+        _ => {}
+    }
+    Vec::new()
 }
 
 fn handle(app: &mut App, lp: &mut Loop, msg: Msg) -> Vec<Action> {
@@ -555,7 +627,11 @@ fn handle(app: &mut App, lp: &mut Loop, msg: Msg) -> Vec<Action> {
             app.status.tokens = Some(tokens);
             Vec::new()
         }
-        Msg::Command(output, model) => {
+        Msg::Command(mut output, model, help) => {
+            if help {
+                // The keys from the table the handlers use (crate::keys), after the commands.
+                output.lines.extend(crate::keys::help_lines(&app.tabs));
+            }
             match &output.action {
                 Some(CommandAction::Exit) => app.quitting = true,
                 Some(CommandAction::ClearContext) => app.entries.clear(),

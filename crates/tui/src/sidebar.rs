@@ -62,8 +62,11 @@ pub struct SideItem {
     pub meta: String,
     /// The name the item's tools take (agenda stem, due item name, request id).
     pub name: String,
-    /// The detail view's markdown (full text, checklist, updates, source).
+    /// The item as stored (the file's text, front matter included; `v` in the detail view).
     pub detail: String,
+    /// The detail view's markdown: the item as a person reads it ([`crate::detail`]); `None`:
+    /// `detail` is shown.
+    pub view: Option<String>,
     /// The file behind the item (`e` opens it in `$EDITOR`).
     pub path: Option<PathBuf>,
     /// Shown in the warning colour (overdue items).

@@ -82,15 +82,20 @@ fn tools() -> Vec<ToolSpec> {
 }
 
 fn home_tabs() -> Vec<Tab> {
-    let item = |label: &str, meta: &str| SideItem {
-        label: label.into(),
-        meta: meta.into(),
-        name: label.into(),
-        detail: format!(
-            "---\nname: {label}\n---\n# {label}\n\n- [x] call the bank\n- [ ] send the form\n\n## Updates\n\n- 2026-11-30: started"
-        ),
-        path: Some(format!("/home/agenda/{label}.md").into()),
-        ..SideItem::default()
+    let item = |label: &str, meta: &str| {
+        let detail = format!(
+            "---\nname: {label}\ndate: 2026-12-01\nstatus: created\ntrigger_datetime: 2026-12-01 08:30:00+00:00\n---\n# {label}\n\n- [x] call the bank\n- [ ] send the form\n\n## Updates\n\n- 2026-11-30: started"
+        );
+        let kolkata = jiff::tz::TimeZone::get("Asia/Kolkata").unwrap();
+        SideItem {
+            label: label.into(),
+            meta: meta.into(),
+            name: label.into(),
+            view: Some(crate::detail::item_markdown(&detail, &kolkata)),
+            detail,
+            path: Some(format!("/home/agenda/{label}.md").into()),
+            ..SideItem::default()
+        }
     };
     let tab = |kind: TabKind, title: &str, items: Vec<SideItem>| Tab {
         title: title.into(),
@@ -310,6 +315,52 @@ fn detail_view() {
     insta::assert_snapshot!(screen);
 }
 
+/// `v` in the detail view shows the file as stored (front matter included), `v` again the item.
+#[test]
+fn detail_view_raw_file() {
+    let mut app = app();
+    app.on_sidebar(home_tabs());
+    app.on_key(key(KeyCode::Esc));
+    app.on_key(key(KeyCode::Enter));
+    app.on_key(key(KeyCode::Char('v')));
+    let screen = draw(&app, 100, 22);
+    assert!(
+        screen.contains("trigger_datetime: 2026-12-01 08:30:00+00:00"),
+        "{screen}"
+    );
+    app.on_key(key(KeyCode::Char('v')));
+    let again = draw(&app, 100, 22);
+    assert!(again.contains("Due: 2026-12-01 14:00:00+05:30"), "{again}");
+    insta::assert_snapshot!(screen);
+}
+
+/// `c` asks before completing, as delete asks for `d d`: in browse mode (issue 22's example)
+/// and in the detail view (the other place `c` works); another key drops the question.
+#[test]
+fn c_asks_for_a_second_c_before_completing() {
+    let complete = [Action::RunTool {
+        name: "complete_agenda_item".into(),
+        arguments: r#"{"item_name":"Renew passport"}"#.into(),
+        form: false,
+    }];
+    let mut app = app();
+    app.on_sidebar(home_tabs());
+    app.on_key(key(KeyCode::Esc));
+    assert!(app.on_key(key(KeyCode::Char('c'))).is_empty());
+    assert!(draw(&app, 120, 30).contains("c again to complete 'Renew passport'"));
+    assert!(app.on_key(key(KeyCode::Char('j'))).is_empty());
+    app.on_key(key(KeyCode::Char('k')));
+    assert!(
+        app.on_key(key(KeyCode::Char('c'))).is_empty(),
+        "asked again"
+    );
+    assert_eq!(app.on_key(key(KeyCode::Char('c'))), complete);
+    app.on_key(key(KeyCode::Enter));
+    assert!(app.on_key(key(KeyCode::Char('c'))).is_empty());
+    assert!(draw(&app, 120, 30).contains("c again to complete"));
+    assert_eq!(app.on_key(key(KeyCode::Char('c'))), complete);
+}
+
 #[test]
 fn small_terminal_80x24_hides_the_sidebar_and_f2_shows_it() {
     let mut app = app();
@@ -477,5 +528,166 @@ fn proactive_reminders_start_a_turn_only_when_none_runs() {
     assert!(
         !actions.iter().any(|a| matches!(a, Action::Proactive(_))),
         "{actions:?}"
+    );
+}
+
+/// Below the minimum size one line says so instead of a partial layout (issue 22: at 101x5 the
+/// input row was not drawn); another too-small size (too narrow: 20x30); and back at a usable
+/// size the typed input is drawn again.
+#[test]
+fn a_window_too_small_says_so_and_the_input_comes_back() {
+    let mut app = app();
+    type_text(&mut app, "my draft");
+    for (width, height) in [(101, 5), (20, 30)] {
+        let screen = draw(&app, width, height);
+        let words = screen.split_whitespace().collect::<Vec<_>>().join(" ");
+        assert!(
+            words == "window too small (needs 30×6)",
+            "{width}x{height}:\n{screen}"
+        );
+        assert!(!screen.contains("my draft"), "{screen}");
+        app.on_resize();
+    }
+    app.on_resize();
+    let screen = draw(&app, 101, 12);
+    assert!(screen.contains("my draft"), "{screen}");
+}
+
+/// A hint is not appended again when it is already the last line: Ctrl+C on an empty input
+/// (issue 22's example) and Ctrl+R with nothing matching (another hint).
+#[test]
+fn repeated_hints_are_not_appended() {
+    let mut app = app();
+    for _ in 0..3 {
+        assert!(app.on_key(ctrl('c')).is_empty());
+    }
+    assert_eq!(app.entries.len(), 1, "{:?}", app.entries.len());
+    type_text(&mut app, "nothing like it");
+    for _ in 0..2 {
+        app.on_key(ctrl('r'));
+    }
+    assert_eq!(app.entries.len(), 2);
+}
+
+#[test]
+fn ctrl_z_asks_the_event_loop_to_suspend() {
+    let mut app = app();
+    type_text(&mut app, "kept");
+    assert_eq!(app.on_key(ctrl('z')), [Action::Suspend]);
+    assert_eq!(app.input.text(), "kept");
+}
+
+/// Tabs are expanded for display and kept in the stored text. Cases: a sidebar row
+/// (`Pack:\tpassport`, issue 22's example, drawn `Pack:   passport`), a code block (a Makefile
+/// recipe keeps its indent), a tool result and a detail view (other places tabs appear).
+#[test]
+fn tabs_are_expanded_wherever_text_is_shown() {
+    let mut app = app();
+    let mut tabs = home_tabs();
+    tabs[0].items[0].label = "Pack:\tpassport".into();
+    tabs[0].items[0].detail = "Bring:\tthe blue folder".into();
+    tabs[0].items[0].view = Some(crate::detail::item_markdown(
+        "Bring:\tthe blue folder",
+        &jiff::tz::TimeZone::UTC,
+    ));
+    app.on_sidebar(tabs);
+    app.on_turn_event(TurnEvent::TextDelta(
+        "The recipe:\n\n```make\nall:\n\tcc -o hello hello.c\n```\n".into(),
+    ));
+    app.on_turn_end();
+    app.on_tool_result("ls", "{}", "a.txt\tb.txt".into(), false, false);
+    let screen = draw(&app, 120, 30);
+    assert!(screen.contains("│Pack:   passport"), "{screen}");
+    assert!(screen.contains("    cc -o hello hello.c"), "{screen}");
+    assert!(screen.contains("a.txt   b.txt"), "{screen}");
+    assert_eq!(
+        app.tabs[0].items[0].label, "Pack:\tpassport",
+        "stored text keeps the tab"
+    );
+    app.on_key(key(KeyCode::Esc));
+    app.on_key(key(KeyCode::Enter));
+    let screen = draw(&app, 120, 30);
+    assert!(screen.contains("Bring:  the blue folder"), "{screen}");
+    assert!(screen.contains("Agenda: Pack:   passport"), "{screen}");
+}
+
+/// The tab row keeps the selected tab visible and marks hidden tabs; a plugin's tab is reachable
+/// by its number key. Cases: 120 columns (issue 22's example: `Hello` was cut off silently)
+/// and 100 columns with the last tab selected (hidden tabs on the left).
+#[test]
+fn the_tab_row_marks_hidden_tabs_and_plugin_tabs_have_number_keys() {
+    let mut app = app();
+    app.on_sidebar(home_tabs());
+    let bar = |app: &App, width| {
+        crate::ui::tab_bar(app, width)
+            .spans
+            .iter()
+            .map(|s| s.content.to_string())
+            .collect::<String>()
+    };
+    // 39 cells (the sidebar at 120 columns): the other tabs abbreviated, all shown.
+    let row = bar(&app, 39);
+    assert_eq!(row, " Agenda  Due  Mem… Req… Cod… Hel…", "{row:?}");
+    let row = bar(&app, 20);
+    assert!(row.starts_with(" Agenda "), "{row:?}");
+    assert!(row.ends_with('›'), "{row:?}");
+    assert!(!row.contains("Hel"), "{row:?}");
+    assert_eq!(crate::keys::tab_key(&app.tabs, 5), Some('6'));
+    app.on_key(key(KeyCode::Esc));
+    app.on_key(key(KeyCode::Char('6')));
+    assert_eq!(app.tabs[app.tab].title, "Hello");
+    let row = bar(&app, 39);
+    assert_eq!(row, " Age… Due  Mem… Req… Cod… Hello ", "{row:?}");
+    let row = bar(&app, 20);
+    assert!(row.starts_with('‹'), "{row:?}");
+    assert!(row.contains(" Hello "), "{row:?}");
+    assert!(!row.ends_with('›'), "{row:?}");
+    let help = crate::keys::help_lines(&app.tabs).join("\n");
+    assert!(help.contains("`6` Hello"), "{help}");
+    assert!(help.contains("`Ctrl+Z`"), "{help}");
+}
+
+/// `/help`'s key section (appended to the command list by the event loop), drawn as the
+/// conversation shows it: every context's keys and the tabs with their keys.
+#[test]
+fn help_keys() {
+    let mut app = app();
+    app.on_sidebar(home_tabs());
+    let lines = crate::keys::help_lines(&app.tabs);
+    app.on_command_output(&lines, false);
+    insta::assert_snapshot!(draw(&app, 100, 50));
+}
+
+/// The palette hides tools no person calls and keeps long names out of their descriptions.
+/// Cases: `get_fast_recall` (issue 22's example) and `restart_session` hidden;
+/// `get_source_content_for_memory` (29 characters, past the old 28-cell column) aligned.
+#[test]
+fn the_palette_hides_internal_tools_and_aligns_long_names() {
+    let mut app = app();
+    let mut specs = tools();
+    specs.push(ToolSpec::new(
+        "get_fast_recall",
+        "No-op tool used to acknowledge synthetic recall context.",
+        None,
+    ));
+    specs.push(ToolSpec::new(
+        "restart_session",
+        "Restart the session.",
+        None,
+    ));
+    specs.push(ToolSpec::new(
+        "get_source_content_for_memory",
+        "Retrieves content of the source for a memory.",
+        None,
+    ));
+    app.tools = specs.iter().map(PaletteEntry::tool).collect();
+    app.on_key(ctrl('p'));
+    let screen = draw(&app, 120, 40);
+    assert!(!screen.contains("get_fast_recall"), "{screen}");
+    assert!(!screen.contains("No-op"), "{screen}");
+    assert!(!screen.contains("restart_session"), "{screen}");
+    assert!(
+        screen.contains("get_source_content_for_memory  Retrieves content"),
+        "{screen}"
     );
 }

@@ -75,6 +75,7 @@ impl StoreSidebar {
                     label: first_line(&listed.text),
                     meta,
                     name: listed.stem.clone(),
+                    view: Some(crate::detail::item_markdown(&detail, &self.time.tz)),
                     detail,
                     path: Some(path),
                     ..SideItem::default()
@@ -105,13 +106,15 @@ impl StoreSidebar {
                 local.strftime("%b %d %H:%M").to_string()
             };
             let path = store.agenda_dir().join(format!("{}.md", due.stem));
-            let file = std::fs::read_to_string(&path).unwrap_or_else(|_| due.text.clone());
-            // A repeating item (issue 24): marked ↻, its rule in words above the file.
-            let (mark, detail) = match due.repeats() {
-                Some(rule) => (" ↻", format!("Repeats {rule}\n\n{file}")),
-                None => ("", file),
+            let detail = std::fs::read_to_string(&path).unwrap_or_else(|_| due.text.clone());
+            // A repeating item (issue 24) is marked ↻; the detail view says its rule in words.
+            let mark = if due.repetition().is_some() {
+                " ↻"
+            } else {
+                ""
             };
             items.push(SideItem {
+                view: Some(crate::detail::item_markdown(&detail, &self.time.tz)),
                 label: due.name.clone(),
                 meta: if overdue {
                     format!("overdue {when}{mark}")
@@ -176,6 +179,7 @@ impl StoreSidebar {
                     String::new()
                 },
                 name,
+                view: Some(crate::detail::item_markdown(&detail, &self.time.tz)),
                 detail,
                 path,
                 ..SideItem::default()
@@ -391,12 +395,15 @@ mod tests {
         assert_eq!(due[3], ("In Paris".into(), "context".into()));
         let due_tab = tabs.iter().find(|t| t.kind == TabKind::Due).unwrap();
         assert!(due_tab.items[0].warn && !due_tab.items[1].warn);
+        let view = due_tab.items[2].view.as_deref().unwrap_or_default();
         assert!(
-            due_tab.items[2]
-                .detail
-                .starts_with("Repeats every day at 20:00\n\n---\n"),
-            "{}",
-            due_tab.items[2].detail
+            view.contains("**Repeats:** every day at 20:00"),
+            "the rule in words: {view}"
+        );
+        assert!(!view.contains("RRULE"), "not the stored rule: {view}");
+        assert!(
+            due_tab.items[2].detail.starts_with("---\n"),
+            "the file as stored"
         );
         let memories = rows(TabKind::Memories);
         assert_eq!(

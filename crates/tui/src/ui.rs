@@ -8,6 +8,7 @@ use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::style::{Modifier, Style};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Clear, Paragraph, Wrap};
+use unicode_width::UnicodeWidthStr;
 
 use crate::app::{App, Mode, Overlay, Pane};
 use crate::markdown;
@@ -18,10 +19,27 @@ const SPINNER: [&str; 10] = ["⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "�
 /// The input grows up to this many text lines.
 const INPUT_MAX_LINES: usize = 6;
 
-/// Draws the whole interface.
+/// The smallest terminal the layout fits (columns): the input with its title and a few words
+/// of the conversation.
+pub const MIN_WIDTH: u16 = 30;
+/// The smallest terminal the layout fits (rows): three of conversation, the input's border and
+/// one line, the status bar.
+pub const MIN_HEIGHT: u16 = 6;
+
+/// Draws the whole interface; below [`MIN_WIDTH`]×[`MIN_HEIGHT`] one line saying so instead of
+/// a partial layout.
 pub fn render(app: &App, frame: &mut Frame<'_>) {
     let area = frame.area();
     app.last_width.set(area.width);
+    if area.width < MIN_WIDTH || area.height < MIN_HEIGHT {
+        let notice = format!("window too small (needs {MIN_WIDTH}×{MIN_HEIGHT})");
+        frame.render_widget(
+            Paragraph::new(Line::from(Span::styled(notice, app.theme.warning)))
+                .wrap(Wrap { trim: true }),
+            area,
+        );
+        return;
+    }
     let input_lines = app.input.line_count().clamp(1, INPUT_MAX_LINES) as u16;
     let [main, input, status] = Layout::vertical([
         Constraint::Min(3),
@@ -46,8 +64,9 @@ pub fn render(app: &App, frame: &mut Frame<'_>) {
         Some(Overlay::Detail {
             tab,
             item,
-            confirm_delete,
-        }) => draw_detail(app, *tab, *item, *confirm_delete, frame, area),
+            pending,
+            raw,
+        }) => draw_detail(app, *tab, *item, *pending, *raw, frame, area),
         None => {}
     }
 }
@@ -65,25 +84,53 @@ fn draw_conversation(app: &App, frame: &mut Frame<'_>, area: Rect) {
             app.theme.dim,
         )));
     }
-    for i in 0..app.entries.len() {
-        if !lines.is_empty() {
-            lines.push(Line::default());
-        }
-        let mut entry_lines = app.entry_lines(i, width);
-        let selected =
-            app.mode == Mode::Browse && app.pane == Pane::Conversation && app.entry == Some(i);
-        if selected && let Some(first) = entry_lines.first_mut() {
-            *first = first.clone().patch_style(app.theme.selected);
-        }
-        lines.extend(entry_lines);
-    }
-    let total = lines.len();
+    // Only the entries in view are laid out and copied: the others count by their (cached or
+    // estimated) height, so a frame costs the same after 300 turns as after one. Entry 0 starts
+    // at line 0, each next one after a blank line (with no entries: the two intro lines).
     let height = area.height as usize;
+    let heights: Vec<usize> = (0..app.entries.len())
+        .map(|i| app.entry_height(i, width))
+        .collect();
+    let total = if heights.is_empty() {
+        lines.len()
+    } else {
+        heights.iter().sum::<usize>() + heights.len() - 1
+    };
     app.geometry.set((total, height));
     let bottom = total.saturating_sub(height);
     let top = app.scroll_top.map_or(bottom, |t| t.min(bottom));
-    let visible: Vec<Line<'static>> = lines.into_iter().skip(top).take(height).collect();
-    frame.render_widget(Paragraph::new(visible), area);
+    if !heights.is_empty() {
+        let mut start = 0;
+        let mut window_start = None;
+        for (i, &h) in heights.iter().enumerate() {
+            if start >= top + height {
+                break;
+            }
+            let end = start + h;
+            if end > top {
+                let mut entry_lines = app.entry_lines(i, width);
+                let selected = app.mode == Mode::Browse
+                    && app.pane == Pane::Conversation
+                    && app.entry == Some(i);
+                if selected && let Some(first) = entry_lines.first_mut() {
+                    *first = first.clone().patch_style(app.theme.selected);
+                }
+                if window_start.is_none() {
+                    window_start = Some(start);
+                } else {
+                    lines.push(Line::default());
+                }
+                lines.extend(entry_lines);
+            }
+            start = end + 1;
+        }
+        let skip = top.saturating_sub(window_start.unwrap_or(top));
+        lines = lines.into_iter().skip(skip).collect();
+    } else {
+        lines = lines.into_iter().skip(top).collect();
+    }
+    lines.truncate(height);
+    frame.render_widget(Paragraph::new(lines), area);
     if top < bottom {
         let more = format!(" ↓ {} more ", bottom - top);
         let w = more.chars().count() as u16;
@@ -118,27 +165,8 @@ fn draw_sidebar(app: &App, frame: &mut Frame<'_>, area: Rect) {
     let [tabs_area, body] =
         Layout::vertical([Constraint::Length(1), Constraint::Min(1)]).areas(inner);
     // Tab bar: the selected tab reversed, scrolled so it is visible.
-    let mut spans = Vec::new();
-    for (i, tab) in app.tabs.iter().enumerate() {
-        let style = if i == app.tab {
-            app.theme.selected
-        } else {
-            app.theme.dim
-        };
-        spans.push(Span::styled(format!(" {} ", tab.title), style));
-    }
-    let widths: Vec<usize> = spans.iter().map(|s| s.content.chars().count()).collect();
-    let mut skip = 0;
-    while widths[skip..=app.tab.min(widths.len().saturating_sub(1))]
-        .iter()
-        .sum::<usize>()
-        > tabs_area.width as usize
-        && skip < app.tab
-    {
-        skip += 1;
-    }
     frame.render_widget(
-        Paragraph::new(Line::from(spans.into_iter().skip(skip).collect::<Vec<_>>())),
+        Paragraph::new(tab_bar(app, tabs_area.width as usize)),
         tabs_area,
     );
     let Some(tab) = app.tabs.get(app.tab) else {
@@ -160,13 +188,12 @@ fn draw_sidebar(app: &App, frame: &mut Frame<'_>, area: Rect) {
         )));
     } else {
         for (i, item) in tab.items.iter().enumerate() {
-            let meta_w = item.meta.chars().count();
+            // Tabs expanded (a terminal cell drops them), widths in cells (CJK takes two).
+            let meta = crate::wrap::expand_tabs(&item.meta, 0).0;
+            let meta_w = meta.width();
             let room = width.saturating_sub(meta_w + 1).max(1);
-            let mut label: String = item.label.chars().take(room).collect();
-            if item.label.chars().count() > room && room > 1 {
-                label = label.chars().take(room - 1).collect::<String>() + "…";
-            }
-            let pad = width.saturating_sub(label.chars().count() + meta_w);
+            let label = fit(&crate::wrap::expand_tabs(&item.label, 0).0, room);
+            let pad = width.saturating_sub(label.width() + meta_w);
             let mut style = if item.warn {
                 app.theme.warning
             } else {
@@ -183,7 +210,7 @@ fn draw_sidebar(app: &App, frame: &mut Frame<'_>, area: Rect) {
             let mut line = Line::from(vec![
                 Span::styled(label, style),
                 Span::raw(" ".repeat(pad)),
-                Span::styled(item.meta.clone(), meta_style),
+                Span::styled(meta, meta_style),
             ]);
             if i == app.row && focused {
                 line = line.patch_style(app.theme.selected);
@@ -201,6 +228,84 @@ fn draw_sidebar(app: &App, frame: &mut Frame<'_>, area: Rect) {
         Paragraph::new(lines.into_iter().skip(skip).collect::<Vec<_>>()),
         body,
     );
+}
+
+/// The sidebar's tab row in `width` cells: every title when they fit, else the others
+/// abbreviated, else scrolled so the selected tab is always shown, with `‹` / `›` where tabs
+/// are hidden on that side (at 120 columns a plugin's tab was cut off with
+/// no sign that it existed).
+pub fn tab_bar(app: &App, width: usize) -> Line<'static> {
+    let mut titles: Vec<String> = app.tabs.iter().map(|t| format!(" {} ", t.title)).collect();
+    if titles.iter().map(|t| t.width()).sum::<usize>() > width {
+        // Abbreviated: the selected tab whole, the others to three characters and `…`.
+        titles = app
+            .tabs
+            .iter()
+            .enumerate()
+            .map(|(i, t)| {
+                if i == app.tab || t.title.chars().count() <= 4 {
+                    format!(" {} ", t.title)
+                } else {
+                    format!(" {}…", t.title.chars().take(3).collect::<String>())
+                }
+            })
+            .collect();
+    }
+    let widths: Vec<usize> = titles.iter().map(|t| t.width()).collect();
+    let n = titles.len();
+    let selected = app.tab.min(n.saturating_sub(1));
+    // The first tab shown: the smallest that keeps the selected one on the row, markers counted.
+    let fits = |first: usize, last: usize| {
+        let markers = usize::from(first > 0) + usize::from(last + 1 < n);
+        widths[first..=last].iter().sum::<usize>() + markers <= width
+    };
+    let mut first = 0;
+    while first < selected && !fits(first, selected) {
+        first += 1;
+    }
+    let mut last = selected;
+    while last + 1 < n && fits(first, last + 1) {
+        last += 1;
+    }
+    let mut spans = Vec::new();
+    if first > 0 {
+        spans.push(Span::styled("‹", app.theme.dim));
+    }
+    if n > 0 {
+        for (i, title) in titles.iter().enumerate().take(last + 1).skip(first) {
+            let style = if i == app.tab {
+                app.theme.selected
+            } else {
+                app.theme.dim
+            };
+            spans.push(Span::styled(title.clone(), style));
+        }
+    }
+    if last + 1 < n {
+        let used: usize = spans.iter().map(|s| s.content.width()).sum();
+        spans.push(Span::raw(" ".repeat(width.saturating_sub(used + 1))));
+        spans.push(Span::styled("›", app.theme.dim));
+    }
+    Line::from(spans)
+}
+
+/// `text` cut to at most `room` cells, with `…` when something was cut.
+fn fit(text: &str, room: usize) -> String {
+    if text.width() <= room {
+        return text.to_owned();
+    }
+    let mut out = String::new();
+    let mut used = 0;
+    for ch in text.chars() {
+        let w = unicode_width::UnicodeWidthChar::width(ch).unwrap_or(0);
+        if used + w + 1 > room {
+            break;
+        }
+        out.push(ch);
+        used += w;
+    }
+    out.push('…');
+    out
 }
 
 fn draw_input(app: &App, frame: &mut Frame<'_>, area: Rect) {
@@ -246,6 +351,9 @@ fn draw_status(app: &App, frame: &mut Frame<'_>, area: Rect) {
     }
     if let Some(mcp) = &s.mcp {
         spans.push(Span::styled(format!("· {mcp} "), app.theme.dim));
+    }
+    if let Some(ask) = &s.ask {
+        spans.push(Span::styled(format!("· {ask} "), app.theme.warning));
     }
     let mode = match (app.mode, &app.overlay) {
         (_, Some(Overlay::Palette(_))) => "PALETTE",
@@ -311,11 +419,24 @@ fn draw_palette(app: &App, frame: &mut Frame<'_>, area: Rect) {
     } else {
         0
     };
+    // Names in one column as wide as the longest (at most half the window), descriptions after
+    // two spaces; a longer name is cut with `…` rather than running into its description.
+    let width = inner.width as usize;
+    let column = p
+        .entries
+        .iter()
+        .map(|e| e.name.width())
+        .max()
+        .unwrap_or(0)
+        .min(width / 2);
     for (row, &i) in p.matches.iter().enumerate().skip(skip).take(room) {
         let e = &p.entries[i];
+        let name = fit(&e.name, column);
+        let pad = " ".repeat(column.saturating_sub(name.width()) + 2);
+        let description = fit(&e.description, width.saturating_sub(column + 2));
         let mut line = Line::from(vec![
-            Span::styled(format!("{:<28}", e.name), app.theme.system),
-            Span::styled(format!(" {}", e.description), app.theme.dim),
+            Span::styled(format!("{name}{pad}"), app.theme.system),
+            Span::styled(description, app.theme.dim),
         ]);
         if row == p.selected {
             line = line.patch_style(app.theme.selected);
@@ -397,10 +518,12 @@ fn draw_detail(
     app: &App,
     tab: usize,
     item: usize,
-    confirm: bool,
+    pending: Option<crate::keys::KeyAction>,
+    raw: bool,
     frame: &mut Frame<'_>,
     area: Rect,
 ) {
+    use crate::keys::KeyAction;
     let Some(t) = app.tabs.get(tab) else { return };
     let Some(it) = t.items.get(item) else { return };
     let rect = centered(
@@ -409,12 +532,18 @@ fn draw_detail(
         (area.height * 4 / 5).max(10),
     );
     frame.render_widget(Clear, rect);
-    let block = overlay_block(app, format!(" {}: {} ", t.title, it.label));
+    let label = crate::wrap::expand_tabs(&it.label, 0).0;
+    let block = overlay_block(app, format!(" {}: {label} ", t.title));
     let inner = block.inner(rect);
     frame.render_widget(block, rect);
     let [body, hint] = Layout::vertical([Constraint::Min(1), Constraint::Length(1)]).areas(inner);
+    let text = match (&it.view, raw) {
+        (_, true) => crate::detail::raw_markdown(&it.detail),
+        (Some(view), false) => view.clone(),
+        (None, false) => detail_markdown(&it.detail),
+    };
     let lines = markdown::render(
-        &detail_markdown(&it.detail),
+        &text,
         body.width as usize,
         Style::default(),
         app.theme.dim,
@@ -423,10 +552,14 @@ fn draw_detail(
     frame.render_widget(Paragraph::new(lines), body);
     let mut keys = Vec::new();
     if t.kind.complete_tool().is_some() {
-        keys.push("c complete");
+        keys.push(if pending == Some(KeyAction::CompleteItem) {
+            "c again to complete"
+        } else {
+            "c c complete"
+        });
     }
     if t.kind.delete_tool().is_some() {
-        keys.push(if confirm {
+        keys.push(if pending == Some(KeyAction::DeleteItem) {
             "d again to delete"
         } else {
             "d d delete"
@@ -435,8 +568,11 @@ fn draw_detail(
     if it.path.is_some() && t.kind != TabKind::Panel {
         keys.push("e edit");
     }
+    if it.view.is_some() {
+        keys.push(if raw { "v the item" } else { "v the file" });
+    }
     keys.push("Esc back");
-    let style = if confirm {
+    let style = if pending.is_some() {
         app.theme.warning
     } else {
         app.theme.dim

@@ -5,15 +5,82 @@ use ratatui::style::Style;
 use ratatui::text::{Line, Span};
 use unicode_width::{UnicodeWidthChar, UnicodeWidthStr};
 
+/// Tab stops for display: every this many cells.
+pub const TAB_STOP: usize = 4;
+
+/// `text` with each tab replaced by the spaces up to the next [`TAB_STOP`], counting display
+/// cells from `column` (the cells already on the line); `\n` starts a new line at column 0.
+/// Returns the text and the column after it. Terminals draw no tab a program writes into a
+/// cell (ratatui drops it), so a tab in a stored text showed as nothing; the stored and sent
+/// text keeps it, only the display expands it.
+pub fn expand_tabs(text: &str, column: usize) -> (String, usize) {
+    let mut col = column;
+    if !text.contains('\t') {
+        for ch in text.chars() {
+            col = if ch == '\n' {
+                0
+            } else {
+                col + ch.width().unwrap_or(0)
+            };
+        }
+        return (text.to_owned(), col);
+    }
+    let mut out = String::with_capacity(text.len() + 8);
+    for ch in text.chars() {
+        match ch {
+            '\t' => {
+                let n = TAB_STOP - col % TAB_STOP;
+                out.extend(std::iter::repeat_n(' ', n));
+                col += n;
+            }
+            '\n' => {
+                out.push('\n');
+                col = 0;
+            }
+            _ => {
+                out.push(ch);
+                col += ch.width().unwrap_or(0);
+            }
+        }
+    }
+    (out, col)
+}
+
+/// [`expand_tabs`] over styled spans, the column carried from span to span.
+pub fn expand_tabs_spans(spans: &[Span<'static>]) -> Vec<Span<'static>> {
+    let mut col = 0;
+    spans
+        .iter()
+        .map(|span| {
+            if span.content.contains('\t') || col > 0 || span.content.contains('\n') {
+                let (text, next) = expand_tabs(&span.content, col);
+                col = next;
+                Span::styled(text, span.style)
+            } else {
+                col = expand_tabs(&span.content, col).1;
+                span.clone()
+            }
+        })
+        .collect()
+}
+
 /// Wraps `spans` to `width` cells. The first line starts with `first_prefix`, the next ones with
 /// `rest_prefix` (list bullets, quote bars, indentation). Spaces at the start of a continuation
-/// line are dropped; `\n` inside a span forces a break. Always returns at least one line.
+/// line are dropped; `\n` inside a span forces a break; tabs are expanded ([`expand_tabs`]).
+/// Always returns at least one line.
 pub fn wrap_spans(
     spans: &[Span<'static>],
     width: usize,
     first_prefix: &[Span<'static>],
     rest_prefix: &[Span<'static>],
 ) -> Vec<Line<'static>> {
+    let expanded;
+    let spans = if spans.iter().any(|s| s.content.contains('\t')) {
+        expanded = expand_tabs_spans(spans);
+        &expanded[..]
+    } else {
+        spans
+    };
     let mut out = Vec::new();
     let mut builder = LineBuilder::new(first_prefix, width);
     // Tokens: (text, style, is_space); newlines as their own token.
@@ -34,20 +101,35 @@ pub fn wrap_spans(
                         builder = LineBuilder::new(rest_prefix, width);
                     }
                     if w > builder.width {
-                        // A word wider than the line: split it by characters.
-                        let mut chunk = String::new();
-                        for ch in word.chars() {
-                            let cw = ch.width().unwrap_or(0);
-                            if builder.used + chunk.width() + cw > builder.width
-                                && !(chunk.is_empty() && builder.is_empty())
-                            {
-                                builder.push_word(std::mem::take(&mut chunk), span.style);
+                        // A word wider than the line (JSON, a URL, a path): split after its
+                        // punctuation where it has some, else between characters.
+                        let mut rest = word;
+                        loop {
+                            let pending = if builder.is_empty() {
+                                0
+                            } else {
+                                builder.pending_width()
+                            };
+                            let room = builder.width.saturating_sub(builder.used + pending);
+                            if rest.width() <= room {
+                                builder.push_word(rest.to_owned(), span.style);
+                                break;
+                            }
+                            let cut = split_point(rest, room);
+                            if cut == 0 {
+                                // Nothing fits after what the line holds: a new line.
                                 out.push(builder.finish());
                                 builder = LineBuilder::new(rest_prefix, width);
+                                if builder.width.saturating_sub(builder.used) == 0 {
+                                    break;
+                                }
+                                continue;
                             }
-                            chunk.push(ch);
+                            builder.push_word(rest[..cut].to_owned(), span.style);
+                            out.push(builder.finish());
+                            builder = LineBuilder::new(rest_prefix, width);
+                            rest = &rest[cut..];
                         }
-                        builder.push_word(chunk, span.style);
                     } else {
                         builder.push_word(word.to_owned(), span.style);
                     }
@@ -59,12 +141,20 @@ pub fn wrap_spans(
     out
 }
 
-/// Hard-wraps one line of styled spans (code) at `width` cells, keeping every character.
+/// Hard-wraps one line of styled spans (code) at `width` cells, keeping every character (tabs
+/// expanded to spaces, [`expand_tabs`]).
 pub fn hard_wrap(
     spans: &[Span<'static>],
     width: usize,
     prefix: &[Span<'static>],
 ) -> Vec<Line<'static>> {
+    let expanded;
+    let spans = if spans.iter().any(|s| s.content.contains('\t')) {
+        expanded = expand_tabs_spans(spans);
+        &expanded[..]
+    } else {
+        spans
+    };
     let mut out = Vec::new();
     let mut builder = LineBuilder::new(prefix, width);
     for span in spans {
@@ -84,6 +174,36 @@ pub fn hard_wrap(
     }
     out.push(builder.finish());
     out
+}
+
+/// Where to cut `word` so that its first part fits in `room` cells: after the last punctuation
+/// mark that keeps it within `room` (so `{"a":1,"b":2}` breaks after a comma, a path after a
+/// slash), else after as many characters as fit. 0 when not even one character fits; a first
+/// character wider than an empty line's room is still taken (callers pass the room of a fresh
+/// line then), so every call makes progress.
+fn split_point(word: &str, room: usize) -> usize {
+    let mut used = 0;
+    let mut fits = 0;
+    let mut punct = 0;
+    for (i, ch) in word.char_indices() {
+        let w = ch.width().unwrap_or(0);
+        if used + w > room {
+            break;
+        }
+        used += w;
+        fits = i + ch.len_utf8();
+        if matches!(
+            ch,
+            ',' | ';' | ':' | '/' | '\\' | '&' | '?' | '=' | '-' | ')' | ']' | '}' | '|'
+        ) {
+            punct = fits;
+        }
+    }
+    if fits == word.len() || punct == 0 {
+        fits
+    } else {
+        punct
+    }
 }
 
 enum Token<'a> {
@@ -233,6 +353,31 @@ mod tests {
         let spans = vec![Span::raw("日本語 の テキスト です")];
         let lines = wrap_spans(&spans, 10, &[Span::raw("• ")], &[Span::raw("  ")]);
         assert_eq!(texts(&lines), ["• 日本語", "  の", "  テキスト", "  です"]);
+    }
+
+    /// Unbreakable text breaks after its punctuation, never inside a word where a mark
+    /// exists. Cases: tool-result JSON (issue 22: it wrapped inside words) and a path.
+    #[test]
+    fn overlong_json_and_paths_break_after_punctuation() {
+        let spans = vec![Span::raw(
+            r#"{"name":"Plan_the_trip","status":"open","done":false}"#,
+        )];
+        let lines = wrap_spans(&spans, 20, &[], &[]);
+        assert_eq!(
+            texts(&lines),
+            [
+                r#"{"name":"#,
+                r#""Plan_the_trip","#,
+                r#""status":"open","#,
+                r#""done":false}"#
+            ]
+        );
+        let spans = vec![Span::raw("see /home/me/projects/elroy/notes.md")];
+        let lines = wrap_spans(&spans, 16, &[], &[]);
+        assert_eq!(
+            texts(&lines),
+            ["see", "/home/me/", "projects/elroy/", "notes.md"]
+        );
     }
 
     #[test]
