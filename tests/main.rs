@@ -18,6 +18,7 @@ mod import_elroy;
 mod interface;
 mod mcp;
 mod memory_undo;
+mod recall;
 mod reliability;
 mod reminders;
 mod sync;
