@@ -103,3 +103,66 @@ fn a_question_is_embedded_once_even_when_its_memories_are_racy() {
         "{asked:?}"
     );
 }
+
+/// Issue 27 point 1: the built-in embedder asked for (`embedding_model: builtin`) with a model
+/// directory that cannot be used gives one clear warning per process and keyword recall. Two
+/// inputs of the kind: a directory that does not exist, and one whose `config.json` is not JSON
+/// (a broken download).
+#[test]
+fn an_unusable_model_directory_warns_once_and_recall_keeps_to_keywords() {
+    let models = tempfile::tempdir().unwrap();
+    let corrupt = models.path().join("broken-model");
+    std::fs::create_dir_all(&corrupt).unwrap();
+    for file in ["config.json", "tokenizer.json", "model.safetensors"] {
+        std::fs::write(corrupt.join(file), "{not json").unwrap();
+    }
+    for (dir, says) in [
+        (models.path().join("nowhere"), "config.json is missing"),
+        (corrupt, "cannot be used: config.json"),
+    ] {
+        let home = TestHome::new();
+        std::fs::create_dir_all(home.home()).unwrap();
+        std::fs::write(
+            home.home().join("elroy.conf.yaml"),
+            format!(
+                "embedding_model: builtin\nembedding_model_path: {}\n",
+                dir.display()
+            ),
+        )
+        .unwrap();
+        let out = home.call(
+            "create_memory",
+            r#"{"name":"Biscuit the dog","text":"The user's dog Biscuit is a beagle."}"#,
+        );
+        assert!(out.status.success(), "{}", stderr(&out));
+        let out = home.call("examine_memories", r#"{"question":"Is Biscuit a beagle?"}"#);
+        assert!(out.status.success(), "{}", stderr(&out));
+        assert!(stdout(&out).contains("Biscuit the dog"), "{}", stdout(&out));
+        let err = stderr(&out);
+        let warnings: Vec<&str> = err.lines().filter(|l| l.starts_with("warning:")).collect();
+        assert_eq!(warnings.len(), 1, "{err}");
+        assert!(warnings[0].contains(says), "{err}");
+        assert!(warnings[0].contains(&dir.display().to_string()), "{err}");
+        assert!(
+            warnings[0]
+                .contains("recall uses keywords only (get the model with `elroy models fetch`"),
+            "{err}"
+        );
+    }
+}
+
+/// Without an embeddings API and without a model directory asked for, an absent default model
+/// directory is no error: keyword recall, no warning.
+#[test]
+fn without_a_model_recall_keeps_to_keywords_silently() {
+    let home = TestHome::new();
+    let out = home.call(
+        "create_memory",
+        r#"{"name":"Biscuit the dog","text":"The user's dog Biscuit is a beagle."}"#,
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    let out = home.call("examine_memories", r#"{"question":"Is Biscuit a beagle?"}"#);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(stdout(&out).contains("Biscuit the dog"), "{}", stdout(&out));
+    assert!(!stderr(&out).contains("warning:"), "{}", stderr(&out));
+}

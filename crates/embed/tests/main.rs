@@ -1,0 +1,5 @@
+//! The integration tests of `elroy-embed` (`cargo test -p elroy-embed --test embed`).
+
+mod common;
+mod load;
+mod reference;
