@@ -97,6 +97,8 @@ pub enum Command {
         long_about = "Check the whole home and print one line per problem, then a summary.\n\nChecked: every agenda file, memory file (memories/ and memories/archive/), feature request, MEMORY.md and USER.md (unreadable, not UTF-8, front matter that does not parse); state.db (opens and migrates, PRAGMA integrity_check); and, when the home is versioned, the git repository (opens, its history reads), changes saved but not yet recorded (.git/elroy-pending.jsonl), sync-conflict or merge leftover files in the stores, and temporary files of writes that were interrupted (older than a minute).\n\nOther commands read only the files they need and report a problem when they meet it (many similar problems as one summary line; all of them in the log); doctor lists them all. No file of yours is changed (the memory index in state.db is brought up to date with the memory files, so a memory edited in place is found by its new words). Exit status: 0 when no problem was found, 1 otherwise."
     )]
     Doctor(crate::doctor::DoctorArgs),
+    /// Download the built-in embedder's model (recall by meaning without an embeddings API)
+    Models(crate::models_cmd::ModelsArgs),
     /// Print the version
     Version,
     /// Print a shell completion script, e.g. `elroy completions bash > ~/.local/share/bash-completion/completions/elroy`

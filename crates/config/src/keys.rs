@@ -517,6 +517,12 @@ declare_keys! {
     /// zone for naive times and displays (IANA name, UTC or local; default: TZ, else the system zone)
     timezone: Option<String> = S, default null, env "ELROY_TIMEZONE",
         spec "Elroy 0.5.0, D7";
+    /// built-in embedder's model directory (default $ELROY_HOME/models/all-MiniLM-L6-v2); used when embedding_model is builtin or no embeddings API is configured
+    embedding_model_path: Option<String> = S, default null, env "ELROY_EMBEDDING_MODEL_PATH",
+        spec "issue 27 item 1";
+    /// where elroy models fetch downloads model files from (<base>/<NAME>/resolve/main/<file>)
+    models_base_url: String = S, default "https://huggingface.co/sentence-transformers",
+        env "ELROY_MODELS_BASE_URL", spec "issue 27 item 1";
     /// embedding recall cut (default 1 - l2 threshold / 2)
     memory_relevance_cosine_threshold: Option<f64> = F, default null,
         env "ELROY_MEMORY_RELEVANCE_COSINE_THRESHOLD",

@@ -168,6 +168,10 @@ pub(crate) fn load(opts: &LoadOptions) -> Result<Config, ConfigError> {
         Some(dir) => resolve_path(dir, &opts.cwd, user_dir),
         None => user_home.join("memories"),
     };
+    let embedding_model_dir = match &settings.embedding_model_path {
+        Some(p) => resolve_path(p, &opts.cwd, user_dir),
+        None => elroy_home.join("models").join("all-MiniLM-L6-v2"),
+    };
     let elroy_db_path = match &settings.elroy_db_path {
         Some(p) => resolve_path(p, &opts.cwd, user_dir),
         None => elroy_home.join("elroy.db"),
@@ -195,6 +199,7 @@ pub(crate) fn load(opts: &LoadOptions) -> Result<Config, ConfigError> {
             database,
             memory_dir,
             elroy_db_path,
+            embedding_model_dir,
         },
         config_file: file_read.then_some(config_file),
         timezone,

@@ -24,6 +24,9 @@ pub struct HomePaths {
     pub memory_dir: PathBuf,
     /// Elroy's own database, opened read-only for memory names (`elroy_db_path`).
     pub elroy_db_path: PathBuf,
+    /// The built-in embedder's model directory (`embedding_model_path`, default
+    /// `$ELROY_HOME/models/all-MiniLM-L6-v2`).
+    pub embedding_model_dir: PathBuf,
 }
 
 impl HomePaths {

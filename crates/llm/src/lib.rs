@@ -38,6 +38,7 @@ mod anthropic_messages;
 mod embed;
 mod error;
 mod genai_chat;
+pub mod model_files;
 mod openai;
 pub mod probe;
 mod retry;

@@ -5,4 +5,5 @@
 
 mod against_testkit;
 mod anthropic;
+mod model_files;
 mod probe;

@@ -77,17 +77,33 @@ impl MemoryStore {
     /// # Errors
     /// [`MemoryError::Db`].
     pub fn embedding_ranking(&self, query: &MemoryQuery) -> Result<Option<Vec<i64>>, MemoryError> {
+        match self.query_vector(query) {
+            Some(q) => self.vector_ranking(&q).map(Some),
+            None => Ok(None),
+        }
+    }
+
+    /// The normalised embedding of `query.embedding_text`: one request to the embedder. `None`
+    /// without an embedder, for empty text, or when embedding failed (recall then uses keywords).
+    fn query_vector(&self, query: &MemoryQuery) -> Option<Vec<f32>> {
         let (Some(embedder), Some(text)) = (&self.opts.embedder, &query.embedding_text) else {
-            return Ok(None);
+            return None;
         };
         if text.trim().is_empty() {
-            return Ok(None);
+            return None;
         }
-        self.embed_pending(None);
-        let Ok(mut q) = embedder.embed(text) else {
-            return Ok(None);
-        };
+        let mut q = embedder.embed(text).ok()?;
         recall::normalize(&mut q);
+        Some(q)
+    }
+
+    /// The embedding ranking for the normalised query vector `q` (see
+    /// [`MemoryStore::embedding_ranking`]); missing or stale memory vectors are computed first.
+    fn vector_ranking(&self, q: &[f32]) -> Result<Vec<i64>, MemoryError> {
+        let Some(embedder) = &self.opts.embedder else {
+            return Ok(Vec::new());
+        };
+        self.embed_pending(None);
         let user = self.opts.user_id;
         let model = embedder.model().to_owned();
         let threshold = self.opts.cosine_threshold;
@@ -103,7 +119,7 @@ impl MemoryStore {
             while let Some(r) = rows.next()? {
                 let id: i64 = r.get(0)?;
                 let blob: Vec<u8> = r.get(1)?;
-                let sim = recall::dot(&q, &recall::blob_to_vector(&blob));
+                let sim = recall::dot(q, &recall::blob_to_vector(&blob));
                 if sim >= threshold {
                     out.push((id, sim));
                 }
@@ -112,7 +128,7 @@ impl MemoryStore {
         })?;
         scored.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
         scored.truncate(EMBEDDING_CANDIDATES);
-        Ok(Some(scored.into_iter().map(|(id, _)| id).collect()))
+        Ok(scored.into_iter().map(|(id, _)| id).collect())
     }
 
     /// [`MemoryStore::search`] with each memory's file read: memories whose file cannot be read
@@ -127,10 +143,12 @@ impl MemoryStore {
         limit: usize,
     ) -> Result<ReadableHits, MemoryError> {
         let mut out = ReadableHits::default();
+        // The question is embedded once, however often the loop below asks again.
+        let vector = self.query_vector(query);
         // Ask for more than `limit` so that skipped files do not shorten the answer.
         let mut want = limit;
         loop {
-            let found = self.search(query, want)?;
+            let found = self.search_with(query, vector.as_deref(), want)?;
             let exhausted = found.len() < want;
             out.hits.clear();
             out.skipped.clear();
@@ -173,30 +191,50 @@ impl MemoryStore {
     /// Active memories for `query`, best first: the keyword ranking fused with the embedding
     /// ranking (when available) by reciprocal rank fusion, at most `limit`. The files of the
     /// memories found are checked by `stat` first ([`MemoryStore::revalidate`]): when one changed
-    /// since it was indexed, it is indexed again and the search runs again, so the answer is
-    /// about the files as they are.
+    /// since it was indexed, it is indexed again, and when that changed what the index holds (its
+    /// text, or whether it is active) the ranking runs again, so the answer is about the files as
+    /// they are. A file read again only because it was written within the racy window, its text
+    /// unchanged, costs no second ranking; the question is embedded once in any case.
     ///
     /// # Errors
     /// [`MemoryError::Db`] when the index cannot be read.
     pub fn search(&self, query: &MemoryQuery, limit: usize) -> Result<Vec<Memory>, MemoryError> {
-        let mut found = self.search_index(query, limit)?;
+        let vector = self.query_vector(query);
+        self.search_with(query, vector.as_deref(), limit)
+    }
+
+    /// [`MemoryStore::search`] with the query already embedded (`vector`, `None`: keywords only).
+    fn search_with(
+        &self,
+        query: &MemoryQuery,
+        vector: Option<&[f32]>,
+        limit: usize,
+    ) -> Result<Vec<Memory>, MemoryError> {
+        let mut found = self.search_index(query, vector, limit)?;
         // A few rounds: each re-indexes the files that changed among the hits.
         // A check that cannot write the index (a full disk) leaves the answer as the index has
         // it: the bodies shown are read from the files anyway.
         for _ in 0..3 {
             match self.revalidate(&found, jiff::Timestamp::now()) {
-                Ok(Some(_)) => found = self.search_index(query, limit)?,
-                Ok(None) | Err(_) => break,
+                Ok(Some(report)) if report.changed > 0 => {
+                    found = self.search_index(query, vector, limit)?;
+                }
+                Ok(_) | Err(_) => break,
             }
         }
         Ok(found)
     }
 
     /// The ranking of [`MemoryStore::search`] as the index has it, without a look at the files.
-    fn search_index(&self, query: &MemoryQuery, limit: usize) -> Result<Vec<Memory>, MemoryError> {
+    fn search_index(
+        &self,
+        query: &MemoryQuery,
+        vector: Option<&[f32]>,
+        limit: usize,
+    ) -> Result<Vec<Memory>, MemoryError> {
         let mut rankings = vec![self.keyword_ranking(query)?];
-        if let Some(embedded) = self.embedding_ranking(query)? {
-            rankings.push(embedded);
+        if let Some(q) = vector {
+            rankings.push(self.vector_ranking(q)?);
         }
         let ids = fuse(&rankings);
         let user = self.opts.user_id;

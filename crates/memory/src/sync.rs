@@ -37,6 +37,10 @@ use crate::{MemoryError, MemoryStore};
 pub struct SyncReport {
     /// Files read and (re-)indexed.
     pub indexed: usize,
+    /// Index rows whose searchable text or active state changed (new, edited, deactivated or
+    /// back): `0` when every file read again held what the index had (a search need not rank
+    /// again).
+    pub changed: usize,
     /// Ids of memories that became inactive because their file left `memories/`; the caller
     /// unpins them from the context.
     pub deactivated: Vec<i64>,
@@ -857,6 +861,7 @@ impl MemoryStore {
                     report.deactivated.push(id);
                 }
                 if md5 != row.md5 || active != row.is_active {
+                    report.changed += 1;
                     set_fts(
                         tx,
                         user,
@@ -902,6 +907,7 @@ impl MemoryStore {
                     ino,
                     ctime
                 ])?;
+                report.changed += 1;
                 if active {
                     set_fts(tx, user, id, &name, Some(&rendering))?;
                 }
@@ -931,6 +937,7 @@ impl MemoryStore {
                 .execute(params![user, row.id, format_db_time(now)])?;
                 set_fts(tx, user, row.id, &row.name, None)?;
                 report.deactivated.push(row.id);
+                report.changed += 1;
             } else {
                 tx.prepare_cached(
                     "UPDATE memories SET file_ino = NULL WHERE user_id = ?1 AND id = ?2",

@@ -36,6 +36,7 @@
 pub mod adapters;
 pub mod doctor;
 mod effects;
+pub mod embedder;
 mod history;
 pub mod models;
 pub mod reminders;

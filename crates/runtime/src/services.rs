@@ -226,9 +226,9 @@ fn open_memory(
             memory_dir: config.paths.memory_dir.clone(),
             elroy_db_path,
             user_id,
-            // The embedding model when one is available (`docs/behaviour.md#embeddings`); else
-            // keyword recall only (D9).
-            embedder: elroy_llm::connect_blocking_embedder(config),
+            // The embedding model when one is available (`docs/behaviour.md#embeddings`), else the
+            // built-in embedder when its model is there; else keyword recall only (D9).
+            embedder: crate::embedder::recall_embedder(config, warn),
             cosine_threshold: threshold as f32,
         },
         time.now(),

