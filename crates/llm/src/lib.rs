@@ -224,3 +224,9 @@ pub fn connect_blocking_embedder(config: &Config) -> Option<Arc<dyn elroy_core::
         .ok()
         .map(|e| Arc::new(BlockingEmbedder(e)) as Arc<dyn elroy_core::Embedder>)
 }
+
+#[cfg(test)]
+extern crate self as elroy_llm;
+#[cfg(test)]
+#[path = "../tests/main.rs"]
+mod integration_tests;
