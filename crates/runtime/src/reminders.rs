@@ -15,7 +15,9 @@
 use std::sync::Arc;
 
 use elroy_agenda::{AgendaError, AgendaStore, Announcements, DueItem, format_local_with_offset};
-use elroy_core::{CallObserver, Capabilities, TimeContext, ToolResult, UserId};
+use elroy_core::{
+    CallObserver, Capabilities, ObservedCall, TimeContext, ToolContext, ToolResult, UserId,
+};
 use jiff::Timestamp;
 
 pub use elroy_agenda::Channel;
@@ -140,23 +142,7 @@ impl Runtime {
                 format_local_with_offset(trigger, &self.time.tz)
             ))
         })();
-        let mut result = match outcome {
-            Ok(content) => ToolResult {
-                content,
-                is_error: false,
-                effects: Vec::new(),
-            },
-            Err(content) => ToolResult {
-                content,
-                is_error: true,
-                effects: Vec::new(),
-            },
-        };
-        if let Some(note) = observed.finished(&ctx, &result) {
-            result.content.push_str("\n\n");
-            result.content.push_str(&note);
-        }
-        result
+        finish_recorded(&ctx, observed, outcome)
     }
 }
 
@@ -187,23 +173,7 @@ impl Runtime {
                 None => format!("Due item '{name}' has been marked as completed."),
             })
         })();
-        let mut result = match outcome {
-            Ok(content) => ToolResult {
-                content,
-                is_error: false,
-                effects: Vec::new(),
-            },
-            Err(content) => ToolResult {
-                content,
-                is_error: true,
-                effects: Vec::new(),
-            },
-        };
-        if let Some(note) = observed.finished(&ctx, &result) {
-            result.content.push_str("\n\n");
-            result.content.push_str(&note);
-        }
-        result
+        finish_recorded(&ctx, observed, outcome)
     }
 
     /// [`Reminders::occurrence_announced`] recorded as one versioned-home commit
@@ -394,6 +364,30 @@ impl Reminders {
             occurrences,
         }
     }
+}
+
+/// A command's outcome as a tool result (`Err` is a tool error), told to the history observer
+/// that recorded it; the observer's note (e.g. that the change was saved but not recorded) follows
+/// the text after a blank line, as for a tool call through the registry.
+fn finish_recorded(
+    ctx: &ToolContext,
+    observed: Box<dyn ObservedCall>,
+    outcome: Result<String, String>,
+) -> ToolResult {
+    let (content, is_error) = match outcome {
+        Ok(content) => (content, false),
+        Err(content) => (content, true),
+    };
+    let mut result = ToolResult {
+        content,
+        is_error,
+        effects: Vec::new(),
+    };
+    if let Some(note) = observed.finished(ctx, &result) {
+        result.content.push_str("\n\n");
+        result.content.push_str(&note);
+    }
+    result
 }
 
 #[cfg(test)]
