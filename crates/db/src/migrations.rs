@@ -13,7 +13,9 @@ use crate::DbError;
 /// of their files ([`STAT_INDEX`]). Migration 5 lets the memory index skip unchanged directories
 /// ([`MEMORY_LISTING`]). Migration 6 indexes the agenda rows by what its queries select
 /// ([`AGENDA_QUERY_INDEXES`]). Migration 7 marks open the rows of items that are not completed and
-/// whose `status` is not `deleted` ([`OPEN_STATUSES`]).
+/// whose `status` is not `deleted` ([`OPEN_STATUSES`]). Migration 8 adds the compact sign-bit codes
+/// of memory vectors that recall's embedding leg scans before it rescores with the exact vectors
+/// ([`VECTOR_CODES`]).
 pub const MIGRATIONS: &[(i64, &str)] = &[
     (1, SCHEMA_V1),
     (2, crate::grams::GRAMS_SCHEMA),
@@ -22,10 +24,11 @@ pub const MIGRATIONS: &[(i64, &str)] = &[
     (5, MEMORY_LISTING),
     (6, AGENDA_QUERY_INDEXES),
     (7, OPEN_STATUSES),
+    (8, VECTOR_CODES),
 ];
 
 /// The newest schema version this build knows.
-pub const LATEST_VERSION: i64 = 7;
+pub const LATEST_VERSION: i64 = 8;
 
 /// Migration 4: everything an agenda listing, a lookup by name and the due check need, per file,
 /// so they read the index and re-read only files whose stat changed (issue 14): the raw `status`,
@@ -349,4 +352,95 @@ UPDATE agenda_items SET status = 'created'
   WHERE status = 'completed' AND completed = 0 AND raw_status IS NOT NULL
     AND raw_status <> 'deleted';
 UPDATE agenda_items SET file_size = NULL, file_mtime_ns = NULL;
+"#;
+
+/// Migration 8 (issue 27): compact codes of the memory vectors, so the embedding leg reads some 50
+/// bytes per memory instead of its whole `f32` vector (`elroy_memory::vectors`). Memory ids fall
+/// into chunks of 1,024 (`item_id >> 10`). `vector_chunks` counts, per user and chunk, the changes
+/// to the rows the codes are derived from: triggers bump `seq` on every insert, update and delete
+/// of a memory's `embeddings` row and of a `memories` row (its id, active flag or text md5), by
+/// whatever writes them (the store, the sync's id remapping, an import, a hand-run `sqlite3`), as
+/// long as the user has a code basis at all. `vector_bases` holds, per user and model, the
+/// per-dimension mean and mean absolute deviation the codes are taken against; `vector_codes`, per
+/// user, model and chunk, the `seq` and basis generation it was built at and one record per coded
+/// memory (`u16` slot little-endian, then one bit per dimension: above the mean). A code row whose
+/// `seq` or basis differs from the current ones is stale: the reader rebuilds it, or scores that
+/// chunk's exact vectors, so codes never give an answer the exact vectors would not.
+pub const VECTOR_CODES: &str = r#"
+CREATE TABLE vector_chunks (
+  user_id INTEGER NOT NULL,
+  chunk   INTEGER NOT NULL,
+  seq     INTEGER NOT NULL,
+  PRIMARY KEY (user_id, chunk)
+) WITHOUT ROWID;
+
+CREATE TABLE vector_bases (
+  user_id    INTEGER NOT NULL,
+  model      TEXT NOT NULL,
+  generation INTEGER NOT NULL,
+  dims       INTEGER NOT NULL,
+  fitted     INTEGER NOT NULL,
+  mean       BLOB NOT NULL,
+  scale      BLOB NOT NULL,
+  PRIMARY KEY (user_id, model)
+);
+
+CREATE TABLE vector_codes (
+  user_id    INTEGER NOT NULL,
+  model      TEXT NOT NULL,
+  chunk      INTEGER NOT NULL,
+  seq        INTEGER NOT NULL,
+  generation INTEGER NOT NULL,
+  codes      BLOB NOT NULL,
+  PRIMARY KEY (user_id, model, chunk)
+);
+
+CREATE TRIGGER vector_chunks_embedding_insert AFTER INSERT ON embeddings
+WHEN NEW.kind = 'memory' AND EXISTS (SELECT 1 FROM vector_bases WHERE user_id = NEW.user_id)
+BEGIN
+  INSERT INTO vector_chunks (user_id, chunk, seq) VALUES (NEW.user_id, NEW.item_id >> 10, 1)
+    ON CONFLICT (user_id, chunk) DO UPDATE SET seq = seq + 1;
+END;
+
+CREATE TRIGGER vector_chunks_embedding_update AFTER UPDATE ON embeddings
+WHEN (NEW.kind = 'memory' OR OLD.kind = 'memory')
+  AND EXISTS (SELECT 1 FROM vector_bases WHERE user_id IN (NEW.user_id, OLD.user_id))
+BEGIN
+  INSERT INTO vector_chunks (user_id, chunk, seq) VALUES (OLD.user_id, OLD.item_id >> 10, 1)
+    ON CONFLICT (user_id, chunk) DO UPDATE SET seq = seq + 1;
+  INSERT INTO vector_chunks (user_id, chunk, seq) VALUES (NEW.user_id, NEW.item_id >> 10, 1)
+    ON CONFLICT (user_id, chunk) DO UPDATE SET seq = seq + 1;
+END;
+
+CREATE TRIGGER vector_chunks_embedding_delete AFTER DELETE ON embeddings
+WHEN OLD.kind = 'memory' AND EXISTS (SELECT 1 FROM vector_bases WHERE user_id = OLD.user_id)
+BEGIN
+  INSERT INTO vector_chunks (user_id, chunk, seq) VALUES (OLD.user_id, OLD.item_id >> 10, 1)
+    ON CONFLICT (user_id, chunk) DO UPDATE SET seq = seq + 1;
+END;
+
+CREATE TRIGGER vector_chunks_memory_insert AFTER INSERT ON memories
+WHEN EXISTS (SELECT 1 FROM vector_bases WHERE user_id = NEW.user_id)
+BEGIN
+  INSERT INTO vector_chunks (user_id, chunk, seq) VALUES (NEW.user_id, NEW.id >> 10, 1)
+    ON CONFLICT (user_id, chunk) DO UPDATE SET seq = seq + 1;
+END;
+
+CREATE TRIGGER vector_chunks_memory_update AFTER UPDATE OF user_id, id, is_active, text_md5 ON memories
+WHEN (NEW.id IS NOT OLD.id OR NEW.user_id IS NOT OLD.user_id OR NEW.is_active IS NOT OLD.is_active
+      OR NEW.text_md5 IS NOT OLD.text_md5)
+  AND EXISTS (SELECT 1 FROM vector_bases WHERE user_id IN (NEW.user_id, OLD.user_id))
+BEGIN
+  INSERT INTO vector_chunks (user_id, chunk, seq) VALUES (OLD.user_id, OLD.id >> 10, 1)
+    ON CONFLICT (user_id, chunk) DO UPDATE SET seq = seq + 1;
+  INSERT INTO vector_chunks (user_id, chunk, seq) VALUES (NEW.user_id, NEW.id >> 10, 1)
+    ON CONFLICT (user_id, chunk) DO UPDATE SET seq = seq + 1;
+END;
+
+CREATE TRIGGER vector_chunks_memory_delete AFTER DELETE ON memories
+WHEN EXISTS (SELECT 1 FROM vector_bases WHERE user_id = OLD.user_id)
+BEGIN
+  INSERT INTO vector_chunks (user_id, chunk, seq) VALUES (OLD.user_id, OLD.id >> 10, 1)
+    ON CONFLICT (user_id, chunk) DO UPDATE SET seq = seq + 1;
+END;
 "#;

@@ -47,7 +47,10 @@ fn open_creates_schema_and_pragmas() {
             "recall_fts",
             "recall_grams",
             "user_preferences",
-            "users"
+            "users",
+            "vector_bases",
+            "vector_chunks",
+            "vector_codes"
         ]
     );
     drop(db);

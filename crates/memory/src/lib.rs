@@ -15,6 +15,9 @@
 //! - [`consolidate`]: the pure part of consolidation (`docs/behaviour.md#consolidation`: TF-IDF,
 //!   DBSCAN, trimming, ordering); [`MemoryStore::record_op_tracked`] and
 //!   [`MemoryStore::take_consolidation_due`] carry its trigger to the orchestrator.
+//! - [`vectors`]: the embedding leg at scale: sign-bit codes of the memory vectors in
+//!   `state.db`, kept in step with `embeddings` by triggers, scanned first, the best few hundred
+//!   rescored with their exact vectors.
 //! - [`HashEmbedder`]: the deterministic embedder of the Elroy fixture, for tests.
 //!
 //! The store does no async work and depends on no tool or LLM crate.
@@ -28,6 +31,7 @@ pub mod recall;
 mod search;
 mod store;
 mod sync;
+pub mod vectors;
 
 pub use error::MemoryError;
 pub use hash_embedder::HashEmbedder;

@@ -107,27 +107,11 @@ impl MemoryStore {
         let user = self.opts.user_id;
         let model = embedder.model().to_owned();
         let threshold = self.opts.cosine_threshold;
-        let mut scored: Vec<(i64, f32)> = self.db.with_conn(|c| {
-            let mut st = c.prepare_cached(
-                "SELECT e.item_id, e.vector FROM embeddings e
-                 JOIN memories m ON m.user_id = e.user_id AND m.id = e.item_id
-                 WHERE e.user_id = ?1 AND e.kind = 'memory' AND e.model = ?2
-                   AND m.is_active = 1 AND e.text_md5 = m.text_md5",
-            )?;
-            let mut out = Vec::new();
-            let mut rows = st.query(params![user, model])?;
-            while let Some(r) = rows.next()? {
-                let id: i64 = r.get(0)?;
-                let blob: Vec<u8> = r.get(1)?;
-                let sim = recall::dot(q, &recall::blob_to_vector(&blob));
-                if sim >= threshold {
-                    out.push((id, sim));
-                }
-            }
-            Ok(out)
+        // Sign-bit codes first, then the exact vectors of the best few hundred
+        // (`crate::vectors`): the order exact cosine gives, without reading every vector.
+        let scored = self.db.with_conn(|c| {
+            crate::vectors::ranking(c, user, &model, q, threshold, EMBEDDING_CANDIDATES)
         })?;
-        scored.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
-        scored.truncate(EMBEDDING_CANDIDATES);
         Ok(scored.into_iter().map(|(id, _)| id).collect())
     }
 

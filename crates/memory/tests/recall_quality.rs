@@ -165,3 +165,262 @@ fn embedding_leg_alone_respects_threshold() {
         .unwrap();
     assert!(none.is_empty());
 }
+
+// ---- The embedding leg's sign-bit codes (`elroy_memory::vectors`, issue 27) ----
+
+use elroy_memory::vectors;
+
+/// A deterministic pseudo-random number in [-1, 1).
+fn noise(seed: &mut u64) -> f32 {
+    *seed ^= *seed << 13;
+    *seed ^= *seed >> 7;
+    *seed ^= *seed << 17;
+    ((*seed >> 40) as f32 / (1u64 << 24) as f32) * 2.0 - 1.0
+}
+
+/// Vectors shaped like a sentence model's: a shared offset, 40 topics, per-memory noise.
+fn clustered(n: usize, dims: usize, seed: u64) -> Vec<Vec<f32>> {
+    let mut s = seed | 1;
+    let offset: Vec<f32> = (0..dims).map(|_| 0.4 * noise(&mut s)).collect();
+    let topics: Vec<Vec<f32>> = (0..40)
+        .map(|_| (0..dims).map(|_| noise(&mut s)).collect())
+        .collect();
+    (0..n)
+        .map(|i| {
+            let t = &topics[(i * 7 + i / 3) % topics.len()];
+            let mut v: Vec<f32> = (0..dims)
+                .map(|d| offset[d] + t[d] + 0.7 * noise(&mut s))
+                .collect();
+            elroy_memory::recall::normalize(&mut v);
+            v
+        })
+        .collect()
+}
+
+/// Memory rows `1..=vectors.len()` (active, no files) with their vectors under `model`.
+fn insert_vectors(home: &Home, model: &str, vectors: &[Vec<f32>]) {
+    home.db
+        .with_conn(|c| {
+            let tx = c.transaction()?;
+            for (i, v) in vectors.iter().enumerate() {
+                let id = i as i64 + 1;
+                tx.execute(
+                    "INSERT INTO memories (user_id, id, name, file_name, is_active, text_md5,
+                       created_at, updated_at)
+                     VALUES (?1, ?2, ?3, ?3, 1, ?4, 'x', 'x')
+                     ON CONFLICT (user_id, id) DO NOTHING",
+                    rusqlite::params![home.user, id, format!("m{id}"), format!("md5-{id}")],
+                )?;
+                set_vector(&tx, home.user, model, id, v)?;
+            }
+            tx.commit()
+        })
+        .unwrap();
+}
+
+fn set_vector(
+    c: &rusqlite::Connection,
+    user: i64,
+    model: &str,
+    id: i64,
+    v: &[f32],
+) -> rusqlite::Result<usize> {
+    c.execute(
+        "INSERT INTO embeddings (user_id, kind, item_id, model, dims, vector, text_md5, updated_at)
+         VALUES (?1, 'memory', ?2, ?3, ?4, ?5, ?6, 'x')
+         ON CONFLICT (user_id, kind, item_id, model) DO UPDATE SET vector = excluded.vector",
+        rusqlite::params![
+            user,
+            id,
+            model,
+            v.len() as i64,
+            elroy_memory::recall::vector_to_blob(v),
+            format!("md5-{id}")
+        ],
+    )
+}
+
+fn exact(home: &Home, model: &str, q: &[f32], k: usize) -> Vec<(i64, f32)> {
+    home.db
+        .with_conn(|c| vectors::exact_ranking(c, home.user, model, q, -1.0, k))
+        .unwrap()
+}
+
+fn coded(home: &Home, model: &str, q: &[f32], k: usize, rescore: usize) -> Vec<(i64, f32)> {
+    home.db
+        .with_conn(|c| vectors::ranking_with(c, home.user, model, q, -1.0, k, rescore))
+        .unwrap()
+}
+
+/// The ids that have a code of `model` in a current code row.
+fn coded_ids(home: &Home, model: &str, dims: usize) -> std::collections::BTreeSet<i64> {
+    home.db
+        .with_conn(|c| {
+            let mut st = c.prepare(
+                "SELECT vc.chunk, vc.codes FROM vector_codes vc
+                 LEFT JOIN vector_chunks ch ON ch.user_id = vc.user_id AND ch.chunk = vc.chunk
+                 WHERE vc.user_id = ?1 AND vc.model = ?2 AND vc.seq = coalesce(ch.seq, 0)",
+            )?;
+            let rows = st.query_map(rusqlite::params![home.user, model], |r| {
+                Ok((r.get::<_, i64>(0)?, r.get::<_, Vec<u8>>(1)?))
+            })?;
+            let mut ids = std::collections::BTreeSet::new();
+            for row in rows {
+                let (chunk, codes) = row?;
+                for rec in codes.chunks_exact(2 + dims.div_ceil(8)) {
+                    ids.insert((chunk << 10) + i64::from(u16::from_le_bytes([rec[0], rec[1]])));
+                }
+            }
+            Ok(ids)
+        })
+        .unwrap()
+}
+
+fn ids(ranked: &[(i64, f32)]) -> Vec<i64> {
+    ranked.iter().map(|(id, _)| *id).collect()
+}
+
+#[test]
+fn coded_leg_finds_the_exact_top_k() {
+    let home = Home::new();
+    let dims = 96;
+    let all = clustered(1500, dims, 7);
+    insert_vectors(&home, "m96", &all);
+    // Questions near stored vectors (each a stored vector plus noise), as a question near its
+    // memory is; 128 of 1,500 rescored (8.5 %).
+    let mut s = 99u64;
+    let mut same = 0;
+    let questions = 30;
+    for i in 0..questions {
+        let mut q: Vec<f32> = all[i * 37 % all.len()]
+            .iter()
+            .map(|x| x + 0.05 * noise(&mut s))
+            .collect();
+        elroy_memory::recall::normalize(&mut q);
+        let want = exact(&home, "m96", &q, 10);
+        let got = coded(&home, "m96", &q, 10, 128);
+        assert_eq!(got.len(), 10);
+        // Every similarity reported is exact.
+        for (id, sim) in &got {
+            let v = &all[*id as usize - 1];
+            assert!((elroy_memory::recall::dot(&q, v) - sim).abs() < 1e-6);
+        }
+        if ids(&got) == ids(&want) {
+            same += 1;
+        }
+    }
+    assert!(same >= questions - 1, "{same} of {questions} top-10s equal");
+    // The codes were used: all 1,500 are coded, in two chunks.
+    assert_eq!(coded_ids(&home, "m96", dims).len(), 1500);
+}
+
+#[test]
+fn codes_follow_updates_deletes_deactivation_and_model_switch() {
+    let home = Home::new();
+    let dims = 64;
+    let all = clustered(1100, dims, 3);
+    insert_vectors(&home, "a", &all);
+    let q = all[5].clone();
+    // Rescoring everything makes the coded leg equal to the exact one exactly when every
+    // current vector has a code.
+    let check = |model: &str| {
+        assert_eq!(
+            coded(&home, model, &q, 20, 5000),
+            exact(&home, model, &q, 20)
+        );
+    };
+    check("a");
+    assert_eq!(coded_ids(&home, "a", dims).len(), 1100);
+    // An update of a vector (a re-embedding), in the second chunk.
+    home.db
+        .with_conn(|c| set_vector(c, home.user, "a", 1050, &q))
+        .unwrap();
+    check("a");
+    assert_eq!(ids(&coded(&home, "a", &q, 2, 5000)), [6, 1050]);
+    // A deleted vector and a deactivated memory.
+    home.db
+        .with_conn(|c| {
+            c.execute("DELETE FROM embeddings WHERE item_id = 6", [])?;
+            c.execute("UPDATE memories SET is_active = 0 WHERE id = 1050", [])
+        })
+        .unwrap();
+    check("a");
+    assert!(!coded_ids(&home, "a", dims).contains(&6));
+    assert!(!coded_ids(&home, "a", dims).contains(&1050));
+    // A text changed without a new vector yet (a hand edit re-indexed): its vector is stale.
+    home.db
+        .with_conn(|c| c.execute("UPDATE memories SET text_md5 = 'edited' WHERE id = 7", []))
+        .unwrap();
+    check("a");
+    assert!(!coded_ids(&home, "a", dims).contains(&7));
+    // Another model (a switch): its own basis and codes; the first model's stay.
+    let other = clustered(300, 32, 11);
+    insert_vectors(&home, "b", &other);
+    let q2 = other[3].clone();
+    assert_eq!(coded(&home, "b", &q2, 10, 5000), exact(&home, "b", &q2, 10));
+    // Memory 7's text changed after its vectors were computed.
+    assert_eq!(coded_ids(&home, "b", 32).len(), 299);
+    check("a");
+    // The store's own path: created memories are found through the codes.
+    let store = home.open(Some(Arc::new(HashEmbedder::with_dims(dims))));
+    std::fs::create_dir_all(home.memory_dir()).unwrap();
+    let m = store
+        .create(
+            "Kayak trip",
+            "The user paddles a kayak on Lake Tahoe each June.",
+            &[],
+            ts("2026-03-16T13:30:00Z"),
+        )
+        .unwrap();
+    let mut query = MemoryQuery::from_text("kayak Lake Tahoe June");
+    query.current.clear();
+    let found = store.embedding_ranking(&query).unwrap().unwrap();
+    assert_eq!(found.first(), Some(&m.id));
+    assert!(coded_ids(&home, "hash-64", dims).contains(&m.id));
+}
+
+#[test]
+fn stale_or_corrupt_codes_fall_back_to_exact_vectors_and_are_rebuilt() {
+    let home = Home::new();
+    let dims = 64;
+    let all = clustered(1200, dims, 5);
+    insert_vectors(&home, "a", &all);
+    let q = all[40].clone();
+    let want = exact(&home, "a", &q, 10);
+    assert_eq!(coded(&home, "a", &q, 10, 5000), want);
+    // A code row cut short: that chunk is scored exactly, then rebuilt.
+    home.db
+        .with_conn(|c| {
+            c.execute(
+                "UPDATE vector_codes SET codes = substr(codes, 1, length(codes) - 1) WHERE chunk = 0",
+                [],
+            )
+        })
+        .unwrap();
+    assert_eq!(coded(&home, "a", &q, 10, 5000), want);
+    assert_eq!(coded(&home, "a", &q, 10, 5000), want);
+    assert_eq!(coded_ids(&home, "a", dims).len(), 1200);
+    // A broken basis: the exact scan answers, and the codes are built again.
+    home.db
+        .with_conn(|c| c.execute("UPDATE vector_bases SET mean = x'00'", []))
+        .unwrap();
+    assert_eq!(coded(&home, "a", &q, 10, 5000), want);
+    assert_eq!(coded_ids(&home, "a", dims).len(), 1200);
+    // Stale codes that cannot be rebuilt (a read-only connection): the stale chunk's exact
+    // vectors answer, so a new vector is found at once.
+    home.db
+        .with_conn(|c| {
+            set_vector(c, home.user, "a", 1100, &q)?;
+            c.execute_batch("PRAGMA query_only = ON")?;
+            Ok(())
+        })
+        .unwrap();
+    let got = coded(&home, "a", &q, 2, 5000);
+    assert_eq!(ids(&got), [41, 1100]);
+    assert!(!coded_ids(&home, "a", dims).contains(&1100));
+    home.db
+        .with_conn(|c| c.execute_batch("PRAGMA query_only = OFF"))
+        .unwrap();
+    assert_eq!(ids(&coded(&home, "a", &q, 2, 5000)), [41, 1100]);
+    assert!(coded_ids(&home, "a", dims).contains(&1100));
+}
