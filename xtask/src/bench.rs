@@ -27,12 +27,15 @@ struct Options {
     skip_benches: bool,
     scale: bool,
     scale_home: Option<PathBuf>,
+    dense_home: Option<PathBuf>,
+    model: Option<PathBuf>,
     binary: Option<PathBuf>,
 }
 
 const BENCH_USAGE: &str =
     "usage: cargo xtask bench [--runs N] [--python-runs N] [--no-cargo-benches]
-       cargo xtask bench --scale [--runs N] [--scale-home DIR] [--binary PATH]
+       cargo xtask bench --scale [--runs N] [--scale-home DIR] [--dense-home DIR] [--model DIR]
+                                 [--binary PATH]
 
   --runs N             runs per command (default 50; 11 with --scale)
   --python-runs N      runs of Elroy 0.5.0's `elroy version` (default 3; 0 skips it)
@@ -41,6 +44,11 @@ const BENCH_USAGE: &str =
                        (10,000 agenda items, 100,000 memories, 10,000 commits), side by side
   --scale-home DIR     with --scale: use this home (from `cargo xtask scale-home DIR`) instead
                        of writing one (a reused home keeps what the benchmark adds)
+  --dense-home DIR     with --scale: also measure this home (`cargo xtask scale-home DIR
+                       --vocabulary small`: a question's words match ~15% of the memories)
+  --model DIR          with --scale: also measure the memory commands with the built-in embedder
+                       over this sentence-transformers directory (all-MiniLM-L6-v2); the homes'
+                       memories get vectors first (1,000 real, the rest synthetic)
   --binary PATH        measure this elroy binary instead of building the release one";
 
 fn parse_options(args: &[&str]) -> Result<Options, String> {
@@ -50,6 +58,8 @@ fn parse_options(args: &[&str]) -> Result<Options, String> {
         skip_benches: false,
         scale: false,
         scale_home: None,
+        dense_home: None,
+        model: None,
         binary: None,
     };
     let mut it = args.iter();
@@ -62,15 +72,16 @@ fn parse_options(args: &[&str]) -> Result<Options, String> {
         match *arg {
             "--runs" => options.runs = Some(number("--runs")?.max(1)),
             "--scale" => options.scale = true,
-            "--scale-home" | "--binary" => {
+            "--scale-home" | "--dense-home" | "--model" | "--binary" => {
                 let path = it
                     .next()
                     .map(PathBuf::from)
                     .ok_or_else(|| format!("{arg} needs a path"))?;
-                if *arg == "--binary" {
-                    options.binary = Some(path);
-                } else {
-                    options.scale_home = Some(path);
+                match *arg {
+                    "--binary" => options.binary = Some(path),
+                    "--dense-home" => options.dense_home = Some(path),
+                    "--model" => options.model = Some(path),
+                    _ => options.scale_home = Some(path),
                 }
             }
             "--python-runs" => options.python_runs = number("--python-runs")?,
@@ -123,11 +134,13 @@ fn run_all(root: &Path, options: &Options) -> Result<(), String> {
             "\n== everyday commands, empty home vs. large home (median of {} runs after 2 warm-up runs)",
             options.runs.unwrap_or(11)
         );
-        crate::scale_bench::run(
-            &binary,
-            options.runs.unwrap_or(11),
-            options.scale_home.as_deref(),
-        )?;
+        crate::scale_bench::run(&crate::scale_bench::ScaleRun {
+            binary: &binary,
+            runs: options.runs.unwrap_or(11),
+            large: options.scale_home.as_deref(),
+            dense: options.dense_home.as_deref(),
+            model: options.model.as_deref(),
+        })?;
         println!(
             "\n== done in {:.0} s (including builds)",
             total.elapsed().as_secs_f64()

@@ -11,6 +11,8 @@
 //!   (`bench.rs`, `docs/performance.md`).
 //! - `cargo xtask scale-home DIR` writes a large synthetic home: 10,000 agenda items, 100,000
 //!   memories, 10,000 commits of history (`scale_home.rs`).
+//! - `cargo xtask vector-recall --model DIR --locomo DIR` measures how much of the exact top 10
+//!   the embedding leg's sign-bit codes find on real sentence-model vectors (`vector_recall.rs`).
 
 mod bench;
 mod doc_refs;
@@ -18,6 +20,7 @@ mod formats_doc;
 mod scale_bench;
 mod scale_home;
 mod tools_doc;
+mod vector_recall;
 mod workspace_doc;
 
 use std::path::{Path, PathBuf};
@@ -36,7 +39,9 @@ const USAGE: &str = "usage: cargo xtask schema [--check] | docs [--check]
   docs --check     exit 1, showing the difference, when one is out of date, the layout is broken
                    or a reference in the code names a docs file or heading that does not exist
   bench            build release and print the performance figures (cargo xtask bench --help)
-  scale-home DIR   write a large synthetic home (cargo xtask scale-home --help)";
+  scale-home DIR   write a large synthetic home (cargo xtask scale-home --help)
+  vector-recall    how much of the exact top 10 the embedding leg's codes find, on LoCoMo
+                   (cargo xtask vector-recall --help)";
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -56,6 +61,7 @@ fn main() -> ExitCode {
         ["docs", "--check"] => docs(true),
         ["bench", rest @ ..] => bench::run(&workspace_root(), rest),
         ["scale-home", rest @ ..] => scale_home::run(rest),
+        ["vector-recall", rest @ ..] => vector_recall::run(rest),
         ["-h" | "--help" | "help"] => {
             println!("{USAGE}");
             ExitCode::SUCCESS

@@ -6,7 +6,9 @@
 //!   `## Updates` section; `--due N` of them (default 500) are due items (a trigger time at 09:00 UTC
 //!   on their date, every fifth also with a trigger context);
 //! - `--memories N` memory files (default 100,000) with ids and natural-like text
-//!   ([`elroy_testkit::corpus`]);
+//!   ([`elroy_testkit::corpus`]); with `--vocabulary small`, text drawn from the corpus' 74 topic
+//!   words only, so a question's words each occur in some 15 % of all memories (the keyword leg's
+//!   worst case);
 //! - a versioned history (`.git`, as `elroy-history` keeps it) of `--commits N` commits (default
 //!   10,000): an `initial import` of every file, then one `add_agenda_item_update` commit per later
 //!   step, each adding a note to one agenda file, by `elroy <elroy@localhost>`, an hour apart. The
@@ -33,6 +35,8 @@ pub struct ScaleSpec {
     pub memories: usize,
     /// Commits in the history (at least 1: the initial import).
     pub commits: usize,
+    /// Memory text from the 74 topic words only (`--vocabulary small`).
+    pub small_vocabulary: bool,
 }
 
 impl Default for ScaleSpec {
@@ -42,18 +46,22 @@ impl Default for ScaleSpec {
             due: 500,
             memories: 100_000,
             commits: 10_000,
+            small_vocabulary: false,
         }
     }
 }
 
 const USAGE: &str =
     "usage: cargo xtask scale-home DIR [--agenda N] [--due N] [--memories N] [--commits N]
+                              [--vocabulary natural|small]
 
 Writes a synthetic elroy home into DIR (which must not exist or be empty):
   --agenda N     agenda files over one year, with checklists and updates (default 10000)
   --due N        due items among them, trigger times at 09:00 UTC (default 500)
   --memories N   memory files with natural-like text (default 100000)
-  --commits N    commits in the versioned history, the first an initial import (default 10000)";
+  --commits N    commits in the versioned history, the first an initial import (default 10000)
+  --vocabulary V natural (default): Zipf text over 20,000 words mixed with 74 topic words;
+                 small: the 74 topic words only (a question's words match ~15% of the memories)";
 
 /// Runs `cargo xtask scale-home`; `args` are the words after `scale-home`.
 pub fn run(args: &[&str]) -> ExitCode {
@@ -104,6 +112,11 @@ fn parse(args: &[&str]) -> Result<(PathBuf, ScaleSpec), String> {
             "--due" => spec.due = number("--due")?,
             "--memories" => spec.memories = number("--memories")?,
             "--commits" => spec.commits = number("--commits")?,
+            "--vocabulary" => match it.next().copied() {
+                Some("small") => spec.small_vocabulary = true,
+                Some("natural") => spec.small_vocabulary = false,
+                _ => return Err("--vocabulary needs natural or small".into()),
+            },
             other if other.starts_with('-') => return Err(format!("unknown option {other}")),
             other if dir.is_none() => dir = Some(PathBuf::from(other)),
             other => return Err(format!("unexpected argument {other}")),
@@ -185,7 +198,10 @@ pub fn write_home(dir: &Path, spec: &ScaleSpec) -> Result<(), String> {
     for i in 1..=spec.memories {
         let topic = TOPIC_WORDS[rng.below(TOPIC_WORDS.len())];
         let file = format!("Note_{i}_about_{topic}.md");
-        let text = format!("---\nid: {i}\n---\n\n{}", memory_text(&mut rng, i, false));
+        let text = format!(
+            "---\nid: {i}\n---\n\n{}",
+            memory_text(&mut rng, i, spec.small_vocabulary)
+        );
         let path = memory_dir.join(&file);
         std::fs::write(&path, &text).map_err(io_err(&path))?;
         memories.insert(file, text);

@@ -362,8 +362,10 @@ UPDATE agenda_items SET file_size = NULL, file_mtime_ns = NULL;
 /// whatever writes them (the store, the sync's id remapping, an import, a hand-run `sqlite3`), as
 /// long as the user has a code basis at all. `vector_bases` holds, per user and model, the
 /// per-dimension mean and mean absolute deviation the codes are taken against; `vector_codes`, per
-/// user, model and chunk, the `seq` and basis generation it was built at and one record per coded
-/// memory (`u16` slot little-endian, then one bit per dimension: above the mean). A code row whose
+/// user, model and chunk, the `seq` and basis generation it was built at, how many active memories
+/// of the chunk had no vector of their current text then (`pending`: when no current row has any,
+/// a question skips the search for memories to embed), and one record per coded memory (`u16`
+/// slot little-endian, then one bit per dimension: above the mean). A code row whose
 /// `seq` or basis differs from the current ones is stale: the reader rebuilds it, or scores that
 /// chunk's exact vectors, so codes never give an answer the exact vectors would not.
 pub const VECTOR_CODES: &str = r#"
@@ -391,6 +393,7 @@ CREATE TABLE vector_codes (
   chunk      INTEGER NOT NULL,
   seq        INTEGER NOT NULL,
   generation INTEGER NOT NULL,
+  pending    INTEGER NOT NULL,
   codes      BLOB NOT NULL,
   PRIMARY KEY (user_id, model, chunk)
 );

@@ -103,9 +103,17 @@ impl MemoryStore {
         let Some(embedder) = &self.opts.embedder else {
             return Ok(Vec::new());
         };
-        self.embed_pending(None);
         let user = self.opts.user_id;
         let model = embedder.model().to_owned();
+        // The codes know when every active memory has its vector: then the search for missing
+        // ones (a look at every memory row) is skipped.
+        if self
+            .db
+            .with_conn(|c| Ok(crate::vectors::may_need_vectors(c, user, &model)))
+            .unwrap_or(true)
+        {
+            self.embed_pending(None);
+        }
         let threshold = self.opts.cosine_threshold;
         // Sign-bit codes first, then the exact vectors of the best few hundred
         // (`crate::vectors`): the order exact cosine gives, without reading every vector.

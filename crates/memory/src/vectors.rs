@@ -461,9 +461,47 @@ pub fn refresh(c: &mut Connection, user: i64, model: &str) -> rusqlite::Result<(
                 push_code(&basis, id, r.get_ref(1)?.as_blob()?, &mut codes);
             }
         }
-        write_codes(&tx, user, model, chunk, basis.generation, &codes)?;
+        let active: i64 = tx
+            .prepare_cached(
+                "SELECT count(*) FROM memories WHERE user_id = ?1 AND is_active = 1
+                 AND id BETWEEN ?2 AND ?3",
+            )?
+            .query_row(params![user, lo, hi], |r| r.get(0))?;
+        let coded = (codes.len() / (basis.code_bytes() + 2)) as i64;
+        write_codes(
+            &tx,
+            user,
+            model,
+            chunk,
+            basis.generation,
+            &codes,
+            (active - coded).max(0),
+        )?;
     }
     tx.commit()
+}
+
+/// Whether some active memory of `user` may lack a vector of `model` for its current text (so
+/// [`crate::MemoryStore::embed_pending`] has work): `false` only when the codes, brought up to
+/// date first, are current everywhere and were built with every active memory coded. Answers
+/// `true` when that cannot be known (no basis yet, an error).
+pub fn may_need_vectors(c: &mut Connection, user: i64, model: &str) -> bool {
+    let mut known = || -> rusqlite::Result<bool> {
+        refresh(c, user, model)?;
+        let Some(basis) = load_basis(c, user, model)? else {
+            return Ok(true);
+        };
+        if !stale_chunks(c, user, model, basis.generation)?.is_empty() {
+            return Ok(true);
+        }
+        let pending: i64 = c
+            .prepare_cached(
+                "SELECT coalesce(sum(pending), 0) FROM vector_codes WHERE user_id = ?1 AND model = ?2",
+            )?
+            .query_row(params![user, model], |r| r.get(0))?;
+        Ok(pending > 0)
+    };
+    known().unwrap_or(true)
 }
 
 /// Appends `(slot, code)` of the vector `blob` of memory `id` when it has the basis' length.
@@ -498,7 +536,7 @@ fn stale_chunks(
         .collect()
 }
 
-/// Writes one chunk's code row at the chunk's current counter.
+/// Writes one chunk's code row at the chunk's current counter (made 1 when it has none).
 fn write_codes(
     c: &Connection,
     user: i64,
@@ -506,15 +544,24 @@ fn write_codes(
     chunk: i64,
     generation: i64,
     codes: &[u8],
+    pending: i64,
 ) -> rusqlite::Result<()> {
+    // Every code row has a counter of at least 1, so a lost counter row (`vector_chunks` emptied)
+    // makes it stale rather than current.
     c.prepare_cached(
-        "INSERT INTO vector_codes (user_id, model, chunk, seq, generation, codes)
-         VALUES (?1, ?2, ?3,
-           coalesce((SELECT seq FROM vector_chunks WHERE user_id = ?1 AND chunk = ?3), 0), ?4, ?5)
-         ON CONFLICT (user_id, model, chunk) DO UPDATE SET seq = excluded.seq,
-           generation = excluded.generation, codes = excluded.codes",
+        "INSERT INTO vector_chunks (user_id, chunk, seq) VALUES (?1, ?2, 1)
+         ON CONFLICT (user_id, chunk) DO NOTHING",
     )?
-    .execute(params![user, model, chunk, generation, codes])?;
+    .execute(params![user, chunk])?;
+    c.prepare_cached(
+        "INSERT INTO vector_codes (user_id, model, chunk, seq, generation, pending, codes)
+         VALUES (?1, ?2, ?3,
+           coalesce((SELECT seq FROM vector_chunks WHERE user_id = ?1 AND chunk = ?3), 0), ?4, ?6,
+           ?5)
+         ON CONFLICT (user_id, model, chunk) DO UPDATE SET seq = excluded.seq,
+           generation = excluded.generation, pending = excluded.pending, codes = excluded.codes",
+    )?
+    .execute(params![user, model, chunk, generation, codes, pending])?;
     Ok(())
 }
 
@@ -566,6 +613,15 @@ pub fn build_all(c: &mut Connection, user: i64, model: &str) -> rusqlite::Result
             f32s_to_blob(&basis.scale)
         ],
     )?;
+    let mut active: std::collections::HashMap<i64, i64> = {
+        let mut st = tx.prepare_cached(&format!(
+            "SELECT id >> {CHUNK_SHIFT}, count(*) FROM memories WHERE user_id = ?1 AND is_active = 1
+             GROUP BY 1"
+        ))?;
+        st.query_map([user], |r| Ok((r.get(0)?, r.get(1)?)))?
+            .collect::<rusqlite::Result<_>>()?
+    };
+    let record = basis.code_bytes() + 2;
     let mut written = std::collections::HashSet::new();
     {
         let mut st = tx.prepare_cached(&format!(
@@ -579,7 +635,8 @@ pub fn build_all(c: &mut Connection, user: i64, model: &str) -> rusqlite::Result
             let chunk = id >> CHUNK_SHIFT;
             if current != Some(chunk) {
                 if let Some(done) = current {
-                    write_codes(&tx, user, model, done, generation, &codes)?;
+                    let pending = active.remove(&done).unwrap_or(0) - (codes.len() / record) as i64;
+                    write_codes(&tx, user, model, done, generation, &codes, pending.max(0))?;
                     written.insert(done);
                 }
                 codes.clear();
@@ -588,18 +645,27 @@ pub fn build_all(c: &mut Connection, user: i64, model: &str) -> rusqlite::Result
             push_code(&basis, id, r.get_ref(1)?.as_blob()?, &mut codes);
         }
         if let Some(done) = current {
-            write_codes(&tx, user, model, done, generation, &codes)?;
+            let pending = active.remove(&done).unwrap_or(0) - (codes.len() / record) as i64;
+            write_codes(&tx, user, model, done, generation, &codes, pending.max(0))?;
             written.insert(done);
         }
     }
-    // Chunks changed at some point but without vectors now get an empty, current row.
+    // Chunks changed at some point, or with active memories, but without vectors now get an
+    // empty, current row (with those memories pending).
     let touched: Vec<i64> = {
         let mut st = tx.prepare_cached("SELECT chunk FROM vector_chunks WHERE user_id = ?1")?;
         st.query_map([user], |r| r.get(0))?
             .collect::<rusqlite::Result<_>>()?
     };
-    for chunk in touched.into_iter().filter(|c| !written.contains(c)) {
-        write_codes(&tx, user, model, chunk, generation, &[])?;
+    for chunk in touched {
+        active.entry(chunk).or_insert(0);
+    }
+    let mut rest: Vec<(i64, i64)> = active.drain().collect();
+    rest.sort_unstable();
+    for (chunk, pending) in rest {
+        if written.insert(chunk) {
+            write_codes(&tx, user, model, chunk, generation, &[], pending)?;
+        }
     }
     tx.commit()
 }

@@ -331,6 +331,28 @@ fn codes_follow_updates_deletes_deactivation_and_model_switch() {
     };
     check("a");
     assert_eq!(coded_ids(&home, "a", dims).len(), 1100);
+    // Every active memory has its vector: a question need not look for missing ones; a new
+    // memory without one changes that until its vector is stored.
+    let needs = |model: &str| {
+        home.db
+            .with_conn(|c| Ok(vectors::may_need_vectors(c, home.user, model)))
+            .unwrap()
+    };
+    assert!(!needs("a"));
+    home.db
+        .with_conn(|c| {
+            c.execute(
+                "INSERT INTO memories (user_id, id, name, file_name, is_active, text_md5,
+                   created_at, updated_at) VALUES (?1, 2100, 'n', 'n', 1, 'md5-2100', 'x', 'x')",
+                [home.user],
+            )
+        })
+        .unwrap();
+    assert!(needs("a"));
+    home.db
+        .with_conn(|c| set_vector(c, home.user, "a", 2100, &all[0]))
+        .unwrap();
+    assert!(!needs("a"));
     // An update of a vector (a re-embedding), in the second chunk.
     home.db
         .with_conn(|c| set_vector(c, home.user, "a", 1050, &q))
