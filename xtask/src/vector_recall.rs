@@ -171,18 +171,23 @@ fn measure(model: &Path, locomo: &Path, cache: Option<&Path>) -> Result<(), Stri
     let (docs, queries) = vectors.split_at(corpus.len());
     let dims = docs.first().map_or(0, Vec::len);
     // As the store fits it: on the vectors of the lowest ids (the oldest memories), 4,096 at most.
-    let fitted = Basis::fit(docs.iter().take(4096).map(Vec::as_slice), 1).ok_or("no vectors")?;
-    let uncentred = Basis {
-        generation: 1,
-        dims,
-        fitted: 0,
-        mean: vec![0.0; dims],
+    let fitted =
+        Basis::fit_centred(docs.iter().take(4096).map(Vec::as_slice), 1).ok_or("no vectors")?;
+    let uncentred = Basis::fit(docs.iter().map(Vec::as_slice), 1).ok_or("no vectors")?;
+    let centred = Basis {
         scale: vec![1.0; dims],
+        ..fitted.clone()
+    };
+    let scaled = Basis {
+        mean: vec![0.0; dims],
+        ..fitted.clone()
     };
     let depths = [10usize, 20, 43, 64, 128, 256, 512];
     for (label, basis) in [
-        ("centred, scaled (the store's)", &fitted),
-        ("plain sign bits", &uncentred),
+        ("centred on the mean, weighted by the deviation", &fitted),
+        ("centred on the mean", &centred),
+        ("sign bits, weighted by the deviation", &scaled),
+        ("sign bits (the store's)", &uncentred),
     ] {
         let codes: Vec<Vec<u8>> = docs.iter().map(|v| basis.encode(v)).collect();
         let mut found = vec![0usize; depths.len()];
