@@ -1,6 +1,8 @@
-//! `cargo xtask bench --scale`: whole-process cost of everyday commands on an empty home and on
-//! a home after years of use ([`crate::scale_home`]: 10,000 agenda items, 100,000 memories,
-//! 10,000 commits), side by side.
+//! `cargo xtask bench --scale`: whole-process cost of everyday commands on an empty home, a
+//! 1,000-memory home and a home after years of use ([`crate::scale_home`]: 10,000 agenda items,
+//! 100,000 memories, 10,000 commits), side by side; with `--dense-home`, also a home of
+//! `scale-home --vocabulary small`; with `--model DIR`, also the memory commands with the built-in
+//! embedder (`+emb`), after [`fill_vectors`] gave the homes' memories vectors.
 //!
 //! Each figure is the median wall time from spawn to exit of `--runs` runs after 2 warm-up runs
 //! (the first run on the large home builds `state.db`; warm-ups keep that out of the figures),

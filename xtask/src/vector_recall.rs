@@ -121,7 +121,7 @@ fn embed_all(
 ) -> Result<Vec<Vec<f32>>, String> {
     if let Some(bytes) = cache.and_then(|c| std::fs::read(c).ok()) {
         let all = elroy_memory::recall::blob_to_vector(&bytes);
-        if !all.is_empty() && all.len() % texts.len() == 0 {
+        if !all.is_empty() && all.len().is_multiple_of(texts.len()) {
             let dims = all.len() / texts.len();
             return Ok(all.chunks(dims).map(<[f32]>::to_vec).collect());
         }
