@@ -239,6 +239,12 @@ impl elroy_core::Embedder for LazyEmbedder {
             .embed_text(text)
             .map_err(elroy_core::EmbedError)
     }
+
+    /// Loaded (successfully) by an earlier embedding: a one-shot `create_memory` leaves its
+    /// vector pending rather than load the model.
+    fn is_loaded(&self) -> bool {
+        self.loaded.get().is_some_and(Result::is_ok)
+    }
 }
 
 #[cfg(test)]
