@@ -171,7 +171,8 @@ fn without_a_model_recall_keeps_to_keywords_silently() {
 /// with `testkit-embed` is opened by `elroy chat` with `embedding_model: testkit-embed-y`: the
 /// REPL says on stderr that it embeds them in the background, a turn answers meanwhile, and every
 /// memory gets a vector of the new model (one request each) while the vectors of the old one
-/// stay. (That searches do not wait for it is `elroy-runtime`'s
+/// stay; then `elroy models embed` does the same for a third model in the foreground. (That
+/// searches do not wait for it is `elroy-runtime`'s
 /// `switching_models_re_embeds_in_the_background_without_blocking_searches`.)
 #[test]
 fn switching_the_embedding_model_re_embeds_in_a_session_s_background() {
@@ -276,4 +277,23 @@ fn switching_the_embedding_model_re_embeds_in_a_session_s_background() {
         .unwrap()
     };
     assert_eq!((count("testkit-embed"), count("testkit-embed-y")), (12, 12));
+
+    // The same switch done in the foreground: `elroy models embed`.
+    std::fs::write(
+        home.home().join("elroy.conf.yaml"),
+        config("testkit-embed-z"),
+    )
+    .unwrap();
+    let out = home.cmd().args(["models", "embed"]).output().unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(stdout(&out), "12 memories embedded.\n");
+    assert!(
+        stderr(&out).contains("Embedded 12 of 12 memories with testkit-embed-z in"),
+        "{}",
+        stderr(&out)
+    );
+    assert_eq!(count("testkit-embed-z"), 12);
+    // Nothing left: a second run embeds nothing.
+    let out = home.cmd().args(["models", "embed"]).output().unwrap();
+    assert_eq!(stdout(&out), "0 memories embedded.\n");
 }
