@@ -130,10 +130,13 @@ struct TensorEntry {
     data_offsets: [u64; 2],
 }
 
+/// Where an F32 tensor lies in the file: its shape and absolute byte range.
+type TensorAt = (Vec<usize>, u64, u64);
+
 /// The F32 tensors of a safetensors file: `(name, shape, absolute byte range)`, every range
 /// checked against the file's length (tensors of other types are left out: a weight the model
 /// needs that is not F32 is then named as missing).
-fn read_index(file: &mut File) -> Result<HashMap<String, (Vec<usize>, u64, u64)>, String> {
+fn read_index(file: &mut File) -> Result<HashMap<String, TensorAt>, String> {
     let len = file.metadata().map_err(|e| e.to_string())?.len();
     let mut n = [0u8; 8];
     file.read_exact(&mut n)
