@@ -166,3 +166,134 @@ fn without_a_model_recall_keeps_to_keywords_silently() {
     assert!(stdout(&out).contains("Biscuit the dog"), "{}", stdout(&out));
     assert!(!stderr(&out).contains("warning:"), "{}", stderr(&out));
 }
+
+/// Issue 27: switching models re-embeds in the background. A home whose memories were embedded
+/// with `testkit-embed` is opened by `elroy chat` with `embedding_model: testkit-embed-y`: the
+/// REPL says on stderr that it embeds them in the background, a turn answers meanwhile, and every
+/// memory gets a vector of the new model (one request each) while the vectors of the old one
+/// stay; then `elroy models embed` does the same for a third model in the foreground. (That
+/// searches do not wait for it is `elroy-runtime`'s
+/// `switching_models_re_embeds_in_the_background_without_blocking_searches`.)
+#[test]
+fn switching_the_embedding_model_re_embeds_in_a_session_s_background() {
+    use std::io::{BufRead, Write};
+    let server = MockServer::start();
+    let config = |model: &str| {
+        format!(
+            "chat_model: testkit-model\nchat_model_api_base: {0}\nembedding_model: {model}\nembedding_model_api_base: {0}\n",
+            server.base_url()
+        )
+    };
+    let home = home_with_model(&server, "");
+    std::fs::write(home.home().join("elroy.conf.yaml"), config("testkit-embed")).unwrap();
+    for i in 0..12 {
+        let out = home.call(
+            "create_memory",
+            &json!({"name": format!("Hobby {i}"), "text": format!("The user took up hobby number {i}.")})
+                .to_string(),
+        );
+        assert!(out.status.success(), "{}", stderr(&out));
+    }
+    let memory_requests = |model: &str| {
+        server
+            .requests()
+            .iter()
+            .filter(|r| {
+                r.is_embeddings()
+                    && embedding_input(r).starts_with('#')
+                    && r.body.get("model").and_then(Value::as_str) == Some(model)
+            })
+            .count()
+    };
+    assert_eq!(memory_requests("testkit-embed"), 12);
+
+    std::fs::write(
+        home.home().join("elroy.conf.yaml"),
+        config("testkit-embed-y"),
+    )
+    .unwrap();
+    server.push(Reply::text("Nice to see you again."));
+    let mut child = home
+        .cmd()
+        .arg("chat")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    stdin.write_all(b"hello again\n").unwrap();
+    let (tx, rx) = std::sync::mpsc::channel();
+    let err = child.stderr.take().unwrap();
+    let reader = std::thread::spawn(move || {
+        let mut seen = Vec::new();
+        for line in std::io::BufReader::new(err).lines().map_while(Result::ok) {
+            let _ = tx.send(line.clone());
+            seen.push(line);
+        }
+        seen
+    });
+    // Until the background embedding says it is done (the guard only stops a hang).
+    let mut lines = Vec::new();
+    while !lines
+        .iter()
+        .any(|l: &String| l.starts_with("Embedded ") && l.contains("with testkit-embed-y in"))
+    {
+        match rx.recv_timeout(Duration::from_secs(120)) {
+            Ok(line) => lines.push(line),
+            Err(_) => panic!("no end of the background embedding: {lines:?}"),
+        }
+    }
+    stdin.write_all(b"exit\n").unwrap();
+    drop(stdin);
+    let out = child.wait_with_output().unwrap();
+    lines.extend(reader.join().unwrap().into_iter().skip(lines.len()));
+    assert!(out.status.success(), "{lines:?}");
+    assert!(
+        stdout(&out).contains("Nice to see you again."),
+        "{}",
+        stdout(&out)
+    );
+    assert!(
+        lines.iter().any(|l| l.starts_with(
+            "Embedding 12 memories with testkit-embed-y in the background (recall uses keywords for them until then)"
+        )),
+        "{lines:?}"
+    );
+    assert!(
+        lines
+            .iter()
+            .any(|l| l.starts_with("Embedded 12 of 12 memories with testkit-embed-y in")),
+        "{lines:?}"
+    );
+    assert_eq!(memory_requests("testkit-embed-y"), 12);
+    let db = rusqlite::Connection::open(home.home().join("state.db")).unwrap();
+    let count = |model: &str| -> i64 {
+        db.query_row(
+            "SELECT count(*) FROM embeddings WHERE kind = 'memory' AND model = ?1",
+            [model],
+            |r| r.get(0),
+        )
+        .unwrap()
+    };
+    assert_eq!((count("testkit-embed"), count("testkit-embed-y")), (12, 12));
+
+    // The same switch done in the foreground: `elroy models embed`.
+    std::fs::write(
+        home.home().join("elroy.conf.yaml"),
+        config("testkit-embed-z"),
+    )
+    .unwrap();
+    let out = home.cmd().args(["models", "embed"]).output().unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(stdout(&out), "12 memories embedded.\n");
+    assert!(
+        stderr(&out).contains("Embedded 12 of 12 memories with testkit-embed-z in"),
+        "{}",
+        stderr(&out)
+    );
+    assert_eq!(count("testkit-embed-z"), 12);
+    // Nothing left: a second run embeds nothing.
+    let out = home.cmd().args(["models", "embed"]).output().unwrap();
+    assert_eq!(stdout(&out), "0 memories embedded.\n");
+}

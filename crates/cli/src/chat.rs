@@ -400,6 +400,21 @@ impl SharedPrinter {
     }
 }
 
+/// Where the background embedding's progress goes in the REPL: above the prompt (the external
+/// printer) when standard input and output are a terminal, else stderr; and the log.
+fn embedding_progress(printer: &SharedPrinter) -> elroy_runtime::reembed::ProgressSink {
+    use std::io::IsTerminal;
+    if std::io::stdin().is_terminal() && std::io::stdout().is_terminal() {
+        let printer = printer.clone();
+        Arc::new(move |p: &elroy_runtime::reembed::EmbedProgress| {
+            tracing::info!("{p}");
+            printer.print(&p.to_string());
+        })
+    } else {
+        elroy_runtime::reembed::stderr_progress()
+    }
+}
+
 /// Completes the slash commands (elroy-commands) in the line editor.
 struct ChatHelper {
     names: Arc<Mutex<CompletionNames>>,
@@ -658,6 +673,12 @@ pub(crate) fn run(config: Config) -> Result<ExitCode, String> {
     if let Err(e) = chat.session().add_session_context() {
         tracing::warn!("could not add the session context: {e}");
     }
+
+    // Memories lacking a vector of the configured embedding model (issue 27) are embedded in the
+    // background; its progress goes above the prompt on a terminal, else to stderr.
+    let _embedding = chat
+        .runtime()
+        .start_background_embedding(embedding_progress(&printer));
 
     let mut background: Option<Background> = None;
     // A restart hands over a hidden resume message (`docs/behaviour.md#restarting-a-session`). The

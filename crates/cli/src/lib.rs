@@ -86,7 +86,7 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
         Some(Command::Agenda(args)) => agenda_cmd::run(load_existing(&cli)?, args),
         Some(Command::Due(args)) => due_cmd::run(load_existing(&cli)?, args),
         Some(Command::Remind(args)) => remind::run(load_existing(&cli)?, args),
-        Some(Command::Models(args)) => models_cmd::run(&load_config(&cli)?, args),
+        Some(Command::Models(args)) => models_cmd::run(load_config(&cli)?, args),
         None => {
             let config = load_config(&cli)?;
             match choose_front_end(cli.plain, &config.settings.ui, terminals()) {

@@ -80,6 +80,10 @@ fn serve(config: Config) -> Result<ExitCode, String> {
     for warning in &runtime.warnings {
         crate::output::eprintln(&format!("warning: {warning}"));
     }
+    // Memories lacking a vector of the configured embedding model (issue 27) are embedded in the
+    // background while the server answers; progress to the log and stderr (stdout is the
+    // protocol's).
+    let _embedding = runtime.start_background_embedding(elroy_runtime::reembed::stderr_progress());
     match crate::block_on(elroy_mcp::serve_stdio(runtime))? {
         Ok(()) => Ok(ExitCode::SUCCESS),
         // The client went away (`elroy mcp | true`): nothing to tell anyone, as with every other

@@ -1,5 +1,7 @@
 //! `elroy models fetch [NAME]`: downloads the built-in embedder's model directory (the work is
 //! `elroy_llm::model_files`), with a progress bar on a terminal and a SHA-256 check per file.
+//! `elroy models embed`: embeds now, in the foreground, the memories a session would embed in the
+//! background (`elroy_runtime::reembed`).
 
 use std::process::ExitCode;
 
@@ -28,10 +30,18 @@ pub enum ModelsCommand {
         #[arg(value_name = "NAME")]
         name: Option<String>,
     },
+    /// Embed now every memory that lacks a vector of the configured embedding model (what a
+    /// chat session does in the background after embedding_model changes), with progress on
+    /// stderr
+    Embed,
 }
 
-pub(crate) fn run(config: &Config, args: &ModelsArgs) -> Result<ExitCode, String> {
-    let ModelsCommand::Fetch { name } = &args.command;
+pub(crate) fn run(config: Config, args: &ModelsArgs) -> Result<ExitCode, String> {
+    let name = match &args.command {
+        ModelsCommand::Fetch { name } => name,
+        ModelsCommand::Embed => return embed(config),
+    };
+    let config = &config;
     let name = name
         .clone()
         .unwrap_or_else(|| elroy_llm::model_files::DEFAULT_MODEL.to_owned());
@@ -75,4 +85,39 @@ pub(crate) fn run(config: &Config, args: &ModelsArgs) -> Result<ExitCode, String
         files.len()
     ))?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// `elroy models embed`: the background embedding of a session, run to its end here. Prints how
+/// many vectors were stored; exit 1 when it stopped on failures (the model cannot be loaded, the
+/// API does not answer: the warning says why).
+fn embed(config: Config) -> Result<ExitCode, String> {
+    let runtime = elroy_runtime::Runtime::open(config).map_err(|e| e.to_string())?;
+    for warning in &runtime.warnings {
+        crate::output::eprintln(&format!("warning: {warning}"));
+    }
+    let stopped = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let progress: elroy_runtime::reembed::ProgressSink = {
+        let stopped = std::sync::Arc::clone(&stopped);
+        let print = elroy_runtime::reembed::stderr_progress();
+        std::sync::Arc::new(move |p: &elroy_runtime::reembed::EmbedProgress| {
+            if let elroy_runtime::reembed::EmbedProgress::Finished { stopped: true, .. } = p {
+                stopped.store(true, std::sync::atomic::Ordering::SeqCst);
+            }
+            print(p);
+        })
+    };
+    let Some(running) = runtime.start_background_embedding(progress) else {
+        crate::output::print("No embedding model is configured: nothing to embed.\n")?;
+        return Ok(ExitCode::SUCCESS);
+    };
+    let stored = running.join();
+    crate::output::print(&format!(
+        "{stored} memor{} embedded.\n",
+        if stored == 1 { "y" } else { "ies" }
+    ))?;
+    Ok(if stopped.load(std::sync::atomic::Ordering::SeqCst) {
+        ExitCode::FAILURE
+    } else {
+        ExitCode::SUCCESS
+    })
 }

@@ -31,4 +31,12 @@ pub trait Embedder: Send + Sync + fmt::Debug {
     /// # Errors
     /// [`EmbedError`] when the model cannot be reached or answers badly.
     fn embed(&self, text: &str) -> Result<Vec<f32>, EmbedError>;
+
+    /// Whether an embedding now costs only the embedding: `false` for a model loaded on its first
+    /// use and not loaded yet (the built-in embedder in a process that has not embedded). A new
+    /// memory's vector is then left to the next search or session (`docs/behaviour.md#embeddings`),
+    /// so `create_memory` does not load a model. `true` by default.
+    fn is_loaded(&self) -> bool {
+        true
+    }
 }

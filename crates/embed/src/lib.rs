@@ -6,15 +6,20 @@
 //! (the model Elroy 0.5.0 uses through its embeddings API). No network: the files come from
 //! `elroy models fetch` or by hand.
 //!
-//! [`BuiltinEmbedder::load`] reads the directory once per process (about 0.1 s for
-//! all-MiniLM-L6-v2, see ARCHITECTURE.md); [`BuiltinEmbedder`] implements
+//! [`BuiltinEmbedder::load`] reads the directory once per process (the encoder's weights and the
+//! tokenizer; the word-embedding table is read row by row per text, see ARCHITECTURE.md);
+//! [`BuiltinEmbedder`] implements
 //! [`elroy_core::Embedder`], so the memory store uses it as it uses an embeddings API.
 
+use std::collections::HashMap;
+use std::fs::File;
+use std::io::{Read, Seek, SeekFrom};
 use std::path::{Path, PathBuf};
+use std::sync::Mutex;
 
-use candle_core::{DType, Device, Tensor};
-use candle_nn::VarBuilder;
-use candle_transformers::models::bert::{BertModel, Config};
+use candle_core::{DType, Device, Module, Tensor};
+use candle_nn::{LayerNorm, VarBuilder};
+use candle_transformers::models::bert::{BertEncoder, Config};
 use tokenizers::Tokenizer;
 
 /// The default model's directory name under `$ELROY_HOME/models/`.
@@ -50,11 +55,20 @@ pub enum LoadError {
     },
 }
 
-/// A loaded sentence-transformers model: the tokenizer and the BERT weights on the CPU.
+/// A loaded sentence-transformers model: the tokenizer, the BERT encoder's weights on the CPU,
+/// and the word-embedding table left in `model.safetensors` (only the rows of a text's tokens
+/// are read, when it is embedded: the table is half of all-MiniLM-L6-v2's 90 MB, and loading
+/// it was a third of the load time).
 pub struct BuiltinEmbedder {
     name: String,
     tokenizer: Tokenizer,
-    model: BertModel,
+    encoder: BertEncoder,
+    /// `position_embeddings.weight`, `[max_position_embeddings, hidden]`.
+    positions: Tensor,
+    /// Row 0 of `token_type_embeddings.weight` (every token is of type 0), `[hidden]`.
+    token_type: Tensor,
+    layer_norm: LayerNorm,
+    words: WordRows,
     max_tokens: usize,
 }
 
@@ -67,9 +81,116 @@ impl std::fmt::Debug for BuiltinEmbedder {
     }
 }
 
+/// The word-embedding table inside `model.safetensors`, read row by row.
+struct WordRows {
+    file: Mutex<File>,
+    /// Byte offset of row 0 in the file.
+    offset: u64,
+    vocab: usize,
+    hidden: usize,
+}
+
+impl WordRows {
+    /// The rows of `ids` as a `[1, ids.len(), hidden]` tensor.
+    fn rows(&self, ids: &[u32]) -> Result<Tensor, String> {
+        let mut data = vec![0f32; ids.len() * self.hidden];
+        let mut file = self.file.lock().unwrap_or_else(|e| e.into_inner());
+        for (row, &id) in data.chunks_exact_mut(self.hidden).zip(ids) {
+            let id = id as usize;
+            if id >= self.vocab {
+                return Err(format!(
+                    "token id {id} is outside the vocabulary ({})",
+                    self.vocab
+                ));
+            }
+            let at = self.offset + (id * self.hidden * 4) as u64;
+            file.seek(SeekFrom::Start(at))
+                .and_then(|_| file.read_exact(bytemuck::cast_slice_mut(row)))
+                .map_err(|e| format!("reading model.safetensors: {e}"))?;
+        }
+        from_le(&mut data);
+        Tensor::from_vec(data, (1, ids.len(), self.hidden), &Device::Cpu).map_err(|e| e.to_string())
+    }
+}
+
+/// safetensors stores little-endian values; this is a no-op on little-endian machines.
+fn from_le(data: &mut [f32]) {
+    if cfg!(target_endian = "big") {
+        for x in data {
+            *x = f32::from_bits(u32::from_le(x.to_bits()));
+        }
+    }
+}
+
+/// One tensor's entry in a safetensors header.
+#[derive(serde::Deserialize)]
+struct TensorEntry {
+    dtype: String,
+    shape: Vec<usize>,
+    data_offsets: [u64; 2],
+}
+
+/// Where an F32 tensor lies in the file: its shape and absolute byte range.
+type TensorAt = (Vec<usize>, u64, u64);
+
+/// The F32 tensors of a safetensors file: `(name, shape, absolute byte range)`, every range
+/// checked against the file's length (tensors of other types are left out: a weight the model
+/// needs that is not F32 is then named as missing).
+fn read_index(file: &mut File) -> Result<HashMap<String, TensorAt>, String> {
+    let len = file.metadata().map_err(|e| e.to_string())?.len();
+    let mut n = [0u8; 8];
+    file.read_exact(&mut n)
+        .map_err(|e| format!("no header: {e}"))?;
+    let header_len = u64::from_le_bytes(n);
+    if header_len > 100_000_000 || 8 + header_len > len {
+        return Err("the header is longer than the file".into());
+    }
+    let mut header = vec![0u8; header_len as usize];
+    file.read_exact(&mut header).map_err(|e| e.to_string())?;
+    let mut entries: HashMap<String, serde_json::Value> =
+        serde_json::from_slice(&header).map_err(|e| format!("header: {e}"))?;
+    entries.remove("__metadata__");
+    let data_start = 8 + header_len;
+    let mut out = HashMap::new();
+    for (name, value) in entries {
+        let entry: TensorEntry =
+            serde_json::from_value(value).map_err(|e| format!("{name}: {e}"))?;
+        let [start, end] = entry.data_offsets;
+        if end < start || data_start + end > len {
+            return Err(format!("{name} lies outside the file (truncated?)"));
+        }
+        // Only F32 tensors are read (`embeddings.position_ids`, I64, is not used).
+        if entry.dtype != "F32" {
+            continue;
+        }
+        let elements: usize = entry.shape.iter().product();
+        if end - start != elements as u64 * 4 {
+            return Err(format!(
+                "{name}: {} bytes for shape {:?}",
+                end - start,
+                entry.shape
+            ));
+        }
+        out.insert(name, (entry.shape, data_start + start, data_start + end));
+    }
+    Ok(out)
+}
+
+/// Reads one F32 tensor straight into its storage (no intermediate copy of the file).
+fn read_tensor(file: &mut File, shape: &[usize], start: u64, end: u64) -> Result<Tensor, String> {
+    let mut data = vec![0f32; ((end - start) / 4) as usize];
+    file.seek(SeekFrom::Start(start))
+        .and_then(|_| file.read_exact(bytemuck::cast_slice_mut(&mut data)))
+        .map_err(|e| e.to_string())?;
+    from_le(&mut data);
+    Tensor::from_vec(data, shape, &Device::Cpu).map_err(|e| e.to_string())
+}
+
 impl BuiltinEmbedder {
     /// Loads the model directory `dir`. Its vectors are stored under the model name
-    /// `builtin:<directory name>` (vectors of another model are never compared).
+    /// `builtin:<directory name>` (vectors of another model are never compared). The
+    /// word-embedding table stays in the file (its rows are read per text); the file stays open
+    /// for that.
     ///
     /// # Errors
     /// [`LoadError::Missing`] when `dir` or one of [`MODEL_FILES`] is absent;
@@ -91,9 +212,76 @@ impl BuiltinEmbedder {
             .map_err(|e| corrupt("config.json", &e))?;
         let config: Config =
             serde_json::from_str(&config_text).map_err(|e| corrupt("config.json", &e))?;
+        let weights = |e: &dyn std::fmt::Display| corrupt("model.safetensors", e);
+        let mut file = File::open(dir.join("model.safetensors")).map_err(|e| weights(&e))?;
+        let index = read_index(&mut file).map_err(|e| weights(&e))?;
+        let prefix = if index.contains_key("bert.embeddings.word_embeddings.weight") {
+            "bert."
+        } else {
+            ""
+        };
+        let hidden = config.hidden_size;
+        let get = |file: &mut File, name: &str, shape: &[usize]| -> Result<Tensor, LoadError> {
+            let full = format!("{prefix}{name}");
+            let (have, start, end) = index
+                .get(&full)
+                .ok_or_else(|| weights(&format!("{full} is missing")))?;
+            if have != shape {
+                return Err(weights(&format!(
+                    "{full} has shape {have:?}, not {shape:?}"
+                )));
+            }
+            read_tensor(file, have, *start, *end).map_err(|e| weights(&e))
+        };
+        let positions = get(
+            &mut file,
+            "embeddings.position_embeddings.weight",
+            &[config.max_position_embeddings, hidden],
+        )?;
+        let token_type = get(
+            &mut file,
+            "embeddings.token_type_embeddings.weight",
+            &[config.type_vocab_size, hidden],
+        )?
+        .get(0)
+        .map_err(|e| weights(&e))?;
+        let layer_norm = LayerNorm::new(
+            get(&mut file, "embeddings.LayerNorm.weight", &[hidden])?,
+            get(&mut file, "embeddings.LayerNorm.bias", &[hidden])?,
+            config.layer_norm_eps,
+        );
+        let encoder_prefix = format!("{prefix}encoder.");
+        let mut encoder_tensors = HashMap::new();
+        for (name, (shape, start, end)) in &index {
+            if name.starts_with(&encoder_prefix) {
+                let tensor =
+                    read_tensor(&mut file, shape, *start, *end).map_err(|e| weights(&e))?;
+                encoder_tensors.insert(name.clone(), tensor);
+            }
+        }
+        let vb = VarBuilder::from_tensors(encoder_tensors, DType::F32, &Device::Cpu);
+        let encoder = BertEncoder::load(vb.pp(format!("{prefix}encoder")), &config)
+            .map_err(|e| weights(&e))?;
+        let words_name = format!("{prefix}embeddings.word_embeddings.weight");
+        let words = match index.get(&words_name) {
+            Some((shape, start, _)) if *shape == [config.vocab_size, hidden] => WordRows {
+                file: Mutex::new(file),
+                offset: *start,
+                vocab: config.vocab_size,
+                hidden,
+            },
+            Some((shape, ..)) => {
+                return Err(weights(&format!(
+                    "{words_name} has shape {shape:?}, not {:?}",
+                    [config.vocab_size, hidden]
+                )));
+            }
+            None => return Err(weights(&format!("{words_name} is missing"))),
+        };
+        // Parsed last: the weights' errors come first, and this is the slowest step left.
         let mut tokenizer = Tokenizer::from_file(dir.join("tokenizer.json"))
             .map_err(|e| corrupt("tokenizer.json", &e))?;
-        let max_tokens = max_tokens(dir);
+        let max_tokens = max_tokens(dir).min(config.max_position_embeddings);
         tokenizer.with_padding(None);
         tokenizer
             .with_truncation(Some(tokenizers::TruncationParams {
@@ -101,18 +289,17 @@ impl BuiltinEmbedder {
                 ..tokenizers::TruncationParams::default()
             }))
             .map_err(|e| corrupt("tokenizer.json", &e))?;
-        let device = Device::Cpu;
-        let tensors = candle_core::safetensors::load(dir.join("model.safetensors"), &device)
-            .map_err(|e| corrupt("model.safetensors", &e))?;
-        let vb = VarBuilder::from_tensors(tensors, DType::F32, &device);
-        let model = BertModel::load(vb, &config).map_err(|e| corrupt("model.safetensors", &e))?;
         let name = dir
             .file_name()
             .map_or_else(|| DEFAULT_MODEL.into(), |n| n.to_string_lossy());
         Ok(BuiltinEmbedder {
             name: format!("builtin:{name}"),
             tokenizer,
-            model,
+            encoder,
+            positions,
+            token_type,
+            layer_norm,
+            words,
             max_tokens,
         })
     }
@@ -121,7 +308,7 @@ impl BuiltinEmbedder {
     /// tokenizer's `[CLS]`/`[SEP]`), at most `max_seq_length` tokens.
     ///
     /// # Errors
-    /// A message when tokenizing or the forward pass fails.
+    /// A message when tokenizing, reading the word rows or the forward pass fails.
     pub fn embed_text(&self, text: &str) -> Result<Vec<f32>, String> {
         let encoding = self
             .tokenizer
@@ -131,12 +318,19 @@ impl BuiltinEmbedder {
         if ids.is_empty() {
             return Err("the text has no tokens".into());
         }
+        let words = self.words.rows(ids)?;
         let run = || -> candle_core::Result<Vec<f32>> {
-            let device = Device::Cpu;
-            let input = Tensor::new(ids, &device)?.unsqueeze(0)?;
-            let types = input.zeros_like()?;
-            let hidden = self.model.forward(&input, &types, None)?; // [1, tokens, dims]
-            let pooled = (hidden.sum(1)? / ids.len() as f64)?.squeeze(0)?;
+            let n = ids.len();
+            // BERT's embeddings: word + token type (0) + position, layer-normalised (dropout is
+            // off at inference), as candle-transformers' `BertEmbeddings`.
+            let x = words
+                .broadcast_add(&self.token_type)?
+                .broadcast_add(&self.positions.narrow(0, 0, n)?)?;
+            let x = self.layer_norm.forward(&x)?;
+            // Every token is attended to: the extended mask is all zeros.
+            let mask = Tensor::zeros((1, 1, 1, n), DType::F32, &Device::Cpu)?;
+            let hidden = self.encoder.forward(&x, &mask)?; // [1, tokens, dims]
+            let pooled = (hidden.sum(1)? / n as f64)?.squeeze(0)?;
             let mut v = pooled.to_vec1::<f32>()?;
             let norm = v.iter().map(|x| x * x).sum::<f32>().sqrt();
             if norm > 0.0 {
@@ -238,6 +432,12 @@ impl elroy_core::Embedder for LazyEmbedder {
             .map_err(|e| elroy_core::EmbedError(e.to_owned()))?
             .embed_text(text)
             .map_err(elroy_core::EmbedError)
+    }
+
+    /// Loaded (successfully) by an earlier embedding: a one-shot `create_memory` leaves its
+    /// vector pending rather than load the model.
+    fn is_loaded(&self) -> bool {
+        self.loaded.get().is_some_and(Result::is_ok)
     }
 }
 

@@ -37,7 +37,7 @@ pub use error::MemoryError;
 pub use hash_embedder::HashEmbedder;
 pub use model::{Memory, MemorySource, sources_from_json, sources_to_json};
 pub use search::{EMBEDDING_CANDIDATES, MemoryQuery, ReadableHits};
-pub use store::{KIND, MemoryStore, MemoryStoreOptions, md5_hex, render_memory};
+pub use store::{INLINE_PENDING, KIND, MemoryStore, MemoryStoreOptions, md5_hex, render_memory};
 pub use sync::{
     DUPLICATE_ARCHIVED_ID, DUPLICATE_MEMORY_ID, NO_MEMORY_ID, SyncReport, UNREADABLE_MEMORY_FILES,
     unreadable_memory_files,

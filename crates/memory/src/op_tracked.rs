@@ -82,9 +82,8 @@ impl MemoryStore {
         let Some(embedder) = self.opts.embedder.clone() else {
             return Ok(Vec::new());
         };
-        for memory in memories {
-            self.embed_pending(Some(memory.id));
-        }
+        let ids: Vec<i64> = memories.iter().map(|m| m.id).collect();
+        self.embed_memories(&ids);
         let model = embedder.model().to_owned();
         let mut out = Vec::new();
         self.db.with_conn(|c| {

@@ -71,7 +71,8 @@ impl MemoryStore {
 
     /// The embedding ranking of active memories: cosine similarity with the embedded
     /// `embedding_text` at least the threshold, best first, ties by id, at most
-    /// [`EMBEDDING_CANDIDATES`]. Missing or stale vectors are computed first (at most 32).
+    /// [`EMBEDDING_CANDIDATES`]. A few missing or stale vectors are computed first
+    /// ([`crate::INLINE_PENDING`], none while a background re-embedding runs).
     /// `None` when no embedder is configured, the text is empty, or embedding the query failed.
     ///
     /// # Errors
@@ -98,7 +99,9 @@ impl MemoryStore {
     }
 
     /// The embedding ranking for the normalised query vector `q` (see
-    /// [`MemoryStore::embedding_ranking`]); missing or stale memory vectors are computed first.
+    /// [`MemoryStore::embedding_ranking`]); a few missing or stale memory vectors are computed
+    /// first, the rest are left to the background (memories without a vector of the model rank
+    /// by keywords only).
     fn vector_ranking(&self, q: &[f32]) -> Result<Vec<i64>, MemoryError> {
         let Some(embedder) = &self.opts.embedder else {
             return Ok(Vec::new());
@@ -112,7 +115,7 @@ impl MemoryStore {
             .with_conn(|c| Ok(crate::vectors::may_need_vectors(c, user, &model)))
             .unwrap_or(true)
         {
-            self.embed_pending(None);
+            self.embed_inline();
         }
         let threshold = self.opts.cosine_threshold;
         // Sign-bit codes first, then the exact vectors of the best few hundred

@@ -47,7 +47,16 @@ pub struct MemoryStore {
     /// Set when an op-tracked creation made consolidation due (`docs/behaviour.md#consolidation`
     /// trigger), shared by every clone of the store; the orchestrator takes it after the turn.
     pub(crate) consolidation_due: Arc<std::sync::atomic::AtomicBool>,
+    /// Set while a background re-embedding runs in this process
+    /// ([`MemoryStore::set_background_embedding`]); searches then embed no pending memory inline.
+    pub(crate) background_embedding: Arc<std::sync::atomic::AtomicBool>,
 }
+
+/// The most pending memory vectors a search computes inline, besides the question's, when no
+/// background re-embedding runs in the process (`docs/behaviour.md#embeddings`): a one-shot
+/// `elroy tools call examine_memories` after a few `create_memory` calls catches up on those, and
+/// never embeds a whole home before answering. Sessions embed the rest in the background.
+pub const INLINE_PENDING: usize = 4;
 
 /// md5 (lower-case hex) of `text`.
 pub fn md5_hex(text: &str) -> String {
@@ -118,6 +127,7 @@ impl MemoryStore {
             opts,
             deactivated: Arc::default(),
             consolidation_due: Arc::default(),
+            background_embedding: Arc::default(),
         }
     }
 
@@ -280,7 +290,7 @@ impl MemoryStore {
             let _lock = self.lock()?;
             self.create_locked(name, text, sources, now)?
         };
-        self.embed_pending(Some(memory.id));
+        self.embed_new(memory.id);
         Ok(memory)
     }
 
@@ -461,7 +471,7 @@ impl MemoryStore {
             let new = self.create_locked(name, &text, &[MemorySource::memory(old.id)], now)?;
             (old, new)
         };
-        self.embed_pending(Some(new.1.id));
+        self.embed_new(new.1.id);
         Ok(Some(new))
     }
 
@@ -470,6 +480,45 @@ impl MemoryStore {
     /// else at most 32 — when an embedder is configured. Failures are ignored here (recall falls
     /// back to keywords); returns how many were stored.
     pub fn embed_pending(&self, only: Option<i64>) -> usize {
+        let ids = match only {
+            Some(id) => vec![id],
+            None => self.pending_embeddings(32).unwrap_or_default(),
+        };
+        self.embed_memories(&ids)
+    }
+
+    /// The ids of active memories whose vector of the configured model is missing or stale
+    /// (its `text_md5` is not the index's), by id, at most `limit`. Empty without an embedder.
+    ///
+    /// # Errors
+    /// [`MemoryError::Db`].
+    pub fn pending_embeddings(&self, limit: usize) -> Result<Vec<i64>, MemoryError> {
+        let Some(embedder) = &self.opts.embedder else {
+            return Ok(Vec::new());
+        };
+        let model = embedder.model().to_owned();
+        let limit = i64::try_from(limit).unwrap_or(i64::MAX);
+        Ok(self.db.with_conn(|c| {
+            let mut st = c.prepare_cached(
+                "SELECT m.id FROM memories m
+                 LEFT JOIN embeddings e ON e.user_id = m.user_id AND e.kind = 'memory'
+                   AND e.item_id = m.id AND e.model = ?2
+                 WHERE m.user_id = ?1 AND m.is_active = 1
+                   AND (e.text_md5 IS NULL OR e.text_md5 <> m.text_md5)
+                 ORDER BY m.id LIMIT ?3",
+            )?;
+            st.query_map(params![self.opts.user_id, model, limit], |r| r.get(0))?
+                .collect()
+        })?)
+    }
+
+    /// Embeds the active memories among `ids` whose vector of the configured model is missing
+    /// or stale (the others are skipped), then stores the vectors in one write transaction (the
+    /// embedder runs outside the database lock, so a turn's own writes wait only for that short
+    /// transaction). Returns how many were stored; failures (a file that cannot be read, an
+    /// embedding or a write that fails) store nothing for those memories and are not errors
+    /// (recall falls back to keywords, and they stay pending).
+    pub fn embed_memories(&self, ids: &[i64]) -> usize {
         let Some(embedder) = self.opts.embedder.clone() else {
             return 0;
         };
@@ -482,16 +531,21 @@ impl MemoryStore {
                     "SELECT m.{} FROM memories m
                      LEFT JOIN embeddings e ON e.user_id = m.user_id AND e.kind = 'memory'
                        AND e.item_id = m.id AND e.model = ?2
-                     WHERE m.user_id = ?1 AND m.is_active = 1 AND (?3 IS NULL OR m.id = ?3)
-                       AND (e.text_md5 IS NULL OR e.text_md5 <> m.text_md5)
-                     ORDER BY m.id LIMIT 32",
+                     WHERE m.user_id = ?1 AND m.is_active = 1 AND m.id = ?3
+                       AND (e.text_md5 IS NULL OR e.text_md5 <> m.text_md5)",
                     MEMORY_COLUMNS.replace(", ", ", m.")
                 ))?;
-                st.query_map(params![user, model, only], row_to_memory)?
-                    .collect()
+                let mut out = Vec::new();
+                for id in ids {
+                    out.extend(
+                        st.query_row(params![user, model, id], row_to_memory)
+                            .optional()?,
+                    );
+                }
+                Ok(out)
             })
             .unwrap_or_default();
-        let mut stored = 0;
+        let mut computed = Vec::with_capacity(pending.len());
         for memory in pending {
             let Ok(rendering) = self.rendering(&memory) else {
                 continue;
@@ -500,30 +554,85 @@ impl MemoryStore {
                 continue;
             };
             recall::normalize(&mut vector);
-            let md5 = md5_hex(&rendering);
-            let ok = self.db.with_conn(|c| {
-                c.execute(
-                    "INSERT INTO embeddings (user_id, kind, item_id, model, dims, vector, text_md5, updated_at)
-                     VALUES (?1, 'memory', ?2, ?3, ?4, ?5, ?6, ?7)
-                     ON CONFLICT(user_id, kind, item_id, model) DO UPDATE SET dims = excluded.dims,
-                       vector = excluded.vector, text_md5 = excluded.text_md5, updated_at = excluded.updated_at",
-                    params![
-                        user,
-                        memory.id,
-                        model,
-                        vector.len() as i64,
-                        recall::vector_to_blob(&vector),
-                        md5,
-                        format_db_time(Timestamp::now())
-                    ],
-                )
-            });
-            if ok.is_ok() {
-                stored += 1;
-            }
+            computed.push((memory.id, vector, md5_hex(&rendering)));
         }
-        stored
+        if computed.is_empty() {
+            return 0;
+        }
+        let now = format_db_time(Timestamp::now());
+        let stored = self.db.with_conn(|c| {
+            let tx = c.transaction()?;
+            for (id, vector, md5) in &computed {
+                store_vector(&tx, user, *id, &model, vector, md5, &now)?;
+            }
+            tx.commit()?;
+            Ok(computed.len())
+        });
+        stored.unwrap_or(0)
     }
+
+    /// The vector of the memory `id` just written, when the embedder is loaded
+    /// ([`Embedder::is_loaded`]); else it is left pending for the next search (at most
+    /// [`INLINE_PENDING`] of them) or session (all of them, in the background), so a one-shot
+    /// `create_memory` never loads a model.
+    pub(crate) fn embed_new(&self, id: i64) {
+        if self.opts.embedder.as_ref().is_some_and(|e| e.is_loaded()) {
+            self.embed_memories(&[id]);
+        }
+    }
+
+    /// Marks whether a background re-embedding runs in this process (shared by every clone of
+    /// the store): while it does, searches embed only their question and use the vectors that
+    /// exist (plus keywords).
+    pub fn set_background_embedding(&self, running: bool) {
+        self.background_embedding
+            .store(running, std::sync::atomic::Ordering::SeqCst);
+    }
+
+    /// Whether a background re-embedding runs in this process.
+    pub fn background_embedding(&self) -> bool {
+        self.background_embedding
+            .load(std::sync::atomic::Ordering::SeqCst)
+    }
+
+    /// What a search embeds inline before ranking by vectors: nothing while a background
+    /// re-embedding runs, else at most [`INLINE_PENDING`] pending memories.
+    pub(crate) fn embed_inline(&self) -> usize {
+        if self.background_embedding() {
+            return 0;
+        }
+        let ids = self.pending_embeddings(INLINE_PENDING).unwrap_or_default();
+        self.embed_memories(&ids)
+    }
+}
+
+/// Stores (or replaces) the vector of memory `id` for `model`, computed from a rendering whose
+/// md5 is `md5`: the one INSERT of memory vectors.
+fn store_vector(
+    c: &Connection,
+    user: i64,
+    id: i64,
+    model: &str,
+    vector: &[f32],
+    md5: &str,
+    now: &str,
+) -> rusqlite::Result<()> {
+    c.prepare_cached(
+        "INSERT INTO embeddings (user_id, kind, item_id, model, dims, vector, text_md5, updated_at)
+         VALUES (?1, 'memory', ?2, ?3, ?4, ?5, ?6, ?7)
+         ON CONFLICT(user_id, kind, item_id, model) DO UPDATE SET dims = excluded.dims,
+           vector = excluded.vector, text_md5 = excluded.text_md5, updated_at = excluded.updated_at",
+    )?
+    .execute(params![
+        user,
+        id,
+        model,
+        vector.len() as i64,
+        recall::vector_to_blob(vector),
+        md5,
+        now
+    ])?;
+    Ok(())
 }
 
 impl MemoryStore {

@@ -23,6 +23,9 @@
 //! - [`Runtime::reminders`] and [`Runtime::snooze_due_item`] ([`reminders`]): due items to
 //!   announce, the announcement ledger, the next trigger, snoozing (issue 16).
 //!
+//! - [`Runtime::start_background_embedding`] ([`reembed`]): a session's background embedding of
+//!   the memories that lack a vector of the configured model (a switched `embedding_model`),
+//!   never blocking a turn.
 //! - [`sync::sync_home`]: `elroy sync` and the syncs of interactive sessions and `elroy remind
 //!   --watch` (issue 17), one entry point for every front end.
 //! - [`doctor::check_home`]: `elroy doctor`, every store, file, the database and the versioned
@@ -39,6 +42,7 @@ mod effects;
 pub mod embedder;
 mod history;
 pub mod models;
+pub mod reembed;
 pub mod reminders;
 mod services;
 pub mod sync;

@@ -113,6 +113,8 @@ pub struct Status {
     pub background: Option<String>,
     /// MCP servers still starting or failed (`MCP: 1 starting; github failed`).
     pub mcp: Option<String>,
+    /// The background embedding's progress (`embedding memories 32/700`).
+    pub embedding: Option<String>,
     /// Spinner frame.
     pub tick: usize,
     /// A question waiting for a key (`c again to complete …`), shown in the status bar.

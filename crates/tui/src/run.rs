@@ -68,6 +68,8 @@ enum Msg {
     Names(elroy_commands::CompletionNames),
     /// A command's output, the model after it, and whether it was `/help` (the keys follow).
     Command(elroy_commands::CommandOutput, String, bool),
+    /// The background embedding's progress (issue 27).
+    Embedding(elroy_runtime::reembed::EmbedProgress),
 }
 
 /// The terminal in raw mode on the alternate screen; restored when dropped (also on errors and
@@ -369,6 +371,16 @@ async fn event_loop(
 ) -> Result<Outcome, String> {
     let (tx, mut rx) = mpsc::unbounded_channel();
     let runtime = chat.runtime();
+    // Memories lacking a vector of the configured embedding model (issue 27): embedded in the
+    // background, progress in the status bar, the end as a notice.
+    let _embedding = {
+        let tx = tx.clone();
+        runtime.start_background_embedding(Arc::new(
+            move |p: &elroy_runtime::reembed::EmbedProgress| {
+                let _ = tx.send(Msg::Embedding(p.clone()));
+            },
+        ))
+    };
     let time = runtime.time.clone();
     let sidebar: Arc<dyn SidebarSource> =
         Arc::new(StoreSidebar::new(runtime.services.clone(), time.clone()));
@@ -625,6 +637,22 @@ fn handle(app: &mut App, lp: &mut Loop, msg: Msg) -> Vec<Action> {
         }
         Msg::Tokens(tokens) => {
             app.status.tokens = Some(tokens);
+            Vec::new()
+        }
+        Msg::Embedding(progress) => {
+            use elroy_runtime::reembed::EmbedProgress;
+            match &progress {
+                EmbedProgress::Started { total, .. } => {
+                    app.status.embedding = Some(format!("embedding memories 0/{total}"));
+                }
+                EmbedProgress::Progress { done, total, .. } => {
+                    app.status.embedding = Some(format!("embedding memories {done}/{total}"));
+                }
+                EmbedProgress::Finished { .. } => {
+                    app.status.embedding = None;
+                    app.notice(NoticeKind::Info, progress.to_string());
+                }
+            }
             Vec::new()
         }
         Msg::Command(mut output, model, help) => {

@@ -352,6 +352,9 @@ fn draw_status(app: &App, frame: &mut Frame<'_>, area: Rect) {
     if let Some(mcp) = &s.mcp {
         spans.push(Span::styled(format!("· {mcp} "), app.theme.dim));
     }
+    if let Some(embedding) = &s.embedding {
+        spans.push(Span::styled(format!("· {embedding} "), app.theme.dim));
+    }
     if let Some(ask) = &s.ask {
         spans.push(Span::styled(format!("· {ask} "), app.theme.warning));
     }
