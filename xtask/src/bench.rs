@@ -28,6 +28,12 @@ struct Options {
     scale: bool,
     scale_home: Option<PathBuf>,
     binary: Option<PathBuf>,
+    /// `--recall` and its options (`recall_bench.rs`).
+    recall: Option<crate::recall_bench::Options>,
+}
+
+fn bench_usage() -> String {
+    BENCH_USAGE.replace("{RECALL_USAGE}", crate::recall_bench::USAGE)
 }
 
 const BENCH_USAGE: &str =
@@ -41,7 +47,8 @@ const BENCH_USAGE: &str =
                        (10,000 agenda items, 100,000 memories, 10,000 commits), side by side
   --scale-home DIR     with --scale: use this home (from `cargo xtask scale-home DIR`) instead
                        of writing one (a reused home keeps what the benchmark adds)
-  --binary PATH        measure this elroy binary instead of building the release one";
+  --binary PATH        measure this elroy binary instead of building the release one
+{RECALL_USAGE}";
 
 fn parse_options(args: &[&str]) -> Result<Options, String> {
     let mut options = Options {
@@ -51,6 +58,7 @@ fn parse_options(args: &[&str]) -> Result<Options, String> {
         scale: false,
         scale_home: None,
         binary: None,
+        recall: None,
     };
     let mut it = args.iter();
     while let Some(arg) = it.next() {
@@ -75,6 +83,33 @@ fn parse_options(args: &[&str]) -> Result<Options, String> {
             }
             "--python-runs" => options.python_runs = number("--python-runs")?,
             "--no-cargo-benches" => options.skip_benches = true,
+            "--recall" => {
+                options.recall.get_or_insert_with(Default::default);
+            }
+            "--locomo" | "--model" | "--work" => {
+                let path = it
+                    .next()
+                    .map(PathBuf::from)
+                    .ok_or_else(|| format!("{arg} needs a path"))?;
+                let recall = options.recall.get_or_insert_with(Default::default);
+                match *arg {
+                    "--locomo" => recall.locomo = Some(path),
+                    "--model" => recall.model = Some(path),
+                    _ => recall.work = Some(path),
+                }
+            }
+            "--split" => match it.next().copied() {
+                Some("dev") => options.recall.get_or_insert_with(Default::default).dev_only = true,
+                Some("all") => options.recall.get_or_insert_with(Default::default).dev_only = false,
+                _ => return Err("--split needs dev or all".into()),
+            },
+            "--timing-questions" => {
+                let n = number("--timing-questions")?;
+                options
+                    .recall
+                    .get_or_insert_with(Default::default)
+                    .timing_questions = Some(n);
+            }
             other => return Err(format!("unknown option {other}")),
         }
     }
@@ -84,13 +119,13 @@ fn parse_options(args: &[&str]) -> Result<Options, String> {
 /// Runs the bench job; `args` are the words after `bench`.
 pub fn run(root: &Path, args: &[&str]) -> ExitCode {
     if args.iter().any(|a| matches!(*a, "-h" | "--help")) {
-        println!("{BENCH_USAGE}");
+        println!("{}", bench_usage());
         return ExitCode::SUCCESS;
     }
     let options = match parse_options(args) {
         Ok(o) => o,
         Err(e) => {
-            eprintln!("{e}\n\n{BENCH_USAGE}");
+            eprintln!("{e}\n\n{}", bench_usage());
             return ExitCode::from(2);
         }
     };
@@ -111,6 +146,9 @@ fn cargo() -> Command {
 
 fn run_all(root: &Path, options: &Options) -> Result<(), String> {
     let total = Instant::now();
+    if let Some(recall) = &options.recall {
+        return run_recall(root, options, recall);
+    }
     println!("== machine");
     print_machine();
 
@@ -217,6 +255,40 @@ fn run_all(root: &Path, options: &Options) -> Result<(), String> {
 }
 
 /// `cargo build --release -p elroy`; the path of the binary.
+/// `--recall`: in a release xtask, builds (or takes) the release elroy for the timing and runs
+/// the benchmark; in a debug one, re-runs the same command with `cargo run --release -p xtask`
+/// (the built-in embedder is ~50× slower unoptimised).
+fn run_recall(
+    root: &Path,
+    options: &Options,
+    recall: &crate::recall_bench::Options,
+) -> Result<(), String> {
+    if cfg!(debug_assertions) {
+        let args: Vec<String> = std::env::args().skip(1).collect();
+        println!("== cargo run --release -p xtask -- {}", args.join(" "));
+        let status = cargo()
+            .current_dir(root)
+            .args(["run", "--quiet", "--release", "-p", "xtask", "--"])
+            .args(&args)
+            .status()
+            .map_err(|e| format!("cannot run cargo: {e}"))?;
+        return if status.success() {
+            Ok(())
+        } else {
+            Err("the release run failed".into())
+        };
+    }
+    println!("== machine");
+    print_machine();
+    let timing = recall.timing_questions.unwrap_or(100) > 0;
+    let binary = match (&options.binary, timing) {
+        (Some(binary), _) => Some(binary.clone()),
+        (None, true) => Some(build_release(root)?),
+        (None, false) => None,
+    };
+    crate::recall_bench::run(root, recall, binary.as_deref())
+}
+
 fn build_release(root: &Path) -> Result<PathBuf, String> {
     println!("\n== cargo build --release -p elroy");
     let started = Instant::now();
