@@ -15,6 +15,9 @@
 //!    long_session`).
 //!
 //! The measuring code of 3–6 lives in those crates' benches; this job only runs them.
+//!
+//! `--scale` (`scale_bench.rs`) and `--recall` (`recall_bench.rs`: hit@2/hit@5 on LoCoMo through
+//! `examine_memories`' search, and its whole-process time) are separate jobs.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode, Stdio};
@@ -33,12 +36,15 @@ struct Options {
 }
 
 fn bench_usage() -> String {
-    BENCH_USAGE.replace("{RECALL_USAGE}", crate::recall_bench::USAGE)
+    BENCH_USAGE
+        .replace("{RECALL_SYNOPSIS}", crate::recall_bench::SYNOPSIS)
+        .replace("{RECALL_USAGE}", crate::recall_bench::USAGE)
 }
 
 const BENCH_USAGE: &str =
     "usage: cargo xtask bench [--runs N] [--python-runs N] [--no-cargo-benches]
        cargo xtask bench --scale [--runs N] [--scale-home DIR] [--binary PATH]
+{RECALL_SYNOPSIS}
 
   --runs N             runs per command (default 50; 11 with --scale)
   --python-runs N      runs of Elroy 0.5.0's `elroy version` (default 3; 0 skips it)

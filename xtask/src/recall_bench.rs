@@ -48,11 +48,14 @@ const HOME_FORMAT: &str = "recall-bench-1";
 /// The conversation whose homes the whole-process timing uses (680 dialog turns).
 const TIMING_CONVERSATION: &str = "43";
 
-pub const USAGE: &str =
+/// The usage line of `--recall` (after `cargo xtask bench`'s own).
+pub const SYNOPSIS: &str =
     "       cargo xtask bench --recall --locomo DIR [--model DIR] [--work DIR] [--split dev|all]
-                         [--timing-questions N] [--binary PATH]
+                         [--timing-questions N] [--binary PATH]";
 
-  --recall             recall hit@2/hit@5 on LoCoMo per store (session observations, dialog
+/// The options of `--recall`, for `cargo xtask bench --help`.
+pub const USAGE: &str =
+    "  --recall             recall hit@2/hit@5 on LoCoMo per store (session observations, dialog
                        turns) and category, keywords only and with the built-in embedder, and the
                        whole-process time of `elroy tools call examine_memories`
   --locomo DIR         the unpacked locomo10_v2 folder ({26,30,41,42,43,44,47,48,49,50}.json) of
@@ -68,10 +71,15 @@ pub const USAGE: &str =
 /// Options of `--recall`.
 #[derive(Debug, Clone, Default)]
 pub struct Options {
+    /// `--locomo DIR`: the unpacked `locomo10_v2` folder.
     pub locomo: Option<PathBuf>,
+    /// `--model DIR`: the built-in embedder's model directory.
     pub model: Option<PathBuf>,
+    /// `--work DIR`: homes and cached vectors.
     pub work: Option<PathBuf>,
+    /// `--split dev`: only the development split is read and printed.
     pub dev_only: bool,
+    /// `--timing-questions N`: questions timed per store and mode (`None`: 100).
     pub timing_questions: Option<usize>,
 }
 
