@@ -15,6 +15,9 @@
 //!    long_session`).
 //!
 //! The measuring code of 3–6 lives in those crates' benches; this job only runs them.
+//!
+//! `--scale` (`scale_bench.rs`) and `--recall` (`recall_bench.rs`: hit@2/hit@5 on LoCoMo through
+//! `examine_memories`' search, and its whole-process time) are separate jobs.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode, Stdio};
@@ -30,12 +33,21 @@ struct Options {
     dense_home: Option<PathBuf>,
     model: Option<PathBuf>,
     binary: Option<PathBuf>,
+    /// `--recall` and its options (`recall_bench.rs`).
+    recall: Option<crate::recall_bench::Options>,
+}
+
+fn bench_usage() -> String {
+    BENCH_USAGE
+        .replace("{RECALL_SYNOPSIS}", crate::recall_bench::SYNOPSIS)
+        .replace("{RECALL_USAGE}", crate::recall_bench::USAGE)
 }
 
 const BENCH_USAGE: &str =
     "usage: cargo xtask bench [--runs N] [--python-runs N] [--no-cargo-benches]
        cargo xtask bench --scale [--runs N] [--scale-home DIR] [--dense-home DIR] [--model DIR]
                                  [--binary PATH]
+{RECALL_SYNOPSIS}
 
   --runs N             runs per command (default 50; 11 with --scale)
   --python-runs N      runs of Elroy 0.5.0's `elroy version` (default 3; 0 skips it)
@@ -49,7 +61,8 @@ const BENCH_USAGE: &str =
   --model DIR          with --scale: also measure the memory commands with the built-in embedder
                        over this sentence-transformers directory (all-MiniLM-L6-v2); the homes'
                        memories get vectors first (1,000 real, the rest synthetic)
-  --binary PATH        measure this elroy binary instead of building the release one";
+  --binary PATH        measure this elroy binary instead of building the release one
+{RECALL_USAGE}";
 
 fn parse_options(args: &[&str]) -> Result<Options, String> {
     let mut options = Options {
@@ -61,6 +74,7 @@ fn parse_options(args: &[&str]) -> Result<Options, String> {
         dense_home: None,
         model: None,
         binary: None,
+        recall: None,
     };
     let mut it = args.iter();
     while let Some(arg) = it.next() {
@@ -86,8 +100,38 @@ fn parse_options(args: &[&str]) -> Result<Options, String> {
             }
             "--python-runs" => options.python_runs = number("--python-runs")?,
             "--no-cargo-benches" => options.skip_benches = true,
+            "--recall" => {
+                options.recall.get_or_insert_with(Default::default);
+            }
+            "--locomo" | "--work" => {
+                let path = it
+                    .next()
+                    .map(PathBuf::from)
+                    .ok_or_else(|| format!("{arg} needs a path"))?;
+                let recall = options.recall.get_or_insert_with(Default::default);
+                match *arg {
+                    "--locomo" => recall.locomo = Some(path),
+                    _ => recall.work = Some(path),
+                }
+            }
+            "--split" => match it.next().copied() {
+                Some("dev") => options.recall.get_or_insert_with(Default::default).dev_only = true,
+                Some("all") => options.recall.get_or_insert_with(Default::default).dev_only = false,
+                _ => return Err("--split needs dev or all".into()),
+            },
+            "--timing-questions" => {
+                let n = number("--timing-questions")?;
+                options
+                    .recall
+                    .get_or_insert_with(Default::default)
+                    .timing_questions = Some(n);
+            }
             other => return Err(format!("unknown option {other}")),
         }
+    }
+    // `--model` is the built-in embedder's directory for `--scale` and `--recall` alike.
+    if let Some(recall) = options.recall.as_mut() {
+        recall.model = options.model.clone();
     }
     Ok(options)
 }
@@ -95,13 +139,13 @@ fn parse_options(args: &[&str]) -> Result<Options, String> {
 /// Runs the bench job; `args` are the words after `bench`.
 pub fn run(root: &Path, args: &[&str]) -> ExitCode {
     if args.iter().any(|a| matches!(*a, "-h" | "--help")) {
-        println!("{BENCH_USAGE}");
+        println!("{}", bench_usage());
         return ExitCode::SUCCESS;
     }
     let options = match parse_options(args) {
         Ok(o) => o,
         Err(e) => {
-            eprintln!("{e}\n\n{BENCH_USAGE}");
+            eprintln!("{e}\n\n{}", bench_usage());
             return ExitCode::from(2);
         }
     };
@@ -122,6 +166,9 @@ fn cargo() -> Command {
 
 fn run_all(root: &Path, options: &Options) -> Result<(), String> {
     let total = Instant::now();
+    if let Some(recall) = &options.recall {
+        return run_recall(root, options, recall);
+    }
     println!("== machine");
     print_machine();
 
@@ -230,6 +277,40 @@ fn run_all(root: &Path, options: &Options) -> Result<(), String> {
 }
 
 /// `cargo build --release -p elroy`; the path of the binary.
+/// `--recall`: in a release xtask, builds (or takes) the release elroy for the timing and runs
+/// the benchmark; in a debug one, re-runs the same command with `cargo run --release -p xtask`
+/// (the built-in embedder is ~50× slower unoptimised).
+fn run_recall(
+    root: &Path,
+    options: &Options,
+    recall: &crate::recall_bench::Options,
+) -> Result<(), String> {
+    if cfg!(debug_assertions) {
+        let args: Vec<String> = std::env::args().skip(1).collect();
+        println!("== cargo run --release -p xtask -- {}", args.join(" "));
+        let status = cargo()
+            .current_dir(root)
+            .args(["run", "--quiet", "--release", "-p", "xtask", "--"])
+            .args(&args)
+            .status()
+            .map_err(|e| format!("cannot run cargo: {e}"))?;
+        return if status.success() {
+            Ok(())
+        } else {
+            Err("the release run failed".into())
+        };
+    }
+    println!("== machine");
+    print_machine();
+    let timing = recall.timing_questions.unwrap_or(100) > 0;
+    let binary = match (&options.binary, timing) {
+        (Some(binary), _) => Some(binary.clone()),
+        (None, true) => Some(build_release(root)?),
+        (None, false) => None,
+    };
+    crate::recall_bench::run(root, recall, binary.as_deref())
+}
+
 fn build_release(root: &Path) -> Result<PathBuf, String> {
     println!("\n== cargo build --release -p elroy");
     let started = Instant::now();

@@ -17,6 +17,7 @@
 mod bench;
 mod doc_refs;
 mod formats_doc;
+mod recall_bench;
 mod scale_bench;
 mod scale_home;
 mod tools_doc;

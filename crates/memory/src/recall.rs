@@ -1,7 +1,8 @@
 //! Recall building blocks (`docs/behaviour.md#recall`, decision D9): query tokens
 //! (`docs/behaviour.md#query-tokens`), the FTS5 keyword leg with its coverage rule
 //! (`docs/behaviour.md#keyword-leg`), the cosine embedding leg (`docs/behaviour.md#embedding-leg`)
-//! and reciprocal rank fusion (`docs/behaviour.md#fusion-and-selection`). They work on any
+//! and their fusion (`docs/behaviour.md#fusion-and-selection`: by score when both legs run, by
+//! reciprocal rank within the keyword leg). They work on any
 //! `recall_fts` kind (`memory` or `agenda`), so the agenda index can share them.
 
 use std::collections::HashMap;
@@ -185,6 +186,18 @@ pub const KEYWORD_CANDIDATES: usize = 20;
 /// The reciprocal-rank-fusion constant: `score = Σ 1 / (RRF_K + rank)`.
 pub const RRF_K: f64 = 60.0;
 
+/// The weight of the keyword relevance against the cosine similarity when both legs run
+/// ([`fuse_scores`], `docs/behaviour.md#fusion-and-selection`): an item's score is its cosine
+/// similarity plus this times its keyword relevance (the best keyword hit has relevance 1).
+/// Tuned on LoCoMo's development conversations (`cargo xtask bench --recall --split dev`).
+pub const KEYWORD_WEIGHT: f64 = 0.4;
+
+/// The fuzzy fallback ([`widen_unmatched`]) widens tokens of at least this many letters.
+pub const FUZZY_MIN_CHARS: usize = 3;
+
+/// The fuzzy fallback takes at most this many near terms for one token.
+pub const FUZZY_ALTERNATIVES: usize = 3;
+
 /// The query tokens of a text (`docs/behaviour.md#query-tokens`): put in NFC, lower-cased, split at
 /// every character that is neither a letter, a digit nor a combining mark (Thai vowel and tone
 /// marks, decomposed accents belong to their word), kept when at least 3 characters long, 2 with a
@@ -275,10 +288,36 @@ pub fn keyword_leg(
     current: &[String],
     previous: &[String],
 ) -> rusqlite::Result<Vec<i64>> {
-    let words = word_ranking(conn, "recall_fts", user_id, kind, current, previous, None)?;
+    Ok(keyword_leg_scored(conn, user_id, kind, current, previous)?
+        .into_iter()
+        .map(|(id, _)| id)
+        .collect())
+}
+
+/// [`keyword_leg`] with each item's keyword relevance: its `bm25()` relevance divided by the
+/// best one's (so in `(0, 1]`, the first item 1; with a bigram ranking fused in, the better of
+/// its two relevances). Fusion with the embedding leg weighs it ([`fuse_scores`]).
+///
+/// # Errors
+/// `rusqlite::Error`.
+pub fn keyword_leg_scored(
+    conn: &Connection,
+    user_id: i64,
+    kind: &str,
+    current: &[String],
+    previous: &[String],
+) -> rusqlite::Result<Vec<(i64, f64)>> {
+    let mut words = word_ranking(conn, "recall_fts", user_id, kind, current, previous, None)?;
+    if words.is_empty() {
+        // The fuzzy fallback: tokens that match nothing are widened to near words.
+        if let Some(terms) = widen_unmatched(conn, user_id, kind, current)? {
+            let previous: Vec<String> = previous.iter().map(|t| quote(t)).collect();
+            words = term_ranking(conn, "recall_fts", user_id, kind, &terms, &previous, None)?;
+        }
+    }
     let all_grams = token_grams(current);
     if all_grams.is_empty() {
-        return Ok(words);
+        return Ok(normalized(words));
     }
     // A word of these scripts is one or two bigrams, so one shared bigram qualifies a row. Bigrams
     // of kana particles alone (`がa`, `ある`) would match almost any Japanese text: they rank
@@ -306,9 +345,32 @@ pub fn keyword_leg(
         Some(1),
     )?;
     if words.is_empty() {
-        return Ok(grams);
+        return Ok(normalized(grams));
     }
-    Ok(fuse(&[words, grams]))
+    // The two rankings fused by rank; each item keeps its better relevance of the two.
+    let (words, grams) = (normalized(words), normalized(grams));
+    let relevance: HashMap<i64, f64> =
+        grams
+            .iter()
+            .chain(&words)
+            .copied()
+            .fold(HashMap::new(), |mut m, (id, r)| {
+                let e = m.entry(id).or_insert(r);
+                *e = e.max(r);
+                m
+            });
+    let ids = |v: &[(i64, f64)]| v.iter().map(|(id, _)| *id).collect::<Vec<_>>();
+    Ok(fuse(&[ids(&words), ids(&grams)])
+        .into_iter()
+        .map(|id| (id, relevance.get(&id).copied().unwrap_or(0.0)))
+        .collect())
+}
+
+/// Relevances divided by the largest (the best item gets 1), order kept.
+fn normalized(ranking: Vec<(i64, f64)>) -> Vec<(i64, f64)> {
+    let max = ranking.iter().map(|(_, r)| *r).fold(0.0f64, f64::max);
+    let max = if max > 0.0 { max } else { 1.0 };
+    ranking.into_iter().map(|(id, r)| (id, r / max)).collect()
 }
 
 /// One ranking of `docs/formats.md#checklist-entries` over the FTS5 table `table` (`recall_fts` or
@@ -328,11 +390,31 @@ fn word_ranking(
     current: &[String],
     previous: &[String],
     need: Option<usize>,
-) -> rusqlite::Result<Vec<i64>> {
+) -> rusqlite::Result<Vec<(i64, f64)>> {
+    let current: Vec<String> = current.iter().map(|t| quote(t)).collect();
+    let previous: Vec<String> = previous.iter().map(|t| quote(t)).collect();
+    term_ranking(conn, table, user_id, kind, &current, &previous, need)
+}
+
+/// [`word_ranking`] over FTS5 expressions, one per query term (a quoted token, or a token
+/// widened by [`widen_unmatched`] to `("t" OR "u"*)`). Each item comes with its relevance, the
+/// negated `bm25()` (higher is better, above 0).
+///
+/// # Errors
+/// `rusqlite::Error`.
+fn term_ranking(
+    conn: &Connection,
+    table: &str,
+    user_id: i64,
+    kind: &str,
+    current: &[String],
+    previous: &[String],
+    need: Option<usize>,
+) -> rusqlite::Result<Vec<(i64, f64)>> {
     if current.is_empty() {
         return Ok(Vec::new());
     }
-    let query: Vec<String> = current.iter().chain(previous).map(|t| quote(t)).collect();
+    let query: Vec<&str> = current.iter().chain(previous).map(String::as_str).collect();
     let query = query.join(" OR ");
     // Rows of this user and kind occupy one rowid range and parity (see [`fts_rowid`]), so the
     // filter needs no lookup of the UNINDEXED columns; within it rowid order is item-id order.
@@ -340,29 +422,29 @@ fn word_ranking(
     let hi = fts_rowid(user_id + 1, kind, 0) - 1;
     let parity = lo & 1;
     let mut st = conn.prepare_cached(&format!(
-        "SELECT rowid FROM {table}
+        "SELECT rowid, rank FROM {table}
          WHERE {table} MATCH ?1 AND rowid BETWEEN ?2 AND ?3 AND (rowid & 1) = ?4
          ORDER BY rank, rowid LIMIT ?5"
     ))?;
-    let rows: Vec<(i64, i64)> = st
+    let rows: Vec<(i64, i64, f64)> = st
         .query_map(
             rusqlite::params![query, lo, hi, parity, KEYWORD_CANDIDATES as i64],
-            |r| r.get::<_, i64>(0),
+            |r| Ok((r.get::<_, i64>(0)?, r.get::<_, f64>(1)?)),
         )?
-        .map(|r| r.map(|rowid| (rowid, (rowid - lo) >> 1)))
+        .map(|r| r.map(|(rowid, rank)| (rowid, (rowid - lo) >> 1, -rank)))
         .collect::<rusqlite::Result<_>>()?;
     if rows.is_empty() {
         return Ok(Vec::new());
     }
     let need = need.unwrap_or(if current.len() <= 3 { 1 } else { 2 });
     if previous.is_empty() && need == 1 {
-        // Every row matched the query, which holds only tokens of `current`.
-        return Ok(rows.into_iter().map(|(_, id)| id).collect());
+        // Every row matched the query, which holds only terms of `current`.
+        return Ok(rows.into_iter().map(|(_, id, score)| (id, score)).collect());
     }
-    // Coverage as one FTS expression: "at least `need` tokens of `current`". With need 1 it is
-    // the OR of the tokens; with need 2 it is OR over i of (t_i AND (t_i+1 OR … OR t_n)), which is
-    // linear in the token count. Each candidate row is then checked with a rowid seek.
-    let quoted: Vec<String> = current.iter().map(|t| quote(t)).collect();
+    // Coverage as one FTS expression: "at least `need` terms of `current`". With need 1 it is
+    // the OR of the terms; with need 2 it is OR over i of (t_i AND (t_i+1 OR … OR t_n)), which is
+    // linear in the term count. Each candidate row is then checked with a rowid seek.
+    let quoted = current;
     let expression = if need == 1 {
         quoted.join(" OR ")
     } else {
@@ -375,7 +457,7 @@ fn word_ranking(
         "SELECT count(*) FROM {table} WHERE {table} MATCH ?1 AND rowid = ?2"
     ))?;
     let mut qualifying = std::collections::HashSet::new();
-    for (rowid, _) in &rows {
+    for (rowid, _, _) in &rows {
         let hit: i64 = cover.query_row(rusqlite::params![expression, rowid], |r| r.get(0))?;
         if hit > 0 {
             qualifying.insert(*rowid);
@@ -383,9 +465,142 @@ fn word_ranking(
     }
     Ok(rows
         .into_iter()
-        .filter(|(rowid, _)| qualifying.contains(rowid))
-        .map(|(_, id)| id)
+        .filter(|(rowid, _, _)| qualifying.contains(rowid))
+        .map(|(_, id, score)| (id, score))
         .collect())
+}
+
+/// Whether the FTS5 expression `expression` matches a `recall_fts` row of `user_id` and `kind`.
+fn matches_any(
+    conn: &Connection,
+    user_id: i64,
+    kind: &str,
+    expression: &str,
+) -> rusqlite::Result<bool> {
+    let lo = fts_rowid(user_id, kind, 0);
+    let hi = fts_rowid(user_id + 1, kind, 0) - 1;
+    let mut st = conn.prepare_cached(
+        "SELECT count(*) FROM (SELECT 1 FROM recall_fts
+         WHERE recall_fts MATCH ?1 AND rowid BETWEEN ?2 AND ?3 AND (rowid & 1) = ?4 LIMIT 1)",
+    )?;
+    let n: i64 = st.query_row(rusqlite::params![expression, lo, hi, lo & 1], |r| r.get(0))?;
+    Ok(n > 0)
+}
+
+/// The fuzzy fallback of `docs/behaviour.md#keyword-leg`: the terms of `current` with each
+/// token that matches no row of the user widened, so that a shortened or misspelt word (a
+/// nickname, a typo in a place name) still counts. A token of at least
+/// [`FUZZY_MIN_CHARS`] letters becomes `("t" OR "t"*)` when some word starts with it, else
+/// `("t" OR "u"* …)` with the [`FUZZY_ALTERNATIVES`] most frequent indexed terms `u` that share
+/// its first two letters and lie within [`fuzzy_distance`] edits (insertion, deletion,
+/// substitution, transposition) of it. `None` when no token was widened.
+///
+/// # Errors
+/// `rusqlite::Error`.
+fn widen_unmatched(
+    conn: &Connection,
+    user_id: i64,
+    kind: &str,
+    current: &[String],
+) -> rusqlite::Result<Option<Vec<String>>> {
+    let mut terms: Vec<String> = current.iter().map(|t| quote(t)).collect();
+    let mut widened = false;
+    for (i, token) in current.iter().enumerate() {
+        let chars: Vec<char> = token.chars().collect();
+        if chars.len() < FUZZY_MIN_CHARS || !chars.iter().all(|c| c.is_alphabetic()) {
+            continue;
+        }
+        if chars.iter().any(|c| elroy_db::grams::is_gram_char(*c)) {
+            continue;
+        }
+        if matches_any(conn, user_id, kind, &terms[i])? {
+            continue;
+        }
+        let prefix = format!("{}*", quote(token));
+        if matches_any(conn, user_id, kind, &prefix)? {
+            terms[i] = format!("({} OR {prefix})", quote(token));
+            widened = true;
+            continue;
+        }
+        let mut near = Vec::new();
+        for (term, docs) in terms_near(conn, token)? {
+            let alternative = format!("{}*", quote(&term));
+            if matches_any(conn, user_id, kind, &alternative)? {
+                near.push((docs, alternative));
+            }
+        }
+        if near.is_empty() {
+            continue;
+        }
+        near.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
+        near.truncate(FUZZY_ALTERNATIVES);
+        let alternatives: Vec<String> = near.into_iter().map(|(_, a)| a).collect();
+        terms[i] = format!("({} OR {})", quote(token), alternatives.join(" OR "));
+        widened = true;
+    }
+    Ok(widened.then_some(terms))
+}
+
+/// Indexed terms (stems of any user's rows, from an `fts5vocab` table over `recall_fts`) that
+/// share `token`'s first two characters and lie within [`fuzzy_distance`] edits of it, with the
+/// number of rows holding each.
+fn terms_near(conn: &Connection, token: &str) -> rusqlite::Result<Vec<(String, i64)>> {
+    conn.execute_batch(
+        "CREATE VIRTUAL TABLE IF NOT EXISTS temp.recall_fts_vocab
+         USING fts5vocab(main, recall_fts, 'row')",
+    )?;
+    let head: String = token.chars().take(2).collect();
+    let mut end = head.clone();
+    // The first string after every string starting with `head`.
+    end.push(char::MAX);
+    let max = fuzzy_distance(token);
+    let n = token.chars().count();
+    let mut st = conn.prepare_cached(
+        "SELECT term, doc FROM temp.recall_fts_vocab WHERE term >= ?1 AND term < ?2",
+    )?;
+    let rows = st.query_map(rusqlite::params![head, end], |r| {
+        Ok((r.get::<_, String>(0)?, r.get::<_, i64>(1)?))
+    })?;
+    let mut out = Vec::new();
+    for row in rows {
+        let (term, docs) = row?;
+        if term.chars().count().abs_diff(n) <= max && edit_distance(token, &term) <= max {
+            out.push((term, docs));
+        }
+    }
+    Ok(out)
+}
+
+/// The edits [`widen_unmatched`] allows for `token`: 1 up to 7 characters, 2 from 8.
+pub fn fuzzy_distance(token: &str) -> usize {
+    if token.chars().count() >= 8 { 2 } else { 1 }
+}
+
+/// The optimal-string-alignment distance of `a` and `b` (insertions, deletions, substitutions
+/// and transpositions of adjacent characters, each counting 1), over characters.
+pub fn edit_distance(a: &str, b: &str) -> usize {
+    let a: Vec<char> = a.chars().collect();
+    let b: Vec<char> = b.chars().collect();
+    let mut rows = vec![vec![0usize; b.len() + 1]; a.len() + 1];
+    for (i, row) in rows.iter_mut().enumerate() {
+        row[0] = i;
+    }
+    for (j, cell) in rows[0].iter_mut().enumerate() {
+        *cell = j;
+    }
+    for i in 1..=a.len() {
+        for j in 1..=b.len() {
+            let cost = usize::from(a[i - 1] != b[j - 1]);
+            let mut d = (rows[i - 1][j] + 1)
+                .min(rows[i][j - 1] + 1)
+                .min(rows[i - 1][j - 1] + cost);
+            if i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] {
+                d = d.min(rows[i - 2][j - 2] + 1);
+            }
+            rows[i][j] = d;
+        }
+    }
+    rows[a.len()][b.len()]
 }
 
 /// Writes the search rows of one item: `recall_fts` (name, body and the UNINDEXED columns) and,
@@ -471,6 +686,33 @@ pub fn fuse(rankings: &[Vec<i64>]) -> Vec<i64> {
         for (i, id) in ranking.iter().enumerate() {
             *scores.entry(*id).or_default() += 1.0 / (RRF_K + (i + 1) as f64);
         }
+    }
+    let mut items: Vec<(i64, f64)> = scores.into_iter().collect();
+    items.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+    items.into_iter().map(|(id, _)| id).collect()
+}
+
+/// Score fusion of the keyword leg with the embedding leg (`docs/behaviour.md#fusion-and-selection`):
+/// the candidates are the items of either leg; each scores its cosine similarity with the
+/// question (from `embedding`, else from `similarity`, else 0) plus [`KEYWORD_WEIGHT`] times its
+/// keyword relevance (`keywords`, from [`keyword_leg_scored`]; 0 when the keyword leg did not
+/// find it). Higher first, ties by lower id.
+pub fn fuse_scores(
+    keywords: &[(i64, f64)],
+    embedding: &[(i64, f32)],
+    similarity: &HashMap<i64, f32>,
+) -> Vec<i64> {
+    let mut scores: HashMap<i64, f64> = HashMap::new();
+    for (id, sim) in embedding {
+        scores.insert(*id, f64::from(*sim));
+    }
+    for (id, relevance) in keywords {
+        let sim = scores
+            .get(id)
+            .copied()
+            .or_else(|| similarity.get(id).map(|s| f64::from(*s)))
+            .unwrap_or(0.0);
+        scores.insert(*id, sim + KEYWORD_WEIGHT * relevance);
     }
     let mut items: Vec<(i64, f64)> = scores.into_iter().collect();
     items.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
@@ -649,6 +891,38 @@ mod tests {
         // 1: 1/61 + 1/62; 2: 1/62 + 1/61 → tie → lower id first; 3 only once.
         assert_eq!(fuse(&[vec![1, 2, 3], vec![2, 1]]), [1, 2, 3]);
         assert_eq!(fuse(&[vec![5], vec![4]]), [4, 5]);
+    }
+
+    /// Score fusion (`docs/behaviour.md#fusion-and-selection`): cosine plus 0.4 × keyword
+    /// relevance. The best keyword hit (relevance 1) with a middling similarity (0.5 + 0.4) beats
+    /// a closer vector that no keyword found (0.8); another of the kind: a far keyword hit
+    /// (0.1 + 0.4 × 0.5) loses to it, and a keyword hit outside the embedding leg takes its
+    /// similarity from `similarity` (0.45 + 0.4 × 0.25 = 0.55 < 0.8 but above the far one).
+    #[test]
+    fn score_fusion_weighs_keyword_relevance() {
+        let keywords = [(1, 1.0), (2, 0.5), (3, 0.25)];
+        let embedding = [(4, 0.8f32), (1, 0.5), (2, 0.1)];
+        let similarity: HashMap<i64, f32> = [(3, 0.45)].into_iter().collect();
+        assert_eq!(
+            fuse_scores(&keywords, &embedding, &similarity),
+            [1, 4, 3, 2]
+        );
+        // Without a similarity for 3 it scores its keyword part alone (0.1) and comes last.
+        assert_eq!(
+            fuse_scores(&keywords, &embedding, &HashMap::new()),
+            [1, 4, 2, 3]
+        );
+    }
+
+    /// The fuzzy fallback's edit distance: transpositions count one.
+    #[test]
+    fn edit_distances() {
+        assert_eq!(edit_distance("tenessee", "tennesse"), 2);
+        assert_eq!(edit_distance("jon", "john"), 1);
+        assert_eq!(edit_distance("recieve", "receive"), 1);
+        assert_eq!(edit_distance("kayak", "kayak"), 0);
+        assert_eq!(fuzzy_distance("tenessee"), 2);
+        assert_eq!(fuzzy_distance("john"), 1);
     }
 
     /// A long text in a script without spaces (a pasted Chinese document) gives a bounded query:

@@ -1,10 +1,13 @@
 //! Memory search: the keyword leg always, the embedding leg when an embedder is configured, fused
-//! by reciprocal rank fusion (`docs/behaviour.md#recall`, decision D9).
+//! by score: cosine similarity plus weighted keyword relevance (`docs/behaviour.md#recall`,
+//! decision D9).
 
 use rusqlite::params;
 
 use crate::model::Memory;
-use crate::recall::{self, fuse, keyword_leg};
+use std::collections::HashMap;
+
+use crate::recall::{self, fuse_scores, keyword_leg, keyword_leg_scored};
 use crate::store::{MEMORY_COLUMNS, row_to_memory};
 use crate::{MemoryError, MemoryStore};
 
@@ -103,6 +106,16 @@ impl MemoryStore {
     /// first, the rest are left to the background (memories without a vector of the model rank
     /// by keywords only).
     fn vector_ranking(&self, q: &[f32]) -> Result<Vec<i64>, MemoryError> {
+        Ok(self
+            .vector_scores(q)?
+            .into_iter()
+            .map(|(id, _)| id)
+            .collect())
+    }
+
+    /// [`MemoryStore::vector_ranking`] with each item's cosine similarity: `(id, similarity)`,
+    /// best first.
+    fn vector_scores(&self, q: &[f32]) -> Result<Vec<(i64, f32)>, MemoryError> {
         let Some(embedder) = &self.opts.embedder else {
             return Ok(Vec::new());
         };
@@ -123,7 +136,35 @@ impl MemoryStore {
         let scored = self.db.with_conn(|c| {
             crate::vectors::ranking(c, user, &model, q, threshold, EMBEDDING_CANDIDATES)
         })?;
-        Ok(scored.into_iter().map(|(id, _)| id).collect())
+        Ok(scored)
+    }
+
+    /// The cosine similarity of the normalised query vector `q` with the current vectors of the
+    /// active memories `ids` (those without one are left out): what score fusion needs for the
+    /// keyword hits outside the embedding leg's best [`EMBEDDING_CANDIDATES`].
+    fn similarities(&self, q: &[f32], ids: &[i64]) -> Result<HashMap<i64, f32>, MemoryError> {
+        let Some(embedder) = &self.opts.embedder else {
+            return Ok(HashMap::new());
+        };
+        let user = self.opts.user_id;
+        let model = embedder.model().to_owned();
+        Ok(self.db.with_conn(|c| {
+            let mut st = c.prepare_cached(
+                "SELECT e.vector FROM embeddings e
+                 JOIN memories m ON m.user_id = e.user_id AND m.id = e.item_id
+                 WHERE e.user_id = ?1 AND e.kind = 'memory' AND e.model = ?2 AND e.item_id = ?3
+                   AND m.is_active = 1 AND e.text_md5 = m.text_md5",
+            )?;
+            let mut out = HashMap::new();
+            for id in ids {
+                let mut rows = st.query(params![user, model, id])?;
+                if let Some(r) = rows.next()? {
+                    let blob: Vec<u8> = r.get(0)?;
+                    out.insert(*id, recall::dot(q, &recall::blob_to_vector(&blob)));
+                }
+            }
+            Ok(out)
+        })?)
     }
 
     /// [`MemoryStore::search`] with each memory's file read: memories whose file cannot be read
@@ -184,7 +225,7 @@ impl MemoryStore {
     }
 
     /// Active memories for `query`, best first: the keyword ranking fused with the embedding
-    /// ranking (when available) by reciprocal rank fusion, at most `limit`. The files of the
+    /// ranking (when available) by score ([`recall::fuse_scores`]), at most `limit`. The files of the
     /// memories found are checked by `stat` first ([`MemoryStore::revalidate`]): when one changed
     /// since it was indexed, it is indexed again, and when that changed what the index holds (its
     /// text, or whether it is active) the ranking runs again, so the answer is about the files as
@@ -227,11 +268,25 @@ impl MemoryStore {
         vector: Option<&[f32]>,
         limit: usize,
     ) -> Result<Vec<Memory>, MemoryError> {
-        let mut rankings = vec![self.keyword_ranking(query)?];
-        if let Some(q) = vector {
-            rankings.push(self.vector_ranking(q)?);
-        }
-        let ids = fuse(&rankings);
+        let ids = match vector {
+            None => self.keyword_ranking(query)?,
+            Some(q) => {
+                // Score fusion (`docs/behaviour.md#fusion-and-selection`): the keyword hits'
+                // similarities are read by id when the embedding leg did not rank them.
+                let user = self.opts.user_id;
+                let keywords = self.db.with_conn(|c| {
+                    keyword_leg_scored(c, user, crate::store::KIND, &query.current, &query.previous)
+                })?;
+                let embedding = self.vector_scores(q)?;
+                let outside: Vec<i64> = keywords
+                    .iter()
+                    .map(|(id, _)| *id)
+                    .filter(|id| !embedding.iter().any(|(e, _)| e == id))
+                    .collect();
+                let similarity = self.similarities(q, &outside)?;
+                fuse_scores(&keywords, &embedding, &similarity)
+            }
+        };
         let user = self.opts.user_id;
         let mut out = Vec::new();
         for id in ids {

@@ -54,6 +54,54 @@ fn coverage_rule() {
     assert!(ids(&store, "parks", "").is_empty());
 }
 
+/// The fuzzy fallback (`docs/behaviour.md#keyword-leg`): when no row qualifies, a token that
+/// matches nothing is widened to the words it begins (a shortened name) or to indexed words one
+/// or two edits away (a misspelt one). Examples: `Bart` for `Bartholomew`; another of the kind,
+/// `Tenessee` for `Tennessee`. Words with no near neighbour still find nothing.
+#[test]
+fn fuzzy_fallback_for_shortened_and_misspelt_words() {
+    let home = Home::new();
+    let store = home.open(None);
+    let now = ts("2026-03-16T13:30:00Z");
+    let boat = store
+        .create(
+            "Bartholomew's boat",
+            "Bartholomew keeps a sailboat at the marina.",
+            &[],
+            now,
+        )
+        .unwrap();
+    let trip = store
+        .create(
+            "Road trip",
+            "The user drove through Tennessee in April.",
+            &[],
+            now,
+        )
+        .unwrap();
+    store
+        .create("Garden", "Tomatoes grow by the shed.", &[], now)
+        .unwrap();
+    // Four tokens need two matches: `keep` matches, `bart` only by its prefix.
+    assert_eq!(
+        ids(&store, "Where does Bart keep his yacht these days?", ""),
+        [boat.id]
+    );
+    // `april` matches, `tenessee` is two edits from the stem `tennesse`.
+    assert_eq!(
+        ids(
+            &store,
+            "Which roads through Tenessee did the user drive in April?",
+            ""
+        ),
+        [trip.id]
+    );
+    // Nothing near `kayak`, `violin` or `piano`: the rule still needs two matches.
+    assert!(ids(&store, "tomatoes kayak violin piano", "").is_empty());
+    // A token that matches as typed is not widened: `marina` alone qualifies nothing here.
+    assert!(ids(&store, "marina zzzz qqqq wwww", "").is_empty());
+}
+
 /// Kind: keyword recall in scripts written without spaces, on the path automatic recall takes in
 /// a turn (tokens of the current and previous message, `MemoryStore::search`) and on the agenda
 /// kind (`replace_fts_items` + `keyword_leg`, as turn recall and `examine_memories` index due

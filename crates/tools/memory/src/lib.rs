@@ -25,7 +25,7 @@ pub use agenda_rows::{RecallRowsError, refresh_agenda_recall_rows};
 pub use context_tools::{AddMemoryToCurrentContext, DropMemoryFromCurrentContext, PrintMemory};
 pub use create::{CreateMemory, UpdateOutdatedOrIncorrectMemory};
 pub use elroy_transcript::render_snapshot;
-pub use examine::ExamineMemories;
+pub use examine::{ExamineMemories, MAX_MEMORIES};
 pub use source::GetSourceContentForMemory;
 
 /// Registers the seven memory tools.

@@ -1,0 +1,846 @@
+//! `cargo xtask bench --recall --locomo DIR`: recall quality on LoCoMo (snap-research/locomo's
+//! `data/locomo10.zip`, unpacked: DIR is its `locomo10_v2` folder of `{26,…,50}.json`) and the
+//! whole-process time of `examine_memories`. Nothing is downloaded.
+//!
+//! For each of the ten conversations two homes are written through the library
+//! ([`MemoryStore::create`], the path `create_memory` takes): one memory per session observation
+//! (its text; the dialog ids it cites are its evidence) and one per dialog turn (`Speaker: text`,
+//! its dialog id). Each question of categories 1–4 that has evidence is then asked through
+//! exactly what the `examine_memories` tool runs ([`MemoryStore::sync_if_changed`], then
+//! [`MemoryStore::search_readable`] with [`MemoryQuery::from_text`] and
+//! [`elroy_tools_memory::MAX_MEMORIES`]); a question is a hit at k when one of the first
+//! k memories returned carries one of its evidence ids. Modes: keywords only (no embedder) and
+//! the built-in embedder (`elroy_embed` over `--model DIR`).
+//!
+//! Homes and vectors persist under the work directory (default `target/recall-bench/`): a home
+//! is rewritten only when its memories change, and every text the embedder sees is cached in
+//! `vectors-<model>.bin` there, so a second run needs no model time. The cache is keyed by the
+//! exact text, so cached vectors are the vectors the model gives.
+//!
+//! The in-process part needs the release build (the model is ~50× slower unoptimised): run from
+//! a debug `cargo xtask`, the job re-runs itself with `cargo run --release -p xtask`.
+
+use std::collections::{BTreeMap, HashMap};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use elroy_core::{EmbedError, Embedder};
+use elroy_memory::{MemoryQuery, MemoryStore, MemoryStoreOptions};
+
+/// The development split: the only conversations fusion rules may be tuned on.
+pub const DEV: [&str; 5] = ["26", "30", "41", "42", "43"];
+/// The held-out split.
+pub const HELD_OUT: [&str; 5] = ["44", "47", "48", "49", "50"];
+
+/// The categories counted (5, adversarial, has no evidence to find).
+const CATEGORIES: [(u64, &str); 4] = [
+    (1, "1 multi-hop"),
+    (2, "2 temporal"),
+    (3, "3 open-domain"),
+    (4, "4 single-hop"),
+];
+
+/// Bumped when the way memories are written changes (homes are then rewritten).
+const HOME_FORMAT: &str = "recall-bench-1";
+
+/// The conversation whose homes the whole-process timing uses (680 dialog turns).
+const TIMING_CONVERSATION: &str = "43";
+
+/// The usage line of `--recall` (after `cargo xtask bench`'s own).
+pub const SYNOPSIS: &str =
+    "       cargo xtask bench --recall --locomo DIR [--model DIR] [--work DIR] [--split dev|all]
+                         [--timing-questions N] [--binary PATH]";
+
+/// The options of `--recall`, for `cargo xtask bench --help`.
+pub const USAGE: &str =
+    "  --recall             recall hit@2/hit@5 on LoCoMo per store (session observations, dialog
+                       turns) and category, keywords only and with the built-in embedder, and the
+                       whole-process time of `elroy tools call examine_memories`
+  --locomo DIR         the unpacked locomo10_v2 folder ({26,30,41,42,43,44,47,48,49,50}.json) of
+                       data/locomo10.zip in github.com/snap-research/locomo (nothing is downloaded)
+  --model DIR          the built-in embedder's model directory (default ELROY_EMBEDDING_MODEL_PATH,
+                       else $ELROY_HOME/models/all-MiniLM-L6-v2, else ~/.elroy/models/…); without
+                       it the embedder's rows say SKIPPED
+  --work DIR           homes and cached vectors (default target/recall-bench; reused while the
+                       memories are unchanged)
+  --split dev          print the development split (26, 30, 41, 42, 43) only: what tuning looks at
+  --timing-questions N questions timed per store and mode (default 100; 0 skips the timing)";
+
+/// Options of `--recall`.
+#[derive(Debug, Clone, Default)]
+pub struct Options {
+    /// `--locomo DIR`: the unpacked `locomo10_v2` folder.
+    pub locomo: Option<PathBuf>,
+    /// `--model DIR`: the built-in embedder's model directory.
+    pub model: Option<PathBuf>,
+    /// `--work DIR`: homes and cached vectors.
+    pub work: Option<PathBuf>,
+    /// `--split dev`: only the development split is read and printed.
+    pub dev_only: bool,
+    /// `--timing-questions N`: questions timed per store and mode (`None`: 100).
+    pub timing_questions: Option<usize>,
+}
+
+/// A store of one conversation: observations or dialog turns.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum StoreKind {
+    Observations,
+    Turns,
+}
+
+impl StoreKind {
+    const ALL: [StoreKind; 2] = [StoreKind::Observations, StoreKind::Turns];
+
+    fn label(self) -> &'static str {
+        match self {
+            StoreKind::Observations => "observations",
+            StoreKind::Turns => "dialog turns",
+        }
+    }
+
+    fn dir(self) -> &'static str {
+        match self {
+            StoreKind::Observations => "observations",
+            StoreKind::Turns => "turns",
+        }
+    }
+}
+
+/// One memory to write: its name, text and evidence ids.
+struct Item {
+    name: String,
+    text: String,
+    evidence: Vec<String>,
+}
+
+/// One question with evidence.
+struct Question {
+    text: String,
+    category: u64,
+    evidence: Vec<String>,
+}
+
+struct Conversation {
+    id: String,
+    observations: Vec<Item>,
+    turns: Vec<Item>,
+    questions: Vec<Question>,
+}
+
+/// Dialog ids of a field: a string (`"D1:3"`, sometimes `"D8:6; D9:17"`) or a list of them.
+fn dia_ids(value: &serde_json::Value) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut push = |s: &str| {
+        for part in s.split([';', ',', ' ']) {
+            let part = part.trim();
+            if !part.is_empty() {
+                out.push(part.to_owned());
+            }
+        }
+    };
+    match value {
+        serde_json::Value::String(s) => push(s),
+        serde_json::Value::Array(items) => {
+            for item in items {
+                if let Some(s) = item.as_str() {
+                    push(s);
+                }
+            }
+        }
+        _ => {}
+    }
+    out
+}
+
+/// The sessions of a conversation in order: `(n, key)` for every `session_N` list.
+fn sessions(doc: &serde_json::Map<String, serde_json::Value>) -> Vec<u64> {
+    let mut out: Vec<u64> = doc
+        .iter()
+        .filter(|(_, v)| v.is_array())
+        .filter_map(|(k, _)| k.strip_prefix("session_")?.parse().ok())
+        .collect();
+    out.sort_unstable();
+    out
+}
+
+fn load_conversation(dir: &Path, id: &str) -> Result<Conversation, String> {
+    let path = dir.join(format!("{id}.json"));
+    let text = std::fs::read_to_string(&path).map_err(|e| format!("{}: {e}", path.display()))?;
+    let doc: serde_json::Value =
+        serde_json::from_str(&text).map_err(|e| format!("{}: {e}", path.display()))?;
+    let doc = doc
+        .as_object()
+        .ok_or_else(|| format!("{}: not a JSON object", path.display()))?;
+    let mut observations = Vec::new();
+    let mut turns = Vec::new();
+    for n in sessions(doc) {
+        if let Some(list) = doc.get(&format!("session_{n}")).and_then(|v| v.as_array()) {
+            for (i, turn) in list.iter().enumerate() {
+                let speaker = turn["speaker"].as_str().unwrap_or_default();
+                let said = turn["text"].as_str().unwrap_or_default();
+                turns.push(Item {
+                    name: format!("Session {n} turn {}", i + 1),
+                    text: format!("{speaker}: {said}"),
+                    evidence: dia_ids(&turn["dia_id"]),
+                });
+            }
+        }
+        if let Some(by_speaker) = doc
+            .get(&format!("session_{n}_observation"))
+            .and_then(|v| v.as_object())
+        {
+            let mut i = 0;
+            for list in by_speaker.values() {
+                for entry in list.as_array().into_iter().flatten() {
+                    let Some(text) = entry.get(0).and_then(|t| t.as_str()) else {
+                        continue;
+                    };
+                    i += 1;
+                    observations.push(Item {
+                        name: format!("Session {n} observation {i}"),
+                        text: text.to_owned(),
+                        evidence: entry.get(1).map(dia_ids).unwrap_or_default(),
+                    });
+                }
+            }
+        }
+    }
+    let questions = doc
+        .get("qa")
+        .and_then(|v| v.as_array())
+        .into_iter()
+        .flatten()
+        .filter_map(|q| {
+            let category = q["category"].as_u64()?;
+            let evidence = dia_ids(&q["evidence"]);
+            ((1..=4).contains(&category) && !evidence.is_empty()).then(|| Question {
+                text: q["question"].as_str().unwrap_or_default().to_owned(),
+                category,
+                evidence,
+            })
+        })
+        .collect();
+    Ok(Conversation {
+        id: id.to_owned(),
+        observations,
+        turns,
+        questions,
+    })
+}
+
+/// An embedder that remembers every vector it computed (persisted in `vectors-<model>.bin`): the
+/// built-in model is loaded only when a text is not cached. The model name is the one elroy
+/// stores (`builtin:<directory name>`), so the homes' vectors serve the real binary too.
+struct CachedEmbedder {
+    dir: PathBuf,
+    name: String,
+    model: std::sync::OnceLock<Result<elroy_embed::BuiltinEmbedder, String>>,
+    cache: Mutex<HashMap<String, Vec<f32>>>,
+    file: PathBuf,
+    added: Mutex<usize>,
+}
+
+impl std::fmt::Debug for CachedEmbedder {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("CachedEmbedder")
+            .field("name", &self.name)
+            .finish_non_exhaustive()
+    }
+}
+
+impl CachedEmbedder {
+    fn open(dir: &Path, work: &Path) -> CachedEmbedder {
+        let base = dir
+            .file_name()
+            .map_or_else(|| "model".into(), |n| n.to_string_lossy().into_owned());
+        let file = work.join(format!("vectors-{base}.bin"));
+        let cache = std::fs::read(&file)
+            .map(|bytes| decode_cache(&bytes))
+            .unwrap_or_default();
+        CachedEmbedder {
+            dir: dir.to_path_buf(),
+            name: format!("builtin:{base}"),
+            model: std::sync::OnceLock::new(),
+            cache: Mutex::new(cache),
+            file,
+            added: Mutex::new(0),
+        }
+    }
+
+    /// Whether the model can be used: cached vectors alone do not count (a new text needs it).
+    fn available(&self) -> Result<(), String> {
+        self.model
+            .get_or_init(|| {
+                elroy_embed::BuiltinEmbedder::load(&self.dir).map_err(|e| e.to_string())
+            })
+            .as_ref()
+            .map(|_| ())
+            .map_err(String::clone)
+    }
+
+    fn save(&self) -> Result<(), String> {
+        let added = self.added.lock().map(|a| *a).unwrap_or(0);
+        if added == 0 {
+            return Ok(());
+        }
+        let cache = self.cache.lock().map_err(|e| e.to_string())?;
+        let tmp = self.file.with_extension("bin.tmp");
+        std::fs::write(&tmp, encode_cache(&cache))
+            .and_then(|()| std::fs::rename(&tmp, &self.file))
+            .map_err(|e| format!("{}: {e}", self.file.display()))
+    }
+}
+
+impl Embedder for CachedEmbedder {
+    fn model(&self) -> &str {
+        &self.name
+    }
+
+    fn embed(&self, text: &str) -> Result<Vec<f32>, EmbedError> {
+        if let Some(v) = self.cache.lock().ok().and_then(|c| c.get(text).cloned()) {
+            return Ok(v);
+        }
+        let model = self
+            .model
+            .get_or_init(|| {
+                elroy_embed::BuiltinEmbedder::load(&self.dir).map_err(|e| e.to_string())
+            })
+            .as_ref()
+            .map_err(|e| EmbedError(e.clone()))?;
+        let v = model.embed_text(text).map_err(EmbedError)?;
+        if let Ok(mut c) = self.cache.lock() {
+            c.insert(text.to_owned(), v.clone());
+        }
+        if let Ok(mut a) = self.added.lock() {
+            *a += 1;
+        }
+        Ok(v)
+    }
+}
+
+/// `u32 count`, then per entry `u32 text length, text, u32 dims, dims × f32` (little-endian).
+fn encode_cache(cache: &HashMap<String, Vec<f32>>) -> Vec<u8> {
+    let mut out = Vec::new();
+    out.extend((cache.len() as u32).to_le_bytes());
+    let mut keys: Vec<&String> = cache.keys().collect();
+    keys.sort();
+    for k in keys {
+        let v = &cache[k];
+        out.extend((k.len() as u32).to_le_bytes());
+        out.extend(k.as_bytes());
+        out.extend((v.len() as u32).to_le_bytes());
+        for x in v {
+            out.extend(x.to_le_bytes());
+        }
+    }
+    out
+}
+
+/// The inverse of [`encode_cache`]; a truncated or damaged file gives what could be read.
+fn decode_cache(bytes: &[u8]) -> HashMap<String, Vec<f32>> {
+    let mut out = HashMap::new();
+    let mut at = 0usize;
+    let u32_at = |at: &mut usize| -> Option<usize> {
+        let b = bytes.get(*at..*at + 4)?;
+        *at += 4;
+        Some(u32::from_le_bytes([b[0], b[1], b[2], b[3]]) as usize)
+    };
+    let Some(count) = u32_at(&mut at) else {
+        return out;
+    };
+    for _ in 0..count {
+        let Some(len) = u32_at(&mut at) else { break };
+        let Some(text) = bytes.get(at..at + len) else {
+            break;
+        };
+        at += len;
+        let Some(dims) = u32_at(&mut at) else { break };
+        let Some(raw) = bytes.get(at..at + dims * 4) else {
+            break;
+        };
+        at += dims * 4;
+        let v = raw
+            .chunks_exact(4)
+            .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+            .collect();
+        out.insert(String::from_utf8_lossy(text).into_owned(), v);
+    }
+    out
+}
+
+/// The model directory: `--model`, else as elroy's configuration defaults it.
+fn model_dir(options: &Options) -> PathBuf {
+    if let Some(dir) = &options.model {
+        return dir.clone();
+    }
+    if let Some(dir) = std::env::var_os("ELROY_EMBEDDING_MODEL_PATH") {
+        return PathBuf::from(dir);
+    }
+    let home = std::env::var_os("ELROY_HOME")
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".elroy")))
+        .unwrap_or_else(|| PathBuf::from(".elroy"));
+    home.join("models").join(elroy_embed::DEFAULT_MODEL)
+}
+
+/// The 1, 5 and 15 minute load averages (`/proc/loadavg`), `n/a` elsewhere.
+fn load_average() -> String {
+    std::fs::read_to_string("/proc/loadavg")
+        .ok()
+        .map(|s| s.split_whitespace().take(3).collect::<Vec<_>>().join(" "))
+        .unwrap_or_else(|| "n/a".into())
+}
+
+fn now() -> jiff::Timestamp {
+    jiff::Timestamp::now()
+}
+
+/// Opens the DEFAULT user's memory store of `home` (`state.db`, `memories/`), as elroy does.
+fn open_store(home: &Path, embedder: Option<Arc<dyn Embedder>>) -> Result<MemoryStore, String> {
+    let db = Arc::new(
+        elroy_db::Db::open(&home.join("state.db"))
+            .map_err(|e| format!("{}: {e}", home.display()))?,
+    );
+    let user_id = db
+        .ensure_user("DEFAULT", now())
+        .map_err(|e| e.to_string())?;
+    let (store, _) = MemoryStore::open(
+        db,
+        MemoryStoreOptions {
+            elroy_home: home.to_path_buf(),
+            memory_dir: home.join("memories"),
+            elroy_db_path: None,
+            user_id,
+            embedder,
+            // elroy's default: 1 - l2_memory_relevance_distance_threshold / 2.
+            cosine_threshold: 0.3,
+        },
+        now(),
+    )
+    .map_err(|e| e.to_string())?;
+    Ok(store)
+}
+
+/// The digest of what a home holds: rewritten when it differs.
+fn items_digest(items: &[Item]) -> String {
+    let mut text = String::from(HOME_FORMAT);
+    for item in items {
+        text.push('\u{1}');
+        text.push_str(&item.name);
+        text.push('\u{2}');
+        text.push_str(&item.text);
+    }
+    elroy_memory::md5_hex(&text)
+}
+
+/// Writes (or reuses) the home of one store of one conversation, with vectors when `embedder`
+/// is given. Returns the home's path.
+fn ensure_home(
+    work: &Path,
+    conversation: &str,
+    kind: StoreKind,
+    items: &[Item],
+    embedder: Option<&Arc<CachedEmbedder>>,
+) -> Result<PathBuf, String> {
+    let home = work.join(format!("{}-{conversation}", kind.dir()));
+    let stamp = home.join("inputs.md5");
+    let digest = items_digest(items);
+    let fresh = std::fs::read_to_string(&stamp).is_ok_and(|s| s.trim() == digest);
+    if !fresh {
+        if home.exists() {
+            std::fs::remove_dir_all(&home).map_err(|e| format!("{}: {e}", home.display()))?;
+        }
+        std::fs::create_dir_all(&home).map_err(|e| format!("{}: {e}", home.display()))?;
+        let dyn_embedder = embedder.map(|e| Arc::clone(e) as Arc<dyn Embedder>);
+        let store = open_store(&home, dyn_embedder)?;
+        let at = now();
+        for item in items {
+            store
+                .create(&item.name, &item.text, &[], at)
+                .map_err(|e| format!("{}: {e}", home.display()))?;
+        }
+        std::fs::write(&stamp, &digest).map_err(|e| format!("{}: {e}", stamp.display()))?;
+    }
+    if let Some(embedder) = embedder {
+        // Vectors missing from a home written without the model (at most 32 per call).
+        let store = open_store(&home, Some(Arc::clone(embedder) as Arc<dyn Embedder>))?;
+        while store.embed_pending(None) > 0 {}
+    }
+    Ok(home)
+}
+
+/// Hits of one question: whether one of the first 2 / 5 memories carries evidence, and whether
+/// nothing was found.
+#[derive(Debug, Clone, Copy, Default)]
+struct Outcome {
+    hit2: bool,
+    hit5: bool,
+    empty: bool,
+}
+
+/// Asks every question of a conversation on one home as `examine_memories` does.
+fn ask_all(
+    home: &Path,
+    items: &[Item],
+    questions: &[Question],
+    embedder: Option<Arc<dyn Embedder>>,
+) -> Result<Vec<Outcome>, String> {
+    let store = open_store(home, embedder)?;
+    let evidence: HashMap<&str, &[String]> = items
+        .iter()
+        .map(|i| (i.name.as_str(), i.evidence.as_slice()))
+        .collect();
+    let mut out = Vec::with_capacity(questions.len());
+    for q in questions {
+        // What `examine_memories` runs (crates/tools/memory/src/examine.rs).
+        let _ = store.sync_if_changed(now());
+        let found = store
+            .search_readable(
+                &MemoryQuery::from_text(&q.text),
+                elroy_tools_memory::MAX_MEMORIES,
+            )
+            .map_err(|e| e.to_string())?;
+        let hit = |k: usize| {
+            found.hits.iter().take(k).any(|(m, _)| {
+                evidence
+                    .get(m.name.as_str())
+                    .is_some_and(|ids| ids.iter().any(|id| q.evidence.contains(id)))
+            })
+        };
+        out.push(Outcome {
+            hit2: hit(2),
+            hit5: hit(5),
+            empty: found.hits.is_empty(),
+        });
+    }
+    Ok(out)
+}
+
+/// Counts of one cell: questions, hits at 2 and 5, empty answers.
+#[derive(Debug, Clone, Copy, Default)]
+struct Tally {
+    n: usize,
+    hit2: usize,
+    hit5: usize,
+    empty: usize,
+}
+
+impl Tally {
+    fn add(&mut self, o: Outcome) {
+        self.n += 1;
+        self.hit2 += usize::from(o.hit2);
+        self.hit5 += usize::from(o.hit5);
+        self.empty += usize::from(o.empty);
+    }
+
+    fn pct(part: usize, n: usize) -> String {
+        if n == 0 {
+            "-".into()
+        } else {
+            format!("{:.1}", 100.0 * part as f64 / n as f64)
+        }
+    }
+}
+
+/// `(mode, store, conversation) → outcomes per question`.
+type Results = BTreeMap<(&'static str, &'static str, String), Vec<(u64, Outcome)>>;
+
+fn print_split(results: &Results, modes: &[&'static str], label: &str, ids: &[&str]) {
+    println!("\n== {label} ({})", ids.join(", "));
+    for mode in modes {
+        println!("\n{mode}");
+        println!(
+            "{:<16} {:>5} {:>11} {:>11} {:>7} {:>11} {:>11} {:>7}",
+            "category",
+            "n",
+            "obs hit@2",
+            "obs hit@5",
+            "obs 0",
+            "turns hit@2",
+            "turns hit@5",
+            "turns 0"
+        );
+        let mut rows: Vec<(String, Option<u64>)> = CATEGORIES
+            .iter()
+            .map(|(c, l)| ((*l).to_owned(), Some(*c)))
+            .collect();
+        rows.push(("all".into(), None));
+        for (row, category) in rows {
+            let mut cells = Vec::new();
+            for kind in StoreKind::ALL {
+                let mut t = Tally::default();
+                for id in ids {
+                    let Some(list) = results.get(&(*mode, kind.label(), (*id).to_owned())) else {
+                        continue;
+                    };
+                    for (c, o) in list {
+                        if category.is_none_or(|want| want == *c) {
+                            t.add(*o);
+                        }
+                    }
+                }
+                cells.push(t);
+            }
+            if cells[0].n == 0 && cells[1].n == 0 {
+                println!("{row:<16} SKIPPED");
+                continue;
+            }
+            println!(
+                "{:<16} {:>5} {:>11} {:>11} {:>7} {:>11} {:>11} {:>7}",
+                row,
+                cells[0].n.max(cells[1].n),
+                Tally::pct(cells[0].hit2, cells[0].n),
+                Tally::pct(cells[0].hit5, cells[0].n),
+                cells[0].empty,
+                Tally::pct(cells[1].hit2, cells[1].n),
+                Tally::pct(cells[1].hit5, cells[1].n),
+                cells[1].empty,
+            );
+        }
+    }
+}
+
+/// Runs `--recall`. `binary` is the release elroy for the timing (`None`: no timing).
+///
+/// # Errors
+/// A message when the data cannot be read or a home cannot be written.
+pub fn run(root: &Path, options: &Options, binary: Option<&Path>) -> Result<(), String> {
+    let started = Instant::now();
+    let locomo = options
+        .locomo
+        .clone()
+        .ok_or("--recall needs --locomo DIR (the unpacked locomo10_v2 folder)")?;
+    let work = options
+        .work
+        .clone()
+        .unwrap_or_else(|| root.join("target").join("recall-bench"));
+    std::fs::create_dir_all(&work).map_err(|e| format!("{}: {e}", work.display()))?;
+    let model = model_dir(options);
+    let embedder = Arc::new(CachedEmbedder::open(&model, &work));
+    let with_model = match embedder.available() {
+        Ok(()) => true,
+        Err(e) => {
+            println!("built-in embedder: SKIPPED ({e})");
+            false
+        }
+    };
+    let ids: Vec<&str> = if options.dev_only {
+        DEV.to_vec()
+    } else {
+        DEV.iter().chain(&HELD_OUT).copied().collect()
+    };
+    let mut conversations = Vec::new();
+    for id in &ids {
+        conversations.push(load_conversation(&locomo, id)?);
+    }
+    println!(
+        "LoCoMo from {}: {} conversations, {} questions (categories 1–4 with evidence), {} observations, {} dialog turns",
+        locomo.display(),
+        conversations.len(),
+        conversations
+            .iter()
+            .map(|c| c.questions.len())
+            .sum::<usize>(),
+        conversations
+            .iter()
+            .map(|c| c.observations.len())
+            .sum::<usize>(),
+        conversations.iter().map(|c| c.turns.len()).sum::<usize>(),
+    );
+    println!(
+        "work directory: {} (homes and cached vectors)",
+        work.display()
+    );
+    println!("model: {} ({})", model.display(), embedder.name);
+    println!("load average: {}", load_average());
+
+    let keywords = "keywords only";
+    let builtin = "built-in embedder";
+    let mut modes = vec![keywords];
+    if with_model {
+        modes.push(builtin);
+    }
+    let mut results: Results = BTreeMap::new();
+    let mut homes = HashMap::new();
+    for c in &conversations {
+        for kind in StoreKind::ALL {
+            let items = match kind {
+                StoreKind::Observations => &c.observations,
+                StoreKind::Turns => &c.turns,
+            };
+            let t = Instant::now();
+            let home = ensure_home(&work, &c.id, kind, items, with_model.then_some(&embedder))?;
+            let built = t.elapsed();
+            for mode in &modes {
+                let e = (*mode == builtin).then(|| Arc::clone(&embedder) as Arc<dyn Embedder>);
+                let outcomes = ask_all(&home, items, &c.questions, e)?;
+                results.insert(
+                    (*mode, kind.label(), c.id.clone()),
+                    c.questions
+                        .iter()
+                        .map(|q| q.category)
+                        .zip(outcomes)
+                        .collect(),
+                );
+            }
+            if built > Duration::from_secs(2) {
+                println!(
+                    "   {} {}: home ready in {:.0} s",
+                    c.id,
+                    kind.label(),
+                    built.as_secs_f64()
+                );
+            }
+            homes.insert((c.id.clone(), kind.label()), home);
+        }
+        embedder.save()?;
+    }
+    if !with_model {
+        println!(
+            "\nbuilt-in embedder: SKIPPED (no model at {})",
+            model.display()
+        );
+    }
+    print_split(&results, &modes, "dev split", &DEV);
+    if !options.dev_only {
+        print_split(&results, &modes, "held-out split", &HELD_OUT);
+        let all: Vec<&str> = DEV.iter().chain(&HELD_OUT).copied().collect();
+        print_split(&results, &modes, "all ten", &all);
+    }
+
+    let sample = options.timing_questions.unwrap_or(100);
+    if let (Some(binary), true) = (binary, sample > 0) {
+        let Some(c) = conversations.iter().find(|c| c.id == TIMING_CONVERSATION) else {
+            return Ok(());
+        };
+        println!(
+            "\n== whole-process `elroy tools call examine_memories` (release binary, conversation {}, {} questions per store and mode)",
+            c.id,
+            sample.min(c.questions.len())
+        );
+        println!(
+            "{:<14} {:>9} {:<18} {:>9} {:>9}",
+            "store", "memories", "mode", "median", "p95"
+        );
+        for kind in StoreKind::ALL {
+            let Some(home) = homes.get(&(c.id.clone(), kind.label())) else {
+                continue;
+            };
+            let count = match kind {
+                StoreKind::Observations => c.observations.len(),
+                StoreKind::Turns => c.turns.len(),
+            };
+            for mode in &modes {
+                let model = (*mode == builtin).then_some(model.as_path());
+                let (median, p95) = time_examine(binary, home, model, &c.questions, sample)?;
+                println!(
+                    "{:<14} {:>9} {:<18} {:>6.1} ms {:>6.1} ms",
+                    kind.label(),
+                    count,
+                    mode,
+                    median.as_secs_f64() * 1e3,
+                    p95.as_secs_f64() * 1e3
+                );
+            }
+            if !with_model {
+                println!("{:<14} {:>9} {:<18} SKIPPED", kind.label(), count, builtin);
+            }
+        }
+    }
+    println!(
+        "\n== done in {:.0} s (load average {})",
+        started.elapsed().as_secs_f64(),
+        load_average()
+    );
+    Ok(())
+}
+
+/// Median and p95 wall time of `elroy tools call examine_memories` over `sample` questions
+/// (spread over the conversation's list), after 2 warm-up calls, on `home` (keywords only when
+/// `model` is `None`, else the built-in embedder over `model`).
+fn time_examine(
+    binary: &Path,
+    home: &Path,
+    model: Option<&Path>,
+    questions: &[Question],
+    sample: usize,
+) -> Result<(Duration, Duration), String> {
+    let sample = sample.min(questions.len()).max(1);
+    let picked: Vec<&Question> = (0..sample)
+        .map(|i| &questions[i * questions.len() / sample])
+        .collect();
+    let mut times = Vec::with_capacity(sample);
+    for (i, q) in picked.iter().take(2).chain(&picked).enumerate() {
+        let args = serde_json::json!({ "question": q.text }).to_string();
+        let mut cmd = Command::new(binary);
+        for (name, _) in std::env::vars_os() {
+            let name = name.to_string_lossy().into_owned();
+            if name.starts_with("ELROY_") || name.ends_with("_API_KEY") {
+                cmd.env_remove(&name);
+            }
+        }
+        cmd.env("HOME", home)
+            .env("ELROY_HOME", home)
+            .current_dir(home)
+            .args(["tools", "call", "examine_memories", "--args", &args])
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null());
+        match model {
+            Some(dir) => cmd
+                .env("ELROY_EMBEDDING_MODEL", "builtin")
+                .env("ELROY_EMBEDDING_MODEL_PATH", dir),
+            None => cmd.env("ELROY_EMBEDDING_MODEL", ""),
+        };
+        let t = Instant::now();
+        let status = cmd
+            .status()
+            .map_err(|e| format!("{}: {e}", binary.display()))?;
+        let took = t.elapsed();
+        if !status.success() {
+            return Err(format!(
+                "elroy tools call examine_memories failed on {}: {status}",
+                home.display()
+            ));
+        }
+        if i >= 2 {
+            times.push(took);
+        }
+    }
+    times.sort();
+    let median = times[times.len() / 2];
+    let p95 = times[(times.len() * 95).div_ceil(100).saturating_sub(1)];
+    Ok((median, p95))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn dia_ids_of_strings_and_lists() {
+        assert_eq!(dia_ids(&serde_json::json!("D1:3")), ["D1:3"]);
+        assert_eq!(
+            dia_ids(&serde_json::json!("D8:6; D9:17")),
+            ["D8:6", "D9:17"]
+        );
+        assert_eq!(
+            dia_ids(&serde_json::json!(["D1:3", "D2:4"])),
+            ["D1:3", "D2:4"]
+        );
+        assert!(dia_ids(&serde_json::json!(null)).is_empty());
+    }
+
+    #[test]
+    fn vector_cache_round_trips() {
+        let mut cache = HashMap::new();
+        cache.insert("a text".to_owned(), vec![0.5f32, -1.0]);
+        cache.insert("b".to_owned(), vec![2.0f32]);
+        assert_eq!(decode_cache(&encode_cache(&cache)), cache);
+        // A truncated file keeps what it holds whole.
+        let bytes = encode_cache(&cache);
+        assert_eq!(decode_cache(&bytes[..bytes.len() - 2]).len(), 1);
+    }
+}
