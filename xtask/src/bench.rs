@@ -368,6 +368,15 @@ fn print_figure(label: &str, f: &Figure) {
 
 /// A command for `program args` with a scrubbed environment and `home` as `$HOME`.
 fn command(program: &Path, args: &[&str], home: &Path) -> Command {
+    let mut cmd = scrubbed_command(program, home, &home.join(".elroy"));
+    cmd.args(args).stdout(Stdio::null());
+    cmd
+}
+
+/// `program` run in `home` (also `HOME`) on the elroy home `elroy_home`, with no `ELROY_*` or
+/// `*_API_KEY` variable of the caller's environment, standard input and error closed: what every
+/// benchmark measures, so the person's own configuration never changes a figure.
+pub(crate) fn scrubbed_command(program: &Path, home: &Path, elroy_home: &Path) -> Command {
     let mut cmd = Command::new(program);
     for (name, _) in std::env::vars_os() {
         let name = name.to_string_lossy().into_owned();
@@ -375,12 +384,10 @@ fn command(program: &Path, args: &[&str], home: &Path) -> Command {
             cmd.env_remove(&name);
         }
     }
-    cmd.args(args)
-        .env("HOME", home)
-        .env("ELROY_HOME", home.join(".elroy"))
+    cmd.env("HOME", home)
+        .env("ELROY_HOME", elroy_home)
         .current_dir(home)
         .stdin(Stdio::null())
-        .stdout(Stdio::null())
         .stderr(Stdio::null());
     cmd
 }

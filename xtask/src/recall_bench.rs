@@ -22,7 +22,7 @@
 
 use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::Stdio;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -774,20 +774,9 @@ fn time_examine(
     let mut times = Vec::with_capacity(sample);
     for (i, q) in picked.iter().take(2).chain(&picked).enumerate() {
         let args = serde_json::json!({ "question": q.text }).to_string();
-        let mut cmd = Command::new(binary);
-        for (name, _) in std::env::vars_os() {
-            let name = name.to_string_lossy().into_owned();
-            if name.starts_with("ELROY_") || name.ends_with("_API_KEY") {
-                cmd.env_remove(&name);
-            }
-        }
-        cmd.env("HOME", home)
-            .env("ELROY_HOME", home)
-            .current_dir(home)
-            .args(["tools", "call", "examine_memories", "--args", &args])
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::null());
+        let mut cmd = crate::bench::scrubbed_command(binary, home, home);
+        cmd.args(["tools", "call", "examine_memories", "--args", &args])
+            .stdout(Stdio::null());
         match model {
             Some(dir) => cmd
                 .env("ELROY_EMBEDDING_MODEL", "builtin")

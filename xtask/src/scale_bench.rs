@@ -484,20 +484,9 @@ fn measure(
 /// `elroy ARGS` on `home` with a scrubbed environment and the loopback model; with `model`, the
 /// built-in embedder over that directory (else keyword recall only).
 fn elroy(program: &Path, home: &Path, base_url: &str, model: Option<&Path>) -> Command {
-    let mut cmd = Command::new(program);
-    for (name, _) in std::env::vars_os() {
-        let name = name.to_string_lossy().into_owned();
-        if name.starts_with("ELROY_") || name.ends_with("_API_KEY") {
-            cmd.env_remove(&name);
-        }
-    }
-    cmd.env("HOME", home)
-        .env("ELROY_HOME", home)
-        .env("ELROY_CHAT_MODEL", "testkit-model")
-        .env("ELROY_CHAT_MODEL_API_BASE", base_url)
-        .current_dir(home)
-        .stdin(Stdio::null())
-        .stderr(Stdio::null());
+    let mut cmd = crate::bench::scrubbed_command(program, home, home);
+    cmd.env("ELROY_CHAT_MODEL", "testkit-model")
+        .env("ELROY_CHAT_MODEL_API_BASE", base_url);
     if let Some(dir) = model {
         cmd.env("ELROY_EMBEDDING_MODEL", "builtin")
             .env("ELROY_EMBEDDING_MODEL_PATH", dir);
