@@ -292,6 +292,12 @@ fn switching_the_embedding_model_re_embeds_in_a_session_s_background() {
         "{}",
         stderr(&out)
     );
+    // In the foreground it does not say "in the background".
+    assert!(
+        stderr(&out).starts_with("Embedding 12 memories with testkit-embed-z…\n"),
+        "{}",
+        stderr(&out)
+    );
     assert_eq!(count("testkit-embed-z"), 12);
     // Nothing left: a second run embeds nothing.
     let out = home.cmd().args(["models", "embed"]).output().unwrap();

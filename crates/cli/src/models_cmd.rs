@@ -100,14 +100,28 @@ fn embed(config: Config) -> Result<ExitCode, String> {
         let stopped = std::sync::Arc::clone(&stopped);
         let print = elroy_runtime::reembed::stderr_progress();
         std::sync::Arc::new(move |p: &elroy_runtime::reembed::EmbedProgress| {
-            if let elroy_runtime::reembed::EmbedProgress::Finished { stopped: true, .. } = p {
-                stopped.store(true, std::sync::atomic::Ordering::SeqCst);
+            match p {
+                // The thread's own first line says "in the background"; here it is not.
+                elroy_runtime::reembed::EmbedProgress::Started { model, total } => {
+                    tracing::info!("{p}");
+                    crate::output::eprintln(&format!(
+                        "Embedding {total} memor{} with {model}…",
+                        if *total == 1 { "y" } else { "ies" }
+                    ));
+                    return;
+                }
+                elroy_runtime::reembed::EmbedProgress::Finished { stopped: true, .. } => {
+                    stopped.store(true, std::sync::atomic::Ordering::SeqCst);
+                }
+                _ => {}
             }
             print(p);
         })
     };
     let Some(running) = runtime.start_background_embedding(progress) else {
-        crate::output::print("No embedding model is configured: nothing to embed.\n")?;
+        crate::output::print(
+            "No embedding model is configured or found: nothing to embed (`elroy models fetch` gets the built-in one).\n",
+        )?;
         return Ok(ExitCode::SUCCESS);
     };
     let stored = running.join();
