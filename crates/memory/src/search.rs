@@ -148,23 +148,11 @@ impl MemoryStore {
         };
         let user = self.opts.user_id;
         let model = embedder.model().to_owned();
-        Ok(self.db.with_conn(|c| {
-            let mut st = c.prepare_cached(
-                "SELECT e.vector FROM embeddings e
-                 JOIN memories m ON m.user_id = e.user_id AND m.id = e.item_id
-                 WHERE e.user_id = ?1 AND e.kind = 'memory' AND e.model = ?2 AND e.item_id = ?3
-                   AND m.is_active = 1 AND e.text_md5 = m.text_md5",
-            )?;
-            let mut out = HashMap::new();
-            for id in ids {
-                let mut rows = st.query(params![user, model, id])?;
-                if let Some(r) = rows.next()? {
-                    let blob: Vec<u8> = r.get(0)?;
-                    out.insert(*id, recall::dot(q, &recall::blob_to_vector(&blob)));
-                }
-            }
-            Ok(out)
-        })?)
+        Ok(self
+            .db
+            .with_conn(|c| crate::vectors::exact_similarities(c, user, &model, q, ids))?
+            .into_iter()
+            .collect())
     }
 
     /// [`MemoryStore::search`] with each memory's file read: memories whose file cannot be read

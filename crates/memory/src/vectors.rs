@@ -396,23 +396,43 @@ fn scan(
         by_code.select_nth_unstable_by(rescore - 1, |a, b| b.0.total_cmp(&a.0));
         by_code.truncate(rescore);
     }
-    let mut st = c.prepare_cached(&format!("SELECT e.vector {EXACT_FROM} AND e.item_id = ?3"))?;
-    for (_, id) in by_code {
-        let sim = st
-            .query_row(params![user, model, id], |r| {
-                Ok(dot_blob(q, r.get_ref(0)?.as_blob()?))
-            })
-            .optional()?;
-        if let Some(sim) = sim {
-            exact.push((id, sim));
-        }
-    }
+    let ids: Vec<i64> = by_code.into_iter().map(|(_, id)| id).collect();
+    exact.extend(exact_similarities(c, user, model, q, &ids)?);
     let refit = basis.fitted < FIT_SAMPLE && coded > 2 * basis.fitted + 64;
     Ok(Some(Scan {
         scored: exact,
         broken,
         refit,
     }))
+}
+
+/// The exact similarity of the normalised `q` with the current vector of `model` of each active
+/// memory in `ids` (one primary-key read each), in the order of `ids`; memories without such a
+/// vector are left out. The rescoring pass of [`ranking`] and score fusion's look-up of keyword
+/// hits outside the embedding leg's best both read vectors this way.
+///
+/// # Errors
+/// `rusqlite::Error`.
+pub fn exact_similarities(
+    c: &Connection,
+    user: i64,
+    model: &str,
+    q: &[f32],
+    ids: &[i64],
+) -> rusqlite::Result<Vec<(i64, f32)>> {
+    let mut st = c.prepare_cached(&format!("SELECT e.vector {EXACT_FROM} AND e.item_id = ?3"))?;
+    let mut out = Vec::with_capacity(ids.len());
+    for &id in ids {
+        let sim = st
+            .query_row(params![user, model, id], |r| {
+                Ok(dot_blob(q, r.get_ref(0)?.as_blob()?))
+            })
+            .optional()?;
+        if let Some(sim) = sim {
+            out.push((id, sim));
+        }
+    }
+    Ok(out)
 }
 
 fn f32s_to_blob(v: &[f32]) -> Vec<u8> {
