@@ -93,8 +93,7 @@ impl Db {
             .map_or_else(|| ":memory:".to_owned(), |p| p.display().to_string());
         // Refuse before any pragma writes to the file.
         migrations::refuse_foreign(&conn, &shown)?;
-        // journal_mode returns a row; the in-memory database answers "memory".
-        let _mode: String = conn.query_row("PRAGMA journal_mode=WAL", [], |r| r.get(0))?;
+        enable_wal(&conn)?;
         conn.execute_batch("PRAGMA foreign_keys=ON; PRAGMA synchronous=NORMAL;")?;
         migrations::migrate(&mut conn)?;
         Ok(Db {
@@ -167,6 +166,32 @@ impl Db {
     /// [`DbError::Sqlite`].
     pub fn schema_version(&self) -> Result<i64, DbError> {
         self.with_conn(|c| migrations::current_version(c))
+    }
+}
+
+/// Turns the file to WAL (`docs/formats.md#connection-and-migrations`); the in-memory database
+/// stays in "memory" mode.
+///
+/// A new file starts in rollback mode, and the switch needs it to itself: when another connection
+/// is reading it at that moment (several processes opening a new home at once), SQLite answers
+/// `SQLITE_BUSY` at once, without calling the busy handler. So the switch is tried again every
+/// 5 ms until the busy timeout has passed; a file already in WAL answers at once.
+///
+/// # Errors
+/// `rusqlite::Error`: `SQLITE_BUSY` after [`BUSY_TIMEOUT`], or any other failure at once.
+fn enable_wal(conn: &Connection) -> rusqlite::Result<()> {
+    let deadline = std::time::Instant::now() + BUSY_TIMEOUT;
+    loop {
+        match conn.query_row("PRAGMA journal_mode=WAL", [], |r| r.get::<_, String>(0)) {
+            Ok(_mode) => return Ok(()),
+            Err(e)
+                if e.sqlite_error_code() == Some(rusqlite::ErrorCode::DatabaseBusy)
+                    && std::time::Instant::now() < deadline =>
+            {
+                std::thread::sleep(std::time::Duration::from_millis(5));
+            }
+            Err(e) => return Err(e),
+        }
     }
 }
 

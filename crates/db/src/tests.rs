@@ -317,3 +317,24 @@ fn an_open_failure_names_the_file() {
         "{e}"
     );
 }
+
+/// Many connections opening one new file at once all open it (the race behind
+/// `tests/concurrency.rs`'s "database is locked": the first opener turns the new file to WAL while
+/// the others read it in rollback mode).
+#[test]
+fn connections_opening_one_new_file_at_once_all_succeed() {
+    for round in 0..30 {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("state.db");
+        let barrier = std::sync::Barrier::new(12);
+        std::thread::scope(|scope| {
+            for _ in 0..12 {
+                scope.spawn(|| {
+                    barrier.wait();
+                    let db = Db::open(&path);
+                    assert!(db.is_ok(), "round {round}: {:?}", db.err());
+                });
+            }
+        });
+    }
+}
