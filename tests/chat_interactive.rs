@@ -473,8 +473,19 @@ impl PtyChat {
         }
     }
 
-    /// Clears the line (Ctrl-U), leaves (Ctrl-D) and checks the exit (at most 30 s).
+    /// Waits for the prompt on the last line (the line editor reads again, in raw mode), then
+    /// clears the line (Ctrl-U), leaves (Ctrl-D) and checks the exit (at most 30 s). Keys sent
+    /// before the prompt meet the terminal in line mode, which takes Ctrl-D as an end of file
+    /// that the line editor's switch to raw mode then drops (an occasional hang under load).
     fn leave(mut self) {
+        self.wait_for(
+            &|s| {
+                s.rsplit('\n')
+                    .next()
+                    .is_some_and(|last| last.contains("> "))
+            },
+            "the prompt on the last line",
+        );
         self.type_keys(b"\x15\x04");
         let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
         loop {
