@@ -192,10 +192,10 @@ pub const RRF_K: f64 = 60.0;
 /// Tuned on LoCoMo's development conversations (`cargo xtask bench --recall --split dev`).
 pub const KEYWORD_WEIGHT: f64 = 0.4;
 
-/// The fuzzy fallback ([`widen_unmatched`]) widens tokens of at least this many letters.
+/// The fuzzy widening ([`widen_unmatched`]) widens tokens of at least this many letters.
 pub const FUZZY_MIN_CHARS: usize = 3;
 
-/// The fuzzy fallback takes at most this many near terms for one token.
+/// The fuzzy widening takes at most this many near terms for one token.
 pub const FUZZY_ALTERNATIVES: usize = 3;
 
 /// The query tokens of a text (`docs/behaviour.md#query-tokens`): put in NFC, lower-cased, split at
@@ -307,14 +307,15 @@ pub fn keyword_leg_scored(
     current: &[String],
     previous: &[String],
 ) -> rusqlite::Result<Vec<(i64, f64)>> {
-    let mut words = word_ranking(conn, "recall_fts", user_id, kind, current, previous, None)?;
-    if words.is_empty() {
-        // The fuzzy fallback: tokens that match nothing are widened to near words.
-        if let Some(terms) = widen_unmatched(conn, user_id, kind, current)? {
+    // The fuzzy widening: tokens that match no row are widened to near words, whether or not the
+    // other tokens find something ("Seatle" beside a name that matches many memories).
+    let words = match widen_unmatched(conn, user_id, kind, current)? {
+        Some(terms) => {
             let previous: Vec<String> = previous.iter().map(|t| quote(t)).collect();
-            words = term_ranking(conn, "recall_fts", user_id, kind, &terms, &previous, None)?;
+            term_ranking(conn, "recall_fts", user_id, kind, &terms, &previous, None)?
         }
-    }
+        None => word_ranking(conn, "recall_fts", user_id, kind, current, previous, None)?,
+    };
     let all_grams = token_grams(current);
     if all_grams.is_empty() {
         return Ok(normalized(words));
@@ -487,13 +488,13 @@ fn matches_any(
     Ok(n > 0)
 }
 
-/// The fuzzy fallback of `docs/behaviour.md#keyword-leg`: the terms of `current` with each
+/// The fuzzy widening of `docs/behaviour.md#keyword-leg`: the terms of `current` with each
 /// token that matches no row of the user widened, so that a shortened or misspelt word (a
 /// nickname, a typo in a place name) still counts. A token of at least
 /// [`FUZZY_MIN_CHARS`] letters becomes `("t" OR "t"*)` when some word starts with it, else
 /// `("t" OR "u"* …)` with the [`FUZZY_ALTERNATIVES`] most frequent indexed terms `u` that share
 /// its first two letters and lie within [`fuzzy_distance`] edits (insertion, deletion,
-/// substitution, transposition) of it. `None` when no token was widened.
+/// substitution, transposition) of it or of its stem ([`stem`]). `None` when no token was widened.
 ///
 /// # Errors
 /// `rusqlite::Error`.
@@ -523,7 +524,7 @@ fn widen_unmatched(
             continue;
         }
         let mut near = Vec::new();
-        for (term, docs) in terms_near(conn, token)? {
+        for (term, docs) in terms_near(conn, token, &stem(conn, token)?)? {
             let alternative = format!("{}*", quote(&term));
             if matches_any(conn, user_id, kind, &alternative)? {
                 near.push((docs, alternative));
@@ -541,10 +542,45 @@ fn widen_unmatched(
     Ok(widened.then_some(terms))
 }
 
+/// The tokenizer of `recall_fts` (migration 1 of `elroy_db::migrations`), which [`stem`] runs.
+const RECALL_FTS_TOKENIZER: &str = "porter unicode61 remove_diacritics 2";
+
+/// `token` as `recall_fts` indexes it: through its own tokenizer (Porter stemming, diacritics
+/// removed), run on a private temporary table, so the stem is exactly the indexed term a word
+/// written that way would have (`seatle` → `seatl`, `seattle` → `seattl`). `token` itself when
+/// the tokenizer gives no single term.
+///
+/// # Errors
+/// `rusqlite::Error`.
+fn stem(conn: &Connection, token: &str) -> rusqlite::Result<String> {
+    conn.execute_batch(&format!(
+        "CREATE VIRTUAL TABLE IF NOT EXISTS temp.recall_stemmer
+           USING fts5(t, tokenize = '{RECALL_FTS_TOKENIZER}');
+         CREATE VIRTUAL TABLE IF NOT EXISTS temp.recall_stemmer_vocab
+           USING fts5vocab(temp, recall_stemmer, 'row');
+         DELETE FROM temp.recall_stemmer;"
+    ))?;
+    conn.execute("INSERT INTO temp.recall_stemmer (t) VALUES (?1)", [token])?;
+    let mut st = conn.prepare_cached("SELECT term FROM temp.recall_stemmer_vocab")?;
+    let terms: Vec<String> = st
+        .query_map([], |r| r.get(0))?
+        .collect::<rusqlite::Result<_>>()?;
+    conn.execute("DELETE FROM temp.recall_stemmer", [])?;
+    Ok(match <[String; 1]>::try_from(terms) {
+        Ok([term]) => term,
+        Err(_) => token.to_owned(),
+    })
+}
+
 /// Indexed terms (stems of any user's rows, from an `fts5vocab` table over `recall_fts`) that
-/// share `token`'s first two characters and lie within [`fuzzy_distance`] edits of it, with the
-/// number of rows holding each.
-fn terms_near(conn: &Connection, token: &str) -> rusqlite::Result<Vec<(String, i64)>> {
+/// share `token`'s first two characters and lie within [`fuzzy_distance`] edits of `token` or of
+/// its indexed form `stemmed`, each by its own length ([`stem`]: a stem is compared with stems,
+/// so `seatle`, stem `seatl`, finds `seattl` of `Seattle`), with the number of rows holding each.
+fn terms_near(
+    conn: &Connection,
+    token: &str,
+    stemmed: &str,
+) -> rusqlite::Result<Vec<(String, i64)>> {
     conn.execute_batch(
         "CREATE VIRTUAL TABLE IF NOT EXISTS temp.recall_fts_vocab
          USING fts5vocab(main, recall_fts, 'row')",
@@ -553,8 +589,6 @@ fn terms_near(conn: &Connection, token: &str) -> rusqlite::Result<Vec<(String, i
     let mut end = head.clone();
     // The first string after every string starting with `head`.
     end.push(char::MAX);
-    let max = fuzzy_distance(token);
-    let n = token.chars().count();
     let mut st = conn.prepare_cached(
         "SELECT term, doc FROM temp.recall_fts_vocab WHERE term >= ?1 AND term < ?2",
     )?;
@@ -564,7 +598,14 @@ fn terms_near(conn: &Connection, token: &str) -> rusqlite::Result<Vec<(String, i
     let mut out = Vec::new();
     for row in rows {
         let (term, docs) = row?;
-        if term.chars().count().abs_diff(n) <= max && edit_distance(token, &term) <= max {
+        // Each word allows the edits of its own length: a short stem of a long word is held to
+        // the stricter bound.
+        let near = |word: &str| {
+            let max = fuzzy_distance(word);
+            term.chars().count().abs_diff(word.chars().count()) <= max
+                && edit_distance(word, &term) <= max
+        };
+        if near(token) || (stemmed != token && near(stemmed)) {
             out.push((term, docs));
         }
     }
@@ -914,7 +955,7 @@ mod tests {
         );
     }
 
-    /// The fuzzy fallback's edit distance: transpositions count one.
+    /// The fuzzy widening's edit distance: transpositions count one.
     #[test]
     fn edit_distances() {
         assert_eq!(edit_distance("tenessee", "tennesse"), 2);
