@@ -192,10 +192,10 @@ pub const RRF_K: f64 = 60.0;
 /// Tuned on LoCoMo's development conversations (`cargo xtask bench --recall --split dev`).
 pub const KEYWORD_WEIGHT: f64 = 0.4;
 
-/// The fuzzy widening ([`widen_unmatched`]) widens tokens of at least this many letters.
+/// The fuzzy fallback ([`widen_unmatched`]) widens tokens of at least this many letters.
 pub const FUZZY_MIN_CHARS: usize = 3;
 
-/// The fuzzy widening takes at most this many near terms for one token.
+/// The fuzzy fallback takes at most this many near terms for one token.
 pub const FUZZY_ALTERNATIVES: usize = 3;
 
 /// The query tokens of a text (`docs/behaviour.md#query-tokens`): put in NFC, lower-cased, split at
@@ -307,15 +307,17 @@ pub fn keyword_leg_scored(
     current: &[String],
     previous: &[String],
 ) -> rusqlite::Result<Vec<(i64, f64)>> {
-    // The fuzzy widening: tokens that match no row are widened to near words, whether or not the
-    // other tokens find something ("Seatle" beside a name that matches many memories).
-    let words = match widen_unmatched(conn, user_id, kind, current)? {
-        Some(terms) => {
+    let mut words = word_ranking(conn, "recall_fts", user_id, kind, current, previous, None)?;
+    if words.is_empty() {
+        // The fuzzy fallback: tokens that match nothing are widened to near words. Only when
+        // nothing qualified: finding near words reads the doclists of every indexed term sharing
+        // the token's first letters (`fts5vocab`), which at 100,000 memories tripled the time of
+        // a question that merely holds one word the memories lack (docs/performance.md).
+        if let Some(terms) = widen_unmatched(conn, user_id, kind, current)? {
             let previous: Vec<String> = previous.iter().map(|t| quote(t)).collect();
-            term_ranking(conn, "recall_fts", user_id, kind, &terms, &previous, None)?
+            words = term_ranking(conn, "recall_fts", user_id, kind, &terms, &previous, None)?;
         }
-        None => word_ranking(conn, "recall_fts", user_id, kind, current, previous, None)?,
-    };
+    }
     let all_grams = token_grams(current);
     if all_grams.is_empty() {
         return Ok(normalized(words));
@@ -488,7 +490,7 @@ fn matches_any(
     Ok(n > 0)
 }
 
-/// The fuzzy widening of `docs/behaviour.md#keyword-leg`: the terms of `current` with each
+/// The fuzzy fallback of `docs/behaviour.md#keyword-leg`: the terms of `current` with each
 /// token that matches no row of the user widened, so that a shortened or misspelt word (a
 /// nickname, a typo in a place name) still counts. A token of at least
 /// [`FUZZY_MIN_CHARS`] letters becomes `("t" OR "t"*)` when some word starts with it, else
@@ -955,7 +957,7 @@ mod tests {
         );
     }
 
-    /// The fuzzy widening's edit distance: transpositions count one.
+    /// The fuzzy fallback's edit distance: transpositions count one.
     #[test]
     fn edit_distances() {
         assert_eq!(edit_distance("tenessee", "tennesse"), 2);
