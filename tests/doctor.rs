@@ -470,4 +470,18 @@ fn doctor_lists_an_unreadable_embedding_model() {
         "{text}"
     );
     assert!(!text.contains("missing"), "{text}");
+
+    // The default directory inside a folder elroy cannot enter is not taken for absent.
+    let models = home.home().join("models");
+    std::fs::set_permissions(&models, std::fs::Permissions::from_mode(0o000)).unwrap();
+    let out = doctor(&home, false);
+    std::fs::set_permissions(&models, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let text = stdout(&out);
+    assert!(
+        text.starts_with(&format!(
+            "embedding-model: the embedding model at {0} cannot be read: {0}: Permission denied",
+            model.display()
+        )),
+        "{text}"
+    );
 }
