@@ -360,3 +360,128 @@ fn doctor_names_unfinished_git_states_and_files_with_conflict_markers() {
     assert!(stdout(&out).contains("external edit"), "{}", stdout(&out));
     assert_eq!(doctor(&home, false).status.code(), Some(0));
 }
+
+/// The built-in embedder's model, when a session would use it (`embedding-model`): a corrupt
+/// one is listed with the very warning a session gives; one asked for that is missing is
+/// listed; a model that loads, or an absent default directory nobody asked for, is no problem.
+#[test]
+fn doctor_checks_the_embedding_model_a_session_would_use() {
+    let home = TestHome::new();
+    let model = home.home().join("models").join("all-MiniLM-L6-v2");
+    // A first call creates the home.
+    let out = home.call(
+        "create_memory",
+        r#"{"name":"Biscuit the dog","text":"The user's dog Biscuit is a beagle."}"#,
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    // Absent by default: nothing to say.
+    let out = doctor(&home, false);
+    assert_eq!(out.status.code(), Some(0), "{}", stdout(&out));
+
+    // A model that loads: nothing to say.
+    elroy_embed::test_support::write_tiny_model(&model);
+    let out = doctor(&home, false);
+    assert_eq!(out.status.code(), Some(0), "{}", stdout(&out));
+
+    // Corrupt (a broken download): the line a session warns with.
+    std::fs::write(model.join("config.json"), "{not json").unwrap();
+    let json: serde_json::Value = serde_json::from_str(&stdout(&doctor(&home, true))).unwrap();
+    assert_eq!(json["ok"], false);
+    let problems = json["problems"].as_array().unwrap();
+    assert_eq!(problems.len(), 1, "{json}");
+    assert_eq!(problems[0]["area"], "embedding-model");
+    assert_eq!(problems[0]["path"], "models/all-MiniLM-L6-v2");
+    let message = problems[0]["message"].as_str().unwrap();
+    let out = home.call("examine_memories", r#"{"question":"Is Biscuit a beagle?"}"#);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let err = stderr(&out);
+    let warned: Vec<&str> = err
+        .lines()
+        .filter_map(|l| l.strip_prefix("warning: "))
+        .collect();
+    assert_eq!(warned, [message], "{err}");
+    assert!(
+        message.starts_with(&format!(
+            "the embedding model at {} cannot be used: config.json: ",
+            model.display()
+        )),
+        "{message}"
+    );
+    let out = doctor(&home, false);
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(
+        stdout(&out).lines().next().unwrap(),
+        format!("embedding-model: {message}")
+    );
+
+    // Asked for and missing.
+    std::fs::write(
+        home.home().join("elroy.conf.yaml"),
+        format!(
+            "embedding_model: builtin\nembedding_model_path: {}\n",
+            home.root().join("nowhere").display()
+        ),
+    )
+    .unwrap();
+    let out = doctor(&home, false);
+    assert_eq!(out.status.code(), Some(1));
+    let text = stdout(&out);
+    assert!(
+        text.starts_with("embedding-model: no embedding model at ")
+            && text.contains("nowhere: config.json is missing; recall uses keywords only"),
+        "{text}"
+    );
+}
+
+/// A model directory elroy cannot read is listed as unreadable, naming the file, not as
+/// missing (skipped when permissions do not bite, as for root).
+#[cfg(unix)]
+#[test]
+fn doctor_lists_an_unreadable_embedding_model() {
+    use std::os::unix::fs::PermissionsExt;
+    let home = TestHome::new();
+    let model = home.home().join("models").join("all-MiniLM-L6-v2");
+    elroy_embed::test_support::write_tiny_model(&model);
+    let out = home.call(
+        "create_memory",
+        r#"{"name":"Biscuit the dog","text":"The user's dog Biscuit is a beagle."}"#,
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    let weights = model.join("model.safetensors");
+    let mode = |mode: u32| {
+        std::fs::set_permissions(&weights, std::fs::Permissions::from_mode(mode)).unwrap();
+    };
+    mode(0o000);
+    if std::fs::read(&weights).is_ok() {
+        mode(0o644);
+        println!("SKIPPED: this user reads files without read permission (root?)");
+        return;
+    }
+    let out = doctor(&home, false);
+    mode(0o644);
+    assert_eq!(out.status.code(), Some(1), "{}", stdout(&out));
+    let text = stdout(&out);
+    assert!(
+        text.starts_with(&format!(
+            "embedding-model: the embedding model at {} cannot be read: {}: Permission denied",
+            model.display(),
+            weights.display()
+        )),
+        "{text}"
+    );
+    assert!(!text.contains("missing"), "{text}");
+
+    // The default directory inside a folder elroy cannot enter is not taken for absent.
+    let models = home.home().join("models");
+    std::fs::set_permissions(&models, std::fs::Permissions::from_mode(0o000)).unwrap();
+    let out = doctor(&home, false);
+    std::fs::set_permissions(&models, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let text = stdout(&out);
+    assert!(
+        text.starts_with(&format!(
+            "embedding-model: the embedding model at {0} cannot be read: {0}: Permission denied",
+            model.display()
+        )),
+        "{text}"
+    );
+}

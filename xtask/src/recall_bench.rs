@@ -232,7 +232,9 @@ fn load_conversation(dir: &Path, id: &str) -> Result<Conversation, String> {
 
 /// An embedder that remembers every vector it computed (persisted in `vectors-<model>.bin`): the
 /// built-in model is loaded only when a text is not cached. The model name is the one elroy
-/// stores (`builtin:<directory name>`), so the homes' vectors serve the real binary too.
+/// stores (`elroy_embed::model_identity`, from the model's content), so the homes' vectors serve
+/// the real binary too, and the cache file is named by it (another model in the same directory
+/// has another cache).
 struct CachedEmbedder {
     dir: PathBuf,
     name: String,
@@ -252,16 +254,16 @@ impl std::fmt::Debug for CachedEmbedder {
 
 impl CachedEmbedder {
     fn open(dir: &Path, work: &Path) -> CachedEmbedder {
-        let base = dir
-            .file_name()
-            .map_or_else(|| "model".into(), |n| n.to_string_lossy().into_owned());
+        let name = elroy_embed::model_identity(dir)
+            .map_or_else(|_| elroy_embed::UNAVAILABLE_MODEL.to_owned(), |id| id.name);
+        let base = name.trim_start_matches("builtin:");
         let file = work.join(format!("vectors-{base}.bin"));
         let cache = std::fs::read(&file)
             .map(|bytes| decode_cache(&bytes))
             .unwrap_or_default();
         CachedEmbedder {
             dir: dir.to_path_buf(),
-            name: format!("builtin:{base}"),
+            name,
             model: std::sync::OnceLock::new(),
             cache: Mutex::new(cache),
             file,

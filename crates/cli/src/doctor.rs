@@ -1,5 +1,6 @@
 //! `elroy doctor`: prints what [`elroy_runtime::doctor::check_home`] found, one line per problem
-//! (`{area}: {path}: {message}`) and a summary; exit 1 when anything is wrong.
+//! (`{area}: {path}: {message}`, the areas of [`elroy_runtime::doctor::Area::as_str`]) and a
+//! summary; exit 1 when anything is wrong.
 
 use std::process::ExitCode;
 
@@ -11,7 +12,9 @@ use crate::output;
 /// `elroy doctor …`
 #[derive(Debug, clap::Args)]
 pub struct DoctorArgs {
-    /// Print JSON (`{"ok": bool, "problems": [{"area", "path", "message"}]}`) instead of lines
+    /// Print JSON (`{"ok": bool, "problems": [{"area", "path", "message"}]}`) instead of lines;
+    /// area is database, agenda, memories, feature-requests, notebook, versioned-home or
+    /// embedding-model
     #[arg(long)]
     pub json: bool,
 }

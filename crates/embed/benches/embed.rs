@@ -1,5 +1,6 @@
-//! The built-in embedder's costs: loading all-MiniLM-L6-v2 (once per process) and embedding one
-//! sentence, a memory-sized text, and a 256-token text.
+//! The built-in embedder's costs: its model name from the files' content (every process that
+//! uses the built-in embedder, loaded or not), loading all-MiniLM-L6-v2 (once per process) and
+//! embedding one sentence, a memory-sized text, and a 256-token text.
 //!
 //! `ELROY_EMBEDDING_MODEL_PATH=DIR cargo bench -p elroy-embed` (DIR: the model directory, e.g.
 //! the one `elroy models fetch` writes, `$ELROY_HOME/models/all-MiniLM-L6-v2`). Without it the
@@ -26,6 +27,11 @@ fn model_dir() -> Option<PathBuf> {
 fn model() -> &'static BuiltinEmbedder {
     static MODEL: OnceLock<BuiltinEmbedder> = OnceLock::new();
     MODEL.get_or_init(|| BuiltinEmbedder::load(&model_dir().unwrap()).unwrap())
+}
+
+#[divan::bench]
+fn model_identity() -> elroy_embed::ModelIdentity {
+    elroy_embed::model_identity(&model_dir().unwrap()).unwrap()
 }
 
 #[divan::bench(sample_count = 10)]

@@ -22,6 +22,12 @@ use candle_nn::{LayerNorm, VarBuilder};
 use candle_transformers::models::bert::{BertEncoder, Config};
 use tokenizers::Tokenizer;
 
+mod identity;
+#[cfg(any(test, feature = "test-support"))]
+pub mod test_support;
+
+pub use identity::{DEFAULT_MODEL_FINGERPRINT, ModelIdentity, UNAVAILABLE_MODEL, model_identity};
+
 /// The default model's directory name under `$ELROY_HOME/models/`.
 pub const DEFAULT_MODEL: &str = "all-MiniLM-L6-v2";
 
@@ -44,6 +50,18 @@ pub enum LoadError {
         /// The first missing file.
         missing: String,
     },
+    /// The directory or one of its files exists but cannot be read (permission denied, or
+    /// whatever else the system says): `path` is what failed, the directory itself when it
+    /// cannot be entered.
+    #[error("the embedding model at {} cannot be read: {}: {reason}", dir.display(), path.display())]
+    Unreadable {
+        /// The model directory.
+        dir: PathBuf,
+        /// The file or directory that cannot be read.
+        path: PathBuf,
+        /// The system's words.
+        reason: String,
+    },
     /// A file exists but cannot be used (truncated weights, invalid JSON, a model that is not
     /// BERT-shaped).
     #[error("the embedding model at {} cannot be used: {reason}", dir.display())]
@@ -53,6 +71,71 @@ pub enum LoadError {
         /// What failed, with the file.
         reason: String,
     },
+    /// The directory's files changed after [`LazyEmbedder`] took the model's name from them:
+    /// loading them now would store vectors of one model under the name of another.
+    #[error(
+        "the embedding model at {} changed while elroy was running (it is now {now}, not {was}); restart elroy to use it",
+        dir.display()
+    )]
+    Changed {
+        /// The model directory.
+        dir: PathBuf,
+        /// The name taken when the process started.
+        was: String,
+        /// The name of the files there now.
+        now: String,
+    },
+}
+
+impl LoadError {
+    /// An I/O error on `file` of `dir`: [`LoadError::Missing`] when it does not exist,
+    /// [`LoadError::Unreadable`] otherwise.
+    fn io(dir: &Path, file: &str, e: &std::io::Error) -> Self {
+        if e.kind() == std::io::ErrorKind::NotFound {
+            LoadError::Missing {
+                dir: dir.to_path_buf(),
+                missing: file.to_owned(),
+            }
+        } else {
+            LoadError::Unreadable {
+                dir: dir.to_path_buf(),
+                path: dir.join(file),
+                reason: e.to_string(),
+            }
+        }
+    }
+}
+
+/// Checks that `dir` holds every one of [`MODEL_FILES`] as a file elroy can look at: the first
+/// that does not exist is [`LoadError::Missing`] (so is every file of a directory that does not
+/// exist); one the system refuses is [`LoadError::Unreadable`], naming the directory when it is
+/// the directory that cannot be entered.
+fn check_files(dir: &Path) -> Result<(), LoadError> {
+    for file in MODEL_FILES {
+        match std::fs::metadata(dir.join(file)) {
+            Ok(meta) if meta.is_file() => {}
+            Ok(_) => {
+                return Err(LoadError::Corrupt {
+                    dir: dir.to_path_buf(),
+                    reason: format!("{file} is not a file"),
+                });
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                return Err(LoadError::io(dir, file, &e));
+            }
+            Err(e) => {
+                if let Err(dir_error) = std::fs::read_dir(dir) {
+                    return Err(LoadError::Unreadable {
+                        dir: dir.to_path_buf(),
+                        path: dir.to_path_buf(),
+                        reason: dir_error.to_string(),
+                    });
+                }
+                return Err(LoadError::io(dir, file, &e));
+            }
+        }
+    }
+    Ok(())
 }
 
 /// A loaded sentence-transformers model: the tokenizer, the BERT encoder's weights on the CPU,
@@ -133,32 +216,59 @@ struct TensorEntry {
 /// Where an F32 tensor lies in the file: its shape and absolute byte range.
 type TensorAt = (Vec<usize>, u64, u64);
 
-/// The F32 tensors of a safetensors file: `(name, shape, absolute byte range)`, every range
-/// checked against the file's length (tensors of other types are left out: a weight the model
-/// needs that is not F32 is then named as missing).
-fn read_index(file: &mut File) -> Result<HashMap<String, TensorAt>, String> {
-    let len = file.metadata().map_err(|e| e.to_string())?.len();
+/// A safetensors file's header.
+struct Header {
+    /// The header as it is in the file: its 8-byte length and its JSON.
+    raw: Vec<u8>,
+    /// The file's length.
+    file_len: u64,
+    /// Every tensor: name, type, shape and absolute byte range, each range checked against the
+    /// file's length.
+    tensors: Vec<(String, TensorEntry, u64, u64)>,
+}
+
+/// Reads the header of the safetensors file `file` (from its start).
+fn read_header(file: &mut File) -> Result<Header, String> {
+    let file_len = file.metadata().map_err(|e| e.to_string())?.len();
+    file.seek(SeekFrom::Start(0)).map_err(|e| e.to_string())?;
     let mut n = [0u8; 8];
     file.read_exact(&mut n)
         .map_err(|e| format!("no header: {e}"))?;
     let header_len = u64::from_le_bytes(n);
-    if header_len > 100_000_000 || 8 + header_len > len {
+    if header_len > 100_000_000 || 8 + header_len > file_len {
         return Err("the header is longer than the file".into());
     }
-    let mut header = vec![0u8; header_len as usize];
-    file.read_exact(&mut header).map_err(|e| e.to_string())?;
+    let mut raw = vec![0u8; 8 + header_len as usize];
+    raw[..8].copy_from_slice(&n);
+    file.read_exact(&mut raw[8..]).map_err(|e| e.to_string())?;
     let mut entries: HashMap<String, serde_json::Value> =
-        serde_json::from_slice(&header).map_err(|e| format!("header: {e}"))?;
+        serde_json::from_slice(&raw[8..]).map_err(|e| format!("header: {e}"))?;
     entries.remove("__metadata__");
     let data_start = 8 + header_len;
-    let mut out = HashMap::new();
+    let mut tensors = Vec::with_capacity(entries.len());
     for (name, value) in entries {
         let entry: TensorEntry =
             serde_json::from_value(value).map_err(|e| format!("{name}: {e}"))?;
         let [start, end] = entry.data_offsets;
-        if end < start || data_start + end > len {
+        // Checked sums: offsets come from the file.
+        if end < start || data_start.checked_add(end).is_none_or(|e| e > file_len) {
             return Err(format!("{name} lies outside the file (truncated?)"));
         }
+        tensors.push((name, entry, data_start + start, data_start + end));
+    }
+    Ok(Header {
+        raw,
+        file_len,
+        tensors,
+    })
+}
+
+/// The F32 tensors of a safetensors file: `(name, shape, absolute byte range)`, every range
+/// checked against the file's length (tensors of other types are left out: a weight the model
+/// needs that is not F32 is then named as missing).
+fn read_index(file: &mut File) -> Result<HashMap<String, TensorAt>, String> {
+    let mut out = HashMap::new();
+    for (name, entry, start, end) in read_header(file)?.tensors {
         // Only F32 tensors are read (`embeddings.position_ids`, I64, is not used).
         if entry.dtype != "F32" {
             continue;
@@ -171,7 +281,7 @@ fn read_index(file: &mut File) -> Result<HashMap<String, TensorAt>, String> {
                 entry.shape
             ));
         }
-        out.insert(name, (entry.shape, data_start + start, data_start + end));
+        out.insert(name, (entry.shape, start, end));
     }
     Ok(out)
 }
@@ -188,32 +298,28 @@ fn read_tensor(file: &mut File, shape: &[usize], start: u64, end: u64) -> Result
 
 impl BuiltinEmbedder {
     /// Loads the model directory `dir`. Its vectors are stored under the model name
-    /// `builtin:<directory name>` (vectors of another model are never compared). The
-    /// word-embedding table stays in the file (its rows are read per text); the file stays open
-    /// for that.
+    /// [`model_identity`] gives, which comes from the files' content, not from the directory's
+    /// path (`docs/formats.md#search-index-and-embeddings`; vectors of another model are never
+    /// compared). The word-embedding table stays in the file (its rows are read per text); the
+    /// file stays open for that.
     ///
     /// # Errors
     /// [`LoadError::Missing`] when `dir` or one of [`MODEL_FILES`] is absent;
+    /// [`LoadError::Unreadable`] when the system refuses to read one (or the directory);
     /// [`LoadError::Corrupt`] when a file cannot be parsed or the weights do not fit the config.
     pub fn load(dir: &Path) -> Result<Self, LoadError> {
-        for file in MODEL_FILES {
-            if !dir.join(file).is_file() {
-                return Err(LoadError::Missing {
-                    dir: dir.to_path_buf(),
-                    missing: file.to_owned(),
-                });
-            }
-        }
+        let name = model_identity(dir)?.name;
         let corrupt = |file: &str, e: &dyn std::fmt::Display| LoadError::Corrupt {
             dir: dir.to_path_buf(),
             reason: format!("{file}: {e}"),
         };
         let config_text = std::fs::read_to_string(dir.join("config.json"))
-            .map_err(|e| corrupt("config.json", &e))?;
+            .map_err(|e| LoadError::io(dir, "config.json", &e))?;
         let config: Config =
             serde_json::from_str(&config_text).map_err(|e| corrupt("config.json", &e))?;
         let weights = |e: &dyn std::fmt::Display| corrupt("model.safetensors", e);
-        let mut file = File::open(dir.join("model.safetensors")).map_err(|e| weights(&e))?;
+        let mut file = File::open(dir.join("model.safetensors"))
+            .map_err(|e| LoadError::io(dir, "model.safetensors", &e))?;
         let index = read_index(&mut file).map_err(|e| weights(&e))?;
         let prefix = if index.contains_key("bert.embeddings.word_embeddings.weight") {
             "bert."
@@ -289,11 +395,8 @@ impl BuiltinEmbedder {
                 ..tokenizers::TruncationParams::default()
             }))
             .map_err(|e| corrupt("tokenizer.json", &e))?;
-        let name = dir
-            .file_name()
-            .map_or_else(|| DEFAULT_MODEL.into(), |n| n.to_string_lossy());
         Ok(BuiltinEmbedder {
-            name: format!("builtin:{name}"),
+            name,
             tokenizer,
             encoder,
             positions,
@@ -341,7 +444,7 @@ impl BuiltinEmbedder {
         run().map_err(|e| format!("the forward pass failed: {e}"))
     }
 
-    /// The model name stored with each vector: `builtin:<directory name>`.
+    /// The model name stored with each vector (see [`model_identity`]).
     pub fn name(&self) -> &str {
         &self.name
     }
@@ -371,11 +474,14 @@ pub type OnLoadError = Box<dyn Fn(&LoadError) + Send + Sync>;
 
 /// A [`BuiltinEmbedder`] loaded on the first [`elroy_core::Embedder::embed`] call, so a process
 /// that never embeds (most `elroy tools call`s) never reads the weights. The model name is known
-/// without loading (from the directory name). When loading fails, `on_error` is called once and
-/// every embedding fails with the same message (recall then uses keywords only).
+/// without loading: [`model_identity`] reads the small files and samples of the weights, on the
+/// first call of [`elroy_core::Embedder::model`]. When loading fails, `on_error` is called once
+/// and every embedding fails with the same message (recall then uses keywords only). When the
+/// files changed between the name and the load, loading fails with [`LoadError::Changed`]: no
+/// vector is stored under a name that is not its model's.
 pub struct LazyEmbedder {
     dir: PathBuf,
-    name: String,
+    name: std::sync::OnceLock<String>,
     loaded: std::sync::OnceLock<Result<BuiltinEmbedder, String>>,
     on_error: OnLoadError,
 }
@@ -384,25 +490,29 @@ impl std::fmt::Debug for LazyEmbedder {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("LazyEmbedder")
             .field("dir", &self.dir)
-            .field("name", &self.name)
+            .field("name", &self.name.get())
             .finish_non_exhaustive()
     }
 }
 
 impl LazyEmbedder {
-    /// An embedder for the model directory `dir`, not loaded yet.
+    /// An embedder for the model directory `dir`, not loaded yet (nothing is read yet).
     pub fn new(dir: PathBuf, on_error: OnLoadError) -> Self {
-        let name = format!(
-            "builtin:{}",
-            dir.file_name()
-                .map_or_else(|| DEFAULT_MODEL.into(), |n| n.to_string_lossy())
-        );
         LazyEmbedder {
             dir,
-            name,
+            name: std::sync::OnceLock::new(),
             loaded: std::sync::OnceLock::new(),
             on_error,
         }
+    }
+
+    /// The model name its vectors are stored under: [`model_identity`]'s, or
+    /// [`UNAVAILABLE_MODEL`] when the directory cannot be identified (then it cannot be loaded
+    /// either, and no vector is stored under that name).
+    pub fn name(&self) -> &str {
+        self.name.get_or_init(|| {
+            model_identity(&self.dir).map_or_else(|_| UNAVAILABLE_MODEL.to_owned(), |id| id.name)
+        })
     }
 
     /// The loaded model, loading it on the first call.
@@ -412,10 +522,22 @@ impl LazyEmbedder {
     pub fn get(&self) -> Result<&BuiltinEmbedder, &str> {
         self.loaded
             .get_or_init(|| {
-                BuiltinEmbedder::load(&self.dir).map_err(|e| {
-                    (self.on_error)(&e);
-                    e.to_string()
-                })
+                BuiltinEmbedder::load(&self.dir)
+                    .and_then(|e| {
+                        if e.name() == self.name() {
+                            Ok(e)
+                        } else {
+                            Err(LoadError::Changed {
+                                dir: self.dir.clone(),
+                                was: self.name().to_owned(),
+                                now: e.name().to_owned(),
+                            })
+                        }
+                    })
+                    .map_err(|e| {
+                        (self.on_error)(&e);
+                        e.to_string()
+                    })
             })
             .as_ref()
             .map_err(String::as_str)
@@ -424,7 +546,7 @@ impl LazyEmbedder {
 
 impl elroy_core::Embedder for LazyEmbedder {
     fn model(&self) -> &str {
-        &self.name
+        self.name()
     }
 
     fn embed(&self, text: &str) -> Result<Vec<f32>, elroy_core::EmbedError> {

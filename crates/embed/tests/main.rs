@@ -3,5 +3,6 @@
 //! test executable: `cargo test -p elroy-embed --lib [FILTER]`.
 
 mod common;
+mod identity;
 mod load;
 mod reference;

@@ -128,3 +128,22 @@ fn all_minilm_gives_the_reference_vectors_within_1e_3() {
         assert!(worst < 1e-3, "{text}: largest difference {worst}");
     }
 }
+
+/// The real all-MiniLM-L6-v2 (the files `elroy models fetch` pins) is named
+/// `builtin:all-MiniLM-L6-v2`, as homes stored its vectors before names came from content, and
+/// its fingerprint is the one `fixtures/minilm_fingerprint.json` was written from.
+#[test]
+fn all_minilm_keeps_the_name_homes_stored_its_vectors_under() {
+    let dir = match model_dir() {
+        Ok(dir) => dir,
+        Err(reason) => {
+            println!("SKIPPED: no all-MiniLM-L6-v2 directory ({reason})");
+            return;
+        }
+    };
+    let started = std::time::Instant::now();
+    let identity = elroy_embed::model_identity(&dir).unwrap();
+    println!("model_identity took {:?}", started.elapsed());
+    assert_eq!(identity.fingerprint, elroy_embed::DEFAULT_MODEL_FINGERPRINT);
+    assert_eq!(identity.name, "builtin:all-MiniLM-L6-v2");
+}

@@ -24,11 +24,14 @@ pub enum Area {
     Notebook,
     /// The git repository of the versioned home (`.git`).
     VersionedHome,
+    /// The built-in embedder's model directory (`embedding_model_path`), when a session would
+    /// use it.
+    EmbeddingModel,
 }
 
 impl Area {
     /// The lower-case name shown and used in `--json` (`database`, `agenda`, `memories`,
-    /// `feature-requests`, `notebook`, `versioned-home`).
+    /// `feature-requests`, `notebook`, `versioned-home`, `embedding-model`).
     pub fn as_str(self) -> &'static str {
         match self {
             Area::Database => "database",
@@ -37,6 +40,7 @@ impl Area {
             Area::FeatureRequests => "feature-requests",
             Area::Notebook => "notebook",
             Area::VersionedHome => "versioned-home",
+            Area::EmbeddingModel => "embedding-model",
         }
     }
 }
@@ -84,7 +88,9 @@ fn relative(elroy_home: &Path, path: &Path) -> String {
 /// history reads, git has finished what it was doing (no merge, rebase, cherry-pick, revert in
 /// progress, no unmerged index, HEAD on a branch), no store file holds conflict markers, no change
 /// is waiting in `.git/elroy-pending.jsonl`, no sync-conflict or merge leftover files in the
-/// stores). Nothing a user wrote is changed.
+/// stores), and, when a session would use the built-in embedder, its model directory (it is
+/// loaded: missing when it was asked for, unreadable or corrupt, with the warning a session
+/// gives, [`crate::embedder::builtin_model_problem`]). Nothing a user wrote is changed.
 pub fn check_home(config: &Config) -> DoctorReport {
     let paths = &config.paths;
     let home = &paths.elroy_home;
@@ -361,6 +367,11 @@ pub fn check_home(config: &Config) -> DoctorReport {
                 );
             }
         }
+    }
+
+    // --- the built-in embedder's model ---
+    if let Some((dir, message)) = crate::embedder::builtin_model_problem(config) {
+        push(Area::EmbeddingModel, Some(relative(home, &dir)), message);
     }
     problems.sort_by(|a, b| (a.area, &a.path).cmp(&(b.area, &b.path)));
     DoctorReport { problems }

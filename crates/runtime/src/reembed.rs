@@ -460,4 +460,73 @@ mod tests {
                 .starts_with("Embedding 40 memories with hash-64 in the background")
         );
     }
+
+    /// The built-in embedder's model named by its content: its directory renamed and moved, a
+    /// home's vectors are still used (nothing pending, the background embeds nothing); other
+    /// numbers in `config.json` under the same directory are another model, whose vectors are
+    /// made in the background.
+    #[cfg(feature = "builtin-embedder")]
+    #[test]
+    fn a_renamed_model_directory_keeps_the_home_s_vectors() {
+        let dir = tempfile::tempdir().unwrap();
+        let home = dir.path().join(".elroy");
+        let first = dir.path().join("models").join("all-MiniLM-L6-v2");
+        elroy_embed::test_support::write_tiny_model(&first);
+        let lazy = |dir: &std::path::Path| -> Arc<dyn Embedder> {
+            Arc::new(elroy_embed::LazyEmbedder::new(
+                dir.to_path_buf(),
+                Box::new(|e| panic!("{e}")),
+            ))
+        };
+        let reports = Arc::new(Mutex::new(Vec::new()));
+        let sink: ProgressSink = {
+            let reports = Arc::clone(&reports);
+            Arc::new(move |p: &EmbedProgress| reports.lock().unwrap().push(p.clone()))
+        };
+        let embedder = lazy(&first);
+        let model = embedder.model().to_owned();
+        let (rt, store) = runtime(&home, embedder);
+        for i in 0..5 {
+            store
+                .create(
+                    &format!("Memory {i}"),
+                    &format!("the dog is a beagle {i}"),
+                    &[],
+                    now(),
+                )
+                .unwrap();
+        }
+        let running = rt.start_background_embedding(Arc::clone(&sink)).unwrap();
+        assert_eq!(running.join(), 5);
+        assert_eq!(vectors(&store, &model).0.len(), 5);
+        drop((rt, store));
+
+        let moved = dir.path().join("elsewhere").join("minilm");
+        std::fs::create_dir_all(moved.parent().unwrap()).unwrap();
+        std::fs::rename(&first, &moved).unwrap();
+        reports.lock().unwrap().clear();
+        let embedder = lazy(&moved);
+        assert_eq!(embedder.model(), model);
+        let (rt, store) = runtime(&home, embedder);
+        assert!(store.pending_embeddings(usize::MAX).unwrap().is_empty());
+        let running = rt.start_background_embedding(Arc::clone(&sink)).unwrap();
+        assert_eq!(running.join(), 0);
+        assert!(reports.lock().unwrap().is_empty(), "{reports:?}");
+        drop((rt, store));
+
+        // The same directory with another config.json: another model, embedded anew.
+        let config = moved.join("config.json");
+        let mut value: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(&config).unwrap()).unwrap();
+        value["layer_norm_eps"] = 1e-3.into();
+        std::fs::write(&config, value.to_string()).unwrap();
+        let embedder = lazy(&moved);
+        let other = embedder.model().to_owned();
+        assert_ne!(other, model);
+        let (rt, store) = runtime(&home, embedder);
+        assert_eq!(store.pending_embeddings(usize::MAX).unwrap().len(), 5);
+        assert_eq!(rt.start_background_embedding(sink).unwrap().join(), 5);
+        assert_eq!(vectors(&store, &other).0.len(), 5);
+        assert_eq!(vectors(&store, &model).0.len(), 5);
+    }
 }
