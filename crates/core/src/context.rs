@@ -6,7 +6,7 @@ use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::{Arc, OnceLock};
 
-use crate::{Message, RecallItem, TimeContext, ToolError};
+use crate::{Caller, Message, RecallItem, TimeContext, ToolError};
 
 /// The user a call acts for.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -277,6 +277,9 @@ pub struct ToolContext {
     pub capabilities: Capabilities,
     /// Stores and other shared handles.
     pub services: Services,
+    /// Who asked for the call: a person, the model or an MCP client (the permission check's
+    /// input, `docs/security.md#who-is-asked`).
+    pub caller: Caller,
 }
 
 impl ToolContext {
@@ -290,6 +293,7 @@ impl ToolContext {
             conversation: Conversation::default(),
             capabilities: Capabilities::default(),
             services: Services::new(),
+            caller: Caller::Person,
         }
     }
 

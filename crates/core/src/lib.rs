@@ -12,6 +12,8 @@
 //!   contract (D1), unknown tools (D2).
 //! - [`ToolOutput`], [`ToolResult`], [`ToolError`], [`Effect`]: what a call produces
 //!   (`docs/tool-rules.md#results`, `docs/tool-rules.md#effects`).
+//! - [`ToolEffect`], [`Caller`], [`PermissionGate`], [`Approver`]: what a tool may reach and the
+//!   check every call passes (`docs/security.md`).
 //! - [`ToolContext`]: what a tool receives besides its arguments
 //!   (`docs/tool-rules.md#what-a-tool-receives`).
 //! - [`Message`], [`ToolCall`], [`Role`]: the message model shared by transcript, llm and orchestrator.
@@ -24,6 +26,7 @@
 mod args;
 mod clock;
 mod context;
+mod effect;
 mod embed;
 mod error;
 mod message;
@@ -39,6 +42,10 @@ pub use args::{ArgType, NoArgs, ToolArgs, parse_args};
 pub use clock::{Clock, DEFAULT_DAY_START, FixedClock, SystemClock, TimeContext};
 pub use context::{
     Capabilities, Conversation, ServiceError, Services, ToolContext, UserId, UserInfo,
+};
+pub use effect::{
+    Approval, ApprovalRequest, Approver, CallTarget, Caller, Changes, EffectClass, GateCall,
+    PermissionGate, ToolEffect,
 };
 pub use embed::{EmbedError, Embedder};
 pub use error::ToolError;

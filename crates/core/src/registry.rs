@@ -9,7 +9,10 @@ use std::sync::Arc;
 use serde_json::Value;
 
 use crate::validate::validate_value;
-use crate::{BoxFuture, Tool, ToolContext, ToolResult, ToolSpec, validate_arguments};
+use crate::{
+    BoxFuture, GateCall, PermissionGate, Tool, ToolContext, ToolResult, ToolSpec,
+    validate_arguments,
+};
 
 /// Names elroy itself puts in the context as synthetic pairs (`docs/behaviour.md#synthetic-pairs`).
 /// A model that calls one gets `OK` and nothing runs (`docs/tool-rules.md#unknown-tools`).
@@ -117,6 +120,7 @@ pub struct ToolRegistry {
     /// `exclude_tools`, kept so that tools arriving later are excluded too.
     excluded: BTreeSet<String>,
     observer: Option<Arc<dyn CallObserver>>,
+    gate: Option<Arc<dyn PermissionGate>>,
 }
 
 impl std::fmt::Debug for ToolRegistry {
@@ -129,6 +133,19 @@ impl ToolRegistry {
     /// An empty registry.
     pub fn new() -> Self {
         Self::default()
+    }
+
+    /// Installs the permission check every call passes after its arguments were validated and
+    /// before its tool runs (replacing any earlier one); its [`PermissionGate::redact`] cleans
+    /// every result. Clones of the registry made afterwards share it.
+    pub fn set_permission_gate(&mut self, gate: Arc<dyn PermissionGate>) -> &mut Self {
+        self.gate = Some(gate);
+        self
+    }
+
+    /// The installed permission check, if any.
+    pub fn permission_gate(&self) -> Option<&Arc<dyn PermissionGate>> {
+        self.gate.as_ref()
     }
 
     /// Installs the observer told about every call that runs a tool (replacing any earlier one).
@@ -349,11 +366,11 @@ impl ToolRegistry {
         raw_arguments: Option<&str>,
         ctx: &ToolContext,
     ) -> ToolResult {
-        let Some(SourcedTool { tool, .. }) = self.find(name).await else {
+        let Some(SourcedTool { tool, origin }) = self.find(name).await else {
             return self.unknown(name);
         };
         match validate_arguments(tool.spec(), raw_arguments) {
-            Ok(args) => self.run(tool.as_ref(), args, ctx).await,
+            Ok(args) => self.run(tool.as_ref(), &origin, args, ctx).await,
             Err(message) => ToolResult::error(name, &message),
         }
     }
@@ -366,11 +383,11 @@ impl ToolRegistry {
         arguments: Value,
         ctx: &ToolContext,
     ) -> ToolResult {
-        let Some(SourcedTool { tool, .. }) = self.find(name).await else {
+        let Some(SourcedTool { tool, origin }) = self.find(name).await else {
             return self.unknown(name);
         };
         match validate_value(tool.spec(), arguments) {
-            Ok(args) => self.run(tool.as_ref(), args, ctx).await,
+            Ok(args) => self.run(tool.as_ref(), &origin, args, ctx).await,
             Err(message) => ToolResult::error(name, &message),
         }
     }
@@ -389,9 +406,20 @@ impl ToolRegistry {
     async fn run(
         &self,
         tool: &dyn Tool,
+        origin: &ToolOrigin,
         args: crate::ValidatedArgs,
         ctx: &ToolContext,
     ) -> ToolResult {
+        if let Some(gate) = &self.gate {
+            let call = GateCall {
+                spec: tool.spec(),
+                origin,
+                arguments: args.as_map(),
+            };
+            if let Err(refusal) = gate.check(ctx, call).await {
+                return ToolResult::error(&tool.spec().name, &refusal);
+            }
+        }
         let observed = self
             .observer
             .as_ref()
@@ -405,6 +433,9 @@ impl ToolRegistry {
                 result.content.push_str("\n\n");
             }
             result.content.push_str(&note);
+        }
+        if let Some(gate) = &self.gate {
+            gate.redact(&mut result.content);
         }
         result
     }
@@ -426,6 +457,7 @@ mod tests {
     impl TypedTool for Echo {
         type Args = EchoArgs;
         const NAME: &'static str = "echo";
+        const EFFECT: crate::ToolEffect = crate::ToolEffect::HOME_READS;
         const DESCRIPTION: &'static str = "Echo text.";
         fn run(&self, _: &ToolContext, args: EchoArgs) -> Result<ToolOutput, ToolError> {
             if args.text == "fail" {
@@ -441,6 +473,7 @@ mod tests {
     impl TypedTool for Pwd {
         type Args = NoArgs;
         const NAME: &'static str = "pwd";
+        const EFFECT: crate::ToolEffect = crate::ToolEffect::HOME_READS;
         const DESCRIPTION: &'static str = "Where.";
         fn run(&self, _: &ToolContext, _: NoArgs) -> Result<ToolOutput, ToolError> {
             Ok(ToolOutput::text("/"))

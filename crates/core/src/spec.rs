@@ -2,6 +2,8 @@
 
 use serde_json::{Map, Value, json};
 
+use crate::ToolEffect;
+
 /// The JSON-schema type of one tool parameter.
 ///
 /// Built-in tools only use the four scalar types; plugin schemas (`docs/tool-rules.md#plugins`) may
@@ -126,6 +128,9 @@ pub struct ToolSpec {
     /// to), `title`, `additionalProperties`, … of plugin and MCP server schemas. Empty for the
     /// built-in tools.
     pub parameters_extra: Map<String, Value>,
+    /// What the tool may reach (`docs/security.md#effects`); not part of the schema JSON.
+    /// [`ToolSpec::new`] starts from [`ToolEffect::EXECUTE`], the most cautious.
+    pub effect: ToolEffect,
 }
 
 impl ToolSpec {
@@ -140,7 +145,14 @@ impl ToolSpec {
             description: description.into(),
             params,
             parameters_extra: Map::new(),
+            effect: ToolEffect::EXECUTE,
         }
+    }
+
+    /// The same spec with `effect` as its declared effect.
+    pub fn with_effect(mut self, effect: ToolEffect) -> Self {
+        self.effect = effect;
+        self
     }
 
     /// The parameter called `name`, if any.

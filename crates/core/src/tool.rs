@@ -6,7 +6,9 @@ use std::marker::PhantomData;
 use std::pin::Pin;
 use std::sync::Arc;
 
-use crate::{ToolArgs, ToolContext, ToolError, ToolOutput, ToolSpec, ValidatedArgs, parse_args};
+use crate::{
+    ToolArgs, ToolContext, ToolEffect, ToolError, ToolOutput, ToolSpec, ValidatedArgs, parse_args,
+};
 
 /// A boxed, sendable future (what [`Tool::call`] returns).
 pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
@@ -41,6 +43,8 @@ pub trait TypedTool: Send + Sync + 'static {
     const NAME: &'static str;
     /// The description shown to the model.
     const DESCRIPTION: &'static str;
+    /// What the tool may reach (`docs/security.md#effects`).
+    const EFFECT: ToolEffect;
 
     /// Runs the tool.
     ///
@@ -59,6 +63,8 @@ pub trait AsyncTypedTool: Send + Sync + 'static {
     const NAME: &'static str;
     /// The description shown to the model.
     const DESCRIPTION: &'static str;
+    /// What the tool may reach (`docs/security.md#effects`).
+    const EFFECT: ToolEffect;
 
     /// Runs the tool.
     ///
@@ -71,8 +77,8 @@ pub trait AsyncTypedTool: Send + Sync + 'static {
     ) -> impl Future<Output = Result<ToolOutput, ToolError>> + Send;
 }
 
-fn spec_of<A: ToolArgs>(name: &str, description: &str) -> ToolSpec {
-    ToolSpec::new(name, description, A::parameters())
+fn spec_of<A: ToolArgs>(name: &str, description: &str, effect: ToolEffect) -> ToolSpec {
+    ToolSpec::new(name, description, A::parameters()).with_effect(effect)
 }
 
 struct SyncAdapter<T> {
@@ -122,7 +128,7 @@ impl<T: AsyncTypedTool> Tool for AsyncAdapter<T> {
 /// `T::DESCRIPTION` and `T::Args`.
 pub fn sync_tool<T: TypedTool>(tool: T) -> Arc<dyn Tool> {
     Arc::new(SyncAdapter {
-        spec: spec_of::<T::Args>(T::NAME, T::DESCRIPTION),
+        spec: spec_of::<T::Args>(T::NAME, T::DESCRIPTION, T::EFFECT),
         tool,
     })
 }
@@ -130,7 +136,7 @@ pub fn sync_tool<T: TypedTool>(tool: T) -> Arc<dyn Tool> {
 /// Wraps an [`AsyncTypedTool`] as a registrable [`Tool`].
 pub fn async_tool<T: AsyncTypedTool>(tool: T) -> Arc<dyn Tool> {
     Arc::new(AsyncAdapter {
-        spec: spec_of::<T::Args>(T::NAME, T::DESCRIPTION),
+        spec: spec_of::<T::Args>(T::NAME, T::DESCRIPTION, T::EFFECT),
         tool,
         _marker: PhantomData,
     })

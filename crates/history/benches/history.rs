@@ -75,6 +75,7 @@ struct Touch {
 impl TypedTool for Touch {
     type Args = NoArgs;
     const NAME: &'static str = "touch";
+    const EFFECT: elroy_core::ToolEffect = elroy_core::ToolEffect::HOME_OVERWRITES;
     const DESCRIPTION: &'static str = "Writes a file.";
     fn run(&self, ctx: &ToolContext, _: NoArgs) -> Result<ToolOutput, ToolError> {
         if self.write {

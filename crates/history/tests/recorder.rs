@@ -22,6 +22,7 @@ struct Put(Arc<Mutex<Files>>);
 impl TypedTool for Put {
     type Args = NoArgs;
     const NAME: &'static str = "put_files";
+    const EFFECT: elroy_core::ToolEffect = elroy_core::ToolEffect::HOME_OVERWRITES;
     const DESCRIPTION: &'static str = "Writes files.";
     fn run(&self, ctx: &ToolContext, _: NoArgs) -> Result<ToolOutput, ToolError> {
         let mut fail = false;
@@ -401,6 +402,7 @@ struct Meanwhile {
 impl TypedTool for Meanwhile {
     type Args = NoArgs;
     const NAME: &'static str = "meanwhile";
+    const EFFECT: elroy_core::ToolEffect = elroy_core::ToolEffect::HOME_OVERWRITES;
     const DESCRIPTION: &'static str = "Writes a file while background work writes another.";
     fn run(&self, ctx: &ToolContext, _: NoArgs) -> Result<ToolOutput, ToolError> {
         self.go.lock().unwrap().send(()).unwrap();

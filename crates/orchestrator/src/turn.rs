@@ -3,7 +3,7 @@
 
 use std::collections::HashMap;
 
-use elroy_core::{Effect, Message, RecallItem, Role, ToolCall, ToolContext, ToolResult};
+use elroy_core::{Caller, Effect, Message, RecallItem, Role, ToolCall, ToolContext, ToolResult};
 use elroy_llm::{ChatRequest, LlmError, StreamDelta, TextEvent, TextProcessor};
 use elroy_transcript::{ContextItem, ResolvedEffect};
 
@@ -365,6 +365,7 @@ impl Session {
             conversation: work.conversation().into(),
             capabilities: p.capabilities,
             services: p.services.clone(),
+            caller: Caller::Model,
         };
         let result = registry
             .invoke(&call.name, Some(&call.arguments), &ctx)

@@ -21,6 +21,7 @@ struct Pwd;
 impl TypedTool for Pwd {
     type Args = NoArgs;
     const NAME: &'static str = "pwd";
+    const EFFECT: elroy_core::ToolEffect = elroy_core::ToolEffect::HOME_OVERWRITES;
     const DESCRIPTION: &'static str = "Print the working directory.";
     fn run(&self, ctx: &ToolContext, _: NoArgs) -> Result<ToolOutput, ToolError> {
         Ok(ToolOutput::text(ctx.cwd.display().to_string()))
@@ -38,6 +39,7 @@ struct Note(Arc<Mutex<Vec<String>>>);
 impl TypedTool for Note {
     type Args = NoteArgs;
     const NAME: &'static str = "note";
+    const EFFECT: elroy_core::ToolEffect = elroy_core::ToolEffect::HOME_OVERWRITES;
     const DESCRIPTION: &'static str = "Write a note.";
     fn run(&self, _: &ToolContext, args: NoteArgs) -> Result<ToolOutput, ToolError> {
         if args.text == "bad" {

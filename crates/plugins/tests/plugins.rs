@@ -63,6 +63,7 @@ struct Pwd;
 impl elroy_core::TypedTool for Pwd {
     type Args = elroy_core::NoArgs;
     const NAME: &'static str = "pwd";
+    const EFFECT: elroy_core::ToolEffect = elroy_core::ToolEffect::HOME_READS;
     const DESCRIPTION: &'static str = "Where.";
     fn run(
         &self,

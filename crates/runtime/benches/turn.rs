@@ -27,6 +27,7 @@ struct Pwd;
 impl TypedTool for Pwd {
     type Args = NoArgs;
     const NAME: &'static str = "pwd";
+    const EFFECT: elroy_core::ToolEffect = elroy_core::ToolEffect::HOME_OVERWRITES;
     const DESCRIPTION: &'static str = "Print the working directory.";
     fn run(&self, ctx: &ToolContext, _: NoArgs) -> Result<ToolOutput, ToolError> {
         Ok(ToolOutput::text(ctx.cwd.display().to_string()))

@@ -51,8 +51,8 @@ use std::sync::Arc;
 
 use elroy_config::Config;
 use elroy_core::{
-    Capabilities, Conversation, FixedClock, Services, SystemClock, TimeContext, ToolContext,
-    ToolRegistry, ToolResult, UserInfo,
+    Caller, Capabilities, Conversation, FixedClock, Services, SystemClock, TimeContext,
+    ToolContext, ToolRegistry, ToolResult, UserInfo,
 };
 
 /// Where warnings found after opening go (a lazily opened store's warnings, a fast model that
@@ -233,6 +233,7 @@ impl Runtime {
             conversation: Conversation::lazy(move || effects::active_conversation(&services)),
             capabilities,
             services: self.services.clone(),
+            caller: Caller::Person,
         }
     }
 

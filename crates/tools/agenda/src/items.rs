@@ -3,7 +3,8 @@
 
 use elroy_agenda::AgendaStore;
 use elroy_core::{
-    Effect, RecallItem, RecallKind, ToolArgs, ToolContext, ToolError, ToolOutput, TypedTool,
+    Effect, RecallItem, RecallKind, ToolArgs, ToolContext, ToolEffect, ToolError, ToolOutput,
+    TypedTool,
 };
 use serde_json::json;
 
@@ -24,6 +25,7 @@ pub struct AddAgendaItem;
 impl TypedTool for AddAgendaItem {
     type Args = AddAgendaItemArgs;
     const NAME: &'static str = "add_agenda_item";
+    const EFFECT: ToolEffect = ToolEffect::HOME_ADDS;
     const DESCRIPTION: &'static str = "Add a new agenda item for a given date (defaults to today).";
 
     fn run(&self, ctx: &ToolContext, args: Self::Args) -> Result<ToolOutput, ToolError> {
@@ -65,6 +67,7 @@ pub struct CompleteAgendaItem;
 impl TypedTool for CompleteAgendaItem {
     type Args = ItemNameArgs;
     const NAME: &'static str = "complete_agenda_item";
+    const EFFECT: ToolEffect = ToolEffect::HOME_OVERWRITES;
     const DESCRIPTION: &'static str = "Mark an agenda item as completed.";
 
     fn run(&self, ctx: &ToolContext, args: Self::Args) -> Result<ToolOutput, ToolError> {
@@ -84,6 +87,7 @@ pub struct DeleteAgendaItem;
 impl TypedTool for DeleteAgendaItem {
     type Args = ItemNameArgs;
     const NAME: &'static str = "delete_agenda_item";
+    const EFFECT: ToolEffect = ToolEffect::HOME_OVERWRITES;
     const DESCRIPTION: &'static str = "Delete an agenda item permanently.";
 
     fn run(&self, ctx: &ToolContext, args: Self::Args) -> Result<ToolOutput, ToolError> {
@@ -115,6 +119,7 @@ pub struct AddAgendaItemUpdate;
 impl TypedTool for AddAgendaItemUpdate {
     type Args = AddAgendaItemUpdateArgs;
     const NAME: &'static str = "add_agenda_item_update";
+    const EFFECT: ToolEffect = ToolEffect::HOME_ADDS;
     const DESCRIPTION: &'static str = "Append a timestamped progress note to an agenda item.";
 
     fn run(&self, ctx: &ToolContext, args: Self::Args) -> Result<ToolOutput, ToolError> {
@@ -145,6 +150,7 @@ pub struct ListAgendaItems;
 impl TypedTool for ListAgendaItems {
     type Args = ListAgendaItemsArgs;
     const NAME: &'static str = "list_agenda_items";
+    const EFFECT: ToolEffect = ToolEffect::HOME_READS;
     const DESCRIPTION: &'static str = "List agenda items for a given date (defaults to today).";
 
     fn run(&self, ctx: &ToolContext, args: Self::Args) -> Result<ToolOutput, ToolError> {

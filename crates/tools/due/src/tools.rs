@@ -3,7 +3,9 @@
 use elroy_agenda::{
     AgendaError, AgendaStore, NewDueItem, format_spoken_instant, understand_trigger,
 };
-use elroy_core::{Effect, RecallItem, RecallKind, ToolContext, ToolError, ToolOutput, TypedTool};
+use elroy_core::{
+    Effect, RecallItem, RecallKind, ToolContext, ToolEffect, ToolError, ToolOutput, TypedTool,
+};
 
 fn tool_error(e: AgendaError) -> ToolError {
     ToolError::new(e.message())
@@ -38,6 +40,7 @@ pub struct CreateDueItem;
 impl TypedTool for CreateDueItem {
     type Args = CreateDueItemArgs;
     const NAME: &'static str = "create_due_item";
+    const EFFECT: ToolEffect = ToolEffect::HOME_ADDS;
     const DESCRIPTION: &'static str =
         "Create a due item that can be triggered by time and/or context.";
 
@@ -94,6 +97,7 @@ pub struct CompleteDueItem;
 impl TypedTool for CompleteDueItem {
     type Args = CloseDueItemArgs;
     const NAME: &'static str = "complete_due_item";
+    const EFFECT: ToolEffect = ToolEffect::HOME_OVERWRITES;
     const DESCRIPTION: &'static str = "Mark a due item as completed.";
 
     fn run(&self, ctx: &ToolContext, args: Self::Args) -> Result<ToolOutput, ToolError> {
@@ -145,6 +149,7 @@ pub struct DeleteDueItem;
 impl TypedTool for DeleteDueItem {
     type Args = DeleteDueItemArgs;
     const NAME: &'static str = "delete_due_item";
+    const EFFECT: ToolEffect = ToolEffect::HOME_OVERWRITES;
     const DESCRIPTION: &'static str = "Delete a due item permanently.";
 
     fn run(&self, ctx: &ToolContext, args: Self::Args) -> Result<ToolOutput, ToolError> {
@@ -174,6 +179,7 @@ pub struct PrintDueItem;
 impl TypedTool for PrintDueItem {
     type Args = DueNameArgs;
     const NAME: &'static str = "print_due_item";
+    const EFFECT: ToolEffect = ToolEffect::HOME_READS;
     const DESCRIPTION: &'static str = "Print the details for a due item by name.";
 
     fn run(&self, ctx: &ToolContext, args: Self::Args) -> Result<ToolOutput, ToolError> {
@@ -198,6 +204,7 @@ pub struct RenameDueItem;
 impl TypedTool for RenameDueItem {
     type Args = RenameDueItemArgs;
     const NAME: &'static str = "rename_due_item";
+    const EFFECT: ToolEffect = ToolEffect::HOME_OVERWRITES;
     const DESCRIPTION: &'static str = "Rename an existing due item.";
 
     fn run(&self, ctx: &ToolContext, args: Self::Args) -> Result<ToolOutput, ToolError> {
@@ -232,6 +239,7 @@ pub struct UpdateDueItemText;
 impl TypedTool for UpdateDueItemText {
     type Args = UpdateDueItemTextArgs;
     const NAME: &'static str = "update_due_item_text";
+    const EFFECT: ToolEffect = ToolEffect::HOME_OVERWRITES;
     const DESCRIPTION: &'static str = "Update the text of an existing due item.";
 
     fn run(&self, ctx: &ToolContext, args: Self::Args) -> Result<ToolOutput, ToolError> {

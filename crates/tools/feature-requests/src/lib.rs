@@ -6,7 +6,8 @@
 //! [`FeatureRequestStore`] the runtime puts in the context's services.
 
 use elroy_core::{
-    NoArgs, ToolContext, ToolError, ToolOutput, ToolRegistry, TypedTool, sync_tool, tool_args,
+    NoArgs, ToolContext, ToolEffect, ToolError, ToolOutput, ToolRegistry, TypedTool, sync_tool,
+    tool_args,
 };
 use elroy_feature_requests::{EditRequest, Entry, FeatureRequestStore, MakeOutcome};
 use elroy_markdown::MarkdownError;
@@ -46,6 +47,7 @@ pub struct MakeFeatureRequest;
 impl TypedTool for MakeFeatureRequest {
     type Args = MakeFeatureRequestArgs;
     const NAME: &'static str = "make_feature_request";
+    const EFFECT: ToolEffect = ToolEffect::HOME_ADDS;
     const DESCRIPTION: &'static str = "Create or merge a markdown feature request for future product work.\n\nUse this when the user asks for a net new capability, workflow, or product behavior\nthat Elroy does not currently support. First consider calling `list_feature_requests`\nto inspect the existing backlog. This tool will also try to merge into an existing\nfeature request when the request appears duplicative, to avoid backlog bloat.";
 
     fn run(&self, ctx: &ToolContext, args: Self::Args) -> Result<ToolOutput, ToolError> {
@@ -89,6 +91,7 @@ pub struct EditFeatureRequest;
 impl TypedTool for EditFeatureRequest {
     type Args = EditFeatureRequestArgs;
     const NAME: &'static str = "edit_feature_request";
+    const EFFECT: ToolEffect = ToolEffect::HOME_OVERWRITES;
     const DESCRIPTION: &'static str = "Edit an existing markdown feature request.\n\nUse this when a feature request already exists and needs a better title,\nrefined summary, updated rationale, or status change. Prefer this over creating\na duplicate request for the same product need.";
 
     fn run(&self, ctx: &ToolContext, args: Self::Args) -> Result<ToolOutput, ToolError> {
@@ -115,6 +118,7 @@ pub struct ListFeatureRequests;
 impl TypedTool for ListFeatureRequests {
     type Args = NoArgs;
     const NAME: &'static str = "list_feature_requests";
+    const EFFECT: ToolEffect = ToolEffect::HOME_READS;
     const DESCRIPTION: &'static str = "List the current markdown-backed feature requests.\n\nUse this before creating a new feature request when you suspect the request may\nalready exist. This helps avoid duplicate backlog entries by surfacing the\ncanonical titles, aliases, statuses, and brief summaries of existing requests.";
 
     fn run(&self, ctx: &ToolContext, _args: NoArgs) -> Result<ToolOutput, ToolError> {

@@ -1,6 +1,8 @@
 //! `pwd` (`docs/tools.md#pwd`).
 
-use elroy_core::{NoArgs, ToolContext, ToolError, ToolOutput, TypedTool};
+use elroy_core::{
+    Changes, EffectClass, NoArgs, ToolContext, ToolEffect, ToolError, ToolOutput, TypedTool,
+};
 
 /// Returns the absolute working directory of the call.
 #[derive(Debug, Clone, Copy, Default)]
@@ -9,6 +11,7 @@ pub struct Pwd;
 impl TypedTool for Pwd {
     type Args = NoArgs;
     const NAME: &'static str = "pwd";
+    const EFFECT: ToolEffect = ToolEffect::new(EffectClass::Read, Changes::Nothing);
     const DESCRIPTION: &'static str =
         "Return the current working directory for filesystem tool calls.";
 

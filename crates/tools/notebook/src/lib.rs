@@ -10,7 +10,9 @@ mod args;
 
 pub use args::MemoryArgs;
 
-use elroy_core::{ToolContext, ToolError, ToolOutput, ToolRegistry, TypedTool, sync_tool};
+use elroy_core::{
+    ToolContext, ToolEffect, ToolError, ToolOutput, ToolRegistry, TypedTool, sync_tool,
+};
 use elroy_notebook::{Edit, Notebook, Target};
 use serde_json::Value;
 
@@ -85,6 +87,7 @@ pub fn parse_call(args: &MemoryArgs) -> Result<(Target, Edit), ToolError> {
 impl TypedTool for MemoryTool {
     type Args = MemoryArgs;
     const NAME: &'static str = "memory";
+    const EFFECT: ToolEffect = ToolEffect::HOME_OVERWRITES;
     const DESCRIPTION: &'static str = "Keep durable notes that carry over to future sessions. Two notes files exist: MEMORY.md holds your own working notes (target self, the default) and USER.md holds what you know about the user (target user). action=add appends text as a new bullet line; action=replace changes the first exact occurrence of text into with; action=remove deletes the first exact occurrence of text. Changes are saved to disk at once but only show up in your instructions from the next session on; they do not alter this conversation.";
 
     fn run(&self, ctx: &ToolContext, args: MemoryArgs) -> Result<ToolOutput, ToolError> {

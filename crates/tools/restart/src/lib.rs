@@ -9,7 +9,9 @@
 //! What happens next is `docs/behaviour.md#restarting-a-session` (the chat re-executes itself with
 //! `ELROY_RESTART_RESUME_MESSAGE`).
 
-use elroy_core::{Effect, ToolContext, ToolError, ToolOutput, ToolRegistry, TypedTool, sync_tool};
+use elroy_core::{
+    Effect, ToolContext, ToolEffect, ToolError, ToolOutput, ToolRegistry, TypedTool, sync_tool,
+};
 
 /// The resume message when the model gives none (`docs/tools.md#restart_session`).
 pub const DEFAULT_RESUME_MESSAGE: &str =
@@ -35,6 +37,7 @@ pub struct RestartSession;
 impl TypedTool for RestartSession {
     type Args = RestartArgs;
     const NAME: &'static str = "restart_session";
+    const EFFECT: ToolEffect = ToolEffect::HOME_ADDS;
     const DESCRIPTION: &'static str =
         "Restart the active Elroy session after the current response completes.";
 

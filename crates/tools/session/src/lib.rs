@@ -4,7 +4,9 @@
 //! `docs/tools.md#get_fast_recall`: `get_current_date` and `get_fast_recall`. (`restart_session`,
 //! `docs/tools.md#restart_session`, lives with the orchestrator, which can restart.)
 
-use elroy_core::{NoArgs, ToolContext, ToolError, ToolOutput, ToolRegistry, TypedTool, sync_tool};
+use elroy_core::{
+    NoArgs, ToolContext, ToolEffect, ToolError, ToolOutput, ToolRegistry, TypedTool, sync_tool,
+};
 
 /// Registers `get_current_date` and `get_fast_recall`.
 pub fn register(registry: &mut ToolRegistry) {
@@ -21,6 +23,7 @@ pub struct GetCurrentDate;
 impl TypedTool for GetCurrentDate {
     type Args = NoArgs;
     const NAME: &'static str = "get_current_date";
+    const EFFECT: ToolEffect = ToolEffect::HOME_READS;
     const DESCRIPTION: &'static str = "Returns the current date and time.";
 
     fn run(&self, ctx: &ToolContext, _: NoArgs) -> Result<ToolOutput, ToolError> {
@@ -42,6 +45,7 @@ pub struct GetFastRecall;
 impl TypedTool for GetFastRecall {
     type Args = NoArgs;
     const NAME: &'static str = "get_fast_recall";
+    const EFFECT: ToolEffect = ToolEffect::HOME_READS;
     const DESCRIPTION: &'static str = "No-op tool used to acknowledge synthetic recall context.";
 
     fn run(&self, _: &ToolContext, _: NoArgs) -> Result<ToolOutput, ToolError> {

@@ -7,7 +7,9 @@
 
 use std::sync::Arc;
 
-use elroy_core::{NoArgs, ToolContext, ToolError, ToolOutput, ToolRegistry, TypedTool, sync_tool};
+use elroy_core::{
+    NoArgs, ToolContext, ToolEffect, ToolError, ToolOutput, ToolRegistry, TypedTool, sync_tool,
+};
 use elroy_db::{Db, PreferenceField, UserPreferences};
 
 /// Registers the four user tools.
@@ -50,6 +52,7 @@ pub struct GetUserFullName;
 impl TypedTool for GetUserFullName {
     type Args = NoArgs;
     const NAME: &'static str = "get_user_full_name";
+    const EFFECT: ToolEffect = ToolEffect::HOME_READS;
     const DESCRIPTION: &'static str = "Returns the user's full name.";
 
     fn run(&self, ctx: &ToolContext, _: NoArgs) -> Result<ToolOutput, ToolError> {
@@ -68,6 +71,7 @@ pub struct GetUserPreferredName;
 impl TypedTool for GetUserPreferredName {
     type Args = NoArgs;
     const NAME: &'static str = "get_user_preferred_name";
+    const EFFECT: ToolEffect = ToolEffect::HOME_READS;
     const DESCRIPTION: &'static str = "Returns the user's preferred name.";
 
     fn run(&self, ctx: &ToolContext, _: NoArgs) -> Result<ToolOutput, ToolError> {
@@ -93,6 +97,7 @@ pub struct SetUserFullName;
 impl TypedTool for SetUserFullName {
     type Args = SetUserFullNameArgs;
     const NAME: &'static str = "set_user_full_name";
+    const EFFECT: ToolEffect = ToolEffect::HOME_OVERWRITES;
     const DESCRIPTION: &'static str = "Sets the user's full name.\n\nGuidance for usage:\n- Should predominantly be used relatively in the user journey. However, ensure to not be pushy in getting personal information early.\n- For existing users, this should be used relatively rarely.";
 
     fn run(&self, ctx: &ToolContext, args: SetUserFullNameArgs) -> Result<ToolOutput, ToolError> {
@@ -132,6 +137,7 @@ pub struct SetUserPreferredName;
 impl TypedTool for SetUserPreferredName {
     type Args = SetUserPreferredNameArgs;
     const NAME: &'static str = "set_user_preferred_name";
+    const EFFECT: ToolEffect = ToolEffect::HOME_OVERWRITES;
     const DESCRIPTION: &'static str = "Set the user's preferred name. Should predominantly be used relatively early in first conversations, and relatively rarely afterward.";
 
     fn run(

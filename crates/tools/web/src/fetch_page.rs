@@ -2,7 +2,7 @@
 
 use std::sync::Arc;
 
-use elroy_core::{AsyncTypedTool, ToolContext, ToolError, ToolOutput};
+use elroy_core::{AsyncTypedTool, ToolContext, ToolEffect, ToolError, ToolOutput};
 use reqwest::Url;
 
 use crate::client::{MAX_BODY_BYTES, WebClient};
@@ -31,6 +31,7 @@ pub struct FetchPage;
 impl AsyncTypedTool for FetchPage {
     type Args = FetchPageArgs;
     const NAME: &'static str = "fetch_page";
+    const EFFECT: ToolEffect = ToolEffect::fetches_url("url");
     const DESCRIPTION: &'static str = "Fetch a web page and return its readable text content.";
 
     async fn run(&self, ctx: &ToolContext, args: FetchPageArgs) -> Result<ToolOutput, ToolError> {

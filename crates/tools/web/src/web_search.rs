@@ -1,7 +1,9 @@
 //! `web_search` (`docs/tools.md#web_search`): DuckDuckGo's HTML results page, parsed with
 //! `scraper`.
 
-use elroy_core::{AsyncTypedTool, ToolContext, ToolError, ToolOutput};
+use elroy_core::{
+    AsyncTypedTool, Changes, EffectClass, ToolContext, ToolEffect, ToolError, ToolOutput,
+};
 use reqwest::Url;
 use scraper::{Html, Selector};
 
@@ -40,6 +42,7 @@ pub struct SearchResult {
 impl AsyncTypedTool for WebSearch {
     type Args = WebSearchArgs;
     const NAME: &'static str = "web_search";
+    const EFFECT: ToolEffect = ToolEffect::new(EffectClass::Network, Changes::Nothing);
     const DESCRIPTION: &'static str =
         "Search the web using DuckDuckGo and return a list of results.";
 
