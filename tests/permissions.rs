@@ -322,7 +322,8 @@ fn malformed_rules_are_refused_with_what_is_wrong() {
         "read_file(",
         "read_file()",
         "fetch_page(domain:)",
-        "x(a))",
+        "x)(a)",
+        "fetch_page(domain:a b)",
     ] {
         assert!(Rule::parse(bad, &roots).is_err(), "{bad:?}");
     }
