@@ -31,9 +31,14 @@ fn contrib_plugin_is_offered_and_called_after_a_restart() {
     let server = MockServer::start();
     let probe = TestHome::new();
     let repo = probe.root().join("my-contrib");
+    // The model's calls that run programs need a person's yes, and `elroy message` has nobody to
+    // ask: the person allowed these two beforehand (docs/security.md#rules).
     let home = home_for(
         &server,
-        &format!("contrib_tools_path: [\"{}\"]\n", repo.display()),
+        &format!(
+            "contrib_tools_path: [\"{}\"]\npermissions:\n  allow: [create_contrib_repo, hello_contrib]\n",
+            repo.display()
+        ),
     );
 
     // Session 1: the model creates the repository.

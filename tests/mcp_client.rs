@@ -529,9 +529,14 @@ fn a_turn_calls_an_mcp_tool() {
         ))
         .push(Reply::text("Added it to the other agenda."));
     let server = server_home();
+    // A model's call of a tool of a server elroy starts runs a program: the person allowed this
+    // server's tools beforehand, since `elroy message` has nobody to ask (docs/security.md).
     let client = common::home_with_model(
         &model,
-        &format!("mcp_servers:\n{}", elroy_entry("other", &server)),
+        &format!(
+            "mcp_servers:\n{}permissions:\n  allow: [\"mcp__other__*\"]\n",
+            elroy_entry("other", &server)
+        ),
     );
     let out = client
         .cmd()

@@ -20,8 +20,16 @@ fn is_secret_variable(name: &str) -> bool {
         || upper == "ELROY_SERVE_KEY"
 }
 
+/// A header that carries credentials, by its name (`Authorization`, `X-Api-Key`, `Cookie`, …).
+fn is_secret_header(name: &str) -> bool {
+    let lower = name.to_ascii_lowercase();
+    ["auth", "token", "key", "secret", "cookie", "password"]
+        .iter()
+        .any(|word| lower.contains(word))
+}
+
 /// The secret values of this process: configured keys `elroy config` masks, credentials in the
-/// environment, and the values of MCP servers' `env` and `headers`.
+/// environment, and the credentials among MCP servers' `env` and `headers` (by their names).
 fn secret_values(config: &Config) -> Vec<String> {
     let mut values: Vec<String> = config
         .resolved()
@@ -39,15 +47,17 @@ fn secret_values(config: &Config) -> Vec<String> {
     );
     for server in &config.mcp_servers {
         match &server.transport {
-            McpTransport::Stdio { env, .. } => values.extend(env.values().cloned()),
+            McpTransport::Stdio { env, .. } => values.extend(
+                env.iter()
+                    .filter(|(name, _)| is_secret_variable(name))
+                    .map(|(_, value)| value.clone()),
+            ),
             McpTransport::Http { headers, .. } => {
-                values.extend(headers.values().cloned());
-                // `Bearer TOKEN`: the token alone too.
-                values.extend(
-                    headers
-                        .values()
-                        .filter_map(|v| v.split_once(' ').map(|(_, t)| t.to_owned())),
-                );
+                for (_, value) in headers.iter().filter(|(name, _)| is_secret_header(name)) {
+                    values.push(value.clone());
+                    // `Bearer TOKEN`: the token alone too.
+                    values.extend(value.split_once(' ').map(|(_, token)| token.to_owned()));
+                }
             }
         }
     }
