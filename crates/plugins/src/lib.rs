@@ -32,7 +32,8 @@ mod trust;
 
 pub use discover::{Discovered, discover, is_plugin};
 pub use load::{
-    LoadReport, PANEL_CAP, Panel, Panels, configured_entries, load_from, load_plugins, render_panel,
+    LoadReport, PANEL_CAP, Panel, Panels, Untrusted, configured_entries, load_from, load_plugins,
+    render_panel,
 };
 pub use probe::PROBE_TIMEOUT;
 pub use schema::{Declaration, parse_schema_output};

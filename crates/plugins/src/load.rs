@@ -50,6 +50,12 @@ pub struct LoadReport {
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Panels(pub Vec<Panel>);
 
+/// The plugins a session did not run because they are not trusted (path and state, in load
+/// order), as the runtime keeps them in [`elroy_core::Services`] for a front end that shows
+/// [`crate::untrusted_summary`] itself (the full-screen interface, whose stderr is hidden).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Untrusted(pub Vec<(PathBuf, TrustState)>);
+
 /// The configured plugin entries: `contrib_tools_path`, then `custom_tools_path`, each with `~`
 /// expanded and relative paths resolved against the working directory.
 pub fn configured_entries(config: &Config) -> Vec<PathBuf> {
