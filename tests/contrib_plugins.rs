@@ -242,7 +242,6 @@ fn mcp_list_and_call(home: &TestHome, tool: &str) -> (Vec<String>, serde_json::V
         true,
     )
     .unwrap();
-    drop(ask);
     drop(stdin);
     child.wait().unwrap();
     let names = listed["result"]["tools"]
