@@ -598,6 +598,20 @@ fn a_plugin_panel_gets_its_own_sidebar_tab() {
     let args = serde_json::json!({ "path": repo.display().to_string() }).to_string();
     let created = home.call("create_contrib_repo", &args);
     assert!(created.status.success(), "{}", common::stderr(&created));
+    // Not trusted yet: the session says so in one line and has no panel tab.
+    let screen = Screen::open(&home, &["chat"], 30, 120);
+    ready(&screen);
+    let first = screen.wait_text("2 plugins not run because not trusted");
+    assert!(!first.contains("Hel…"), "{first}");
+    let _ = screen.quit();
+    let trusted = home
+        .cmd()
+        .args(["plugins", "trust"])
+        .arg(repo.join("hello_tool"))
+        .arg(repo.join("hello_panel"))
+        .output()
+        .unwrap();
+    assert!(trusted.status.success(), "{}", common::stderr(&trusted));
     let mut screen = Screen::open(&home, &["chat"], 30, 120);
     ready(&screen);
     // At 120 columns the panel's tab is on the row (abbreviated), not cut off silently.

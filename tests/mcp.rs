@@ -225,6 +225,14 @@ echo "hello from the plugin: $args"
     std::fs::write(&staging, script).unwrap();
     std::fs::set_permissions(&staging, std::fs::Permissions::from_mode(0o755)).unwrap();
     std::fs::rename(&staging, &plugin).unwrap();
+    // elroy runs it only once the person trusts it; trusting is what changes the tool list.
+    let trusted = home
+        .cmd()
+        .args(["plugins", "trust"])
+        .arg(&plugin)
+        .output()
+        .unwrap();
+    assert!(trusted.status.success(), "{}", common::stderr(&trusted));
 
     tokio::time::timeout(Duration::from_secs(30), notified.notified())
         .await

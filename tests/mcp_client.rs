@@ -381,6 +381,7 @@ fn crash_mid_call_restart_once_list_changed_and_shutdown() {
         &contrib.join("crash"),
         "#!/bin/sh\nif [ \"$1\" = --schema ]; then\n  echo '{\"type\":\"function\",\"function\":{\"name\":\"crash\",\"description\":\"Kill the server.\"}}'\n  exit 0\nfi\nkill -9 $PPID\n",
     );
+    trust_plugin(&server, &contrib.join("crash"));
     let client = client_home(&format!(
         "mcp_servers:\n  other:\n    command: {}\n    args: [mcp, --home, {}]\n",
         elroy_bin(),
@@ -445,6 +446,7 @@ fn crash_mid_call_restart_once_list_changed_and_shutdown() {
         &contrib.join("greet"),
         "#!/bin/sh\n[ \"$1\" = --schema ] && echo '{\"type\":\"function\",\"function\":{\"name\":\"greet\",\"description\":\"Say hello.\"}}' && exit 0\necho hello from the plugin\n",
     );
+    trust_plugin(&server, &contrib.join("greet"));
     assert!(
         eventually(Duration::from_secs(30), || mcp
             .available()
@@ -487,6 +489,21 @@ fn crash_mid_call_restart_once_list_changed_and_shutdown() {
             .is_empty()),
         "{:?}",
         processes_with(&marker)
+    );
+}
+
+/// `elroy plugins trust PATH` in `home`: elroy runs no plugin it has not been told to trust.
+fn trust_plugin(home: &TestHome, path: &Path) {
+    let out = home
+        .cmd()
+        .args(["plugins", "trust"])
+        .arg(path)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
     );
 }
 

@@ -655,6 +655,7 @@ pub(crate) fn run(config: Config) -> Result<ExitCode, String> {
     for warning in &chat.runtime().warnings {
         tracing::warn!("{warning}");
     }
+    crate::plugins_cmd::warn_untrusted(chat.runtime());
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()

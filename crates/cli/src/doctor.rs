@@ -13,8 +13,8 @@ use crate::output;
 #[derive(Debug, clap::Args)]
 pub struct DoctorArgs {
     /// Print JSON (`{"ok": bool, "problems": [{"area", "path", "message"}]}`) instead of lines;
-    /// area is database, agenda, memories, feature-requests, notebook, versioned-home or
-    /// embedding-model
+    /// area is database, agenda, memories, feature-requests, notebook, versioned-home,
+    /// embedding-model or plugins
     #[arg(long)]
     pub json: bool,
 }

@@ -19,6 +19,7 @@ mod mcp_cmd;
 mod message;
 mod models_cmd;
 mod output;
+mod plugins_cmd;
 mod remember;
 mod remind;
 mod reminders;
@@ -87,6 +88,7 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
         Some(Command::Due(args)) => due_cmd::run(load_existing(&cli)?, args),
         Some(Command::Remind(args)) => remind::run(load_existing(&cli)?, args),
         Some(Command::Models(args)) => models_cmd::run(load_config(&cli)?, args),
+        Some(Command::Plugins(args)) => plugins_cmd::run(&load_config(&cli)?, args),
         None => {
             let config = load_config(&cli)?;
             match choose_front_end(cli.plain, &config.settings.ui, terminals()) {

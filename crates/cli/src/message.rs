@@ -34,7 +34,8 @@ fn message_text(args: &MessageArgs) -> Result<String, String> {
 }
 
 /// Opens a session on `config`'s home for a front-end with `capabilities`, through the
-/// composition root (`elroy-runtime`). Configuration and plugin warnings found at open are logged;
+/// composition root (`elroy-runtime`). Configuration and plugin warnings found at open are logged
+/// (the line naming plugins not run because not trusted is printed to stderr too);
 /// warnings found while opening the stores and models (a broken agenda file, a fast model that
 /// cannot be built) are printed to stderr.
 pub(crate) fn open_session(config: Config, capabilities: Capabilities) -> Result<Session, String> {
@@ -43,6 +44,7 @@ pub(crate) fn open_session(config: Config, capabilities: Capabilities) -> Result
     for warning in &runtime.warnings {
         tracing::warn!("{warning}");
     }
+    crate::plugins_cmd::warn_untrusted(&runtime);
     runtime.session(capabilities).map_err(|e| e.to_string())
 }
 

@@ -17,7 +17,8 @@ pub const PLUGIN_POLL_INTERVAL: Duration = Duration::from_secs(2);
 /// One plugin executable as last seen: path, size in bytes, modification time.
 type Seen = (PathBuf, u64, Option<SystemTime>);
 
-/// The plugin executables the configuration points at, with their size and modification time.
+/// The plugin executables the configuration points at, then the trust list (trusting or
+/// untrusting a plugin changes the tools too), with their size and modification time.
 fn fingerprint(config: &Config) -> Vec<Seen> {
     let found = elroy_plugins::discover(
         &config.paths.contrib_dir(),
@@ -26,6 +27,7 @@ fn fingerprint(config: &Config) -> Vec<Seen> {
     found
         .plugins
         .into_iter()
+        .chain([elroy_plugins::TrustStore::new(&config.paths.elroy_home).file()])
         .map(|path| {
             let meta = std::fs::metadata(&path).ok();
             let len = meta.as_ref().map_or(0, std::fs::Metadata::len);

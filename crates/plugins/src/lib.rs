@@ -13,6 +13,10 @@
 //!   [`elroy_core::ToolRegistry::register_plugin`]; invalid plugins are reported as warnings
 //!   (`plugin {path}: {reason}`) and skipped, never fatal.
 //! - Panels ([`render_panel`]): `{plugin} --panel` prints the tab's markdown.
+//! - Trust ([`TrustStore`], [`trust_report`]): a plugin is run (`--schema`, `--panel`, a call)
+//!   only while `$ELROY_HOME/plugins-trusted.json` holds its path, target and SHA-256 as they are
+//!   now; `elroy plugins trust` adds it. A new or changed plugin is never run, and a command
+//!   names the ones it skipped in one line ([`untrusted_summary`]).
 //!
 //! [`process`] is the child-process runner (capped output, timeout, process-group kill) that the
 //! Codex tools share.
@@ -22,15 +26,26 @@ mod load;
 mod probe;
 pub mod process;
 mod schema;
+mod status;
 mod tool;
+mod trust;
 
 pub use discover::{Discovered, discover, is_plugin};
 pub use load::{
-    LoadReport, PANEL_CAP, Panel, Panels, configured_entries, load_from, load_plugins, render_panel,
+    LoadReport, PANEL_CAP, Panel, Panels, Untrusted, configured_entries, load_from, load_plugins,
+    render_panel,
 };
 pub use probe::PROBE_TIMEOUT;
 pub use schema::{Declaration, parse_schema_output};
+pub use status::{
+    PluginStatus, Stale, TrustReport, config_trust_report, resolve_plugin_path, trust_report,
+    untrusted_summary,
+};
 pub use tool::{PluginTool, STDERR_CAP, STDOUT_CAP};
+pub use trust::{
+    Change, Fingerprint, TRUST_FILE, TrustEntry, TrustError, TrustList, TrustState, TrustStore,
+    absolute, fingerprint,
+};
 
 // The integration tests (`tests/*.rs`) run in this crate's unit-test executable, so the package
 // builds one test executable (docs/development.md, "Test layout"); they use the crate by its name.

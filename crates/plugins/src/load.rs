@@ -7,10 +7,14 @@ use std::sync::Arc;
 use elroy_config::Config;
 use elroy_core::ToolRegistry;
 
+use elroy_core::ToolEffect;
+
 use crate::discover::discover;
 use crate::probe::{PROBE_TIMEOUT, ProbeFailure, run_flag};
 use crate::schema::{Declaration, parse_schema_output};
+use crate::status::untrusted_summary;
 use crate::tool::PluginTool;
+use crate::trust::{TrustList, TrustState, TrustStore};
 
 /// `--schema` output kept (a schema is small; more is not a valid answer anyway).
 const SCHEMA_CAP: usize = 1_048_576;
@@ -24,6 +28,8 @@ pub struct Panel {
     pub title: String,
     /// The plugin executable (run with `--panel`).
     pub path: PathBuf,
+    /// The trust list checked before each `--panel` run.
+    pub trust: TrustStore,
 }
 
 /// What loading found.
@@ -33,13 +39,22 @@ pub struct LoadReport {
     pub tools: Vec<(String, PathBuf)>,
     /// Declared panels, in load order.
     pub panels: Vec<Panel>,
-    /// One line per skipped plugin or tool: `plugin {path}: {reason}`.
+    /// One line per skipped plugin or tool: `plugin {path}: {reason}`; plus one line for all the
+    /// plugins not run because they are not trusted ([`crate::untrusted_summary`]).
     pub warnings: Vec<String>,
+    /// The plugins not run because they are not trusted, with their state, in load order.
+    pub untrusted: Vec<(PathBuf, TrustState)>,
 }
 
 /// The panels of a session, as the runtime keeps them in [`elroy_core::Services`].
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Panels(pub Vec<Panel>);
+
+/// The plugins a session did not run because they are not trusted (path and state, in load
+/// order), as the runtime keeps them in [`elroy_core::Services`] for a front end that shows
+/// [`crate::untrusted_summary`] itself (the full-screen interface, whose stderr is hidden).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Untrusted(pub Vec<(PathBuf, TrustState)>);
 
 /// The configured plugin entries: `contrib_tools_path`, then `custom_tools_path`, each with `~`
 /// expanded and relative paths resolved against the working directory.
@@ -56,13 +71,15 @@ pub fn configured_entries(config: &Config) -> Vec<PathBuf> {
         .collect()
 }
 
-/// Probes every plugin of the home contrib directory and the configured paths, and registers
-/// their tools after the tools already in `registry`. Names in `exclude_tools` are left out.
-/// Nothing here is fatal: invalid plugins and taken names become warnings.
+/// Probes every trusted plugin of the home contrib directory and the configured paths, and
+/// registers their tools after the tools already in `registry`. Names in `exclude_tools` are left
+/// out. Nothing here is fatal: untrusted plugins (never run), invalid plugins and taken names
+/// become warnings.
 pub fn load_plugins(config: &Config, registry: &mut ToolRegistry) -> LoadReport {
     load_from(
         &config.paths.contrib_dir(),
         &configured_entries(config),
+        &TrustStore::new(&config.paths.elroy_home),
         &config.settings.exclude_tools,
         config.settings.plugin_timeout_seconds,
         registry,
@@ -70,10 +87,13 @@ pub fn load_plugins(config: &Config, registry: &mut ToolRegistry) -> LoadReport 
 }
 
 /// [`load_plugins`] with explicit inputs: the home contrib directory, the other entries, the
-/// excluded names and the call timeout in seconds.
+/// home's trust list, the excluded names and the call timeout in seconds. Only plugins the list
+/// trusts as they are now are run (`--schema`); their tools and panels check the list again
+/// before each run.
 pub fn load_from(
     contrib_dir: &Path,
     entries: &[PathBuf],
+    trust: &TrustStore,
     exclude: &[String],
     timeout_seconds: u64,
     registry: &mut ToolRegistry,
@@ -83,10 +103,23 @@ pub fn load_from(
         warnings: found.warnings,
         ..LoadReport::default()
     };
+    let list = match trust.load() {
+        Ok(list) => list,
+        Err(e) => {
+            report.warnings.push(e.to_string());
+            TrustList::default()
+        }
+    };
+    let mut trusted = Vec::new();
+    for path in found.plugins {
+        match list.assess(&path) {
+            TrustState::Trusted => trusted.push(path),
+            state => report.untrusted.push((path, state)),
+        }
+    }
     // Probes run in parallel: a slow plugin costs its own time only once.
     let probed: Vec<Result<Vec<Declaration>, String>> = std::thread::scope(|scope| {
-        let handles: Vec<_> = found
-            .plugins
+        let handles: Vec<_> = trusted
             .iter()
             .map(|path| scope.spawn(move || probe(path)))
             .collect();
@@ -98,7 +131,7 @@ pub fn load_from(
             })
             .collect()
     });
-    for (path, outcome) in found.plugins.iter().zip(probed) {
+    for (path, outcome) in trusted.iter().zip(probed) {
         let declarations = match outcome {
             Ok(d) => d,
             Err(reason) => {
@@ -113,13 +146,16 @@ pub fn load_from(
                 Declaration::Panel(title) => report.panels.push(Panel {
                     title,
                     path: path.clone(),
+                    trust: trust.clone(),
                 }),
                 Declaration::Tool(spec) => {
                     let name = spec.name.clone();
                     if exclude.contains(&name) {
                         continue;
                     }
-                    let tool = PluginTool::new(spec, path.clone(), timeout_seconds);
+                    // A plugin runs programs: whatever its schema says, it is `execute`.
+                    let spec = spec.with_effect(ToolEffect::EXECUTE);
+                    let tool = PluginTool::new(spec, path.clone(), timeout_seconds, trust.clone());
                     if registry
                         .register_plugin(Arc::new(tool), path.clone())
                         .is_ok()
@@ -135,6 +171,7 @@ pub fn load_from(
             }
         }
     }
+    report.warnings.extend(untrusted_summary(&report.untrusted));
     report
 }
 
@@ -167,8 +204,12 @@ fn exit_text(status: &std::process::ExitStatus) -> String {
 }
 
 /// The markdown of a panel tab: `{plugin} --panel` (plugin's directory, empty stdin, 10-second
-/// timeout, stdout capped at 262,144 bytes), or `Panel error: {stderr or "exit status N"}`.
+/// timeout, stdout capped at 262,144 bytes), or `Panel error: {stderr or "exit status N"}`; a
+/// plugin no longer trusted as it is now is not run (`Panel error: plugin … is not run: …`).
 pub fn render_panel(panel: &Panel) -> String {
+    if let Err(e) = panel.trust.verify(&panel.path) {
+        return format!("Panel error: {e}");
+    }
     match run_flag(&panel.path, "--panel", PROBE_TIMEOUT, PANEL_CAP) {
         Ok(output) if output.status.success() => {
             String::from_utf8_lossy(&output.stdout).into_owned()

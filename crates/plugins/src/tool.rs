@@ -7,6 +7,7 @@ use elroy_core::{BoxFuture, Tool, ToolContext, ToolError, ToolOutput, ToolSpec, 
 use tokio::process::Command;
 
 use crate::process::{self, Limits, last_chars, lossy, signal_of};
+use crate::trust::TrustStore;
 
 /// stdout kept from a plugin call.
 pub const STDOUT_CAP: usize = 1_048_576;
@@ -19,16 +20,18 @@ pub struct PluginTool {
     spec: ToolSpec,
     path: PathBuf,
     timeout_seconds: u64,
+    trust: TrustStore,
 }
 
 impl PluginTool {
     /// A tool named and described by `spec`, run as `path`, killed after `timeout_seconds`
-    /// (config `plugin_timeout_seconds`).
-    pub fn new(spec: ToolSpec, path: PathBuf, timeout_seconds: u64) -> Self {
+    /// (config `plugin_timeout_seconds`), run only while `trust` trusts `path` as it is then.
+    pub fn new(spec: ToolSpec, path: PathBuf, timeout_seconds: u64, trust: TrustStore) -> Self {
         PluginTool {
             spec,
             path,
             timeout_seconds,
+            trust,
         }
     }
 
@@ -42,6 +45,10 @@ impl PluginTool {
         ctx: &ToolContext,
         args: ValidatedArgs,
     ) -> Result<ToolOutput, ToolError> {
+        // Changed (by hand, by Codex) or untrusted since the session started: not run.
+        self.trust
+            .verify(&self.path)
+            .map_err(|e| ToolError::new(e.to_string()))?;
         let mut stdin = serde_json::Value::Object(args.into_map()).to_string();
         stdin.push('\n');
         let mut command = Command::new(&self.path);

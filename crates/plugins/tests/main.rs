@@ -5,3 +5,4 @@
 //! their concern (docs/development.md, "Test layout").
 
 mod plugins;
+mod trust;

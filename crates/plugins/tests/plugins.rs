@@ -7,6 +7,16 @@ use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 
 use elroy_core::{ToolContext, ToolOrigin, ToolRegistry, UserInfo};
+use elroy_plugins::TrustStore;
+
+/// Trusts every plugin `contrib` and `entries` give, as the person does with
+/// `elroy plugins trust --all`; the returned list is the one to load with.
+pub(crate) fn trust_all(home: &Path, contrib: &Path, entries: &[PathBuf]) -> TrustStore {
+    let store = TrustStore::new(home);
+    let found = elroy_plugins::discover(contrib, entries);
+    store.trust(&found.plugins, "2026-11-30T10:00:00Z").unwrap();
+    store
+}
 
 fn plugin(dir: &Path, name: &str, script: &str) -> PathBuf {
     let path = dir.join(name);
@@ -115,14 +125,10 @@ async fn valid_plugins_load_and_invalid_ones_are_skipped_with_warnings() {
     );
     let missing = home.path().join("missing");
 
+    let entries = [single.clone(), echo.clone(), missing.clone()];
+    let trust = trust_all(home.path(), &contrib, &entries);
     let mut registry = builtin_registry();
-    let report = elroy_plugins::load_from(
-        &contrib,
-        &[single.clone(), echo.clone(), missing.clone()],
-        &[],
-        2,
-        &mut registry,
-    );
+    let report = elroy_plugins::load_from(&contrib, &entries, &trust, &[], 2, &mut registry);
     assert_eq!(
         registry.names(),
         ["pwd", "echo_args", "fail_with", "single"]
@@ -157,7 +163,8 @@ async fn valid_plugins_load_and_invalid_ones_are_skipped_with_warnings() {
         report.panels,
         [elroy_plugins::Panel {
             title: "Echo panel".into(),
-            path: echo.clone()
+            path: echo.clone(),
+            trust: trust.clone(),
         }]
     );
     // Plugin schemas are rendered as declared.
@@ -169,7 +176,14 @@ async fn valid_plugins_load_and_invalid_ones_are_skipped_with_warnings() {
 
     // exclude_tools applies to plugins too.
     let mut registry = builtin_registry();
-    elroy_plugins::load_from(&contrib, &[], &["fail_with".to_owned()], 2, &mut registry);
+    elroy_plugins::load_from(
+        &contrib,
+        &[],
+        &trust,
+        &["fail_with".to_owned()],
+        2,
+        &mut registry,
+    );
     assert_eq!(registry.names(), ["pwd", "echo_args"]);
 }
 
@@ -179,8 +193,10 @@ async fn calls_pass_arguments_on_stdin_and_map_failures() {
     let dir = home.path().join("plugins");
     std::fs::create_dir_all(&dir).unwrap();
     plugin(&dir, "echo_tool", ECHO);
+    let none = home.path().join("none");
+    let trust = trust_all(home.path(), &none, std::slice::from_ref(&dir));
     let mut registry = ToolRegistry::new();
-    let report = elroy_plugins::load_from(&home.path().join("none"), &[dir], &[], 1, &mut registry);
+    let report = elroy_plugins::load_from(&none, &[dir], &trust, &[], 1, &mut registry);
     assert!(report.warnings.is_empty(), "{:?}", report.warnings);
     let ctx = ctx(home.path());
 
@@ -249,14 +265,17 @@ async fn a_plugin_that_disappears_cannot_be_run() {
         "single",
         "#!/bin/sh\necho '{\"type\":\"function\",\"function\":{\"name\":\"single\",\"description\":\"One.\"}}'\n",
     );
+    let none = home.path().join("none");
+    let trust = trust_all(home.path(), &none, std::slice::from_ref(&dir));
     let mut registry = ToolRegistry::new();
-    elroy_plugins::load_from(&home.path().join("none"), &[dir], &[], 5, &mut registry);
+    elroy_plugins::load_from(&none, &[dir], &trust, &[], 5, &mut registry);
     std::fs::remove_file(&path).unwrap();
     let r = registry.invoke("single", None, &ctx(home.path())).await;
+    // Gone, so its content can no longer be checked against the trust list: not run.
     assert_eq!(
         r.content,
         format!(
-            "Error invoking tool single: unable to run plugin {}: No such file or directory (os error 2)",
+            "Error invoking tool single: plugin {} is not run: it cannot be read (No such file or directory (os error 2))",
             path.display()
         )
     );
@@ -271,9 +290,14 @@ fn panel_errors_are_shown_in_the_tab() {
         "#!/bin/sh\necho 'cannot draw' >&2\nexit 1\n",
     );
     let quiet = plugin(home.path(), "quiet", "#!/bin/sh\nexit 5\n");
+    let trust = TrustStore::new(home.path());
+    trust
+        .trust(&[path.clone(), quiet.clone()], "2026-11-30T10:00:00Z")
+        .unwrap();
     let panel = |path: PathBuf| elroy_plugins::Panel {
         title: "T".into(),
         path,
+        trust: trust.clone(),
     };
     assert_eq!(
         elroy_plugins::render_panel(&panel(path)),

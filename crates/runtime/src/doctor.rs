@@ -9,6 +9,8 @@ use std::sync::Arc;
 use elroy_config::{Config, DatabaseLocation};
 use elroy_db::Db;
 
+mod plugins;
+
 /// The part of the home a [`Problem`] is in.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub enum Area {
@@ -27,11 +29,14 @@ pub enum Area {
     /// The built-in embedder's model directory (`embedding_model_path`), when a session would
     /// use it.
     EmbeddingModel,
+    /// Plugins elroy does not run until the person trusts them, and the trust list
+    /// (`plugins-trusted.json`).
+    Plugins,
 }
 
 impl Area {
     /// The lower-case name shown and used in `--json` (`database`, `agenda`, `memories`,
-    /// `feature-requests`, `notebook`, `versioned-home`, `embedding-model`).
+    /// `feature-requests`, `notebook`, `versioned-home`, `embedding-model`, `plugins`).
     pub fn as_str(self) -> &'static str {
         match self {
             Area::Database => "database",
@@ -41,6 +46,7 @@ impl Area {
             Area::Notebook => "notebook",
             Area::VersionedHome => "versioned-home",
             Area::EmbeddingModel => "embedding-model",
+            Area::Plugins => "plugins",
         }
     }
 }
@@ -90,7 +96,9 @@ fn relative(elroy_home: &Path, path: &Path) -> String {
 /// is waiting in `.git/elroy-pending.jsonl`, no sync-conflict or merge leftover files in the
 /// stores), and, when a session would use the built-in embedder, its model directory (it is
 /// loaded: missing when it was asked for, unreadable or corrupt, with the warning a session
-/// gives, [`crate::embedder::builtin_model_problem`]). Nothing a user wrote is changed.
+/// gives, [`crate::embedder::builtin_model_problem`]), and every plugin elroy does not run
+/// because it is not trusted as it is now (`doctor/plugins.rs`; no plugin is run). Nothing a user
+/// wrote is changed.
 pub fn check_home(config: &Config) -> DoctorReport {
     let paths = &config.paths;
     let home = &paths.elroy_home;
@@ -373,6 +381,8 @@ pub fn check_home(config: &Config) -> DoctorReport {
     if let Some((dir, message)) = crate::embedder::builtin_model_problem(config) {
         push(Area::EmbeddingModel, Some(relative(home, &dir)), message);
     }
+    // --- plugins not trusted as they are now (none is run) ---
+    problems.extend(plugins::problems(config));
     problems.sort_by(|a, b| (a.area, &a.path).cmp(&(b.area, &b.path)));
     DoctorReport { problems }
 }

@@ -177,6 +177,7 @@ impl Runtime {
         }
         warnings.extend(plugins.warnings);
         services.insert(Arc::new(elroy_plugins::Panels(plugins.panels)));
+        services.insert(Arc::new(elroy_plugins::Untrusted(plugins.untrusted)));
         // MCP servers (issue 25): configured here, started by whoever needs their tools.
         let mcp = match elroy_mcp_client::McpClients::new(&config, Arc::clone(&warn)) {
             Ok(mcp) => mcp,

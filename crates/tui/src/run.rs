@@ -202,6 +202,14 @@ pub fn run(config: Config) -> Result<Outcome, String> {
         .map(|p| p.0.iter().map(|p| p.title.clone()).collect())
         .unwrap_or_default();
     app.tabs = crate::sidebar::initial_tabs(&panels);
+    // Plugins not run because they are not trusted: one line (stderr is hidden here).
+    if let Some(line) = runtime
+        .services
+        .get::<elroy_plugins::Untrusted>()
+        .and_then(|u| elroy_plugins::untrusted_summary(&u.0))
+    {
+        app.notice(NoticeKind::Warning, line);
+    }
     app.status.phase = None;
     app.show_thoughts = show_thoughts;
     app.proactive = proactive;

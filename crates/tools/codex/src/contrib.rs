@@ -48,8 +48,20 @@ impl TypedTool for CreateContribRepo {
             };
             git::commit_files(&repo, &written, message, ctx.time.now())?;
         }
+        // Elroy's words, then how the person trusts the executables (elroy runs no plugin it
+        // has not been told to trust: `docs/tool-rules.md#plugin-trust`).
+        let executables: Vec<String> = stubs::ALL
+            .iter()
+            .filter(|(_, _, executable)| *executable)
+            .map(|(name, _, _)| {
+                let plugin = path.join(name).display().to_string();
+                shlex::try_quote(&plugin).map_or(plugin.clone(), |q| q.into_owned())
+            })
+            .collect();
         let tail = format!(
-            "Set contrib_tools_path to {shown} and restart Elroy to load its tools and panels."
+            "Set contrib_tools_path to {shown} and restart Elroy to load its tools and panels. \
+             Elroy runs them only after the person has read and trusted them: elroy plugins trust {}",
+            executables.join(" ")
         );
         let text = if written.is_empty() {
             format!("Contrib repo at {shown} already has its stub files. {tail}")

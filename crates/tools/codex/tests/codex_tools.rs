@@ -89,9 +89,22 @@ async fn edit_contrib_records_the_session_and_commits_the_change() {
     assert_eq!(rows[0].status.as_str(), "completed");
     assert_eq!(rows[0].exit_code, Some(0));
 
-    // The new plugin loads at the next start and can be called.
+    // What Codex wrote starts untrusted: the next start does not run it.
+    let trust = elroy_plugins::TrustStore::new(env.home.path());
     let mut registry = ToolRegistry::new();
-    let report = elroy_plugins::load_from(&contrib, &[], &[], 60, &mut registry);
+    let report = elroy_plugins::load_from(&contrib, &[], &trust, &[], 60, &mut registry);
+    assert!(registry.names().is_empty());
+    assert_eq!(
+        report.untrusted,
+        [(contrib.join("greet_tool"), elroy_plugins::TrustState::New)]
+    );
+
+    // Trusted by the person, it loads at the next start and can be called.
+    trust
+        .trust(&[contrib.join("greet_tool")], "2026-11-30T10:00:00Z")
+        .unwrap();
+    let mut registry = ToolRegistry::new();
+    let report = elroy_plugins::load_from(&contrib, &[], &trust, &[], 60, &mut registry);
     assert_eq!(report.warnings, Vec::<String>::new());
     assert_eq!(registry.names(), ["greet"]);
     let greeted = registry.invoke("greet", Some("{}"), &ctx).await;

@@ -16,7 +16,9 @@ async fn creates_a_repo_whose_sample_plugin_is_loaded_and_callable() {
     let repo = env.home.path().join("work/my-contrib");
     let shown = repo.display().to_string();
     let tail = format!(
-        "Set contrib_tools_path to {shown} and restart Elroy to load its tools and panels."
+        "Set contrib_tools_path to {shown} and restart Elroy to load its tools and panels. \
+         Elroy runs them only after the person has read and trusted them: elroy plugins trust \
+         {shown}/hello_tool {shown}/hello_panel"
     );
 
     // A relative path resolves against the working directory.
@@ -114,11 +116,42 @@ async fn creates_a_repo_whose_sample_plugin_is_loaded_and_callable() {
         "keep me"
     );
 
-    // The plugin loader finds the sample tool and panel; the tool is callable through the registry.
+    // What the tool wrote starts untrusted: the loader runs neither the tool nor the panel.
+    let no_contrib = env.home.path().join("no-contrib");
+    let trust = elroy_plugins::TrustStore::new(env.home.path());
     let mut registry = ToolRegistry::new();
     let report = elroy_plugins::load_from(
-        &env.home.path().join("no-contrib"),
+        &no_contrib,
         std::slice::from_ref(&repo),
+        &trust,
+        &[],
+        60,
+        &mut registry,
+    );
+    assert!(registry.names().is_empty());
+    assert!(report.panels.is_empty());
+    assert_eq!(
+        report.untrusted,
+        [
+            (repo.join("hello_panel"), elroy_plugins::TrustState::New),
+            (repo.join("hello_tool"), elroy_plugins::TrustState::New)
+        ]
+    );
+    assert_eq!(report.warnings.len(), 1);
+
+    // Once the person trusts them, the plugin loader finds the sample tool and panel; the tool
+    // is callable through the registry.
+    trust
+        .trust(
+            &[repo.join("hello_tool"), repo.join("hello_panel")],
+            "2026-11-30T10:00:00Z",
+        )
+        .unwrap();
+    let mut registry = ToolRegistry::new();
+    let report = elroy_plugins::load_from(
+        &no_contrib,
+        std::slice::from_ref(&repo),
+        &trust,
         &[],
         60,
         &mut registry,
