@@ -42,7 +42,7 @@ use elroy_core::{BoxFuture, SourcedTool, ToolSource};
 use tokio::sync::watch;
 
 pub use server::Phase;
-pub use tool::{McpTool, result_text};
+pub use tool::{McpTool, effect as tool_effect, result_text};
 
 use server::{Server, Shared};
 
