@@ -115,6 +115,47 @@ async fn tools_match_the_golden_schemas_and_calls_write_the_home() {
         );
     }
 
+    // Each tool carries the hints of its declared effect, every one set explicitly.
+    for (name, read_only, destructive, idempotent, open_world) in [
+        ("get_current_date", true, false, true, false),
+        ("read_file", true, false, true, false),
+        ("add_agenda_item", false, false, false, false),
+        ("create_memory", false, false, false, false),
+        ("complete_agenda_item", false, true, false, false),
+        (
+            "update_outdated_or_incorrect_memory",
+            false,
+            true,
+            false,
+            false,
+        ),
+        ("fetch_page", true, false, true, true),
+        ("web_search", true, false, true, true),
+        ("create_contrib_repo", false, true, false, true),
+    ] {
+        let tool = tools.iter().find(|t| t.name == name).unwrap();
+        let hints = tool
+            .annotations
+            .as_ref()
+            .unwrap_or_else(|| panic!("{name}"));
+        assert_eq!(
+            (
+                hints.read_only_hint,
+                hints.destructive_hint,
+                hints.idempotent_hint,
+                hints.open_world_hint
+            ),
+            (
+                Some(read_only),
+                Some(destructive),
+                Some(idempotent),
+                Some(open_world)
+            ),
+            "{name}"
+        );
+    }
+    assert!(tools.iter().all(|t| t.annotations.is_some()));
+
     // Calls run against the home of the server.
     let added = call(
         &client,
@@ -330,10 +371,9 @@ fn create_memory_line(id: u64, chars: usize) -> String {
     .to_string()
 }
 
-/// Kind: a request the server cannot read as a tool call (issue 13 item 7): malformed
-/// `tools/call` params are `-32602 Invalid params`, a message over the line limit is answered
-/// with an error carrying its id (or, without an id, the connection closes), and the server
-/// keeps serving afterwards.
+/// Kind: a request the server cannot read as a tool call: malformed `tools/call` params are
+/// `-32602 Invalid params`, a message over the line limit is answered with an error carrying its
+/// id (or `null` without one), and the server keeps serving afterwards.
 #[tokio::test]
 async fn every_request_gets_an_answer() {
     let home = TestHome::new();
@@ -415,7 +455,49 @@ async fn every_request_gets_an_answer() {
     let stored = std::fs::read_dir(&memories).map_or(0, |d| d.count());
     assert_eq!(stored, 0, "{}", memories.display());
 
-    // Over the limit without an id to answer: the server closes the connection at once.
+    // Over the limit without an id to answer: an error with `"id": null`, and the server goes on.
     server.send_line(&"c".repeat(17_000_000)).await;
-    assert!(server.answer().await.is_none());
+    let answer = server.answer().await.unwrap();
+    assert!(answer["id"].is_null(), "{answer:.300}");
+    assert_eq!(answer["error"]["code"], -32600, "{answer:.300}");
+    assert!(
+        answer["error"]["message"]
+            .as_str()
+            .unwrap()
+            .starts_with("message too large: the message is 17000000 bytes"),
+        "{answer:.300}"
+    );
+    server
+        .send(&json!({"jsonrpc": "2.0", "id": 10, "method": "ping"}))
+        .await;
+    assert_eq!(server.answer().await.unwrap()["id"], 10);
+}
+
+/// Kind: a line that is not JSON (text, JSON cut short): each answered with `-32700 Parse
+/// error` and `"id": null`, and the server answers the next request.
+#[tokio::test]
+async fn a_line_that_is_not_json_gets_a_parse_error() {
+    let home = TestHome::new();
+    let mut server = RawServer::start(&home).await;
+    for (id, line) in [
+        (2, "hello elroy"),
+        (3, "{\"jsonrpc\":\"2.0\",\"id\":7,\"method\":\"tools/list\""),
+    ] {
+        server.send_line(line).await;
+        let answer = server.answer().await.unwrap();
+        assert_eq!(answer["jsonrpc"], "2.0", "{answer}");
+        assert!(answer["id"].is_null(), "{answer}");
+        assert_eq!(answer["error"]["code"], -32700, "{answer}");
+        assert!(
+            answer["error"]["message"]
+                .as_str()
+                .unwrap()
+                .starts_with("Parse error: "),
+            "{answer}"
+        );
+        server
+            .send(&json!({"jsonrpc": "2.0", "id": id, "method": "ping"}))
+            .await;
+        assert_eq!(server.answer().await.unwrap()["id"], id);
+    }
 }

@@ -129,6 +129,16 @@ pub fn spawn(spec: &Spawn<'_>) -> std::io::Result<(ServerProcess, ChildStdout, C
     Ok((ServerProcess { child, stderr }, stdout, stdin))
 }
 
+impl Drop for ServerProcess {
+    /// A server dropped before it was stopped (elroy ended while it was starting): its whole
+    /// group gets SIGKILL, not only its first process.
+    fn drop(&mut self) {
+        if matches!(self.child.try_wait(), Ok(None)) {
+            elroy_plugins::process::kill_group(self.child.id());
+        }
+    }
+}
+
 impl ServerProcess {
     /// Waits for the process to exit; its status as text (`exit status: 1`, `signal: 9`).
     pub async fn wait(&mut self) -> String {

@@ -116,7 +116,10 @@ impl<R> BoundedLines<R> {
                 self.ready_pos = 0;
             }
             Err(e) => {
-                tracing::info!("mcp: a line that is not JSON ({} bytes): {e}", content.len());
+                tracing::info!(
+                    "mcp: a line that is not JSON ({} bytes): {e}",
+                    content.len()
+                );
                 self.reply(parse_error_reply(&e.to_string()));
                 line.clear();
                 self.line = line;
@@ -136,8 +139,16 @@ impl<R> BoundedLines<R> {
                 self.limit
             ),
             (id, method) => {
-                tracing::warn!("mcp: a message of {bytes} bytes is over the limit of {} bytes", self.limit);
-                self.reply(too_large_reply(id.as_deref(), bytes, self.limit, method.as_deref()));
+                tracing::warn!(
+                    "mcp: a message of {bytes} bytes is over the limit of {} bytes",
+                    self.limit
+                );
+                self.reply(too_large_reply(
+                    id.as_deref(),
+                    bytes,
+                    self.limit,
+                    method.as_deref(),
+                ));
             }
         }
     }
@@ -273,7 +284,9 @@ pub fn parse_error_reply(reason: &str) -> Vec<u8> {
     error_line(
         None,
         PARSE_ERROR,
-        &format!("Parse error: the message is not JSON ({reason}); send one JSON-RPC message per line"),
+        &format!(
+            "Parse error: the message is not JSON ({reason}); send one JSON-RPC message per line"
+        ),
     )
 }
 
@@ -593,7 +606,10 @@ mod tests {
             assert_eq!(reply["error"]["code"], INVALID_REQUEST, "{reply}");
             let message = reply["error"]["message"].as_str().unwrap();
             assert!(
-                message.contains(&format!(" is {} bytes, over elroy's limit of 100 bytes", line.len())),
+                message.contains(&format!(
+                    " is {} bytes, over elroy's limit of 100 bytes",
+                    line.len()
+                )),
                 "{message}"
             );
         }
