@@ -21,6 +21,7 @@ mod mcp_client;
 mod mcp_client_faults;
 mod mcp_python_sdk;
 mod memory_undo;
+mod permissions;
 mod recall;
 mod reliability;
 mod reminders;

@@ -229,6 +229,21 @@ fn load_config_checked(cli: &Cli, read_only: bool) -> Result<Config, String> {
             "--mcp-config".into(),
         ));
     }
+    if let Some(mode) = &cli.permission_mode {
+        options.flags.push((
+            elroy_config::MODE_FLAG_KEY.into(),
+            mode.clone(),
+            "--permission-mode".into(),
+        ));
+    }
+    for (rules, key, flag) in [
+        (&cli.allow, elroy_config::ALLOW_FLAG_KEY, "--allow"),
+        (&cli.deny, elroy_config::DENY_FLAG_KEY, "--deny"),
+    ] {
+        for rule in rules {
+            options.flags.push((key.into(), rule.clone(), flag.into()));
+        }
+    }
     let mut config = Config::load(&options).map_err(|e| e.to_string())?;
     if read_only {
         config = existing_home(config)?;
