@@ -31,8 +31,19 @@ impl ClientHandler for Client {
 
 /// Starts `elroy mcp` in `home` (`ELROY_NOW` fixed) and connects a client to it.
 async fn connect(home: &TestHome, client: Client) -> RunningService<RoleClient, Client> {
+    connect_with(home, client, &[]).await
+}
+
+/// As [`connect`], with `global` options before `mcp`.
+async fn connect_with(
+    home: &TestHome,
+    client: Client,
+    global: &[&str],
+) -> RunningService<RoleClient, Client> {
     let mut cmd = home.cmd();
-    cmd.arg("mcp").env("ELROY_NOW", "2026-03-16T08:30:00Z");
+    cmd.args(global)
+        .arg("mcp")
+        .env("ELROY_NOW", "2026-03-16T08:30:00Z");
     let transport = TokioChildProcess::builder(tokio::process::Command::from(cmd))
         .stderr(std::process::Stdio::null())
         .spawn()
@@ -499,5 +510,115 @@ async fn a_line_that_is_not_json_gets_a_parse_error() {
             .send(&json!({"jsonrpc": "2.0", "id": id, "method": "ping"}))
             .await;
         assert_eq!(server.answer().await.unwrap()["id"], id);
+    }
+}
+
+/// The names `elroy mcp` of `home` lists with `global` options and `config`.
+async fn listed_names(home: &TestHome, global: &[&str]) -> Vec<String> {
+    let client = connect_with(home, Client::default(), global).await;
+    let names = client
+        .list_all_tools()
+        .await
+        .expect("tools/list")
+        .iter()
+        .map(|t| t.name.to_string())
+        .collect();
+    client.cancel().await.expect("close the connection");
+    names
+}
+
+/// Kind: the permissions decide what a client is shown. Deny rules (a name and a glob) hide
+/// tools and refuse their calls; `read-only` mode (by flag, and by the configuration) hides what
+/// writes, reaches the network or runs a program; `ask`, the default, lists `read`, `network`
+/// and `execute` tools for the client to ask its person about.
+#[tokio::test]
+async fn the_permissions_decide_what_a_client_is_shown() {
+    let has = |names: &[String], name: &str| names.iter().any(|n| n == name);
+
+    let plain = TestHome::new();
+    let names = listed_names(&plain, &[]).await;
+    for name in [
+        "fetch_page",
+        "web_search",
+        "create_contrib_repo",
+        "read_file",
+        "create_memory",
+    ] {
+        assert!(has(&names, name), "ask mode lists {name}: {names:?}");
+    }
+
+    let denying = TestHome::new();
+    std::fs::create_dir_all(denying.home()).unwrap();
+    std::fs::write(
+        denying.home().join("elroy.conf.yaml"),
+        "permissions:\n  deny: [web_search, \"delete_*\"]\n",
+    )
+    .unwrap();
+    let names = listed_names(&denying, &[]).await;
+    assert!(!has(&names, "web_search"), "{names:?}");
+    assert!(!names.iter().any(|n| n.starts_with("delete_")), "{names:?}");
+    assert!(
+        has(&names, "fetch_page") && has(&names, "add_agenda_item"),
+        "{names:?}"
+    );
+    // Called anyway: refused, and the tool did not run.
+    let client = connect(&denying, Client::default()).await;
+    let added = call(
+        &client,
+        "add_agenda_item",
+        json!({"text": "Keep me", "item_date": "2026-03-18"}),
+    )
+    .await;
+    assert_eq!(added.is_error, Some(false), "{}", text(&added));
+    let deleted = call(
+        &client,
+        "delete_agenda_item",
+        json!({"item_name": "Keep me"}),
+    )
+    .await;
+    assert_eq!(deleted.is_error, Some(true));
+    assert!(
+        text(&deleted).contains("not permitted"),
+        "{}",
+        text(&deleted)
+    );
+    assert!(denying.home().join("agenda/Keep_me.md").exists());
+    let searched = call(&client, "web_search", json!({"query": "elroy"})).await;
+    assert_eq!(searched.is_error, Some(true));
+    assert!(
+        text(&searched).contains("not permitted"),
+        "{}",
+        text(&searched)
+    );
+    client.cancel().await.expect("close the connection");
+
+    let by_flag = TestHome::new();
+    let names = listed_names(&by_flag, &["--permission-mode", "read-only"]).await;
+    let read_only = TestHome::new();
+    std::fs::create_dir_all(read_only.home()).unwrap();
+    std::fs::write(
+        read_only.home().join("elroy.conf.yaml"),
+        "permissions:\n  mode: read-only\n",
+    )
+    .unwrap();
+    let configured = listed_names(&read_only, &[]).await;
+    for names in [&names, &configured] {
+        for shown in [
+            "get_current_date",
+            "examine_memories",
+            "read_file",
+            "list_agenda_items",
+        ] {
+            assert!(has(names, shown), "{shown}: {names:?}");
+        }
+        for hidden in [
+            "create_memory",
+            "add_agenda_item",
+            "fetch_page",
+            "web_search",
+            "create_contrib_repo",
+        ] {
+            assert!(!has(names, hidden), "{hidden}: {names:?}");
+        }
     }
 }

@@ -529,9 +529,14 @@ fn a_turn_calls_an_mcp_tool() {
         ))
         .push(Reply::text("Added it to the other agenda."));
     let server = server_home();
+    // An MCP tool over stdio is `execute`: the model's call runs only when a rule allows it
+    // (`elroy message` has nobody to ask).
     let client = common::home_with_model(
         &model,
-        &format!("mcp_servers:\n{}", elroy_entry("other", &server)),
+        &format!(
+            "permissions:\n  allow: [\"mcp__other__*\"]\nmcp_servers:\n{}",
+            elroy_entry("other", &server)
+        ),
     );
     let out = client
         .cmd()

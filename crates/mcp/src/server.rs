@@ -43,10 +43,11 @@ impl ElroyMcpServer {
         Arc::clone(&self.runtime)
     }
 
-    /// The MCP tools of the current registry, in registry order.
+    /// The MCP tools of the current registry the permissions list to a client
+    /// ([`listed_specs`]), in registry order.
     pub async fn tools(&self) -> Vec<Tool> {
         let runtime = self.runtime.read().await;
-        runtime.registry.specs().into_iter().map(mcp_tool).collect()
+        listed_specs(&runtime).iter().map(mcp_tool).collect()
     }
 
     /// Runs one call as a direct call on behalf of the client (`Runtime::call_tool_as` with
@@ -65,6 +66,22 @@ impl ElroyMcpServer {
             CallToolResult::success(content)
         }
     }
+}
+
+/// The specs of `runtime`'s registry a client is shown, in registry order: not a tool a deny
+/// rule names, nor, in `read-only` mode, one that writes, reaches the network or runs a program
+/// (`Policy::listed_for_client`). In `ask` mode `read` tools, `network` and `execute` tools are
+/// listed, with their annotations, for the client to ask its person about; a call the rules
+/// refuse is refused by the registry's permission gate whatever was listed.
+pub(crate) fn listed_specs(runtime: &Runtime) -> Vec<ToolSpec> {
+    let policy = runtime.permissions.policy();
+    runtime
+        .registry
+        .specs()
+        .into_iter()
+        .filter(|spec| policy.listed_for_client(&spec.name, &spec.effect))
+        .cloned()
+        .collect()
 }
 
 /// The MCP `inputSchema` of a tool: its OpenAI `function.parameters` object
