@@ -18,6 +18,7 @@ mod import_elroy;
 mod interface;
 mod mcp;
 mod mcp_client;
+mod mcp_client_faults;
 mod mcp_python_sdk;
 mod memory_undo;
 mod permissions;

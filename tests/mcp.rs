@@ -31,8 +31,19 @@ impl ClientHandler for Client {
 
 /// Starts `elroy mcp` in `home` (`ELROY_NOW` fixed) and connects a client to it.
 async fn connect(home: &TestHome, client: Client) -> RunningService<RoleClient, Client> {
+    connect_with(home, client, &[]).await
+}
+
+/// As [`connect`], with `global` options before `mcp`.
+async fn connect_with(
+    home: &TestHome,
+    client: Client,
+    global: &[&str],
+) -> RunningService<RoleClient, Client> {
     let mut cmd = home.cmd();
-    cmd.arg("mcp").env("ELROY_NOW", "2026-03-16T08:30:00Z");
+    cmd.args(global)
+        .arg("mcp")
+        .env("ELROY_NOW", "2026-03-16T08:30:00Z");
     let transport = TokioChildProcess::builder(tokio::process::Command::from(cmd))
         .stderr(std::process::Stdio::null())
         .spawn()
@@ -114,6 +125,47 @@ async fn tools_match_the_golden_schemas_and_calls_write_the_home() {
             "{name}"
         );
     }
+
+    // Each tool carries the hints of its declared effect, every one set explicitly.
+    for (name, read_only, destructive, idempotent, open_world) in [
+        ("get_current_date", true, false, true, false),
+        ("read_file", true, false, true, false),
+        ("add_agenda_item", false, false, false, false),
+        ("create_memory", false, false, false, false),
+        ("complete_agenda_item", false, true, false, false),
+        (
+            "update_outdated_or_incorrect_memory",
+            false,
+            true,
+            false,
+            false,
+        ),
+        ("fetch_page", true, false, true, true),
+        ("web_search", true, false, true, true),
+        ("create_contrib_repo", false, true, false, true),
+    ] {
+        let tool = tools.iter().find(|t| t.name == name).unwrap();
+        let hints = tool
+            .annotations
+            .as_ref()
+            .unwrap_or_else(|| panic!("{name}"));
+        assert_eq!(
+            (
+                hints.read_only_hint,
+                hints.destructive_hint,
+                hints.idempotent_hint,
+                hints.open_world_hint
+            ),
+            (
+                Some(read_only),
+                Some(destructive),
+                Some(idempotent),
+                Some(open_world)
+            ),
+            "{name}"
+        );
+    }
+    assert!(tools.iter().all(|t| t.annotations.is_some()));
 
     // Calls run against the home of the server.
     let added = call(
@@ -338,10 +390,9 @@ fn create_memory_line(id: u64, chars: usize) -> String {
     .to_string()
 }
 
-/// Kind: a request the server cannot read as a tool call (issue 13 item 7): malformed
-/// `tools/call` params are `-32602 Invalid params`, a message over the line limit is answered
-/// with an error carrying its id (or, without an id, the connection closes), and the server
-/// keeps serving afterwards.
+/// Kind: a request the server cannot read as a tool call: malformed `tools/call` params are
+/// `-32602 Invalid params`, a message over the line limit is answered with an error carrying its
+/// id (or `null` without one), and the server keeps serving afterwards.
 #[tokio::test]
 async fn every_request_gets_an_answer() {
     let home = TestHome::new();
@@ -423,7 +474,159 @@ async fn every_request_gets_an_answer() {
     let stored = std::fs::read_dir(&memories).map_or(0, |d| d.count());
     assert_eq!(stored, 0, "{}", memories.display());
 
-    // Over the limit without an id to answer: the server closes the connection at once.
+    // Over the limit without an id to answer: an error with `"id": null`, and the server goes on.
     server.send_line(&"c".repeat(17_000_000)).await;
-    assert!(server.answer().await.is_none());
+    let answer = server.answer().await.unwrap();
+    assert!(answer["id"].is_null(), "{answer:.300}");
+    assert_eq!(answer["error"]["code"], -32600, "{answer:.300}");
+    assert!(
+        answer["error"]["message"]
+            .as_str()
+            .unwrap()
+            .starts_with("message too large: the message is 17000000 bytes"),
+        "{answer:.300}"
+    );
+    server
+        .send(&json!({"jsonrpc": "2.0", "id": 10, "method": "ping"}))
+        .await;
+    assert_eq!(server.answer().await.unwrap()["id"], 10);
+}
+
+/// Kind: a line that is not JSON (text, JSON cut short): each answered with `-32700 Parse
+/// error` and `"id": null`, and the server answers the next request.
+#[tokio::test]
+async fn a_line_that_is_not_json_gets_a_parse_error() {
+    let home = TestHome::new();
+    let mut server = RawServer::start(&home).await;
+    for (id, line) in [
+        (2, "hello elroy"),
+        (3, "{\"jsonrpc\":\"2.0\",\"id\":7,\"method\":\"tools/list\""),
+    ] {
+        server.send_line(line).await;
+        let answer = server.answer().await.unwrap();
+        assert_eq!(answer["jsonrpc"], "2.0", "{answer}");
+        assert!(answer["id"].is_null(), "{answer}");
+        assert_eq!(answer["error"]["code"], -32700, "{answer}");
+        assert!(
+            answer["error"]["message"]
+                .as_str()
+                .unwrap()
+                .starts_with("Parse error: "),
+            "{answer}"
+        );
+        server
+            .send(&json!({"jsonrpc": "2.0", "id": id, "method": "ping"}))
+            .await;
+        assert_eq!(server.answer().await.unwrap()["id"], id);
+    }
+}
+
+/// The names `elroy mcp` of `home` lists with `global` options and `config`.
+async fn listed_names(home: &TestHome, global: &[&str]) -> Vec<String> {
+    let client = connect_with(home, Client::default(), global).await;
+    let names = client
+        .list_all_tools()
+        .await
+        .expect("tools/list")
+        .iter()
+        .map(|t| t.name.to_string())
+        .collect();
+    client.cancel().await.expect("close the connection");
+    names
+}
+
+/// Kind: the permissions decide what a client is shown. Deny rules (a name and a glob) hide
+/// tools and refuse their calls; `read-only` mode (by flag, and by the configuration) hides what
+/// writes, reaches the network or runs a program; `ask`, the default, lists `read`, `network`
+/// and `execute` tools for the client to ask its person about.
+#[tokio::test]
+async fn the_permissions_decide_what_a_client_is_shown() {
+    let has = |names: &[String], name: &str| names.iter().any(|n| n == name);
+
+    let plain = TestHome::new();
+    let names = listed_names(&plain, &[]).await;
+    for name in [
+        "fetch_page",
+        "web_search",
+        "create_contrib_repo",
+        "read_file",
+        "create_memory",
+    ] {
+        assert!(has(&names, name), "ask mode lists {name}: {names:?}");
+    }
+
+    let denying = TestHome::new();
+    std::fs::create_dir_all(denying.home()).unwrap();
+    std::fs::write(
+        denying.home().join("elroy.conf.yaml"),
+        "permissions:\n  deny: [web_search, \"delete_*\"]\n",
+    )
+    .unwrap();
+    let names = listed_names(&denying, &[]).await;
+    assert!(!has(&names, "web_search"), "{names:?}");
+    assert!(!names.iter().any(|n| n.starts_with("delete_")), "{names:?}");
+    assert!(
+        has(&names, "fetch_page") && has(&names, "add_agenda_item"),
+        "{names:?}"
+    );
+    // Called anyway: refused, and the tool did not run.
+    let client = connect(&denying, Client::default()).await;
+    let added = call(
+        &client,
+        "add_agenda_item",
+        json!({"text": "Keep me", "item_date": "2026-03-18"}),
+    )
+    .await;
+    assert_eq!(added.is_error, Some(false), "{}", text(&added));
+    let deleted = call(
+        &client,
+        "delete_agenda_item",
+        json!({"item_name": "Keep me"}),
+    )
+    .await;
+    assert_eq!(deleted.is_error, Some(true));
+    assert!(
+        text(&deleted).contains("not permitted"),
+        "{}",
+        text(&deleted)
+    );
+    assert!(denying.home().join("agenda/Keep_me.md").exists());
+    let searched = call(&client, "web_search", json!({"query": "elroy"})).await;
+    assert_eq!(searched.is_error, Some(true));
+    assert!(
+        text(&searched).contains("not permitted"),
+        "{}",
+        text(&searched)
+    );
+    client.cancel().await.expect("close the connection");
+
+    let by_flag = TestHome::new();
+    let names = listed_names(&by_flag, &["--permission-mode", "read-only"]).await;
+    let read_only = TestHome::new();
+    std::fs::create_dir_all(read_only.home()).unwrap();
+    std::fs::write(
+        read_only.home().join("elroy.conf.yaml"),
+        "permissions:\n  mode: read-only\n",
+    )
+    .unwrap();
+    let configured = listed_names(&read_only, &[]).await;
+    for names in [&names, &configured] {
+        for shown in [
+            "get_current_date",
+            "examine_memories",
+            "read_file",
+            "list_agenda_items",
+        ] {
+            assert!(has(names, shown), "{shown}: {names:?}");
+        }
+        for hidden in [
+            "create_memory",
+            "add_agenda_item",
+            "fetch_page",
+            "web_search",
+            "create_contrib_repo",
+        ] {
+            assert!(!has(names, hidden), "{hidden}: {names:?}");
+        }
+    }
 }

@@ -74,7 +74,7 @@ fn agenda_files(home: &TestHome) -> Vec<String> {
 }
 
 /// Processes whose command line contains `marker` (from /proc).
-fn processes_with(marker: &str) -> Vec<String> {
+pub fn processes_with(marker: &str) -> Vec<String> {
     let mut found = Vec::new();
     for entry in std::fs::read_dir("/proc").unwrap().filter_map(Result::ok) {
         if let Ok(cmdline) = std::fs::read(entry.path().join("cmdline")) {

@@ -157,9 +157,13 @@ fn check_server(home: &TestHome, stdio: bool) {
     assert_eq!(missing.status.code(), Some(1), "{}", stdout(&missing));
 
     if stdio {
-        // env: merged over the inherited environment (PATH kept), ${VAR} expanded.
+        // env: set over the minimal environment (PATH kept), ${VAR} expanded. A variable whose
+        // name does not say it is a credential is not redacted from results.
         let greeting = call(home, "mcp__py__env", r#"{"name":"PY_GREETING"}"#);
         assert_eq!(stdout(&greeting), "hello from the client's environment\n");
+        // elroy's own environment beyond the minimal set does not reach the server.
+        let inherited = call(home, "mcp__py__env", r#"{"name":"MCP_TEST_GREETING"}"#);
+        assert_eq!(stdout(&inherited), "<unset>\n");
         let path = call(home, "mcp__py__env", r#"{"name":"PATH"}"#);
         assert!(!stdout(&path).contains("<unset>"), "{}", stdout(&path));
 

@@ -648,6 +648,10 @@ fn open_chat(config: Config) -> Result<ChatSession, String> {
 }
 
 pub(crate) fn run(config: Config) -> Result<ExitCode, String> {
+    // Ctrl+C cancels a turn here; SIGTERM and SIGHUP stop the MCP servers and end elroy.
+    elroy_mcp_client::signals::handled_by_front_end(&[
+        elroy_mcp_client::signals::Ending::Interrupt,
+    ]);
     let palette = Palette::from_config(&config);
     let history = config.paths.history_file();
     let home = config.paths.elroy_home.clone();

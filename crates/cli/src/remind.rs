@@ -186,6 +186,11 @@ async fn watch(
     sync: Option<&(Config, Duration)>,
 ) -> Result<ExitCode, String> {
     use tokio::signal::unix::{SignalKind, signal};
+    // Watching ends itself on these; its exit stops the MCP servers.
+    {
+        use elroy_mcp_client::signals::{Ending, handled_by_front_end};
+        handled_by_front_end(&[Ending::Terminate, Ending::Interrupt]);
+    }
     let mut last_sync: Option<std::time::Instant> = None;
     let mut terminate =
         signal(SignalKind::terminate()).map_err(|e| format!("cannot watch for SIGTERM: {e}"))?;

@@ -68,20 +68,36 @@ pub struct Spawn<'a> {
     pub command: &'a str,
     /// Its arguments.
     pub args: &'a [String],
-    /// Variables set over the inherited environment.
+    /// The variables of its entry's `env`, set over the minimal environment
+    /// ([`INHERITED_ENV`]).
     pub env: &'a BTreeMap<String, String>,
     /// Its working directory.
     pub cwd: Option<&'a PathBuf>,
 }
 
+/// The variables of elroy's environment a stdio server gets (when set): what a program needs
+/// to find its home, its programs, its user, its terminal, its language and a temporary
+/// directory. Nothing else passes, so provider keys (`*_API_KEY`), tokens and elroy's own
+/// settings reach a server only when its entry's `env` names them (`${VAR}` is expanded there).
+pub const INHERITED_ENV: [&str; 8] = [
+    "HOME", "PATH", "USER", "LOGNAME", "SHELL", "TERM", "LANG", "TMPDIR",
+];
+
 /// Starts the server: a new process group, stdin and stdout piped for the protocol, stderr
-/// piped to the log (never elroy's own stdout or stderr), killed on drop.
+/// piped to the log (never elroy's own stdout or stderr), killed on drop. Its environment is
+/// [`INHERITED_ENV`] of elroy's plus the entry's `env`.
 ///
 /// # Errors
 /// The operating system's error when the program cannot be started (not found, not
 /// executable, a `cwd` that does not exist).
 pub fn spawn(spec: &Spawn<'_>) -> std::io::Result<(ServerProcess, ChildStdout, ChildStdin)> {
     let mut command = Command::new(spec.command);
+    command.env_clear();
+    for name in INHERITED_ENV {
+        if let Some(value) = std::env::var_os(name) {
+            command.env(name, value);
+        }
+    }
     command
         .args(spec.args)
         .envs(spec.env)
@@ -111,6 +127,16 @@ pub fn spawn(spec: &Spawn<'_>) -> std::io::Result<(ServerProcess, ChildStdout, C
         });
     }
     Ok((ServerProcess { child, stderr }, stdout, stdin))
+}
+
+impl Drop for ServerProcess {
+    /// A server dropped before it was stopped (elroy ended while it was starting): its whole
+    /// group gets SIGKILL, not only its first process.
+    fn drop(&mut self) {
+        if matches!(self.child.try_wait(), Ok(None)) {
+            elroy_plugins::process::kill_group(self.child.id());
+        }
+    }
 }
 
 impl ServerProcess {

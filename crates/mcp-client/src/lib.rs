@@ -22,16 +22,24 @@
 //!   `tools/list` in time is reported once, by name, with its stderr's last lines, through the
 //!   warning sink (and the log); its tools are simply absent. A stdio server that exits while
 //!   in use is restarted once per session. A call is bounded by `mcp_call_timeout_seconds`; an
-//!   error result (`isError: true`) or a broken connection is a tool error.
+//!   error result (`isError: true`) or a broken connection is a tool error. Transport errors are
+//!   one short line naming the cause (connection refused, an HTTP status, never an HTML page);
+//!   a start-up timeout of `npx` / `uvx` hints at a first-run download.
 //! - **Children.** Each stdio server runs in its own process group with its stderr in the log
-//!   (never elroy's stdout or stderr). At shutdown (dropping the last handle) every group gets
-//!   SIGTERM, then SIGKILL, and is reaped.
+//!   (never elroy's stdout or stderr), with a minimal environment ([`child::INHERITED_ENV`])
+//!   plus its entry's `env`. At shutdown (dropping the last handle) every group gets SIGTERM,
+//!   then SIGKILL, and is reaped; on SIGINT, SIGTERM or SIGHUP of elroy too, unless the front
+//!   end handles that signal itself ([`signals`]).
+//! - **Effects.** Each tool declares its effect from its transport and annotations
+//!   ([`tool_effect`]); tools that require task augmentation are not offered.
 //! - **Changes.** `notifications/tools/list_changed` lists the server's tools again.
 
 pub mod child;
 mod connect;
 pub mod naming;
 mod server;
+pub mod signals;
+mod tasks;
 mod tool;
 
 use std::sync::{Arc, Mutex};
@@ -42,7 +50,7 @@ use elroy_core::{BoxFuture, SourcedTool, ToolSource};
 use tokio::sync::watch;
 
 pub use server::Phase;
-pub use tool::{McpTool, result_text};
+pub use tool::{McpTool, effect as tool_effect, result_text};
 
 use server::{Server, Shared};
 
@@ -66,7 +74,7 @@ pub struct ServerStatus {
     pub tools: Vec<(String, String)>,
 }
 
-struct Inner {
+pub(crate) struct Inner {
     servers: Vec<Arc<Server>>,
     handle: tokio::runtime::Handle,
     runtime: Mutex<Option<tokio::runtime::Runtime>>,
@@ -123,15 +131,15 @@ impl McpClients {
                 Arc::new(Server::new(server.clone(), label, shared.clone()))
             })
             .collect();
-        Ok(Some(McpClients {
-            inner: Arc::new(Inner {
-                servers,
-                handle: runtime.handle().clone(),
-                runtime: Mutex::new(Some(runtime)),
-                stop,
-                tasks: Mutex::new(Vec::new()),
-            }),
-        }))
+        let inner = Arc::new(Inner {
+            servers,
+            handle: runtime.handle().clone(),
+            runtime: Mutex::new(Some(runtime)),
+            stop,
+            tasks: Mutex::new(Vec::new()),
+        });
+        signals::register(&inner);
+        Ok(Some(McpClients { inner }))
     }
 
     /// The configured servers' names, sorted.
@@ -216,6 +224,17 @@ impl McpClients {
 
 impl Inner {
     fn shutdown(&self) {
+        self.stop_servers();
+        if let Ok(mut runtime) = self.runtime.lock()
+            && let Some(runtime) = runtime.take()
+        {
+            runtime.shutdown_background();
+        }
+    }
+
+    /// Tells every server to stop and waits (at most [`SHUTDOWN_WAIT`]) until they did; the
+    /// clients' runtime keeps running. Safe to call twice and from any thread outside it.
+    fn stop_servers(&self) {
         let _ = self.stop.send(true);
         let tasks: Vec<_> = self
             .tasks
@@ -231,11 +250,6 @@ impl Inner {
                 let _ = done.send(());
             });
             let _ = wait.recv_timeout(SHUTDOWN_WAIT);
-        }
-        if let Ok(mut runtime) = self.runtime.lock()
-            && let Some(runtime) = runtime.take()
-        {
-            runtime.shutdown_background();
         }
     }
 }

@@ -173,10 +173,25 @@ impl Server {
     }
 
     /// The server's tools as elroy tools, named by [`naming`].
-    fn make_tools(self: &Arc<Self>, listed: &[rmcp::model::Tool]) -> Vec<SourcedTool> {
+    /// Tools that require task augmentation (`task_only`) are not offered: elroy calls tools
+    /// only directly.
+    fn make_tools(
+        self: &Arc<Self>,
+        listed: &[rmcp::model::Tool],
+        task_only: &crate::tasks::TaskOnly,
+    ) -> Vec<SourcedTool> {
         let mut names: Vec<String> = Vec::new();
         let mut out = Vec::new();
+        let task_only = task_only.lock().map(|t| t.clone()).unwrap_or_default();
         for tool in listed {
+            if task_only.contains(tool.name.as_ref()) {
+                tracing::info!(
+                    server = %self.config.name,
+                    tool = %tool.name,
+                    "MCP tool not offered: it can only run as a task (execution.taskSupport: required)"
+                );
+                continue;
+            }
             let exposed = naming::exposed_name(&self.label, &self.config.name, &tool.name, |n| {
                 names.iter().any(|t| t == n)
             });
@@ -241,10 +256,11 @@ impl Server {
             mut process,
             tools,
             list_changed,
+            task_only,
         } = connection;
         let peer = Arc::new(service);
         let stderr = process.as_ref().map(|p| Arc::clone(&p.stderr));
-        let offered = self.make_tools(&tools);
+        let offered = self.make_tools(&tools, &task_only);
         tracing::info!(server = %self.config.name, tools = offered.len(), "MCP server ready");
         self.update(|s| {
             s.phase = Phase::Ready;
@@ -258,7 +274,7 @@ impl Server {
                     let listed = tokio::time::timeout(self.shared.startup_timeout, peer.list_all_tools()).await;
                     match listed {
                         Ok(Ok(tools)) => {
-                            let offered = self.make_tools(&tools);
+                            let offered = self.make_tools(&tools, &task_only);
                             tracing::info!(server = %self.config.name, tools = offered.len(), "MCP server's tools changed");
                             self.update(|s| s.tools = offered);
                         }
@@ -345,8 +361,9 @@ impl Server {
                     tokio::time::sleep(Duration::from_millis(100)).await;
                     Err(ToolError::new(with_stderr(
                         format!(
-                            "the MCP server {} failed during the call of {tool}: {e}",
-                            server.config.name
+                            "the MCP server {} failed during the call of {tool}: {}",
+                            server.config.name,
+                            crate::connect::tidy(&e, None)
                         ),
                         stderr.as_deref(),
                     )))

@@ -3,7 +3,10 @@
 
 use std::sync::Arc;
 
-use elroy_core::{BoxFuture, Tool, ToolContext, ToolError, ToolOutput, ToolSpec, ValidatedArgs};
+use elroy_core::{
+    BoxFuture, Changes, EffectClass, Tool, ToolContext, ToolEffect, ToolError, ToolOutput,
+    ToolSpec, ValidatedArgs,
+};
 use rmcp::model::{CallToolResult, ContentBlock, ResourceContents};
 
 use crate::server::Server;
@@ -32,13 +35,45 @@ impl McpTool {
             .or(listed.title.as_deref())
             .unwrap_or_default();
         let schema = serde_json::Value::Object((*listed.input_schema).clone());
-        let spec = ToolSpec::from_input_schema(&exposed, description, &schema)?;
+        let spec = ToolSpec::from_input_schema(&exposed, description, &schema)?
+            .with_effect(effect(server.config.kind() == "http", listed));
         Ok(McpTool {
             spec,
             tool: listed.name.to_string(),
             server: Arc::clone(server),
         })
     }
+}
+
+/// The effect of a server's tool (`docs/security.md#effects`). Annotations are the server's
+/// claims, so they can only lower the class as far as elroy can still vouch for:
+///
+/// - over stdio the server is a program elroy runs: [`EffectClass::Execute`], unless the tool
+///   says it is read-only (`readOnlyHint: true`) and closed-world (`openWorldHint: false`), and
+///   even then [`EffectClass::Read`] (the program can read what the user can);
+/// - over HTTP the tool runs on another machine: [`EffectClass::Network`] whatever it says.
+///
+/// What it changes follows the hints: nothing when read-only, additions when it says it is not
+/// destructive (`destructiveHint: false`), otherwise it may overwrite (MCP's default).
+pub fn effect(http: bool, listed: &rmcp::model::Tool) -> ToolEffect {
+    let hints = listed.annotations.as_ref();
+    let read_only = hints.and_then(|a| a.read_only_hint) == Some(true);
+    let closed_world = hints.and_then(|a| a.open_world_hint) == Some(false);
+    let changes = if read_only {
+        Changes::Nothing
+    } else if hints.and_then(|a| a.destructive_hint) == Some(false) {
+        Changes::Adds
+    } else {
+        Changes::Overwrites
+    };
+    let class = if http {
+        EffectClass::Network
+    } else if read_only && closed_world {
+        EffectClass::Read
+    } else {
+        EffectClass::Execute
+    };
+    ToolEffect::new(class, changes)
 }
 
 impl Tool for McpTool {

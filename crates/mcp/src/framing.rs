@@ -1,45 +1,51 @@
-//! Framing of the stdio transport: every request gets an answer, however long its line.
+//! Framing of the stdio transport: every line gets an answer, however long, and whatever it
+//! holds.
 //!
-//! rmcp's stdio transport reads one JSON-RPC message per line and silently drops a line longer
-//! than its limit (16 MiB), so a client that sent one waits for an answer forever (issue 13
-//! item 7). [`BoundedLines`] sits in front of rmcp's reader and enforces the limit itself, a
-//! little below rmcp's: lines up to [`MAX_MESSAGE_BYTES`] pass through untouched; for a longer
-//! one it stops passing bytes on, ends the part rmcp already holds with a NUL byte and a line
-//! break (never valid JSON, so rmcp ignores it), reads the rest of the line without keeping it,
-//! and then, while the line streamed past, having looked for its top-level `id` and `method`:
+//! rmcp's stdio transport reads one JSON-RPC message per line; it silently drops a line longer
+//! than its limit (16 MiB) and a line that is not JSON, so a client that sent one waits for an
+//! answer forever. [`BoundedLines`] sits in front of rmcp's reader and looks at every line
+//! first, holding at most [`MAX_MESSAGE_BYTES`] of it:
 //!
-//! - a request (`id` and `method`): hands rmcp a short replacement request with the same `id`
-//!   and method [`TOO_LARGE_METHOD`]; the server answers it with the JSON-RPC error `-32600`
-//!   naming the size and the limit ([`too_large_error`]), and the connection stays usable;
-//! - a notification (`method`, no `id`): dropped, as JSON-RPC wants no answer;
-//! - anything else (no `id` to answer): ends the input, so the server stops and closes stdout
-//!   and the client fails at once instead of waiting.
+//! - a line of JSON up to the limit passes to rmcp untouched (rmcp answers well-formed JSON that
+//!   is not a message with `-32600`);
+//! - a line that is not JSON is kept from rmcp and answered with the JSON-RPC error
+//!   `-32700 Parse error`, `"id": null` ([`parse_error_reply`]);
+//! - a line over the limit is read to its end without being kept, while a streaming look finds
+//!   its top-level `id` and `method`: a request is answered with `-32600` naming its size and the
+//!   limit, with its `id` ([`too_large_reply`]); a line without an `id` to answer gets the same
+//!   error with `"id": null`; a notification (a `method`, no `id`) gets no answer, as JSON-RPC
+//!   wants, and is logged.
 //!
-//! Memory stays bounded: the wrapper holds one 64 KiB read buffer and the replacement line.
+//! Either way the server goes on reading. The answers elroy makes itself travel on a channel to
+//! [`write_lines`], the one writer of stdout, which puts them between rmcp's whole lines.
 
 use std::pin::Pin;
 use std::task::{Context, Poll};
 
-use tokio::io::{AsyncRead, ReadBuf};
+use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, ReadBuf};
+use tokio::sync::mpsc::{UnboundedReceiver, UnboundedSender};
 
 /// The longest line (one JSON-RPC message, without its line break) passed to rmcp: 16 MiB,
 /// rmcp's own limit (`rmcp::transport::async_rw::DEFAULT_MAX_LINE_LENGTH`).
 pub const MAX_MESSAGE_BYTES: usize = rmcp::transport::async_rw::DEFAULT_MAX_LINE_LENGTH;
 
 /// The line limit to give rmcp's transport behind [`BoundedLines`]: room for the longest
-/// message plus the two bytes that end a cut one.
+/// message plus its line break.
 pub const RMCP_LINE_LIMIT: usize = MAX_MESSAGE_BYTES + 2;
 
-/// The method of the replacement request for a message over the limit. Its `params` are
-/// `{"bytes": N, "limit": L, "method": "<the original method>"}`.
-pub const TOO_LARGE_METHOD: &str = "elroy/message_too_large";
+/// JSON-RPC's code for a message that is not JSON.
+pub const PARSE_ERROR: i64 = -32700;
+/// JSON-RPC's code for a message that is not a valid request (here: one over the size limit).
+pub const INVALID_REQUEST: i64 = -32600;
 
 const READ_CHUNK: usize = 64 * 1024;
 /// Longest top-level key looked at (`method`), longest `id` or `method` value kept.
 const MAX_KEY: usize = 16;
 const MAX_VALUE: usize = 1024;
+const UTF8_BOM: &[u8] = b"\xEF\xBB\xBF";
 
-/// An [`AsyncRead`] of newline-delimited JSON-RPC that bounds every line (see the module docs).
+/// An [`AsyncRead`] of newline-delimited JSON-RPC that hands on only lines of JSON within the
+/// limit, and sends the answer to any other line on its channel (see the module docs).
 #[derive(Debug)]
 pub struct BoundedLines<R> {
     inner: R,
@@ -47,66 +53,104 @@ pub struct BoundedLines<R> {
     buf: Box<[u8]>,
     pos: usize,
     len: usize,
-    /// Bytes to hand out before anything else (the end of a cut line, a replacement request).
-    pending: Vec<u8>,
-    pending_pos: usize,
-    /// Bytes of the current line seen so far (without its line break).
+    /// The current line so far (without its line break), while within the limit.
+    line: Vec<u8>,
+    /// A whole line (with its line break) being handed to rmcp.
+    ready: Vec<u8>,
+    ready_pos: usize,
+    /// Bytes of the current line seen so far, once it is over the limit.
     line_bytes: usize,
     /// The current line is over the limit; its rest is being skipped.
     skipping: bool,
     scanner: Scanner,
-    /// End the input once `pending` is handed out.
-    close: bool,
+    /// Where the answers to lines rmcp never sees go (one JSON-RPC line each, with `\n`).
+    replies: UnboundedSender<Vec<u8>>,
     eof: bool,
 }
 
 impl<R> BoundedLines<R> {
-    /// Wraps `inner` with the limit [`MAX_MESSAGE_BYTES`].
-    pub fn new(inner: R) -> Self {
-        Self::with_limit(inner, MAX_MESSAGE_BYTES)
+    /// Wraps `inner` with the limit [`MAX_MESSAGE_BYTES`]; answers go to `replies`.
+    pub fn new(inner: R, replies: UnboundedSender<Vec<u8>>) -> Self {
+        Self::with_limit(inner, MAX_MESSAGE_BYTES, replies)
     }
 
     /// Wraps `inner` with a limit of `limit` bytes per line (tests use small limits). The
     /// transport behind it must accept lines of `limit + 2` bytes.
-    pub fn with_limit(inner: R, limit: usize) -> Self {
+    pub fn with_limit(inner: R, limit: usize, replies: UnboundedSender<Vec<u8>>) -> Self {
         BoundedLines {
             inner,
             limit,
             buf: vec![0; READ_CHUNK].into_boxed_slice(),
             pos: 0,
             len: 0,
-            pending: Vec::new(),
-            pending_pos: 0,
+            line: Vec::new(),
+            ready: Vec::new(),
+            ready_pos: 0,
             line_bytes: 0,
             skipping: false,
             scanner: Scanner::default(),
-            close: false,
+            replies,
             eof: false,
         }
     }
 
-    /// The line over the limit has ended: queue what rmcp gets instead.
+    fn reply(&self, line: Vec<u8>) {
+        // The writer is gone only when the connection is closing.
+        let _ = self.replies.send(line);
+    }
+
+    /// A whole line within the limit: to rmcp when it is JSON (or blank), otherwise answered.
+    fn finish_line(&mut self) {
+        let mut line = std::mem::take(&mut self.line);
+        let content = line.strip_suffix(b"\r").unwrap_or(&line);
+        let content = content.strip_prefix(UTF8_BOM).unwrap_or(content);
+        if content.iter().all(u8::is_ascii_whitespace) {
+            line.clear();
+            self.line = line;
+            return;
+        }
+        match serde_json::from_slice::<serde::de::IgnoredAny>(content) {
+            Ok(_) => {
+                line.push(b'\n');
+                self.ready = line;
+                self.ready_pos = 0;
+            }
+            Err(e) => {
+                tracing::info!(
+                    "mcp: a line that is not JSON ({} bytes): {e}",
+                    content.len()
+                );
+                self.reply(parse_error_reply(&e.to_string()));
+                line.clear();
+                self.line = line;
+            }
+        }
+    }
+
+    /// The line over the limit has ended: answer it if it can be answered.
     fn finish_oversized(&mut self) {
         let scanner = std::mem::take(&mut self.scanner);
-        // Ends the part rmcp already holds; a NUL byte is never valid JSON.
-        self.pending.extend_from_slice(b"\0\n");
-        match (scanner.id, scanner.method) {
-            (Some(id), Some(method)) => {
-                let params = serde_json::json!({
-                    "bytes": self.line_bytes,
-                    "limit": self.limit,
-                    "method": method,
-                });
-                let line = format!(
-                    "{{\"jsonrpc\":\"2.0\",\"id\":{id},\"method\":\"{TOO_LARGE_METHOD}\",\"params\":{params}}}\n"
-                );
-                self.pending.extend_from_slice(line.as_bytes());
-            }
-            (None, Some(_)) => {}
-            _ => self.close = true,
-        }
+        let bytes = self.line_bytes;
         self.line_bytes = 0;
         self.skipping = false;
+        match (scanner.id, scanner.method) {
+            (None, Some(method)) => tracing::warn!(
+                "mcp: a {method} notification of {bytes} bytes is over the limit of {} bytes; dropped (notifications get no answer)",
+                self.limit
+            ),
+            (id, method) => {
+                tracing::warn!(
+                    "mcp: a message of {bytes} bytes is over the limit of {} bytes",
+                    self.limit
+                );
+                self.reply(too_large_reply(
+                    id.as_deref(),
+                    bytes,
+                    self.limit,
+                    method.as_deref(),
+                ));
+            }
+        }
     }
 }
 
@@ -118,17 +162,22 @@ impl<R: AsyncRead + Unpin> AsyncRead for BoundedLines<R> {
     ) -> Poll<std::io::Result<()>> {
         let this = self.get_mut();
         loop {
-            if this.pending_pos < this.pending.len() {
-                let n = out.remaining().min(this.pending.len() - this.pending_pos);
-                out.put_slice(&this.pending[this.pending_pos..this.pending_pos + n]);
-                this.pending_pos += n;
-                if this.pending_pos == this.pending.len() {
-                    this.pending.clear();
-                    this.pending_pos = 0;
+            if this.ready_pos < this.ready.len() {
+                let n = out.remaining().min(this.ready.len() - this.ready_pos);
+                out.put_slice(&this.ready[this.ready_pos..this.ready_pos + n]);
+                this.ready_pos += n;
+                if this.ready_pos == this.ready.len() {
+                    // Keep the allocation for the next line.
+                    let mut spent = std::mem::take(&mut this.ready);
+                    spent.clear();
+                    this.ready_pos = 0;
+                    if this.line.is_empty() {
+                        this.line = spent;
+                    }
                 }
                 return Poll::Ready(Ok(()));
             }
-            if this.close || this.eof || out.remaining() == 0 {
+            if this.eof || out.remaining() == 0 {
                 return Poll::Ready(Ok(()));
             }
             if this.pos == this.len {
@@ -141,47 +190,137 @@ impl<R: AsyncRead + Unpin> AsyncRead for BoundedLines<R> {
                 let filled = read.filled().len();
                 if filled == 0 {
                     this.eof = true;
-                    return Poll::Ready(Ok(()));
+                    // A last line without its line break is a line too.
+                    if this.skipping {
+                        this.finish_oversized();
+                    } else if !this.line.is_empty() {
+                        this.finish_line();
+                    }
+                    continue;
                 }
                 this.pos = 0;
                 this.len = filled;
             }
             let available = &this.buf[this.pos..this.len];
             let newline = available.iter().position(|b| *b == b'\n');
-            let content = newline.unwrap_or(available.len());
-            if this.skipping {
-                this.scanner.feed(&available[..content]);
-                this.line_bytes = this.line_bytes.saturating_add(content);
-                match newline {
-                    Some(at) => {
-                        this.pos += at + 1;
-                        this.finish_oversized();
-                    }
-                    None => this.pos = this.len,
-                }
-                continue;
-            }
-            // Pass on at most what fits in `out`, and never a line over the limit.
-            let take_content = content.min(out.remaining());
-            if this.line_bytes.saturating_add(take_content) > this.limit {
+            let content = &available[..newline.unwrap_or(available.len())];
+            if !this.skipping && this.line.len().saturating_add(content.len()) > this.limit {
+                // Over the limit: look for the id in what was kept, then skip the rest.
                 this.skipping = true;
-                continue;
+                this.scanner.feed(&this.line);
+                this.line_bytes = this.line.len();
+                this.line = Vec::new();
             }
-            let ends_line =
-                newline.is_some() && take_content == content && out.remaining() > content;
-            let take = take_content + usize::from(ends_line);
-            out.put_slice(&available[..take]);
-            this.scanner.feed(&available[..take_content]);
-            this.pos += take;
-            if ends_line {
-                this.line_bytes = 0;
-                this.scanner = Scanner::default();
+            if this.skipping {
+                this.scanner.feed(content);
+                this.line_bytes = this.line_bytes.saturating_add(content.len());
             } else {
-                this.line_bytes += take_content;
+                this.line.extend_from_slice(content);
             }
-            return Poll::Ready(Ok(()));
+            match newline {
+                Some(at) => {
+                    this.pos += at + 1;
+                    if this.skipping {
+                        this.finish_oversized();
+                    } else {
+                        this.finish_line();
+                    }
+                }
+                None => this.pos = this.len,
+            }
         }
     }
+}
+
+/// Copies rmcp's output (`from`, whole lines) to `to`, and puts each answer elroy made itself
+/// (`replies`, from [`BoundedLines`]) between two of those lines; flushes after each line. Ends
+/// when `from` ends (answers still queued are written first) or `to` fails.
+///
+/// # Errors
+/// The error writing to `to` (the client went away).
+pub async fn write_lines<F, W>(
+    from: F,
+    mut replies: UnboundedReceiver<Vec<u8>>,
+    mut to: W,
+) -> std::io::Result<()>
+where
+    F: AsyncRead + Unpin,
+    W: AsyncWrite + Unpin,
+{
+    let mut from = tokio::io::BufReader::new(from);
+    let mut line = Vec::new();
+    let mut replies_open = true;
+    loop {
+        tokio::select! {
+            // Cancel safe: bytes read so far stay in `line`, and the next call goes on.
+            read = from.read_until(b'\n', &mut line) => {
+                let done = !matches!(read, Ok(n) if n > 0);
+                if line.ends_with(b"\n") || (done && !line.is_empty()) {
+                    to.write_all(&line).await?;
+                    to.flush().await?;
+                    line.clear();
+                }
+                if done {
+                    while let Ok(reply) = replies.try_recv() {
+                        to.write_all(&reply).await?;
+                    }
+                    return to.flush().await;
+                }
+            }
+            reply = replies.recv(), if replies_open => match reply {
+                Some(reply) => {
+                    to.write_all(&reply).await?;
+                    to.flush().await?;
+                }
+                None => replies_open = false,
+            },
+        }
+    }
+}
+
+/// The answer to a line that is not JSON: `-32700 Parse error`, `"id": null`, with serde's
+/// reason (where in the line it stopped), as one line with its line break.
+pub fn parse_error_reply(reason: &str) -> Vec<u8> {
+    error_line(
+        None,
+        PARSE_ERROR,
+        &format!(
+            "Parse error: the message is not JSON ({reason}); send one JSON-RPC message per line"
+        ),
+    )
+}
+
+/// The answer to a message over the limit: `-32600` naming its method, its size and the limit,
+/// with its `id` (JSON text, as found) or `"id": null` when it had none.
+pub fn too_large_reply(
+    id: Option<&str>,
+    bytes: usize,
+    limit: usize,
+    method: Option<&str>,
+) -> Vec<u8> {
+    let what = method.map_or_else(|| "message".to_owned(), |m| format!("{m} request"));
+    error_line(
+        id,
+        INVALID_REQUEST,
+        &format!(
+            "message too large: the {what} is {bytes} bytes, over elroy's limit of {limit} bytes per message; it was not read (send less, for example a shorter text)"
+        ),
+    )
+}
+
+fn error_line(id: Option<&str>, code: i64, message: &str) -> Vec<u8> {
+    let id = id
+        .and_then(|text| serde_json::from_str::<serde_json::Value>(text).ok())
+        .unwrap_or(serde_json::Value::Null);
+    let mut line = serde_json::json!({
+        "jsonrpc": "2.0",
+        "id": id,
+        "error": {"code": code, "message": message},
+    })
+    .to_string()
+    .into_bytes();
+    line.push(b'\n');
+    line
 }
 
 /// Which top-level value is being kept.
@@ -327,26 +466,6 @@ impl Scanner {
     }
 }
 
-/// The JSON-RPC error for a message over the limit: `-32600` (Invalid Request) with a message
-/// naming the method, the size and the limit; `params` are those of a [`TOO_LARGE_METHOD`]
-/// request.
-pub fn too_large_error(params: Option<&serde_json::Value>) -> rmcp::ErrorData {
-    let field = |name: &str| params.and_then(|p| p.get(name)).cloned();
-    let bytes = field("bytes").and_then(|v| v.as_u64()).unwrap_or(0);
-    let limit = field("limit")
-        .and_then(|v| v.as_u64())
-        .unwrap_or(MAX_MESSAGE_BYTES as u64);
-    let method = field("method")
-        .and_then(|v| v.as_str().map(str::to_owned))
-        .unwrap_or_else(|| "request".to_owned());
-    rmcp::ErrorData::invalid_request(
-        format!(
-            "message too large: the {method} request is {bytes} bytes, over elroy's limit of {limit} bytes per message; it was not read (send less, for example a shorter text)"
-        ),
-        None,
-    )
-}
-
 /// MCP's client request methods (rmcp parses these; one that reaches the custom-request
 /// handler had `params` its type does not accept).
 const MCP_METHODS: &[&str] = &[
@@ -370,13 +489,10 @@ const MCP_METHODS: &[&str] = &[
 ];
 
 /// The JSON-RPC error for a request rmcp handed to the custom-request handler:
-/// [`too_large_error`] for [`TOO_LARGE_METHOD`]; `-32602 Invalid params` for an MCP method whose
+/// `-32602 Invalid params` for an MCP method whose
 /// `params` do not fit it (`tools/call` with `params: null`, or without `name`); `-32601 Method
 /// not found` for anything else.
 pub fn custom_request_error(method: &str, params: Option<&serde_json::Value>) -> rmcp::ErrorData {
-    if method == TOO_LARGE_METHOD {
-        return too_large_error(params);
-    }
     if MCP_METHODS.contains(&method) {
         let shown = match params {
             None | Some(serde_json::Value::Null) => "no params".to_owned(),
@@ -411,69 +527,130 @@ mod tests {
     use super::*;
     use tokio::io::AsyncReadExt;
 
-    async fn through(input: &[u8], limit: usize) -> String {
-        let mut reader = BoundedLines::with_limit(input, limit);
+    /// What rmcp gets from `input` with a line limit of `limit`, and the answers elroy made.
+    async fn through(input: &[u8], limit: usize) -> (String, Vec<serde_json::Value>) {
+        let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+        let mut reader = BoundedLines::with_limit(input, limit, tx);
         let mut out = Vec::new();
         reader.read_to_end(&mut out).await.unwrap();
-        String::from_utf8_lossy(&out).into_owned()
+        drop(reader);
+        let mut replies = Vec::new();
+        while let Some(line) = rx.recv().await {
+            assert!(line.ends_with(b"\n"));
+            replies.push(serde_json::from_slice(&line).unwrap());
+        }
+        (String::from_utf8_lossy(&out).into_owned(), replies)
     }
 
+    const PING: &str = "{\"jsonrpc\":\"2.0\",\"id\":9,\"method\":\"ping\"}";
+
     #[tokio::test]
-    async fn short_lines_pass_untouched() {
-        let input =
-            "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}\n\n{\"a\":\"x\\n\"}\r\ntail";
-        assert_eq!(through(input.as_bytes(), 64).await, input);
+    async fn lines_of_json_pass_untouched() {
+        let input = format!("{PING}\n\n{{\"a\":\"x\\n\"}}\r\n[1,2]\n\u{feff}{PING}");
+        let (out, replies) = through(input.as_bytes(), 64).await;
+        assert_eq!(
+            out,
+            format!("{PING}\n{{\"a\":\"x\\n\"}}\r\n[1,2]\n\u{feff}{PING}\n")
+        );
+        assert!(replies.is_empty(), "{replies:?}");
     }
 
-    /// Kind: a message longer than the line limit (issue 13 item 7), with its `id` before the
-    /// long part, after it, and as a string.
+    /// Kind: a line that is not JSON (plain text, JSON cut short, a stray byte), each answered
+    /// with -32700 and `"id": null`; the lines after them still pass.
     #[tokio::test]
-    async fn an_oversized_request_becomes_a_replacement_with_its_id() {
+    async fn a_line_that_is_not_json_is_answered_with_a_parse_error() {
+        let input = format!("hello\n{PING}\n{{\"jsonrpc\":\"2.0\",\"id\":3\n\u{1}\n{PING}\n");
+        let (out, replies) = through(input.as_bytes(), 64).await;
+        assert_eq!(out, format!("{PING}\n{PING}\n"));
+        assert_eq!(replies.len(), 3, "{replies:?}");
+        for reply in &replies {
+            assert_eq!(reply["jsonrpc"], "2.0");
+            assert!(reply["id"].is_null(), "{reply}");
+            assert_eq!(reply["error"]["code"], PARSE_ERROR, "{reply}");
+            assert!(
+                reply["error"]["message"]
+                    .as_str()
+                    .unwrap()
+                    .starts_with("Parse error: the message is not JSON ("),
+                "{reply}"
+            );
+        }
+    }
+
+    /// Kind: a message longer than the line limit, with its `id` before the long part, after it
+    /// (as a string), and with no id at all (garbage): each answered, nothing of it passed on.
+    #[tokio::test]
+    async fn an_oversized_message_is_answered_and_reading_goes_on() {
         let long = "x".repeat(500);
         for (line, id) in [
             (
                 format!(
                     "{{\"jsonrpc\":\"2.0\",\"id\":7,\"method\":\"tools/call\",\"params\":{{\"name\":\"a\",\"arguments\":{{\"text\":\"{long}\"}}}}}}"
                 ),
-                "7",
+                serde_json::json!(7),
             ),
             (
                 format!(
                     "{{\"params\":{{\"id\":99,\"t\":\"{long}\\\"}}\"}},\"method\":\"tools/call\",\"jsonrpc\":\"2.0\",\"id\":\"req-8\"}}"
                 ),
-                "\"req-8\"",
+                serde_json::json!("req-8"),
             ),
+            (long.clone(), serde_json::Value::Null),
         ] {
-            let input = format!("{line}\n{{\"jsonrpc\":\"2.0\",\"id\":9,\"method\":\"ping\"}}\n");
-            let out = through(input.as_bytes(), 100).await;
-            let lines: Vec<&str> = out.split('\n').collect();
-            assert!(lines[0].ends_with('\0') && lines[0].len() <= 101, "{out}");
-            let replacement: serde_json::Value = serde_json::from_str(lines[1]).unwrap();
-            assert_eq!(replacement["id"].to_string(), id);
-            assert_eq!(replacement["method"], TOO_LARGE_METHOD);
-            assert_eq!(replacement["params"]["bytes"], line.len());
-            assert_eq!(replacement["params"]["limit"], 100);
-            assert_eq!(replacement["params"]["method"], "tools/call");
-            assert_eq!(
-                lines[2],
-                "{\"jsonrpc\":\"2.0\",\"id\":9,\"method\":\"ping\"}"
+            let input = format!("{line}\n{PING}\n");
+            let (out, replies) = through(input.as_bytes(), 100).await;
+            assert_eq!(out, format!("{PING}\n"));
+            assert_eq!(replies.len(), 1, "{replies:?}");
+            let reply = &replies[0];
+            assert_eq!(reply["id"], id, "{reply}");
+            assert_eq!(reply["error"]["code"], INVALID_REQUEST, "{reply}");
+            let message = reply["error"]["message"].as_str().unwrap();
+            assert!(
+                message.contains(&format!(
+                    " is {} bytes, over elroy's limit of 100 bytes",
+                    line.len()
+                )),
+                "{message}"
             );
         }
     }
 
     #[tokio::test]
-    async fn an_oversized_notification_is_dropped_and_garbage_ends_the_input() {
+    async fn an_oversized_notification_gets_no_answer() {
         let long = "y".repeat(300);
-        let notification = format!(
-            "{{\"jsonrpc\":\"2.0\",\"method\":\"notifications/x\",\"params\":\"{long}\"}}\n{{\"id\":1}}\n"
+        let input = format!(
+            "{{\"jsonrpc\":\"2.0\",\"method\":\"notifications/x\",\"params\":\"{long}\"}}\n{PING}"
         );
-        let out = through(notification.as_bytes(), 100).await;
-        assert!(out.ends_with("\0\n{\"id\":1}\n"), "{out:?}");
-        let garbage = format!("{long}\n{{\"id\":1}}\n");
-        let out = through(garbage.as_bytes(), 100).await;
-        assert!(
-            out.ends_with('\n') && !out.contains("{\"id\":1}"),
-            "{out:?}"
-        );
+        let (out, replies) = through(input.as_bytes(), 100).await;
+        assert_eq!(out, format!("{PING}\n"));
+        assert!(replies.is_empty(), "{replies:?}");
+    }
+
+    /// The writer keeps rmcp's lines whole and puts answers between them, also those queued when
+    /// rmcp's output ends.
+    #[tokio::test]
+    async fn answers_go_between_whole_lines() {
+        let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
+        let (mut rmcp_side, from) = tokio::io::duplex(64);
+        let mut out = Vec::new();
+        let writer = async {
+            write_lines(from, rx, &mut out).await.unwrap();
+        };
+        let feeder = async {
+            use tokio::io::AsyncWriteExt;
+            rmcp_side.write_all(b"{\"a\":").await.unwrap();
+            tokio::task::yield_now().await;
+            tx.send(b"{\"reply\":1}\n".to_vec()).unwrap();
+            tokio::task::yield_now().await;
+            rmcp_side.write_all(b"1}\n").await.unwrap();
+            tx.send(b"{\"reply\":2}\n".to_vec()).unwrap();
+            drop(rmcp_side);
+        };
+        tokio::join!(writer, feeder);
+        let text = String::from_utf8(out).unwrap();
+        let mut lines: Vec<&str> = text.lines().collect();
+        assert_eq!(lines.len(), 3, "{text}");
+        lines.sort_unstable();
+        assert_eq!(lines, ["{\"a\":1}", "{\"reply\":1}", "{\"reply\":2}"]);
     }
 }

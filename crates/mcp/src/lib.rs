@@ -17,10 +17,15 @@
 //!   modification time changed, it probes them again, swaps the registry, and sends
 //!   `notifications/tools/list_changed` if the tool list (names, descriptions or schemas)
 //!   differs. Built-in tools never change while the server runs.
-//! - **Framing**: a message longer than [`framing::MAX_MESSAGE_BYTES`] (16 MiB) is answered
-//!   with `-32600` naming its size (or, when it has no `id`, the connection is closed) instead of
-//!   being dropped; a `tools/call` with `params: null` or without `name` is `-32602 Invalid
-//!   params` ([`framing`]).
+//! - **Framing**: every line is answered ([`framing`]): a line that is not JSON with `-32700
+//!   Parse error` (`"id": null`), a message longer than [`framing::MAX_MESSAGE_BYTES`] (16 MiB)
+//!   with `-32600` naming its size (with its `id`, or `null` when it has none); the server goes
+//!   on reading. A `tools/call` with `params: null` or without `name` is `-32602 Invalid
+//!   params`.
+//! - **Annotations**: each listed tool carries `readOnlyHint`, `destructiveHint`,
+//!   `idempotentHint` and `openWorldHint` derived from its declared effect ([`annotations`]).
+//! - **Caller**: calls run as [`elroy_core::Caller::Client`], so the permission gate refuses
+//!   what the rules deny and leaves asking to the client, which asks its person.
 //! - **Logging**: stdout carries the protocol only. Logs go to the log file the CLI set up;
 //!   warnings (for example a plugin that could not be loaded) go to stderr.
 
@@ -29,7 +34,7 @@ mod plugins_watch;
 mod server;
 
 pub use plugins_watch::PLUGIN_POLL_INTERVAL;
-pub use server::{ElroyMcpServer, input_schema, mcp_tool};
+pub use server::{ElroyMcpServer, annotations, input_schema, mcp_tool};
 
 use elroy_runtime::Runtime;
 
@@ -54,14 +59,21 @@ pub enum McpError {
 /// closes standard input ends the server with `Ok(())`.
 pub async fn serve_stdio(runtime: Runtime) -> Result<(), McpError> {
     let (stdin, stdout) = rmcp::transport::stdio();
-    // Lines are bounded in front of rmcp, so a message over the limit is answered (or the
-    // connection closed), never silently dropped ([`framing`]).
+    // Every line is looked at in front of rmcp, so one that is not JSON or is over the limit is
+    // answered ([`framing`]); those answers and rmcp's share stdout through one writer.
+    let (replies, replies_rx) = tokio::sync::mpsc::unbounded_channel();
+    let (rmcp_out, writer_in) = tokio::io::duplex(64 * 1024);
+    let writer = tokio::spawn(framing::write_lines(writer_in, replies_rx, stdout));
     let transport = rmcp::transport::async_rw::AsyncRwTransport::new_server(
-        framing::BoundedLines::new(stdin),
-        stdout,
+        framing::BoundedLines::new(stdin, replies),
+        rmcp_out,
     )
     .with_max_line_length(framing::RMCP_LINE_LIMIT);
-    serve(runtime, transport).await
+    let outcome = serve(runtime, transport).await;
+    // The last answers reach the client before the process ends (bounded: a client that stopped
+    // reading does not hold elroy up).
+    let _ = tokio::time::timeout(std::time::Duration::from_secs(5), writer).await;
+    outcome
 }
 
 /// Serves `runtime`'s tools over any rmcp transport (stdio in production, an in-memory duplex in

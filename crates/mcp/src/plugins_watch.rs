@@ -44,8 +44,10 @@ fn rebuild(config: &Config) -> (elroy_core::ToolRegistry, Vec<String>) {
     (registry, report.warnings)
 }
 
+/// The specs the client is shown (the listing filter applied), so a change of a tool it cannot
+/// see is not announced.
 fn specs(runtime: &Runtime) -> Vec<ToolSpec> {
-    runtime.registry.specs().into_iter().cloned().collect()
+    crate::server::listed_specs(runtime)
 }
 
 /// Polls the plugin locations every [`PLUGIN_POLL_INTERVAL`]; on a change, re-probes the plugins,
@@ -83,9 +85,13 @@ pub(crate) async fn watch(runtime: Arc<RwLock<Runtime>>, peer: Peer<RoleServer>)
             let mut runtime = runtime.write().await;
             let before = specs(&runtime);
             let mut registry = registry;
-            // The versioned home's recorder (and any other observer) keeps seeing every call.
+            // The versioned home's recorder (and any other observer) keeps seeing every call,
+            // and every call still passes the permission check.
             if let Some(observer) = runtime.registry.call_observer() {
                 registry.set_call_observer(Arc::clone(observer));
+            }
+            if let Some(gate) = runtime.registry.permission_gate() {
+                registry.set_permission_gate(Arc::clone(gate));
             }
             runtime.registry = registry;
             specs(&runtime) != before

@@ -2,12 +2,12 @@
 
 use std::sync::Arc;
 
-use elroy_core::ToolSpec;
+use elroy_core::{Caller, Changes, EffectClass, ToolSpec};
 use elroy_runtime::Runtime;
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, CustomRequest,
     CustomResult, Implementation, JsonObject, ListToolsResult, PaginatedRequestParams,
-    ServerCapabilities, ServerConfig, Tool,
+    ServerCapabilities, ServerConfig, Tool, ToolAnnotations,
 };
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer, ServerHandler};
@@ -43,18 +43,22 @@ impl ElroyMcpServer {
         Arc::clone(&self.runtime)
     }
 
-    /// The MCP tools of the current registry, in registry order.
+    /// The MCP tools of the current registry the permissions list to a client
+    /// ([`listed_specs`]), in registry order.
     pub async fn tools(&self) -> Vec<Tool> {
         let runtime = self.runtime.read().await;
-        runtime.registry.specs().into_iter().map(mcp_tool).collect()
+        listed_specs(&runtime).iter().map(mcp_tool).collect()
     }
 
-    /// Runs one call as a direct call (`Runtime::call_tool`): validation, error contract,
-    /// effects. `arguments` absent means no arguments (`{}`).
+    /// Runs one call as a direct call on behalf of the client (`Runtime::call_tool_as` with
+    /// [`Caller::Client`]): validation, the permission gate, error contract, effects.
+    /// `arguments` absent means no arguments (`{}`).
     pub async fn call(&self, name: &str, arguments: Option<&JsonObject>) -> CallToolResult {
         let raw = arguments.map(|map| serde_json::Value::Object(map.clone()).to_string());
         let runtime = self.runtime.read().await;
-        let result = runtime.call_tool(name, raw.as_deref()).await;
+        let result = runtime
+            .call_tool_as(Caller::Client, name, raw.as_deref())
+            .await;
         let content = vec![ContentBlock::text(result.content)];
         if result.is_error {
             CallToolResult::error(content)
@@ -62,6 +66,22 @@ impl ElroyMcpServer {
             CallToolResult::success(content)
         }
     }
+}
+
+/// The specs of `runtime`'s registry a client is shown, in registry order: not a tool a deny
+/// rule names, nor, in `read-only` mode, one that writes, reaches the network or runs a program
+/// (`Policy::listed_for_client`). In `ask` mode `read` tools, `network` and `execute` tools are
+/// listed, with their annotations, for the client to ask its person about; a call the rules
+/// refuse is refused by the registry's permission gate whatever was listed.
+pub(crate) fn listed_specs(runtime: &Runtime) -> Vec<ToolSpec> {
+    let policy = runtime.permissions.policy();
+    runtime
+        .registry
+        .specs()
+        .into_iter()
+        .filter(|spec| policy.listed_for_client(&spec.name, &spec.effect))
+        .cloned()
+        .collect()
 }
 
 /// The MCP `inputSchema` of a tool: its OpenAI `function.parameters` object
@@ -84,12 +104,36 @@ pub fn input_schema(spec: &ToolSpec) -> JsonObject {
     }
 }
 
-/// The MCP tool for `spec`: name and description verbatim, [`input_schema`].
+/// The MCP tool for `spec`: name and description verbatim, [`input_schema`], and the
+/// [`annotations`] of its declared effect.
 pub fn mcp_tool(spec: &ToolSpec) -> Tool {
     Tool::new(
         spec.name.clone(),
         spec.description.clone(),
         Arc::new(input_schema(spec)),
+    )
+    .with_annotations(annotations(spec))
+}
+
+/// The MCP annotations of a tool, derived from its declared effect (`spec.effect`), every hint
+/// set explicitly (MCP's defaults, destructive and open-world, fit few of elroy's tools):
+///
+/// - `readOnlyHint`: the tool changes nothing ([`Changes::Nothing`]);
+/// - `destructiveHint`: it may delete or overwrite ([`Changes::Overwrites`]), in the home too,
+///   since a client cannot see elroy's undo;
+/// - `idempotentHint`: true for a read-only tool, false otherwise (an added memory or item is
+///   added again);
+/// - `openWorldHint`: the tool reaches other machines or runs programs ([`EffectClass::Network`]
+///   and [`EffectClass::Execute`]).
+pub fn annotations(spec: &ToolSpec) -> ToolAnnotations {
+    let effect = spec.effect;
+    let read_only = effect.changes == Changes::Nothing;
+    ToolAnnotations::from_raw(
+        None,
+        Some(read_only),
+        Some(effect.changes == Changes::Overwrites),
+        Some(read_only),
+        Some(effect.class >= EffectClass::Network),
     )
 }
 
@@ -125,9 +169,7 @@ impl ServerHandler for ElroyMcpServer {
         Ok(result.into())
     }
 
-    /// Requests rmcp could not type: a message over the line limit (replaced by
-    /// [`crate::framing`]) is `-32600` naming its size; a method MCP defines whose `params` do not
-    /// fit it (`tools/call` with `params: null` or without `name`) is `-32602 Invalid params`;
+    /// Requests rmcp could not type: a method MCP defines whose `params` do not fit it (`tools/call` with `params: null` or without `name`) is `-32602 Invalid params`;
     /// any other method is `-32601 Method not found`, as before.
     async fn on_custom_request(
         &self,

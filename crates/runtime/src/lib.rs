@@ -254,7 +254,19 @@ impl Runtime {
     /// (`docs/behaviour.md#applying-effects`, "Direct tool calls"). `restart_session` is not
     /// available here.
     pub async fn call_tool(&self, name: &str, raw_arguments: Option<&str>) -> ToolResult {
-        let ctx = self.tool_context(Capabilities { can_restart: false });
+        self.call_tool_as(Caller::Person, name, raw_arguments).await
+    }
+
+    /// [`Runtime::call_tool`] on behalf of `caller`: `elroy mcp` passes [`Caller::Client`], so
+    /// the permission gate refuses what the rules deny and leaves asking to the client.
+    pub async fn call_tool_as(
+        &self,
+        caller: Caller,
+        name: &str,
+        raw_arguments: Option<&str>,
+    ) -> ToolResult {
+        let mut ctx = self.tool_context(Capabilities { can_restart: false });
+        ctx.caller = caller;
         let mut result = self.registry.invoke(name, raw_arguments, &ctx).await;
         tracing::info!(
             tool = name,

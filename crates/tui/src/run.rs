@@ -177,6 +177,11 @@ pub fn run(config: Config) -> Result<Outcome, String> {
         let _context = tokio_rt.enter();
         Signals::register().map_err(|e| format!("cannot handle signals: {e}"))?
     };
+    // The interface ends itself on these (restoring the terminal); its exit stops the MCP servers.
+    {
+        use elroy_mcp_client::signals::{Ending, handled_by_front_end};
+        handled_by_front_end(&[Ending::Interrupt, Ending::Terminate, Ending::Hangup]);
+    }
     let mut term = Terminal_::enter().map_err(|e| format!("cannot set up the terminal: {e}"))?;
     let mut app = App::new(theme, Some(history), &[]);
     app.status.home = shorten_home(&home);
