@@ -24,6 +24,7 @@
 
 pub mod consolidate;
 mod error;
+mod fusion;
 mod hash_embedder;
 mod model;
 mod op_tracked;
