@@ -28,6 +28,7 @@ mod fusion;
 mod hash_embedder;
 mod model;
 mod op_tracked;
+mod pending;
 pub mod recall;
 mod search;
 mod store;
