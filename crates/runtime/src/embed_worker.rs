@@ -192,7 +192,10 @@ fn spawn_worker(program: &Path, config: &elroy_config::Config) -> std::io::Resul
     for (var, value) in [
         ("ELROY_EMBEDDING_MODEL", &s.embedding_model),
         ("ELROY_EMBEDDING_MODEL_PATH", &s.embedding_model_path),
-        ("ELROY_EMBEDDING_MODEL_API_BASE", &s.embedding_model_api_base),
+        (
+            "ELROY_EMBEDDING_MODEL_API_BASE",
+            &s.embedding_model_api_base,
+        ),
     ] {
         if let Some(value) = value {
             cmd.env(var, value);
