@@ -112,7 +112,7 @@ pub(crate) fn write_and_ask(
         .iter()
         .map(|i| (i.name.as_str(), i.evidence.as_slice()))
         .collect();
-    let mut ask = |model: Option<&Path>| -> Result<(Vec<Outcome>, Vec<Duration>), String> {
+    let ask = |model: Option<&Path>| -> Result<(Vec<Outcome>, Vec<Duration>), String> {
         let mut outcomes = Vec::with_capacity(questions.len());
         let mut times = Vec::with_capacity(questions.len());
         for q in questions {
