@@ -378,8 +378,18 @@ fn doctor_checks_the_embedding_model_a_session_would_use() {
     let out = doctor(&home, false);
     assert_eq!(out.status.code(), Some(0), "{}", stdout(&out));
 
-    // A model that loads: nothing to say.
+    // A model that loads: the memory written before it has no vector yet; once embedded,
+    // nothing to say.
     elroy_embed::test_support::write_tiny_model(&model);
+    let out = doctor(&home, false);
+    assert_eq!(out.status.code(), Some(1), "{}", stdout(&out));
+    assert!(
+        stdout(&out).starts_with("memories: 1 memory has no vector of builtin:"),
+        "{}",
+        stdout(&out)
+    );
+    let out = home.cmd().args(["models", "embed"]).output().unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
     let out = doctor(&home, false);
     assert_eq!(out.status.code(), Some(0), "{}", stdout(&out));
 

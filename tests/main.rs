@@ -12,6 +12,7 @@ mod concurrency;
 mod consolidation;
 mod contrib_plugins;
 mod doctor;
+mod embed_worker;
 mod fixture_replay;
 mod history;
 mod import_elroy;

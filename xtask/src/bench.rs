@@ -119,6 +119,12 @@ fn parse_options(args: &[&str]) -> Result<Options, String> {
                 Some("all") => options.recall.get_or_insert_with(Default::default).dev_only = false,
                 _ => return Err("--split needs dev or all".into()),
             },
+            "--library-only" => {
+                options
+                    .recall
+                    .get_or_insert_with(Default::default)
+                    .library_only = true;
+            }
             "--timing-questions" => {
                 let n = number("--timing-questions")?;
                 options
@@ -302,7 +308,7 @@ fn run_recall(
     }
     println!("== machine");
     print_machine();
-    let timing = recall.timing_questions.unwrap_or(100) > 0;
+    let timing = recall.timing_questions.unwrap_or(100) > 0 || !recall.library_only;
     let binary = match (&options.binary, timing) {
         (Some(binary), _) => Some(binary.clone()),
         (None, true) => Some(build_release(root)?),

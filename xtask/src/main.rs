@@ -18,6 +18,7 @@ mod bench;
 mod doc_refs;
 mod formats_doc;
 mod recall_bench;
+mod recall_oneproc;
 mod scale_bench;
 mod scale_home;
 mod tools_doc;

@@ -51,7 +51,7 @@ const TIMING_CONVERSATION: &str = "43";
 /// The usage line of `--recall` (after `cargo xtask bench`'s own).
 pub const SYNOPSIS: &str =
     "       cargo xtask bench --recall --locomo DIR [--model DIR] [--work DIR] [--split dev|all]
-                         [--timing-questions N] [--binary PATH]";
+                         [--timing-questions N] [--binary PATH] [--library-only]";
 
 /// The options of `--recall`, for `cargo xtask bench --help`.
 pub const USAGE: &str =
@@ -66,7 +66,10 @@ pub const USAGE: &str =
   --work DIR           homes and cached vectors (default target/recall-bench; reused while the
                        memories are unchanged)
   --split dev          print the development split (26, 30, 41, 42, 43) only: what tuning looks at
-  --timing-questions N questions timed per store and mode (default 100; 0 skips the timing)";
+  --timing-questions N questions timed per store and mode (default 100; 0 skips the timing)
+  --library-only       skip the one-process rows (each memory written and each question asked by
+                       its own release `elroy tools call` process, nothing in between: the
+                       default); keep the library's rows (keywords, built-in pre-embedded)";
 
 /// Options of `--recall`.
 #[derive(Debug, Clone, Default)]
@@ -81,6 +84,8 @@ pub struct Options {
     pub dev_only: bool,
     /// `--timing-questions N`: questions timed per store and mode (`None`: 100).
     pub timing_questions: Option<usize>,
+    /// `--library-only`: no one-process rows (the library's rows alone, for quick tuning).
+    pub library_only: bool,
 }
 
 /// A store of one conversation: observations or dialog turns.
@@ -109,17 +114,17 @@ impl StoreKind {
 }
 
 /// One memory to write: its name, text and evidence ids.
-struct Item {
-    name: String,
-    text: String,
-    evidence: Vec<String>,
+pub(crate) struct Item {
+    pub name: String,
+    pub text: String,
+    pub evidence: Vec<String>,
 }
 
 /// One question with evidence.
-struct Question {
-    text: String,
-    category: u64,
-    evidence: Vec<String>,
+pub(crate) struct Question {
+    pub text: String,
+    pub category: u64,
+    pub evidence: Vec<String>,
 }
 
 struct Conversation {
@@ -476,10 +481,10 @@ fn ensure_home(
 /// Hits of one question: whether one of the first 2 / 5 memories carries evidence, and whether
 /// nothing was found.
 #[derive(Debug, Clone, Copy, Default)]
-struct Outcome {
-    hit2: bool,
-    hit5: bool,
-    empty: bool,
+pub(crate) struct Outcome {
+    pub hit2: bool,
+    pub hit5: bool,
+    pub empty: bool,
 }
 
 /// Asks every question of a conversation on one home as `examine_memories` does.
@@ -658,12 +663,24 @@ pub fn run(root: &Path, options: &Options, binary: Option<&Path>) -> Result<(), 
     println!("model: {} ({})", model.display(), embedder.name);
     println!("load average: {}", load_average());
 
-    let keywords = "keywords only";
-    let builtin = "built-in embedder";
+    let keywords = "keywords only (library)";
+    let builtin = "built-in embedder, pre-embedded (library)";
+    let keywords_oneproc = "keywords only, one process per call";
+    let builtin_oneproc = "built-in embedder, one process per call";
     let mut modes = vec![keywords];
     if with_model {
         modes.push(builtin);
     }
+    let one_process = match binary {
+        Some(binary) if with_model && !options.library_only => {
+            modes.push(keywords_oneproc);
+            modes.push(builtin_oneproc);
+            Some(binary)
+        }
+        _ => None,
+    };
+    let mut oneproc_runs: Vec<(String, StoreKind, crate::recall_oneproc::OneProcessRun)> =
+        Vec::new();
     let mut results: Results = BTreeMap::new();
     let mut homes = HashMap::new();
     for c in &conversations {
@@ -686,6 +703,35 @@ pub fn run(root: &Path, options: &Options, binary: Option<&Path>) -> Result<(), 
                         .zip(outcomes)
                         .collect(),
                 );
+            }
+            if let Some(binary) = one_process {
+                let t = Instant::now();
+                let oneproc_home = work.join(format!("oneproc-{}-{}", kind.dir(), c.id));
+                let run = crate::recall_oneproc::write_and_ask(
+                    binary,
+                    &model,
+                    &oneproc_home,
+                    items,
+                    &c.questions,
+                )?;
+                for (mode, outcomes) in [
+                    (builtin_oneproc, &run.builtin),
+                    (keywords_oneproc, &run.keywords),
+                ] {
+                    let categories = c.questions.iter().map(|q| q.category);
+                    results.insert(
+                        (mode, kind.label(), c.id.clone()),
+                        categories.zip(outcomes.iter().copied()).collect(),
+                    );
+                }
+                println!(
+                    "   {} {}: one process per call in {:.0} s ({} without a vector at the first question)",
+                    c.id,
+                    kind.label(),
+                    t.elapsed().as_secs_f64(),
+                    run.pending_at_first_question
+                );
+                oneproc_runs.push((c.id.clone(), kind, run));
             }
             if built > Duration::from_secs(2) {
                 println!(
@@ -712,6 +758,8 @@ pub fn run(root: &Path, options: &Options, binary: Option<&Path>) -> Result<(), 
         print_split(&results, &modes, "all ten", &all);
     }
 
+    print_oneproc_times(&oneproc_runs);
+
     let sample = options.timing_questions.unwrap_or(100);
     if let (Some(binary), true) = (binary, sample > 0) {
         let Some(c) = conversations.iter().find(|c| c.id == TIMING_CONVERSATION) else {
@@ -734,7 +782,7 @@ pub fn run(root: &Path, options: &Options, binary: Option<&Path>) -> Result<(), 
                 StoreKind::Observations => c.observations.len(),
                 StoreKind::Turns => c.turns.len(),
             };
-            for mode in &modes {
+            for mode in modes.iter().filter(|m| **m == keywords || **m == builtin) {
                 let model = (*mode == builtin).then_some(model.as_path());
                 let (median, p95) = time_examine(binary, home, model, &c.questions, sample)?;
                 println!(
@@ -804,6 +852,72 @@ fn time_examine(
     let median = times[times.len() / 2];
     let p95 = times[(times.len() * 95).div_ceil(100).saturating_sub(1)];
     Ok((median, p95))
+}
+
+/// The one-process path's whole-process times and how fast the vectors followed the writes,
+/// per store over every conversation run.
+fn print_oneproc_times(runs: &[(String, StoreKind, crate::recall_oneproc::OneProcessRun)]) {
+    if runs.is_empty() {
+        return;
+    }
+    println!(
+        "\n== one process per call: whole-process times (release binary; median / p95) and the vectors"
+    );
+    println!(
+        "{:<14} {:>9} {:>19} {:>22} {:>22} {:>10} {:>16}",
+        "store",
+        "homes",
+        "create_memory",
+        "examine (built-in)",
+        "examine (keywords)",
+        "no vector",
+        "all embedded"
+    );
+    for kind in StoreKind::ALL {
+        let of_kind: Vec<_> = runs.iter().filter(|(_, k, _)| *k == kind).collect();
+        if of_kind.is_empty() {
+            continue;
+        }
+        let all = |f: fn(&crate::recall_oneproc::OneProcessRun) -> &Vec<Duration>| {
+            of_kind
+                .iter()
+                .flat_map(|(_, _, r)| f(r).iter().copied())
+                .collect::<Vec<_>>()
+        };
+        let fmt = |times: Vec<Duration>| {
+            let (m, p) = crate::recall_oneproc::median_p95(&times);
+            format!(
+                "{:.1} / {:.1} ms",
+                m.as_secs_f64() * 1e3,
+                p.as_secs_f64() * 1e3
+            )
+        };
+        let pending: i64 = of_kind
+            .iter()
+            .map(|(_, _, r)| r.pending_at_first_question)
+            .sum();
+        let caught_up = of_kind
+            .iter()
+            .map(|(_, _, r)| r.caught_up_after)
+            .try_fold(Duration::ZERO, |max, d| d.map(|d| max.max(d)))
+            .map_or_else(
+                || "not in 10 min".to_owned(),
+                |d| format!("≤ {:.1} s", d.as_secs_f64()),
+            );
+        println!(
+            "{:<14} {:>9} {:>19} {:>22} {:>22} {:>10} {:>16}",
+            kind.label(),
+            of_kind.len(),
+            fmt(all(|r| &r.writes)),
+            fmt(all(|r| &r.asks_builtin)),
+            fmt(all(|r| &r.asks_keywords)),
+            pending,
+            caught_up
+        );
+    }
+    println!(
+        "(\"no vector\": memories without one when the first question was asked, summed over the homes; \"all embedded\": the longest wait from a home's last write until every memory had its vector, measured after its last question)"
+    );
 }
 
 #[cfg(test)]

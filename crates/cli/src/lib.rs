@@ -40,6 +40,11 @@ pub fn main() -> ExitCode {
         Ok(cli) => cli,
         Err(code) => return code,
     };
+    // Memories a command leaves without a vector are embedded by this same executable, detached
+    // (`elroy_runtime::embed_worker`).
+    if let Ok(exe) = std::env::current_exe() {
+        elroy_runtime::embed_worker::set_worker_program(exe);
+    }
     match run(cli) {
         Ok(code) => code,
         Err(message) => {

@@ -33,13 +33,19 @@ pub enum ModelsCommand {
     /// Embed now every memory that lacks a vector of the configured embedding model (what a
     /// chat session does in the background after embedding_model changes), with progress on
     /// stderr
-    Embed,
+    Embed {
+        /// Run as the detached worker a command starts when it leaves memories without a
+        /// vector: quietly, and only when no other worker holds the home's worker lock
+        #[arg(long, hide = true)]
+        worker: bool,
+    },
 }
 
 pub(crate) fn run(config: Config, args: &ModelsArgs) -> Result<ExitCode, String> {
     let name = match &args.command {
         ModelsCommand::Fetch { name } => name,
-        ModelsCommand::Embed => return embed(config),
+        ModelsCommand::Embed { worker: true } => return embed_worker(config),
+        ModelsCommand::Embed { worker: false } => return embed(config),
     };
     let config = &config;
     let name = name
@@ -84,6 +90,19 @@ pub(crate) fn run(config: Config, args: &ModelsArgs) -> Result<ExitCode, String>
         dir.display(),
         files.len()
     ))?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `elroy models embed --worker`: the detached worker (`elroy_runtime::embed_worker`). Prints
+/// nothing (its streams are closed); exit 0 unless the home cannot be opened.
+fn embed_worker(config: Config) -> Result<ExitCode, String> {
+    // A home removed since the worker was started is not made again.
+    if !config.paths.user_home.is_dir() {
+        return Ok(ExitCode::SUCCESS);
+    }
+    let runtime = elroy_runtime::Runtime::open(config).map_err(|e| e.to_string())?;
+    let run = runtime.run_embed_worker();
+    tracing::debug!("embedding worker: {run:?}");
     Ok(ExitCode::SUCCESS)
 }
 

@@ -24,9 +24,11 @@
 
 pub mod consolidate;
 mod error;
+mod fusion;
 mod hash_embedder;
 mod model;
 mod op_tracked;
+mod pending;
 pub mod recall;
 mod search;
 mod store;

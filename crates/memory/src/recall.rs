@@ -186,11 +186,7 @@ pub const KEYWORD_CANDIDATES: usize = 20;
 /// The reciprocal-rank-fusion constant: `score = Σ 1 / (RRF_K + rank)`.
 pub const RRF_K: f64 = 60.0;
 
-/// The weight of the keyword relevance against the cosine similarity when both legs run
-/// ([`fuse_scores`], `docs/behaviour.md#fusion-and-selection`): an item's score is its cosine
-/// similarity plus this times its keyword relevance (the best keyword hit has relevance 1).
-/// Tuned on LoCoMo's development conversations (`cargo xtask bench --recall --split dev`).
-pub const KEYWORD_WEIGHT: f64 = 0.4;
+pub use crate::fusion::{KEYWORD_WEIGHT, fuse_scores};
 
 /// The fuzzy fallback ([`widen_unmatched`]) widens tokens of at least this many letters.
 pub const FUZZY_MIN_CHARS: usize = 3;
@@ -735,33 +731,6 @@ pub fn fuse(rankings: &[Vec<i64>]) -> Vec<i64> {
     items.into_iter().map(|(id, _)| id).collect()
 }
 
-/// Score fusion of the keyword leg with the embedding leg (`docs/behaviour.md#fusion-and-selection`):
-/// the candidates are the items of either leg; each scores its cosine similarity with the
-/// question (from `embedding`, else from `similarity`, else 0) plus [`KEYWORD_WEIGHT`] times its
-/// keyword relevance (`keywords`, from [`keyword_leg_scored`]; 0 when the keyword leg did not
-/// find it). Higher first, ties by lower id.
-pub fn fuse_scores(
-    keywords: &[(i64, f64)],
-    embedding: &[(i64, f32)],
-    similarity: &HashMap<i64, f32>,
-) -> Vec<i64> {
-    let mut scores: HashMap<i64, f64> = HashMap::new();
-    for (id, sim) in embedding {
-        scores.insert(*id, f64::from(*sim));
-    }
-    for (id, relevance) in keywords {
-        let sim = scores
-            .get(id)
-            .copied()
-            .or_else(|| similarity.get(id).map(|s| f64::from(*s)))
-            .unwrap_or(0.0);
-        scores.insert(*id, sim + KEYWORD_WEIGHT * relevance);
-    }
-    let mut items: Vec<(i64, f64)> = scores.into_iter().collect();
-    items.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
-    items.into_iter().map(|(id, _)| id).collect()
-}
-
 /// The `recall_fts` rowid of an item: `(user_id << 40) | (item_id << 1) | k`, `k` = 0 for
 /// memories and 1 for agenda items. A fixed rowid makes replacing or removing an item's row a
 /// rowid lookup (the `kind`, `user_id` and `item_id` columns are `UNINDEXED`). Ids must stay
@@ -934,27 +903,6 @@ mod tests {
         // 1: 1/61 + 1/62; 2: 1/62 + 1/61 → tie → lower id first; 3 only once.
         assert_eq!(fuse(&[vec![1, 2, 3], vec![2, 1]]), [1, 2, 3]);
         assert_eq!(fuse(&[vec![5], vec![4]]), [4, 5]);
-    }
-
-    /// Score fusion (`docs/behaviour.md#fusion-and-selection`): cosine plus 0.4 × keyword
-    /// relevance. The best keyword hit (relevance 1) with a middling similarity (0.5 + 0.4) beats
-    /// a closer vector that no keyword found (0.8); another of the kind: a far keyword hit
-    /// (0.1 + 0.4 × 0.5) loses to it, and a keyword hit outside the embedding leg takes its
-    /// similarity from `similarity` (0.45 + 0.4 × 0.25 = 0.55 < 0.8 but above the far one).
-    #[test]
-    fn score_fusion_weighs_keyword_relevance() {
-        let keywords = [(1, 1.0), (2, 0.5), (3, 0.25)];
-        let embedding = [(4, 0.8f32), (1, 0.5), (2, 0.1)];
-        let similarity: HashMap<i64, f32> = [(3, 0.45)].into_iter().collect();
-        assert_eq!(
-            fuse_scores(&keywords, &embedding, &similarity),
-            [1, 4, 3, 2]
-        );
-        // Without a similarity for 3 it scores its keyword part alone (0.1) and comes last.
-        assert_eq!(
-            fuse_scores(&keywords, &embedding, &HashMap::new()),
-            [1, 4, 2, 3]
-        );
     }
 
     /// The fuzzy fallback's edit distance: transpositions count one.

@@ -128,6 +128,7 @@ impl MemoryStore {
             .with_conn(|c| Ok(crate::vectors::may_need_vectors(c, user, &model)))
             .unwrap_or(true)
         {
+            self.note_vectors_pending();
             self.embed_inline();
         }
         let threshold = self.opts.cosine_threshold;

@@ -50,6 +50,8 @@ pub struct MemoryStore {
     /// Set while a background re-embedding runs in this process
     /// ([`MemoryStore::set_background_embedding`]); searches then embed no pending memory inline.
     pub(crate) background_embedding: Arc<std::sync::atomic::AtomicBool>,
+    /// Inline embedding and vectors left to others (`crate::pending`), shared by clones.
+    pub(crate) pending: Arc<crate::pending::PendingState>,
 }
 
 /// The most pending memory vectors a search computes inline, besides the question's, when no
@@ -128,6 +130,7 @@ impl MemoryStore {
             deactivated: Arc::default(),
             consolidation_due: Arc::default(),
             background_embedding: Arc::default(),
+            pending: Arc::default(),
         }
     }
 
@@ -578,6 +581,8 @@ impl MemoryStore {
     pub(crate) fn embed_new(&self, id: i64) {
         if self.opts.embedder.as_ref().is_some_and(|e| e.is_loaded()) {
             self.embed_memories(&[id]);
+        } else {
+            self.note_vectors_pending();
         }
     }
 
@@ -598,7 +603,7 @@ impl MemoryStore {
     /// What a search embeds inline before ranking by vectors: nothing while a background
     /// re-embedding runs, else at most [`INLINE_PENDING`] pending memories.
     pub(crate) fn embed_inline(&self) -> usize {
-        if self.background_embedding() {
+        if self.background_embedding() || !self.inline_embedding() {
             return 0;
         }
         let ids = self.pending_embeddings(INLINE_PENDING).unwrap_or_default();

@@ -166,6 +166,67 @@ fn embedding_leg_alone_respects_threshold() {
     assert!(none.is_empty());
 }
 
+/// A store that is only half embedded (memories written by processes that exited before their
+/// vectors were computed) ranks a planted memory without a vector where keywords alone rank it.
+/// Each question is echoed by six embedded memories of its stop words (a close vector, no
+/// keyword): scored as if its cosine were 0, the planted memory fell below all six. Two
+/// planted memories, two questions each.
+#[test]
+fn a_half_embedded_store_ranks_a_planted_memory_as_keywords_alone_do() {
+    let home = Home::new();
+    let ids = build(&home);
+    let embedder: Arc<dyn Embedder> = Arc::new(HashEmbedder::new());
+    let hybrid = home.open(Some(Arc::clone(&embedder)));
+    let echoes = [
+        "What is my plan, what is my aim, what is it?",
+        "How does her day go? How does her week go?",
+    ];
+    let mut embedded = Vec::new();
+    for (i, echo) in echoes.iter().enumerate() {
+        for j in 0..6 {
+            let m = hybrid
+                .create(
+                    &format!("Echo {i} {j}"),
+                    echo,
+                    &[],
+                    ts("2026-03-16T13:30:00Z"),
+                )
+                .unwrap();
+            embedded.push(m.id);
+        }
+    }
+    // Half the filler and every echo get their vectors; the planted memories do not (searches
+    // embed a few pending memories inline, lowest ids first: the other half of the filler).
+    let filler: Vec<i64> = hybrid.pending_embeddings(usize::MAX).unwrap();
+    embedded.extend(
+        filler
+            .iter()
+            .copied()
+            .filter(|id| id % 2 == 0 && !ids.contains(id)),
+    );
+    for batch in embedded.chunks(64) {
+        hybrid.embed_memories(batch);
+    }
+    let keyword = home.open(None);
+    let pending = hybrid.pending_embeddings(usize::MAX).unwrap();
+    assert!(
+        pending.len() > 400,
+        "half the store is left without vectors"
+    );
+    for (target, id) in TARGETS.iter().zip(&ids).take(2) {
+        for q in target.questions {
+            assert!(hybrid.pending_embeddings(usize::MAX).unwrap().contains(id));
+            let k = rank_of(&keyword, q, *id);
+            assert_eq!(k, Some(0), "keyword recall for {q:?}");
+            assert_eq!(
+                rank_of(&hybrid, q, *id),
+                k,
+                "half-embedded recall for {q:?}"
+            );
+        }
+    }
+}
+
 // ---- The embedding leg's sign-bit codes (`elroy_memory::vectors`, issue 27) ----
 
 use elroy_memory::vectors;

@@ -161,6 +161,9 @@ pub fn check_home(config: &Config) -> DoctorReport {
                 if let Err(e) = memory.check_all(jiff::Timestamp::now()) {
                     push(Area::Memories, None, e.to_string());
                 }
+                if let Some(message) = crate::doctor_vectors::missing_vectors(config, &db, user) {
+                    push(Area::Memories, None, message);
+                }
                 let agenda = elroy_agenda::AgendaStore::new(
                     home,
                     &paths.user_home,

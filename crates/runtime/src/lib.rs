@@ -38,7 +38,9 @@
 
 pub mod adapters;
 pub mod doctor;
+pub mod doctor_vectors;
 mod effects;
+pub mod embed_worker;
 pub mod embedder;
 mod history;
 pub mod models;
@@ -115,6 +117,14 @@ pub struct Runtime {
     warn: WarningSink,
     /// The versioned home, started on first use (`versioned_home: false`: never).
     history: Arc<history::LazyHistory>,
+}
+
+/// A runtime that leaves memories without a vector starts the detached worker as it ends
+/// (`crate::embed_worker`).
+impl Drop for Runtime {
+    fn drop(&mut self) {
+        self.start_embed_worker_if_needed();
+    }
 }
 
 impl std::fmt::Debug for Runtime {

@@ -133,10 +133,15 @@ impl Runtime {
         }
         store.set_background_embedding(true);
         let thread_store = Arc::clone(&store);
+        let lock = crate::embed_worker::lock_path(&self.config.paths.user_home);
         let spawned = std::thread::Builder::new()
             .name("elroy-embed".into())
             .spawn(move || {
-                let stored = embed_all(&thread_store, &progress);
+                // One embedding at a time per home: a detached worker (`crate::embed_worker`)
+                // that runs now finishes first, and none starts while this one runs.
+                let lock = crate::embed_worker::WorkerLock::acquire(&lock);
+                let (stored, _) = embed_all(&thread_store, &progress);
+                drop(lock);
                 thread_store.set_background_embedding(false);
                 stored
             });
@@ -151,21 +156,29 @@ impl Runtime {
     }
 }
 
+/// [`embed_all`] without reports: `(vectors stored, stopped on a failed batch)`. The detached
+/// worker's loop (`crate::embed_worker`).
+pub(crate) fn embed_pending_quietly(store: &MemoryStore) -> (usize, bool) {
+    let silent: ProgressSink = Arc::new(|p: &EmbedProgress| tracing::debug!("{p}"));
+    embed_all(store, &silent)
+}
+
 /// Embeds every pending memory of `store` in batches; memories written or edited while it runs
 /// are picked up by a second look at the end (each memory is tried at most once, so a file whose
-/// text differs from the index until the next sync cannot keep it busy).
-fn embed_all(store: &MemoryStore, progress: &ProgressSink) -> usize {
+/// text differs from the index until the next sync cannot keep it busy). Returns the vectors
+/// stored and whether it stopped on a batch that stored nothing.
+fn embed_all(store: &MemoryStore, progress: &ProgressSink) -> (usize, bool) {
     let Some(model) = store
         .options()
         .embedder
         .as_ref()
         .map(|e| e.model().to_owned())
     else {
-        return 0;
+        return (0, false);
     };
     let mut pending = store.pending_embeddings(usize::MAX).unwrap_or_default();
     if pending.is_empty() {
-        return 0;
+        return (0, false);
     }
     let start = Instant::now();
     let mut tried = std::collections::HashSet::new();
@@ -215,7 +228,7 @@ fn embed_all(store: &MemoryStore, progress: &ProgressSink) -> usize {
         seconds: start.elapsed().as_secs_f64(),
         stopped,
     });
-    done
+    (done, stopped)
 }
 
 /// Whether every memory of `batch` still lacks a current vector.

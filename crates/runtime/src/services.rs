@@ -234,6 +234,11 @@ fn open_memory(
         time.now(),
     )
     .map_err(ServiceError::new)?;
+    // Missing vectors are the detached worker's (`crate::embed_worker`): a question embeds
+    // only itself.
+    if crate::embed_worker::worker_available() {
+        memory.set_inline_embedding(false);
+    }
     file_warnings(warn)(sync.warnings.clone());
     let unpins: Vec<elroy_transcript::ResolvedEffect> = sync
         .deactivated

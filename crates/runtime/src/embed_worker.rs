@@ -1,0 +1,236 @@
+//! The detached embedding worker: memory vectors computed soon after a memory is written, even
+//! when the process that wrote it exits at once (`elroy remember`, `elroy tools call
+//! create_memory`, a script).
+//!
+//! A process that leaves memories without a current vector (it created one without loading the
+//! model, or a search met some) starts, when it ends, `elroy models embed --worker`
+//! ([`WORKER_ARGS`]) detached from it: in its own process group, no standard streams. The worker
+//! runs only while it holds the user home's worker lock ([`lock_path`], an exclusive `flock`), so
+//! one runs at a time per home and user; a second one started meanwhile exits at once. It embeds
+//! every pending memory in batches (`crate::reembed`, each batch one transaction), lets go of
+//! the lock, looks once more (a memory written while it let go would otherwise be left: its
+//! writer saw the lock held and started none) and exits when nothing is pending or a whole batch
+//! failed. A worker that is killed leaves only its batch in flight undone, and the kernel drops
+//! its lock: the next write or question that meets a missing vector starts another.
+//!
+//! Why a worker and not inline embedding: loading the built-in model costs ~70–90 ms per
+//! process and a memory ~20 ms, against ~50 ms for the whole `create_memory` process; embedding
+//! inline would triple every one-shot write. The worker loads the model once for however many
+//! writes arrive while it runs (docs/performance.md, "Vectors soon after a write").
+
+use std::fs::File;
+use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
+
+use elroy_memory::MemoryStore;
+
+use crate::Runtime;
+
+/// The arguments that run the worker (`elroy models embed --worker`).
+pub const WORKER_ARGS: [&str; 3] = ["models", "embed", "--worker"];
+
+/// The program started as the worker; unset (no worker is ever started) until a front end
+/// names it with [`set_worker_program`].
+static PROGRAM: OnceLock<PathBuf> = OnceLock::new();
+
+/// Names the elroy executable that [`WORKER_ARGS`] run (the CLI: its own path). Without it,
+/// memories left without a vector wait for the next session (library users and tests).
+pub fn set_worker_program(path: PathBuf) {
+    let _ = PROGRAM.set(path);
+}
+
+/// Whether a worker program was named ([`set_worker_program`]): then searches leave missing
+/// vectors to the worker instead of computing some inline.
+pub fn worker_available() -> bool {
+    PROGRAM.get().is_some()
+}
+
+/// The worker lock of a user home: `<user home>/.embed-worker.lock`.
+pub fn lock_path(user_home: &Path) -> PathBuf {
+    user_home.join(".embed-worker.lock")
+}
+
+/// The held worker lock (an exclusive advisory `flock` on [`lock_path`]); dropping it lets go.
+#[derive(Debug)]
+pub struct WorkerLock {
+    _file: File,
+}
+
+impl WorkerLock {
+    /// Takes the lock when no one holds it; `None` when another process (or another handle
+    /// in this one) holds it, or the file cannot be opened (a read-only home: no worker runs).
+    pub fn try_acquire(path: &Path) -> Option<WorkerLock> {
+        let file = open_lock(path)?;
+        match file.try_lock() {
+            Ok(()) => Some(WorkerLock { _file: file }),
+            Err(_) => None,
+        }
+    }
+
+    /// Waits for the lock (a session's background embedding waits for a worker to finish);
+    /// `None` when the file cannot be opened or locked.
+    pub fn acquire(path: &Path) -> Option<WorkerLock> {
+        let file = open_lock(path)?;
+        file.lock().ok()?;
+        Some(WorkerLock { _file: file })
+    }
+}
+
+/// Opens (creates) the lock file; its directory must exist (a worker never makes a home that
+/// was removed meanwhile).
+fn open_lock(path: &Path) -> Option<File> {
+    std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(path)
+        .ok()
+}
+
+/// Whether a worker holds the lock of `user_home` now.
+pub fn worker_running(user_home: &Path) -> bool {
+    let path = lock_path(user_home);
+    path.exists() && WorkerLock::try_acquire(&path).is_none()
+}
+
+/// What [`Runtime::run_embed_worker`] did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum WorkerRun {
+    /// Another worker holds the lock: nothing was done.
+    AlreadyRunning,
+    /// Every pending memory has its vector (`stored` were computed).
+    Done {
+        /// Vectors stored.
+        stored: usize,
+    },
+    /// A whole batch failed (the model cannot be loaded, the API does not answer): the rest is
+    /// left for the next worker.
+    Stopped {
+        /// Vectors stored before.
+        stored: usize,
+    },
+    /// No embedder is configured, or the memory store cannot be opened.
+    NoEmbedder,
+}
+
+impl Runtime {
+    /// The worker's whole run (see the module documentation): under the lock, every pending
+    /// memory embedded; after letting go, one more look.
+    pub fn run_embed_worker(&self) -> WorkerRun {
+        let path = lock_path(&self.config.paths.user_home);
+        // The lock first: opening the store may already read the model's files.
+        let Some(mut lock) = WorkerLock::try_acquire(&path) else {
+            return WorkerRun::AlreadyRunning;
+        };
+        let Some(store) = self.services.try_get::<MemoryStore>().ok().flatten() else {
+            return WorkerRun::NoEmbedder;
+        };
+        if store.options().embedder.is_none() {
+            return WorkerRun::NoEmbedder;
+        }
+        let mut stored = 0;
+        loop {
+            let (done, stopped) = crate::reembed::embed_pending_quietly(&store);
+            stored += done;
+            drop(lock);
+            store.clear_vectors_pending();
+            if stopped {
+                return WorkerRun::Stopped { stored };
+            }
+            if store.pending_embeddings(1).map_or(true, |p| p.is_empty()) {
+                return WorkerRun::Done { stored };
+            }
+            // Written while the lock was let go: this worker goes on unless another took over
+            // (that one looks again after letting go itself).
+            match WorkerLock::try_acquire(&path) {
+                Some(again) => lock = again,
+                None => return WorkerRun::Done { stored },
+            }
+        }
+    }
+
+    /// Starts the detached worker when this process left memories without a current vector
+    /// ([`MemoryStore::vectors_left_pending`]) and no worker holds the lock. Does nothing
+    /// without a worker program ([`set_worker_program`]), when the memory store was never
+    /// opened, or without an embedder. Called when the runtime is dropped.
+    pub fn start_embed_worker_if_needed(&self) -> bool {
+        let Some(program) = PROGRAM.get() else {
+            return false;
+        };
+        if !self.services.is_open::<MemoryStore>() {
+            return false;
+        }
+        let Some(store) = self.services.get::<MemoryStore>() else {
+            return false;
+        };
+        if store.options().embedder.is_none() || !store.vectors_left_pending() {
+            return false;
+        }
+        let user_home = &self.config.paths.user_home;
+        if worker_running(user_home) {
+            return false;
+        }
+        spawn_worker(program, &self.config).is_ok()
+    }
+}
+
+/// Starts `program models embed --worker` detached: its own process group (a Ctrl-C in the
+/// terminal does not reach it), no standard streams, the resolved home, user, configuration
+/// file and embedding settings in its environment (flags are not passed on).
+fn spawn_worker(program: &Path, config: &elroy_config::Config) -> std::io::Result<()> {
+    let mut cmd = std::process::Command::new(program);
+    cmd.args(WORKER_ARGS)
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .env("ELROY_HOME", &config.paths.elroy_home)
+        .env("ELROY_USER_TOKEN", &config.settings.user_token);
+    if let Some(file) = &config.config_file {
+        cmd.env("ELROY_CONFIG_PATH", file);
+    }
+    let s = &config.settings;
+    for (var, value) in [
+        ("ELROY_EMBEDDING_MODEL", &s.embedding_model),
+        ("ELROY_EMBEDDING_MODEL_PATH", &s.embedding_model_path),
+        (
+            "ELROY_EMBEDDING_MODEL_API_BASE",
+            &s.embedding_model_api_base,
+        ),
+    ] {
+        if let Some(value) = value {
+            cmd.env(var, value);
+        }
+    }
+    #[cfg(unix)]
+    {
+        use std::os::unix::process::CommandExt;
+        cmd.process_group(0);
+    }
+    let mut child = cmd.spawn()?;
+    // Reaped by a thread, so a long-lived process (a chat, `elroy mcp`) keeps no zombie.
+    let _ = std::thread::Builder::new()
+        .name("elroy-embed-worker-reaper".into())
+        .spawn(move || child.wait());
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used, clippy::expect_used)]
+    use super::*;
+
+    /// One holder at a time: a second handle (another open of the file, as another process
+    /// would make) cannot take it until the first lets go; the check that a worker runs says so.
+    #[test]
+    fn the_worker_lock_admits_one_holder() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = lock_path(dir.path());
+        assert!(!worker_running(dir.path()));
+        let first = WorkerLock::try_acquire(&path).expect("free lock");
+        assert!(WorkerLock::try_acquire(&path).is_none());
+        assert!(worker_running(dir.path()));
+        drop(first);
+        assert!(!worker_running(dir.path()));
+        assert!(WorkerLock::try_acquire(&path).is_some());
+    }
+}

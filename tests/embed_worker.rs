@@ -1,0 +1,216 @@
+//! Memory vectors soon after a write, through the detached embedding worker
+//! (`elroy_runtime::embed_worker`): the real binary with the built-in embedder over the tiny
+//! test model, no other elroy process running.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+use crate::common;
+
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use common::{TestHome, stderr, stdout};
+
+/// A home whose embedder is the built-in one over the tiny test model (in `models/tiny`).
+fn home_with_tiny_model() -> TestHome {
+    let home = TestHome::new();
+    let model = home.root().join("models").join("tiny");
+    elroy_embed::test_support::write_tiny_model(&model);
+    std::fs::create_dir_all(home.home()).unwrap();
+    std::fs::write(
+        home.home().join("elroy.conf.yaml"),
+        format!(
+            "embedding_model: builtin\nembedding_model_path: {}\n",
+            model.display()
+        ),
+    )
+    .unwrap();
+    home
+}
+
+fn model_file(home: &TestHome) -> PathBuf {
+    home.root()
+        .join("models")
+        .join("tiny")
+        .join("model.safetensors")
+}
+
+/// `(active memories, of them with a vector of their current text)`.
+fn vectors(home: &TestHome) -> (i64, i64) {
+    let db = rusqlite::Connection::open(home.home().join("state.db")).unwrap();
+    db.query_row(
+        "SELECT count(*), count(e.item_id) FROM memories m
+         LEFT JOIN embeddings e ON e.kind = 'memory' AND e.item_id = m.id
+           AND e.user_id = m.user_id AND e.text_md5 = m.text_md5
+         WHERE m.is_active = 1",
+        [],
+        |r| Ok((r.get(0)?, r.get(1)?)),
+    )
+    .unwrap()
+}
+
+/// Waits until every active memory has its vector. The deadline only stops a hang (the worker
+/// needs well under a second here); it is not what the test measures.
+fn wait_for_vectors(home: &TestHome, memories: i64) {
+    let start = Instant::now();
+    loop {
+        let (active, embedded) = vectors(home);
+        if active == memories && embedded == memories {
+            return;
+        }
+        assert!(
+            start.elapsed() < Duration::from_secs(120),
+            "no vectors: {embedded} of {active} memories embedded"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+fn remember(home: &TestHome, text: &str) {
+    let out = home
+        .cmd()
+        .args(["remember", text])
+        .output()
+        .expect("run elroy remember");
+    assert!(out.status.success(), "{}", stderr(&out));
+}
+
+/// Holds the home's worker lock, as a running worker does.
+fn hold_worker_lock(home: &TestHome) -> std::fs::File {
+    let file = std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(lock_path(&home.home()))
+        .unwrap();
+    file.try_lock().unwrap();
+    file
+}
+
+/// The worker lock of a home (`docs/formats.md#home-layout`).
+fn lock_path(home: &Path) -> PathBuf {
+    home.join(".embed-worker.lock")
+}
+
+/// Whether some process holds the worker lock of `home`.
+fn lock_is_held(home: &Path) -> bool {
+    let Ok(file) = std::fs::File::open(lock_path(home)) else {
+        return false;
+    };
+    file.try_lock().is_err()
+}
+
+/// A memory written by `elroy remember` (the process exits at once, before any vector is
+/// computed) has its vector soon after, with no other elroy process running: the write starts
+/// the detached worker. Another of the kind: three more written one after another, as a script
+/// does, and one through `elroy tools call create_memory`.
+#[test]
+fn a_memory_written_by_a_process_that_exits_at_once_gets_its_vector() {
+    let home = home_with_tiny_model();
+    remember(&home, "the dog is a beagle.");
+    wait_for_vectors(&home, 1);
+    for text in ["the cat is a dog.", "a beagle is a dog.", "the cats."] {
+        remember(&home, text);
+    }
+    let out = home.call(
+        "create_memory",
+        r#"{"name":"the dog","text":"the dog is the beagle."}"#,
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    wait_for_vectors(&home, 5);
+    // `elroy doctor` has nothing to say once they are there.
+    let out = home.cmd().arg("doctor").output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stdout(&out));
+}
+
+/// While a worker holds the home's worker lock, writers start no second one and a worker
+/// started anyway does nothing (two writers at once, then `elroy models embed --worker` by
+/// hand); `elroy doctor` reports the memories still missing vectors. When the lock is free
+/// again, the next write's worker embeds them all.
+#[test]
+fn two_writers_never_run_two_workers() {
+    let home = home_with_tiny_model();
+    std::fs::create_dir_all(home.home()).unwrap();
+    let lock = hold_worker_lock(&home);
+    let writers: Vec<_> = ["the dog is a beagle.", "the cat is a cat."]
+        .iter()
+        .map(|text| {
+            home.cmd()
+                .args(["remember", text])
+                .stdout(std::process::Stdio::null())
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    for mut writer in writers {
+        assert!(writer.wait().unwrap().success());
+    }
+    let out = home
+        .cmd()
+        .args(["models", "embed", "--worker"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(vectors(&home), (2, 0));
+    let out = home.cmd().arg("doctor").output().unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let report = stdout(&out);
+    assert!(
+        report.contains("memories: 2 memories have no vector of builtin:")
+            && report.contains("a background worker is computing them now"),
+        "{report}"
+    );
+    drop(lock);
+    remember(&home, "a dog.");
+    wait_for_vectors(&home, 3);
+}
+
+/// A worker killed while it embeds (here: while it waits on the model file, a FIFO no one
+/// writes, holding the worker lock) leaves its memories without vectors; the kernel lets go of
+/// its lock, and the next command that meets them (a question) starts a worker that embeds
+/// them all.
+#[cfg(unix)]
+#[test]
+fn a_killed_worker_is_resumed_by_the_next_command() {
+    let home = home_with_tiny_model();
+    std::fs::create_dir_all(home.home()).unwrap();
+    // Written while a worker (the test) holds the lock: no vector yet.
+    let lock = hold_worker_lock(&home);
+    for text in ["the dog is a beagle.", "the cat is a cat.", "a beagle."] {
+        remember(&home, text);
+    }
+    assert_eq!(vectors(&home), (3, 0));
+    // The model's weights become a FIFO: a worker blocks opening it, holding the lock.
+    let weights = model_file(&home);
+    let kept = weights.with_extension("kept");
+    std::fs::rename(&weights, &kept).unwrap();
+    let status = std::process::Command::new("mkfifo")
+        .arg(&weights)
+        .status()
+        .unwrap();
+    assert!(status.success());
+    drop(lock);
+    let mut worker = home
+        .cmd()
+        .args(["models", "embed", "--worker"])
+        .spawn()
+        .unwrap();
+    let start = Instant::now();
+    while !lock_is_held(&home.home()) {
+        assert!(
+            start.elapsed() < Duration::from_secs(120),
+            "the worker never took its lock"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    worker.kill().unwrap();
+    worker.wait().unwrap();
+    assert!(!lock_is_held(&home.home()));
+    assert_eq!(vectors(&home), (3, 0));
+    std::fs::remove_file(&weights).unwrap();
+    std::fs::rename(&kept, &weights).unwrap();
+    // A question meets the missing vectors (it ranks them by keywords) and starts a worker.
+    let out = home.call("examine_memories", r#"{"question":"Is the dog a beagle?"}"#);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(stdout(&out).contains("beagle"), "{}", stdout(&out));
+    wait_for_vectors(&home, 3);
+}
