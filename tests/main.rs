@@ -14,6 +14,7 @@ mod contrib_plugins;
 mod doctor;
 mod fixture_replay;
 mod history;
+mod import_chats;
 mod import_elroy;
 mod interface;
 mod mcp;
