@@ -290,8 +290,8 @@ fn chatgpt_active_branch_dated_found_and_idempotent() {
     let file = write(&dir, "conversations.json", &chatgpt_export(34, true));
     let grown = import(&home, &["chatgpt", file.to_str().unwrap()]);
     assert!(
-        grown.contains("(6 exchanges) from 2 of"),
-        "4 new exchanges + 2: {grown}"
+        grown.contains("(5 exchanges) from 2 of"),
+        "4 new exchanges + 1: {grown}"
     );
     let after = memory_files(&home);
     assert!(
