@@ -70,8 +70,9 @@ pub(crate) fn exchanges<'c>(source: &str, conv: &'c Conversation) -> Vec<Exchang
         .filter(|(_, m)| m.role == Role::User)
         .map(|(i, _)| i)
         .collect();
-    if starts.first() != Some(&0) {
-        starts.insert(0, 0);
+    match starts.first_mut() {
+        Some(first) => *first = 0,
+        None => starts.push(0),
     }
     if conv.messages.is_empty() {
         return Vec::new();
