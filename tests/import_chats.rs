@@ -667,6 +667,14 @@ fn since_and_exclude_and_the_elroy_alias() {
     assert!(out.contains("from 1 of"), "{out}");
     let out = home
         .cmd()
+        .args(["import", "chatgpt", path, "--project", "/work"])
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let err = stderr(&out);
+    assert!(err.contains("--project applies to claude-code and codex"), "{err}");
+    let out = home
+        .cmd()
         .args(["import", "elroy", "/nonexistent/elroy-home"])
         .output()
         .unwrap();

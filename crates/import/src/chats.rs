@@ -327,8 +327,8 @@ fn known_keys(store: &MemoryStore) -> Result<HashSet<i64>, ImportError> {
 /// about ten times a second and after each file.
 ///
 /// # Errors
-/// [`ImportError`] when no input exists, the elroy home cannot be opened, or a memory cannot be
-/// written (memories written before stay and count as imported next time).
+/// [`ImportError`] when no input exists, `--project` is given for a source without folders, the
+/// elroy home cannot be opened, or a memory cannot be written (memories written before stay and count as imported next time).
 pub fn import_chats(
     config: &Config,
     options: &ChatImportOptions,
@@ -337,6 +337,12 @@ pub fn import_chats(
     let started = Instant::now();
     let now = config.now.unwrap_or_else(Timestamp::now);
     let source = options.source;
+    if options.project.is_some() && !matches!(source, Source::ClaudeCode | Source::Codex) {
+        return Err(ImportError(format!(
+            "--project applies to claude-code and codex sessions ({} conversations name no folder)",
+            source.label()
+        )));
+    }
     let inputs: Vec<PathBuf> = if options.paths.is_empty() {
         let home = options.user_home.as_deref();
         match home.and_then(|h| source.default_path(h)) {
