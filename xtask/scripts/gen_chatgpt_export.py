@@ -3,7 +3,7 @@
 trees with current_node) for measuring `elroy import chatgpt` (docs/performance.md) and the
 granularity of imported memories (docs/import.md#granularity).
 
-    gen_chatgpt_export.py OUT_DIR --conversations N --exchanges M [--seed S]
+    gen_chatgpt_export.py OUT_DIR --conversations N --exchanges M [--seed S] [--reply-sentences K]
 
 Writes OUT_DIR/conversations.json and OUT_DIR/questions.json: facts said once each in the
 middle of a conversation (one fact per conversation, in the first len(FACTS) conversations),
@@ -66,6 +66,9 @@ WORDS = ("plan week garden code trip budget keep sister home work roof rent key 
          "city street station market price month year day time place team game film song").split()
 
 
+REPLY_SENTENCES = 8
+
+
 def sentence(rng, n):
     words = [rng.choice(WORDS) for _ in range(n)]
     return " ".join(words).capitalize() + "."
@@ -76,11 +79,26 @@ def paragraph(rng, sentences):
 
 
 def node(nid, parent, role, text, t):
+    # The metadata real exports carry on every message (model, request ids, finish details), so
+    # bytes per word are as in a real conversations.json.
+    metadata = {"is_visually_hidden_from_conversation": False}
+    if role == "assistant":
+        metadata.update({"finish_details": {"type": "stop", "stop_tokens": [200002]},
+                         "is_complete": True, "citations": [], "content_references": [],
+                         "message_type": None, "model_slug": "gpt-4o", "default_model_slug": "auto",
+                         "parent_id": parent, "request_id": f"{nid}-8f1c2e7a9b3d4f60-AMS",
+                         "timestamp_": "absolute"})
+    else:
+        metadata.update({"selected_github_repos": [], "serialization_metadata": {"custom_symbol_offsets": []},
+                         "request_id": f"{nid}-8f1c2e7a9b3d4f60-AMS", "message_source": None,
+                         "timestamp_": "absolute", "message_type": None})
     return {"id": nid, "parent": parent, "children": [],
-            "message": {"id": nid, "author": {"role": role, "name": None}, "create_time": t,
-                        "recipient": "all", "status": "finished_successfully",
+            "message": {"id": nid, "author": {"role": role, "name": None, "metadata": {}},
+                        "create_time": t, "update_time": None, "recipient": "all",
+                        "status": "finished_successfully", "end_turn": role == "assistant",
+                        "weight": 1.0, "channel": None,
                         "content": {"content_type": "text", "parts": [text]},
-                        "metadata": {}}}
+                        "metadata": metadata}}
 
 
 def conversation(rng, index, exchanges, start):
@@ -97,7 +115,7 @@ def conversation(rng, index, exchanges, start):
             mapping[f"c{index}old"] = node(f"c{index}old", parent, "user",
                                            "Abandoned edit: " + paragraph(rng, 1), t)
         mapping[u] = node(u, parent, "user", text, t)
-        mapping[a] = node(a, u, "assistant", paragraph(rng, rng.randint(3, 8)), t + 30)
+        mapping[a] = node(a, u, "assistant", paragraph(rng, rng.randint(3, REPLY_SENTENCES)), t + 30)
         parent = a
     return {"title": sentence(rng, 4)[:-1], "create_time": start, "update_time": start + exchanges * 90,
             "conversation_id": f"conv-{index}", "id": f"conv-{index}", "current_node": parent,
@@ -110,7 +128,11 @@ def main():
     p.add_argument("--conversations", type=int, default=200)
     p.add_argument("--exchanges", type=int, default=30)
     p.add_argument("--seed", type=int, default=7)
+    p.add_argument("--reply-sentences", type=int, default=8,
+                   help="the most sentences of an assistant reply (at least 3)")
     args = p.parse_args()
+    global REPLY_SENTENCES
+    REPLY_SENTENCES = max(3, args.reply_sentences)
     rng = random.Random(args.seed)
     os.makedirs(args.out, exist_ok=True)
     start = 1_640_995_200.0  # 2022-01-01
