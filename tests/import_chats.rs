@@ -672,7 +672,10 @@ fn since_and_exclude_and_the_elroy_alias() {
         .unwrap();
     assert!(!out.status.success());
     let err = stderr(&out);
-    assert!(err.contains("--project applies to claude-code and codex"), "{err}");
+    assert!(
+        err.contains("--project applies to claude-code and codex"),
+        "{err}"
+    );
     let out = home
         .cmd()
         .args(["import", "elroy", "/nonexistent/elroy-home"])
