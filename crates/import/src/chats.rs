@@ -165,6 +165,8 @@ pub(crate) struct Sink<'a> {
     options: &'a ChatImportOptions,
     store: Option<MemoryStore>,
     tz: TimeZone,
+    /// The import's clock (`ELROY_NOW` or now): the date of words whose time no source records.
+    now: Timestamp,
     known: HashSet<i64>,
     pub(crate) report: ChatImportReport,
     progress: Progress,
@@ -255,7 +257,7 @@ impl Sink<'_> {
                     })
                     .collect();
                 if let Some(store) = &self.store {
-                    let at = rendered.at.unwrap_or_else(Timestamp::now);
+                    let at = rendered.at.unwrap_or(self.now);
                     store
                         .create(&rendered.name, &rendered.text, &sources, at)
                         .map_err(err)?;
@@ -406,6 +408,7 @@ pub fn import_chats(
         options,
         store: (!options.dry_run).then_some(store),
         tz: config.timezone.clone(),
+        now,
         known,
         report: ChatImportReport {
             source: source.label().to_owned(),
