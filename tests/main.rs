@@ -15,6 +15,7 @@ mod doctor;
 mod embed_worker;
 mod fixture_replay;
 mod history;
+mod import_chats;
 mod import_elroy;
 mod interface;
 mod mcp;

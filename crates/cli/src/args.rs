@@ -101,7 +101,9 @@ pub enum Command {
     Config(ConfigArgs),
     /// Serve every tool over the Model Context Protocol on stdin/stdout (for MCP clients such as Claude Desktop or Claude Code); `elroy mcp list` shows the MCP servers elroy itself uses
     Mcp(McpArgs),
-    /// Import an Elroy (Python) home: agenda, due items, feature requests, memories, and names from its database
+    /// Import chat history as memories: ChatGPT or Claude.ai exports, Claude Code, Codex or Gemini CLI sessions (elroy: an Elroy home, as import-elroy)
+    Import(crate::import_cmd::ImportArgs),
+    /// Import an Elroy (Python) home: agenda, due items, feature requests, memories, and names from its database (the same as `elroy import elroy DIR`)
     ImportElroy(crate::import_cmd::ImportElroyArgs),
     /// List the changes elroy and you made to the agenda, feature requests, memories and notes, newest first (the versioned home)
     History(crate::history_cmd::HistoryArgs),

@@ -89,6 +89,7 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
         Some(Command::Remember(args)) => remember::run(load_config(&cli)?, args),
         Some(Command::Mcp(args)) => mcp_cmd::run(load_config(&cli)?, args),
         Some(Command::ImportElroy(args)) => import_cmd::run(load_config(&cli)?, args),
+        Some(Command::Import(args)) => import_cmd::run_import(load_config(&cli)?, args),
         Some(Command::Agenda(args)) => agenda_cmd::run(load_existing(&cli)?, args),
         Some(Command::Due(args)) => due_cmd::run(load_existing(&cli)?, args),
         Some(Command::Remind(args)) => remind::run(load_existing(&cli)?, args),

@@ -1,6 +1,10 @@
 //! # elroy-import
 //!
-//! `elroy import-elroy DIR [--db FILE]`: moves an Elroy 0.5.0 home into the elroy home of the
+//! `elroy import SOURCE [PATH…]` reads chat histories (ChatGPT and Claude.ai exports, Claude Code,
+//! Codex and Gemini CLI sessions) into recallable memories: [`import_chats`], one module per
+//! source, `docs/import.md`.
+//!
+//! `elroy import-elroy DIR [--db FILE]` (also `elroy import elroy DIR`): moves an Elroy 0.5.0 home into the elroy home of the
 //! configured user token.
 //!
 //! - **Files keep their bytes.** `agenda/*.md`, `feature-requests/*.md`, `memories/*.md` and
@@ -30,9 +34,19 @@
 //! import wrote are one commit of the home's repository (`import-elroy: {n} files from {DIR}`),
 //! which `elroy history` lists and `elroy undo` reverts.
 
+mod chatgpt;
+mod chats;
+mod chunk;
+mod claude_ai;
+mod claude_code;
+mod codex;
+mod convo;
+mod files;
+mod gemini;
 mod name_key;
 mod report;
 mod source_db;
+mod stream;
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -43,6 +57,12 @@ use elroy_markdown::{Document, HomeLock, Value};
 use elroy_memory::{MemoryStore, MemoryStoreOptions};
 use jiff::Timestamp;
 
+pub use chats::{
+    CHAT_COMMIT_PREFIX, ChatImportOptions, ChatImportReport, IMPORT_SOURCE_TYPE, Progress, Source,
+    import_chats,
+};
+pub use chunk::{Granularity, SPAN_CHARS};
+pub use convo::Problem;
 pub use report::{ImportReport, Skipped, Taken};
 use source_db::SourceDb;
 

@@ -4,4 +4,5 @@
 //! that uses the crate through its public name `elroy_import`; add new tests to the file of
 //! their concern (docs/development.md, "Test layout").
 
+mod chats;
 mod database;
