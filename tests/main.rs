@@ -23,6 +23,8 @@ mod memory_undo;
 mod recall;
 mod reliability;
 mod reminders;
+mod serve;
+mod serve_mcp;
 mod sync;
 mod sync_git;
 mod tools_cli;

@@ -84,6 +84,8 @@ pub enum Command {
     Config(ConfigArgs),
     /// Serve every tool over the Model Context Protocol on stdin/stdout (for MCP clients such as Claude Desktop or Claude Code); `elroy mcp list` shows the MCP servers elroy itself uses
     Mcp(McpArgs),
+    /// Serve elroy over HTTP: an OpenAI-compatible chat endpoint (/v1/chat/completions, /v1/models) and MCP (/mcp), behind bearer keys (ELROY_SERVE_KEY or serve.keys); see docs/serve.md
+    Serve(crate::serve_cmd::ServeArgs),
     /// Import an Elroy (Python) home: agenda, due items, feature requests, memories, and names from its database
     ImportElroy(crate::import_cmd::ImportElroyArgs),
     /// List the changes elroy and you made to the agenda, feature requests, memories and notes, newest first (the versioned home)
