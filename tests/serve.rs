@@ -36,7 +36,10 @@ impl Drop for Served {
 pub(crate) fn wait_until(what: &str, mut ready: impl FnMut() -> bool) {
     let start = Instant::now();
     while !ready() {
-        assert!(start.elapsed() < Duration::from_secs(60), "gave up waiting: {what}");
+        assert!(
+            start.elapsed() < Duration::from_secs(60),
+            "gave up waiting: {what}"
+        );
         std::thread::sleep(Duration::from_millis(20));
     }
 }
@@ -99,8 +102,7 @@ impl Resp {
             .map(|(_, v)| v.as_str())
     }
     pub(crate) fn json(&self) -> Value {
-        serde_json::from_str(&self.body)
-            .unwrap_or_else(|e| panic!("not JSON ({e}): {}", self.body))
+        serde_json::from_str(&self.body).unwrap_or_else(|e| panic!("not JSON ({e}): {}", self.body))
     }
     /// The `data:` payloads of an event stream.
     pub(crate) fn events(&self) -> Vec<String> {
@@ -139,7 +141,9 @@ fn request_text(
 fn dechunk(mut body: &str) -> String {
     let mut out = String::new();
     while let Some((size, rest)) = body.split_once("\r\n") {
-        let Ok(size) = usize::from_str_radix(size.trim(), 16) else { break };
+        let Ok(size) = usize::from_str_radix(size.trim(), 16) else {
+            break;
+        };
         if size == 0 || rest.len() < size {
             break;
         }
@@ -178,7 +182,11 @@ pub(crate) fn http(
     let chunked = headers
         .iter()
         .any(|(n, v)| n == "transfer-encoding" && v.contains("chunked"));
-    let body = if chunked { dechunk(body) } else { body.to_owned() };
+    let body = if chunked {
+        dechunk(body)
+    } else {
+        body.to_owned()
+    };
     Resp {
         status,
         headers,
@@ -199,7 +207,14 @@ pub(crate) fn chat(
         .map(|(role, text)| json!({"role": role, "content": text}))
         .collect();
     let body = json!({"model": "elroy", "messages": messages, "stream": stream});
-    http(addr, "POST", "/v1/chat/completions", Some(key), headers, Some(&body))
+    http(
+        addr,
+        "POST",
+        "/v1/chat/completions",
+        Some(key),
+        headers,
+        Some(&body),
+    )
 }
 
 /// The reply text of a non-streaming completion.
@@ -215,7 +230,11 @@ pub(crate) fn reply_of(resp: &Resp) -> String {
 pub(crate) fn streamed_text(resp: &Resp) -> String {
     assert_eq!(resp.status, 200, "{}", resp.body);
     let events = resp.events();
-    assert_eq!(events.last().map(String::as_str), Some("[DONE]"), "{events:?}");
+    assert_eq!(
+        events.last().map(String::as_str),
+        Some("[DONE]"),
+        "{events:?}"
+    );
     let mut text = String::new();
     for event in &events[..events.len() - 1] {
         let chunk: Value = serde_json::from_str(event).unwrap();
@@ -232,7 +251,12 @@ pub(crate) fn home(server: &MockServer, extra: &str) -> TestHome {
 }
 
 fn all_text(request: &RecordedRequest) -> String {
-    request.messages().iter().map(Value::to_string).collect::<Vec<_>>().join("\n")
+    request
+        .messages()
+        .iter()
+        .map(Value::to_string)
+        .collect::<Vec<_>>()
+        .join("\n")
 }
 
 fn turn_request(server: &MockServer, user_text: &str) -> RecordedRequest {
@@ -248,18 +272,33 @@ fn models_and_keys() {
     let server = MockServer::start();
     let home = home(&server, "");
     // No key: serve refuses to start and says how to make one.
-    let out = home.cmd().args(["serve", "--bind", "127.0.0.1:0"]).output().unwrap();
+    let out = home
+        .cmd()
+        .args(["serve", "--bind", "127.0.0.1:0"])
+        .output()
+        .unwrap();
     assert!(!out.status.success());
-    assert!(common::stderr(&out).contains("openssl rand"), "{}", common::stderr(&out));
+    assert!(
+        common::stderr(&out).contains("openssl rand"),
+        "{}",
+        common::stderr(&out)
+    );
 
     let served = Served::start(&home, &[("ELROY_SERVE_KEY", KEY)]);
     let models = http(&served.addr, "GET", "/v1/models", Some(KEY), &[], None);
     assert_eq!(models.status, 200, "{}", models.body);
     assert_eq!(models.json()["data"][0]["id"], "elroy");
-    assert_eq!(models.json()["data"][0]["elroy_chat_model"], "testkit-model");
+    assert_eq!(
+        models.json()["data"][0]["elroy_chat_model"],
+        "testkit-model"
+    );
     // Missing, wrong and near-miss keys: 401 in OpenAI's shape, on every path.
     for key in [None, Some("wrong-key-0000"), Some(&KEY[..KEY.len() - 1])] {
-        for (method, path) in [("GET", "/v1/models"), ("POST", "/v1/chat/completions"), ("POST", "/mcp")] {
+        for (method, path) in [
+            ("GET", "/v1/models"),
+            ("POST", "/v1/chat/completions"),
+            ("POST", "/mcp"),
+        ] {
             let resp = http(&served.addr, method, path, key, &[], Some(&json!({})));
             assert_eq!(resp.status, 401, "{method} {path} {key:?}: {}", resp.body);
             assert_eq!(resp.json()["error"]["code"], "invalid_api_key");
@@ -269,17 +308,40 @@ fn models_and_keys() {
     // Client tools are refused with a clear 400; nothing reached the model.
     let body = json!({"model": "elroy", "messages": [{"role": "user", "content": "hi"}],
         "tools": [{"type": "function", "function": {"name": "f", "parameters": {}}}]});
-    let resp = http(&served.addr, "POST", "/v1/chat/completions", Some(KEY), &[], Some(&body));
+    let resp = http(
+        &served.addr,
+        "POST",
+        "/v1/chat/completions",
+        Some(KEY),
+        &[],
+        Some(&body),
+    );
     assert_eq!(resp.status, 400);
     assert_eq!(resp.json()["error"]["code"], "tools_not_supported");
-    let resp = chat(&served.addr, KEY, &[("user", "hi"), ("assistant", "hello")], false, &[]);
+    let resp = chat(
+        &served.addr,
+        KEY,
+        &[("user", "hi"), ("assistant", "hello")],
+        false,
+        &[],
+    );
     assert_eq!(resp.status, 400);
     assert_eq!(resp.json()["error"]["code"], "last_message_not_user");
     assert!(server.chat_requests().is_empty());
     // One line per request.
-    wait_until("the log lines", || served.stderr().contains("POST /v1/chat/completions 400"));
-    assert!(served.stderr().contains("GET /v1/models 200"), "{}", served.stderr());
-    assert!(served.stderr().contains("GET /v1/models 401"), "{}", served.stderr());
+    wait_until("the log lines", || {
+        served.stderr().contains("POST /v1/chat/completions 400")
+    });
+    assert!(
+        served.stderr().contains("GET /v1/models 200"),
+        "{}",
+        served.stderr()
+    );
+    assert!(
+        served.stderr().contains("GET /v1/models 401"),
+        "{}",
+        served.stderr()
+    );
 }
 
 #[test]
@@ -290,32 +352,60 @@ fn chat_streaming_and_not() {
         .push(Reply::text("Streamed reply, in chunks."));
     let home = home(&server, "");
     let served = Served::start(&home, &[("ELROY_SERVE_KEY", KEY)]);
-    let resp = chat(&served.addr, KEY, &[("user", "Hello")], false, &[("X-Elroy-Session", "s1")]);
+    let resp = chat(
+        &served.addr,
+        KEY,
+        &[("user", "Hello")],
+        false,
+        &[("X-Elroy-Session", "s1")],
+    );
     assert_eq!(reply_of(&resp), "Hello there, friend.");
     assert_eq!(resp.json()["object"], "chat.completion");
     assert_eq!(resp.json()["choices"][0]["finish_reason"], "stop");
     assert_eq!(resp.header("x-elroy-session"), Some("s1"));
-    let resp = chat(&served.addr, KEY, &[("user", "Again")], true, &[("X-Elroy-Session", "s1")]);
-    assert!(resp.header("content-type").unwrap().starts_with("text/event-stream"));
+    let resp = chat(
+        &served.addr,
+        KEY,
+        &[("user", "Again")],
+        true,
+        &[("X-Elroy-Session", "s1")],
+    );
+    assert!(
+        resp.header("content-type")
+            .unwrap()
+            .starts_with("text/event-stream")
+    );
     assert_eq!(streamed_text(&resp), "Streamed reply, in chunks.");
     // The second request continued the first one's context window.
     let second = turn_request(&server, "Again");
-    assert!(all_text(&second).contains("Hello there, friend."), "{}", all_text(&second));
+    assert!(
+        all_text(&second).contains("Hello there, friend."),
+        "{}",
+        all_text(&second)
+    );
 }
 
 #[test]
 fn a_conversation_is_one_session_and_its_fact_is_remembered() {
     let server = MockServer::start();
-    server
-        .push(Reply::text("Lovely, Lisbon is a fine city."))
-        .push(Reply::text("It is sunny."))
-        .push(Reply::text(
-            "# Priyanka lives in Lisbon\nThe user's sister Priyanka lives in Lisbon.",
-        ))
-        .push(Reply::text("Your sister lives in Lisbon."));
+    let fact = "My sister Priyanka moved to Lisbon last spring.";
+    // Turns are answered by their user message; anything else is memory formation.
+    for (asked, answer) in [
+        (fact, "Lovely, Lisbon is a fine city."),
+        ("How is the weather?", "It is sunny."),
+        ("Where does my sister live?", "Your sister lives in Lisbon."),
+        ("Hello, new chat", "Hi."),
+    ] {
+        server.when(
+            move |r| r.last_user_text().as_deref() == Some(asked),
+            Reply::text(answer),
+        );
+    }
+    server.fallback(Reply::text(
+        "# Priyanka lives in Lisbon\nThe user's sister Priyanka lives in Lisbon.",
+    ));
     let home = home(&server, "messages_between_memory: 2\n");
     let served = Served::start(&home, &[("ELROY_SERVE_KEY", KEY)]);
-    let fact = "My sister Priyanka moved to Lisbon last spring.";
     let system = ("system", "You are a helpful assistant.");
     // A client without X-Elroy-Session resends the whole conversation each time.
     let r1 = chat(&served.addr, KEY, &[system, ("user", fact)], false, &[]);
@@ -323,7 +413,12 @@ fn a_conversation_is_one_session_and_its_fact_is_remembered() {
     let r2 = chat(
         &served.addr,
         KEY,
-        &[system, ("user", fact), ("assistant", &a1), ("user", "How is the weather?")],
+        &[
+            system,
+            ("user", fact),
+            ("assistant", &a1),
+            ("user", "How is the weather?"),
+        ],
         true,
         &[],
     );
@@ -354,17 +449,28 @@ fn a_conversation_is_one_session_and_its_fact_is_remembered() {
         .unwrap()
         .map(|e| std::fs::read_to_string(e.unwrap().path()).unwrap_or_default())
         .collect();
-    assert!(files.iter().any(|f| f.contains("Priyanka lives in Lisbon")), "{files:?}");
+    assert!(
+        files.iter().any(|f| f.contains("Priyanka lives in Lisbon")),
+        "{files:?}"
+    );
     // Another conversation (its first message differs) is another session.
-    server.push(Reply::text("Hi."));
-    let other = chat(&served.addr, KEY, &[system, ("user", "Hello, new chat")], false, &[]);
+    let other = chat(
+        &served.addr,
+        KEY,
+        &[system, ("user", "Hello, new chat")],
+        false,
+        &[],
+    );
     assert_eq!(reply_of(&other), "Hi.");
     assert_ne!(other.header("x-elroy-session"), Some(session));
     // Its context window is its own: request 1's message is not in it (the memory may be
     // recalled).
     let fresh = turn_request(&server, "Hello, new chat");
     assert!(
-        !fresh.messages().iter().any(|m| m["role"] == "user" && m["content"] == fact),
+        !fresh
+            .messages()
+            .iter()
+            .any(|m| m["role"] == "user" && m["content"] == fact),
         "{}",
         all_text(&fresh)
     );
@@ -385,9 +491,21 @@ fn two_keys_see_separate_memories() {
         "serve:\n  keys:\n    alice-key-123456: alice\n    bob-key-98765432: bob\n",
     );
     let served = Served::start(&home, &[]);
-    let a = chat(&served.addr, "alice-key-123456", &[("user", "Remember my bike is a red Gazelle")], false, &[]);
+    let a = chat(
+        &served.addr,
+        "alice-key-123456",
+        &[("user", "Remember my bike is a red Gazelle")],
+        false,
+        &[],
+    );
     assert_eq!(reply_of(&a), "Saved.");
-    let b = chat(&served.addr, "bob-key-98765432", &[("user", "What bike do I have?")], false, &[]);
+    let b = chat(
+        &served.addr,
+        "bob-key-98765432",
+        &[("user", "What bike do I have?")],
+        false,
+        &[],
+    );
     assert_eq!(reply_of(&b), "I don't know your bike.");
     let alice = home.home().join("users/alice/memories");
     assert_eq!(std::fs::read_dir(&alice).unwrap().count(), 1);
@@ -396,7 +514,14 @@ fn two_keys_see_separate_memories() {
     let bobs = turn_request(&server, "What bike do I have?");
     assert!(!all_text(&bobs).contains("Gazelle"), "{}", all_text(&bobs));
     // Through /mcp too: each key's examine_memories reaches its own user only.
-    let served_mcp = |key: &str| crate::serve_mcp::call_tool(&served.addr, key, "print_memory", json!({"memory_name": "Alice's bike"}));
+    let served_mcp = |key: &str| {
+        crate::serve_mcp::call_tool(
+            &served.addr,
+            key,
+            "print_memory",
+            json!({"memory_name": "Alice's bike"}),
+        )
+    };
     assert!(served_mcp("alice-key-123456").contains("red Gazelle"));
     assert!(!served_mcp("bob-key-98765432").contains("red Gazelle"));
 }
@@ -415,8 +540,18 @@ fn twenty_concurrent_sessions_lose_nothing() {
                 std::thread::spawn(move || {
                     let session = format!("client-{i}");
                     let text = format!("{word} from client {i}");
-                    let resp = chat(&addr, KEY, &[("user", &text)], i % 2 == 0, &[("X-Elroy-Session", &session)]);
-                    if i % 2 == 0 { streamed_text(&resp) } else { reply_of(&resp) }
+                    let resp = chat(
+                        &addr,
+                        KEY,
+                        &[("user", &text)],
+                        i % 2 == 0,
+                        &[("X-Elroy-Session", &session)],
+                    );
+                    if i % 2 == 0 {
+                        streamed_text(&resp)
+                    } else {
+                        reply_of(&resp)
+                    }
                 })
             })
             .collect();
@@ -430,8 +565,13 @@ fn twenty_concurrent_sessions_lose_nothing() {
     for i in 0..20 {
         let request = turn_request(&server, &format!("second from client {i}"));
         let text = all_text(&request);
-        assert!(text.contains(&format!("first from client {i}\"")), "{i}: {text}");
-        let others = (0..20).filter(|j| *j != i && text.contains(&format!("from client {j}\""))).count();
+        assert!(
+            text.contains(&format!("first from client {i}\"")),
+            "{i}: {text}"
+        );
+        let others = (0..20)
+            .filter(|j| *j != i && text.contains(&format!("from client {j}\"")))
+            .count();
         assert_eq!(others, 0, "{i}: {text}");
     }
 }
@@ -448,8 +588,15 @@ fn a_disconnect_cancels_the_turn() {
     let mut stream = TcpStream::connect(&served.addr).unwrap();
     stream
         .write_all(
-            request_text(&served.addr, "POST", "/v1/chat/completions", Some(KEY), &[("X-Elroy-Session", "d")], Some(&body))
-                .as_bytes(),
+            request_text(
+                &served.addr,
+                "POST",
+                "/v1/chat/completions",
+                Some(KEY),
+                &[("X-Elroy-Session", "d")],
+                Some(&body),
+            )
+            .as_bytes(),
         )
         .unwrap();
     // Read until the first words of the reply arrived, then go away.
@@ -461,9 +608,17 @@ fn a_disconnect_cancels_the_turn() {
         seen.push_str(&String::from_utf8_lossy(&buf[..n]));
     }
     drop(stream);
-    wait_until("the cancel line", || served.stderr().contains("turn cancelled: session=d"));
+    wait_until("the cancel line", || {
+        served.stderr().contains("turn cancelled: session=d")
+    });
     // The session is free again; the cancelled turn's user message stayed, its reply did not.
-    let resp = chat(&served.addr, KEY, &[("user", "Are you there?")], false, &[("X-Elroy-Session", "d")]);
+    let resp = chat(
+        &served.addr,
+        KEY,
+        &[("user", "Are you there?")],
+        false,
+        &[("X-Elroy-Session", "d")],
+    );
     assert_eq!(reply_of(&resp), "Fresh answer.");
     let next = turn_request(&server, "Are you there?");
     let text = all_text(&next);
@@ -480,16 +635,22 @@ fn sigterm_drains_the_turn_in_progress() {
     let mut served = Served::start(&home, &[("ELROY_SERVE_KEY", KEY)]);
     let addr = served.addr.clone();
     let client = std::thread::spawn(move || chat(&addr, KEY, &[("user", "Go on")], false, &[]));
-    wait_until("the upstream request", || !server.chat_requests().is_empty());
+    wait_until("the upstream request", || {
+        !server.chat_requests().is_empty()
+    });
     let pid = rustix::process::Pid::from_raw(i32::try_from(served.pid()).unwrap()).unwrap();
     rustix::process::kill_process(pid, rustix::process::Signal::TERM).unwrap();
-    wait_until("the stopping line", || served.stderr().contains("elroy serve: stopping"));
+    wait_until("the stopping line", || {
+        served.stderr().contains("elroy serve: stopping")
+    });
     release.release();
     let resp = client.join().unwrap();
     assert_eq!(reply_of(&resp), "The first half, and the second half.");
     let status = served.child.wait().unwrap();
     assert!(status.success(), "{status:?}: {}", served.stderr());
-    wait_until("the stopped line", || served.stderr().contains("elroy serve: stopped"));
+    wait_until("the stopped line", || {
+        served.stderr().contains("elroy serve: stopped")
+    });
     // The reply was stored (the transcript in state.db).
     let db = rusqlite::Connection::open(home.home().join("state.db")).unwrap();
     let stored: i64 = db

@@ -34,11 +34,21 @@ pub(crate) fn call_tool(addr: &str, key: &str, tool: &str, arguments: Value) -> 
         "clientInfo": {"name": "serve-test", "version": "1"}}});
     let resp = http(addr, "POST", "/mcp", Some(key), &[accept], Some(&init));
     assert_eq!(resp.status, 200, "{}", resp.body);
-    assert_eq!(rpc_result(&resp.body)["result"]["serverInfo"]["name"], "elroy");
+    assert_eq!(
+        rpc_result(&resp.body)["result"]["serverInfo"]["name"],
+        "elroy"
+    );
     let session = resp.header("mcp-session-id").unwrap().to_owned();
     let with_session = [accept, ("Mcp-Session-Id", session.as_str())];
     let initialized = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
-    let resp = http(addr, "POST", "/mcp", Some(key), &with_session, Some(&initialized));
+    let resp = http(
+        addr,
+        "POST",
+        "/mcp",
+        Some(key),
+        &with_session,
+        Some(&initialized),
+    );
     assert!(resp.status < 300, "{}: {}", resp.status, resp.body);
     let call = json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
         "params": {"name": tool, "arguments": arguments}});
@@ -85,9 +95,24 @@ fn mcp_over_http_with_elroys_rmcp_client() {
     // The memory is in the served home, and reads back through /mcp.
     let memories = home.home().join("memories");
     assert_eq!(std::fs::read_dir(&memories).unwrap().count(), 1);
-    let printed = client.call("mcp__srv__print_memory", r#"{"memory_name": "Garden plan"}"#);
-    assert!(stdout(&printed).contains("south bed"), "{}", stdout(&printed));
-    assert!(call_tool(&served.addr, KEY, "print_memory", json!({"memory_name": "Garden plan"})).contains("south bed"));
+    let printed = client.call(
+        "mcp__srv__print_memory",
+        r#"{"memory_name": "Garden plan"}"#,
+    );
+    assert!(
+        stdout(&printed).contains("south bed"),
+        "{}",
+        stdout(&printed)
+    );
+    assert!(
+        call_tool(
+            &served.addr,
+            KEY,
+            "print_memory",
+            json!({"memory_name": "Garden plan"})
+        )
+        .contains("south bed")
+    );
     // A wrong key reaches nothing.
     let wrong = client_home(&served.addr, "not-the-key-000");
     let out = wrong.cmd().args(["mcp", "list"]).output().unwrap();
@@ -223,16 +248,25 @@ fn official_openai_python_sdk() {
 const MCP_CLIENT: &str = r#"
 import sys, asyncio
 from mcp import ClientSession
-from mcp.client.streamable_http import streamablehttp_client
 addr, key = sys.argv[1], sys.argv[2]
+url, headers = f"http://{addr}/mcp", {"Authorization": f"Bearer {key}"}
+def transport():
+    # mcp 2.x: streamable_http_client with an HTTP client carrying the headers; 1.x: headers=.
+    try:
+        from mcp.client.streamable_http import streamable_http_client
+        from mcp.shared._httpx_utils import create_mcp_http_client
+        return streamable_http_client(url, http_client=create_mcp_http_client(headers=headers))
+    except ImportError:
+        from mcp.client.streamable_http import streamablehttp_client
+        return streamablehttp_client(url, headers=headers)
 async def main():
-    async with streamablehttp_client(f"http://{addr}/mcp", headers={"Authorization": f"Bearer {key}"}) as (r, w, _):
-        async with ClientSession(r, w) as s:
+    async with transport() as streams:
+        async with ClientSession(streams[0], streams[1]) as s:
             await s.initialize()
             tools = await s.list_tools()
             print("tools:", len(tools.tools), "create_memory" in [t.name for t in tools.tools])
             res = await s.call_tool("create_memory", {"name": "SDK note", "text": "Made by the Python SDK over HTTP."})
-            print("created:", res.isError)
+            print("created:", getattr(res, "is_error", getattr(res, "isError", None)))
             res = await s.call_tool("print_memory", {"memory_name": "SDK note"})
             print("printed:", res.content[0].text.replace("\n", " "))
 asyncio.run(main())
@@ -248,13 +282,16 @@ fn official_mcp_python_sdk_over_http() {
     let text = stdout(&out);
     assert!(out.status.success(), "{text}{}", stderr(&out));
     assert!(
-        text.lines().any(|l| l.starts_with("tools:") && l.ends_with("True")),
+        text.lines()
+            .any(|l| l.starts_with("tools:") && l.ends_with("True")),
         "{text}"
     );
     assert!(text.contains("created: False"), "{text}");
     assert!(text.contains("Made by the Python SDK over HTTP."), "{text}");
     assert_eq!(
-        std::fs::read_dir(home.home().join("memories")).unwrap().count(),
+        std::fs::read_dir(home.home().join("memories"))
+            .unwrap()
+            .count(),
         1
     );
 }

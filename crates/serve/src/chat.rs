@@ -69,14 +69,35 @@ struct Parsed {
     client_user: String,
 }
 
-fn bad_request(param: Option<&str>, code: &str, message: impl Into<String>) -> Response {
-    openai_error(
-        StatusCode::BAD_REQUEST,
-        "invalid_request_error",
-        Some(code),
+/// A `400`: the parameter at fault, OpenAI's error code, the message.
+struct BadRequest {
+    param: Option<&'static str>,
+    code: &'static str,
+    message: String,
+}
+
+fn bad_request(
+    param: Option<&'static str>,
+    code: &'static str,
+    message: impl Into<String>,
+) -> BadRequest {
+    BadRequest {
         param,
-        message,
-    )
+        code,
+        message: message.into(),
+    }
+}
+
+impl IntoResponse for BadRequest {
+    fn into_response(self) -> Response {
+        openai_error(
+            StatusCode::BAD_REQUEST,
+            "invalid_request_error",
+            Some(self.code),
+            self.param,
+            self.message,
+        )
+    }
 }
 
 /// The text of a message's `content`: a string, or the `text` of its text parts.
@@ -99,14 +120,15 @@ fn content_text(content: Option<&Value>) -> Result<String, String> {
             }
             Ok(text.join("\n").trim().to_owned())
         }
-        Some(other) => Err(format!("content must be a string or a list of parts, not {other}")),
+        Some(other) => Err(format!(
+            "content must be a string or a list of parts, not {other}"
+        )),
     }
 }
 
-fn parse(body: &[u8]) -> Result<Parsed, Response> {
-    let request: Value = serde_json::from_slice(body).map_err(|e| {
-        bad_request(None, "invalid_json", format!("The body is not JSON: {e}"))
-    })?;
+fn parse(body: &[u8]) -> Result<Parsed, BadRequest> {
+    let request: Value = serde_json::from_slice(body)
+        .map_err(|e| bad_request(None, "invalid_json", format!("The body is not JSON: {e}")))?;
     if request
         .get("tools")
         .and_then(Value::as_array)
@@ -135,7 +157,11 @@ fn parse(body: &[u8]) -> Result<Parsed, Response> {
             )
         })?;
         let text = content_text(message.get("content")).map_err(|e| {
-            bad_request(Some("messages"), "invalid_message", format!("messages[{i}]: {e}"))
+            bad_request(
+                Some("messages"),
+                "invalid_message",
+                format!("messages[{i}]: {e}"),
+            )
         })?;
         history.push(HistoryMessage {
             role: role.to_owned(),
@@ -154,7 +180,10 @@ fn parse(body: &[u8]) -> Result<Parsed, Response> {
     }
     Ok(Parsed {
         history,
-        stream: request.get("stream").and_then(Value::as_bool).unwrap_or(false),
+        stream: request
+            .get("stream")
+            .and_then(Value::as_bool)
+            .unwrap_or(false),
         client_user: request
             .get("user")
             .and_then(Value::as_str)
@@ -169,7 +198,7 @@ fn session_of(
     user: &UserState,
     headers: &HeaderMap,
     parsed: &Parsed,
-) -> Result<(SessionId, bool), Response> {
+) -> Result<(SessionId, bool), BadRequest> {
     if let Some(value) = headers.get(SESSION_HEADER) {
         let name = value.to_str().unwrap_or_default().trim();
         if name.is_empty() || name.len() > 200 {
@@ -201,7 +230,10 @@ impl Drop for CancelOnDrop {
     fn drop(&mut self) {
         if !self.task.is_finished() {
             self.task.abort();
-            let line = format!("turn cancelled: session={} (the client went away)", self.session);
+            let line = format!(
+                "turn cancelled: session={} (the client went away)",
+                self.session
+            );
             tracing::info!("{line}");
             eprintln!("{line}");
         }
@@ -218,11 +250,11 @@ pub(crate) async fn completions(
     let user = user.0;
     let parsed = match parse(&body) {
         Ok(parsed) => parsed,
-        Err(response) => return response,
+        Err(bad) => return bad.into_response(),
     };
     let (id, named) = match session_of(&user, &headers, &parsed) {
         Ok(found) => found,
-        Err(response) => return response,
+        Err(bad) => return bad.into_response(),
     };
     let (tx, rx) = mpsc::unbounded_channel();
     let stream = parsed.stream;
@@ -295,9 +327,11 @@ async fn whole(mut rx: mpsc::UnboundedReceiver<Out>, guard: CancelOnDrop) -> Res
             "usage": {"prompt_tokens": 0, "completion_tokens": 0, "total_tokens": 0},
         }))
         .into_response(),
-        Some(Err(message)) => {
-            (StatusCode::BAD_GATEWAY, axum::Json(upstream_error(&message))).into_response()
-        }
+        Some(Err(message)) => (
+            StatusCode::BAD_GATEWAY,
+            axum::Json(upstream_error(&message)),
+        )
+            .into_response(),
         None => (
             StatusCode::INTERNAL_SERVER_ERROR,
             axum::Json(upstream_error("the turn stopped without an answer")),
@@ -331,41 +365,44 @@ fn streamed(
     let mut queue = VecDeque::new();
     queue.push_back(chunk(json!({"role": "assistant", "content": ""}), None));
     let state = (rx, Some(guard), queue, false);
-    let events = futures_util::stream::unfold(state, move |(mut rx, mut guard, mut queue, mut ended)| {
-        let chunk = chunk.clone();
-        async move {
-            loop {
-                if let Some(event) = queue.pop_front() {
-                    return Some((Ok(event), (rx, guard, queue, ended)));
-                }
-                if ended {
-                    return None;
-                }
-                match rx.recv().await {
-                    Some(Out::Text(text)) => queue.push_back(chunk(json!({"content": text}), None)),
-                    Some(Out::Done(result)) => {
-                        guard.take();
-                        ended = true;
-                        match result {
-                            Ok(_) => queue.push_back(chunk(json!({}), Some("stop"))),
-                            Err(message) => queue
-                                .push_back(Event::default().data(upstream_error(&message).to_string())),
-                        }
-                        queue.push_back(Event::default().data("[DONE]"));
+    let events =
+        futures_util::stream::unfold(state, move |(mut rx, mut guard, mut queue, mut ended)| {
+            let chunk = chunk.clone();
+            async move {
+                loop {
+                    if let Some(event) = queue.pop_front() {
+                        return Some((Ok(event), (rx, guard, queue, ended)));
                     }
-                    None => {
-                        guard.take();
-                        ended = true;
-                        queue.push_back(
-                            Event::default()
-                                .data(upstream_error("the turn stopped without an answer").to_string()),
-                        );
-                        queue.push_back(Event::default().data("[DONE]"));
+                    if ended {
+                        return None;
+                    }
+                    match rx.recv().await {
+                        Some(Out::Text(text)) => {
+                            queue.push_back(chunk(json!({"content": text}), None))
+                        }
+                        Some(Out::Done(result)) => {
+                            guard.take();
+                            ended = true;
+                            match result {
+                                Ok(_) => queue.push_back(chunk(json!({}), Some("stop"))),
+                                Err(message) => queue.push_back(
+                                    Event::default().data(upstream_error(&message).to_string()),
+                                ),
+                            }
+                            queue.push_back(Event::default().data("[DONE]"));
+                        }
+                        None => {
+                            guard.take();
+                            ended = true;
+                            queue.push_back(Event::default().data(
+                                upstream_error("the turn stopped without an answer").to_string(),
+                            ));
+                            queue.push_back(Event::default().data("[DONE]"));
+                        }
                     }
                 }
             }
-        }
-    });
+        });
     Sse::new(events).keep_alive(KeepAlive::new().interval(keep_alive).text("keep-alive"))
 }
 
@@ -425,7 +462,9 @@ async fn run_turn(
         let mut sink = |event: TurnEvent| {
             let text = match event {
                 TurnEvent::TextDelta(text) => text,
-                TurnEvent::CodeBlock { language, content } => format!("```{language}\n{content}```\n"),
+                TurnEvent::CodeBlock { language, content } => {
+                    format!("```{language}\n{content}```\n")
+                }
                 TurnEvent::ToolCall { name, .. } if summary => format!("[elroy used {name}]\n\n"),
                 _ => return,
             };

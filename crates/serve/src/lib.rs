@@ -91,13 +91,20 @@ pub(crate) fn openai_error(
 }
 
 fn bearer(headers: &HeaderMap) -> Option<&str> {
-    let value = headers.get(axum::http::header::AUTHORIZATION)?.to_str().ok()?;
+    let value = headers
+        .get(axum::http::header::AUTHORIZATION)?
+        .to_str()
+        .ok()?;
     let (scheme, key) = value.trim().split_once(' ')?;
     scheme.eq_ignore_ascii_case("bearer").then(|| key.trim())
 }
 
 /// Checks the bearer key and opens its user's home; `401` otherwise.
-async fn authenticate(State(state): State<Arc<AppState>>, mut request: Request, next: Next) -> Response {
+async fn authenticate(
+    State(state): State<Arc<AppState>>,
+    mut request: Request,
+    next: Next,
+) -> Response {
     let Some(token) = bearer(request.headers()).and_then(|key| state.settings.user_of(key)) else {
         return openai_error(
             StatusCode::UNAUTHORIZED,

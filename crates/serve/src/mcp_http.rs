@@ -12,7 +12,10 @@ use crate::{AuthedUser, LogNote};
 /// The MCP service configuration: sessions kept, closed on `cancel` (shutdown); keep-alive as
 /// the chat's. On loopback only loopback `Host` headers are accepted (DNS rebinding); on another
 /// address every host is (the bearer key still guards every request).
-pub(crate) fn config(settings: &ServeSettings, cancel: CancellationToken) -> StreamableHttpServerConfig {
+pub(crate) fn config(
+    settings: &ServeSettings,
+    cancel: CancellationToken,
+) -> StreamableHttpServerConfig {
     let config = StreamableHttpServerConfig::default()
         .with_cancellation_token(cancel)
         .with_sse_keep_alive(Some(settings.keep_alive));

@@ -144,8 +144,14 @@ mod tests {
     fn a_session_name_gives_a_stable_row_per_user() {
         let a = SessionId::new("alice", "work");
         assert_eq!(a, SessionId::new("alice", "work"));
-        assert_ne!(a.transcript_token, SessionId::new("bob", "work").transcript_token);
-        assert_ne!(a.transcript_token, SessionId::new("alice", "home").transcript_token);
+        assert_ne!(
+            a.transcript_token,
+            SessionId::new("bob", "work").transcript_token
+        );
+        assert_ne!(
+            a.transcript_token,
+            SessionId::new("alice", "home").transcript_token
+        );
         assert!(a.transcript_token.starts_with("alice.serve."));
         assert_eq!(a.transcript_token.len(), "alice.serve.".len() + 16);
     }
