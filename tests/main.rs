@@ -20,6 +20,7 @@ mod mcp;
 mod mcp_client;
 mod mcp_python_sdk;
 mod memory_undo;
+mod permissions;
 mod recall;
 mod reliability;
 mod reminders;

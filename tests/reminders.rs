@@ -940,8 +940,10 @@ fn concurrent_reminds_announce_each_occurrence_once() {
 /// `elroy-py` script and the virtual environment's Python. `None` (the test says SKIPPED) when
 /// either is missing. `ELROY_SHARED_DIR` overrides where shared/ is.
 fn oracle() -> Option<(std::path::PathBuf, std::path::PathBuf)> {
-    let shared = std::env::var_os("ELROY_SHARED_DIR")
-        .map_or_else(common::shared_dir, std::path::PathBuf::from);
+    let shared = std::env::var_os("ELROY_SHARED_DIR").map_or_else(
+        || std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared"),
+        std::path::PathBuf::from,
+    );
     let script = shared.join("tools/elroy-oracle/elroy-py");
     let base = std::env::var_os("ELROY_ORACLE_HOME").map_or_else(
         || {

@@ -12,9 +12,10 @@ pub struct TestHome {
     dir: tempfile::TempDir,
 }
 
-/// The shared/ directory beside the repository (fixtures, golden files).
+/// The repository's `testdata/`: the Elroy 0.5.0 fixture home with every call and answer, the
+/// golden tool schemas, and the tool contract (`testdata/README.md`).
 pub fn shared_dir() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared")
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata")
 }
 
 /// Environment variables a test must never inherit.

@@ -40,6 +40,23 @@ pub struct Cli {
     #[arg(long, global = true, value_name = "FILE")]
     pub mcp_config: Option<PathBuf>,
 
+    /// What the model's tool calls may do unasked: ask (default: reading outside the current
+    /// directory and the home, the network and programs ask first), read-only, or auto
+    /// [env: ELROY_PERMISSION_MODE; config: permissions.mode] (docs/security.md)
+    #[arg(long, global = true, value_name = "MODE")]
+    pub permission_mode: Option<String>,
+
+    /// Let the model's calls matching RULE run unasked, e.g. 'read_file(~/notes/**)',
+    /// 'fetch_page(domain:en.wikipedia.org)', 'mcp__calendar__*' (repeatable; added to
+    /// permissions.allow)
+    #[arg(long, global = true, value_name = "RULE")]
+    pub allow: Vec<String>,
+
+    /// Refuse the model's calls matching RULE, e.g. 'web_search' (repeatable; added to
+    /// permissions.deny)
+    #[arg(long, global = true, value_name = "RULE")]
+    pub deny: Vec<String>,
+
     /// Log more (to $ELROY_HOME/logs/elroy.log, never to stdout)
     #[arg(short, long, global = true)]
     pub verbose: bool,

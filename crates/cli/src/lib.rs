@@ -222,7 +222,7 @@ fn load_config_checked(cli: &Cli, read_only: bool) -> Result<Config, String> {
 }
 
 /// The configuration's load options from the global flags (`--home`, `--config`, `--user`,
-/// `--model`, `--mcp-config`) over the process's environment.
+/// `--model`, `--mcp-config`, `--permission-mode`, `--allow`, `--deny`) over the process's environment.
 pub(crate) fn load_options(cli: &Cli) -> LoadOptions {
     let mut options = LoadOptions::from_process();
     options.home.clone_from(&cli.home);
@@ -243,6 +243,21 @@ pub(crate) fn load_options(cli: &Cli) -> LoadOptions {
             file.to_string_lossy().into_owned(),
             "--mcp-config".into(),
         ));
+    }
+    if let Some(mode) = &cli.permission_mode {
+        options.flags.push((
+            elroy_config::MODE_FLAG_KEY.into(),
+            mode.clone(),
+            "--permission-mode".into(),
+        ));
+    }
+    for (rules, key, flag) in [
+        (&cli.allow, elroy_config::ALLOW_FLAG_KEY, "--allow"),
+        (&cli.deny, elroy_config::DENY_FLAG_KEY, "--deny"),
+    ] {
+        for rule in rules {
+            options.flags.push((key.into(), rule.clone(), flag.into()));
+        }
     }
     options
 }

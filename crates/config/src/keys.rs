@@ -513,6 +513,10 @@ declare_keys! {
     /// tools not registered
     exclude_tools: Vec<String> = L, default "[]", env "ELROY_EXCLUDE_TOOLS",
         spec "Elroy 0.5.0, K7";
+    /// what a model's tool calls may do unasked: {mode: ask | read-only | auto, allow: [RULE], ask: [RULE], deny: [RULE]}; a RULE is a tool name or glob, optionally with a path glob or domain:HOST, e.g. read_file(~/notes/**), fetch_page(domain:en.wikipedia.org), mcp__github__* (docs/security.md). ELROY_PERMISSION_MODE and --permission-mode set the mode; --allow RULE and --deny RULE add rules
+    /// The typed settings are [`crate::Config::permissions`].
+    permissions: serde_json::Map<String, serde_json::Value> = M, default null,
+        env "ELROY_PERMISSIONS", spec "docs/security.md#rules";
     // Keys that are ours.
     /// zone for naive times and displays (IANA name, UTC or local; default: TZ, else the system zone)
     timezone: Option<String> = S, default null, env "ELROY_TIMEZONE",

@@ -50,6 +50,7 @@ mod keys;
 mod load;
 mod mcp;
 mod paths;
+mod permissions;
 mod timezone;
 mod value;
 
@@ -63,6 +64,7 @@ pub use paths::{
     DatabaseLocation, HomePaths, expand_tilde, is_device_name, resolve_path, user_home_for,
     valid_user_token,
 };
+pub use permissions::{ALLOW_FLAG_KEY, DENY_FLAG_KEY, MODE_FLAG_KEY};
 pub use timezone::resolve_timezone;
 pub use value::ConfigValue;
 
@@ -188,6 +190,9 @@ pub struct Config {
     /// The MCP servers elroy is a client of, sorted by name: `mcp_servers` merged with the
     /// `mcpServers` of `mcp_config_path` (whose entries win), `${VAR}` expanded.
     pub mcp_servers: Vec<McpServer>,
+    /// The permission mode and rules (`permissions`, `ELROY_PERMISSION_MODE`,
+    /// `--permission-mode`, `--allow`, `--deny`), every rule checked (`docs/security.md`).
+    pub permissions: elroy_permissions::PermissionSettings,
 }
 
 impl Config {

@@ -188,10 +188,13 @@ pub(crate) fn load(opts: &LoadOptions) -> Result<Config, ConfigError> {
         };
 
     let mcp_servers = mcp_servers(&settings, source_of("mcp_servers"), opts, user_dir)?;
+    let permissions =
+        crate::permissions::permissions(&settings, &source_of("permissions"), opts, &elroy_home)?;
 
     Ok(Config {
         values,
         mcp_servers,
+        permissions,
         settings,
         paths: HomePaths {
             elroy_home,

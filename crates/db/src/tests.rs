@@ -66,7 +66,7 @@ fn open_creates_schema_and_pragmas() {
 #[test]
 fn refuses_elroy_python_database() {
     let fixture = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../../../shared/fixtures/elroy-home-0.5.0/elroy.db.sqlite");
+        .join("../../testdata/fixtures/elroy-home-0.5.0/elroy.db.sqlite");
     let dir = tempfile::tempdir().unwrap();
     let copy = dir.path().join("elroy.db");
     std::fs::copy(&fixture, &copy).unwrap();

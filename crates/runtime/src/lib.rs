@@ -42,6 +42,7 @@ mod effects;
 pub mod embedder;
 mod history;
 pub mod models;
+pub mod permissions;
 pub mod reembed;
 pub mod reminders;
 mod services;
@@ -84,6 +85,9 @@ pub enum RuntimeError {
     /// The session could not start (transcript or database).
     #[error(transparent)]
     Session(#[from] elroy_orchestrator::SessionError),
+    /// A permission rule could not be read.
+    #[error(transparent)]
+    Permissions(#[from] elroy_permissions::PolicyError),
 }
 
 /// An opened home: configuration, user, lazily opened stores, registry.
@@ -104,6 +108,9 @@ pub struct Runtime {
     /// The configured MCP servers (`None` when there are none, or for `elroy mcp`); their tools
     /// reach the registry as its [`elroy_core::ToolSource`].
     pub mcp: Option<elroy_mcp_client::McpClients>,
+    /// The permission check every tool call passes (`docs/security.md`), installed on
+    /// [`Runtime::registry`]; front ends that can ask their person install an approver on it.
+    pub permissions: Arc<elroy_permissions::Gate>,
     /// Where later warnings go.
     warn: WarningSink,
     /// The versioned home, started on first use (`versioned_home: false`: never).
@@ -194,7 +201,11 @@ impl Runtime {
             Arc::clone(&warn),
         ));
         registry.set_call_observer(Arc::clone(&history) as Arc<dyn elroy_core::CallObserver>);
+        let permissions = permissions::build_gate(&config, &warn)?;
+        registry
+            .set_permission_gate(Arc::clone(&permissions) as Arc<dyn elroy_core::PermissionGate>);
         Ok(Runtime {
+            permissions,
             config,
             time,
             user,

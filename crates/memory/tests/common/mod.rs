@@ -20,7 +20,7 @@ pub fn ts(s: &str) -> jiff::Timestamp {
 }
 
 pub fn fixture_dir() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/fixtures/elroy-home-0.5.0")
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../testdata/fixtures/elroy-home-0.5.0")
 }
 
 pub struct Home {

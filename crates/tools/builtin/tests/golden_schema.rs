@@ -13,7 +13,7 @@ fn workspace_root() -> PathBuf {
 }
 
 fn golden() -> Vec<Value> {
-    let path = workspace_root().join("../shared/golden/tools_schema.json");
+    let path = workspace_root().join("testdata/golden/tools_schema.json");
     let text =
         std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("read {}: {e}", path.display()));
     serde_json::from_str(&text).expect("golden schema parses")

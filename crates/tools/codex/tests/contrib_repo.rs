@@ -202,7 +202,7 @@ async fn path_errors() {
 
 #[test]
 fn schemas_equal_golden() {
-    let shared = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../../shared");
+    let shared = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../testdata");
     let golden: serde_json::Value = serde_json::from_str(
         &std::fs::read_to_string(shared.join("golden/tools_schema.json")).unwrap(),
     )

@@ -7,7 +7,7 @@ use std::path::Path;
 #[test]
 fn schemas_equal_golden_entries() {
     let path =
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../../shared/golden/tools_schema.json");
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../testdata/golden/tools_schema.json");
     let golden: Vec<serde_json::Value> =
         serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
     let mut registry = elroy_core::ToolRegistry::new();

@@ -7,7 +7,7 @@ use crate::common;
 #[test]
 fn schema_equals_the_spec() {
     let spec_md = std::fs::read_to_string(
-        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../../shared/spec/tools.md"),
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../testdata/spec/tools.md"),
     )
     .unwrap();
     let section = spec_md.split("### 10.2 Schema").nth(1).unwrap();

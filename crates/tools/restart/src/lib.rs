@@ -92,7 +92,7 @@ mod tests {
         let golden: serde_json::Value = serde_json::from_str(
             &std::fs::read_to_string(concat!(
                 env!("CARGO_MANIFEST_DIR"),
-                "/../../../../shared/golden/tools_schema.json"
+                "/../../../testdata/golden/tools_schema.json"
             ))
             .unwrap(),
         )

@@ -125,7 +125,7 @@ fn schemas_equal_golden() {
     let golden: Vec<Value> = serde_json::from_str(
         &std::fs::read_to_string(
             std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-                .join("../../../../shared/golden/tools_schema.json"),
+                .join("../../../testdata/golden/tools_schema.json"),
         )
         .unwrap(),
     )

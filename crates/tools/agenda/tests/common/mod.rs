@@ -12,7 +12,7 @@ use jiff::tz::TimeZone;
 
 /// The shared directory beside the repository.
 pub fn shared() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../../shared")
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../testdata")
 }
 
 pub struct Home {

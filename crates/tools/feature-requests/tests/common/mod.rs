@@ -12,7 +12,7 @@ use jiff::Timestamp;
 use jiff::tz::TimeZone;
 
 pub fn shared_dir() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../../shared")
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../testdata")
 }
 
 pub fn registry() -> ToolRegistry {

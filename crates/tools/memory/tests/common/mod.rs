@@ -28,7 +28,7 @@ pub fn ist() -> jiff::tz::TimeZone {
 }
 
 pub fn shared() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../../shared")
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../testdata")
 }
 
 pub struct Env {

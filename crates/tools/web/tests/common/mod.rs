@@ -115,7 +115,7 @@ pub fn data(name: &str) -> String {
 }
 
 pub fn shared_dir() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../../shared")
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../testdata")
 }
 
 /// The setting that lets the web tools reach loopback servers like the one of [`serve`].
