@@ -27,6 +27,8 @@ mod permissions;
 mod recall;
 mod reliability;
 mod reminders;
+mod serve;
+mod serve_mcp;
 mod sync;
 mod sync_git;
 mod tools_cli;

@@ -103,6 +103,8 @@ pub enum Command {
     Mcp(McpArgs),
     /// Import chat history as memories: ChatGPT or Claude.ai exports, Claude Code, Codex or Gemini CLI sessions (elroy: an Elroy home, as import-elroy)
     Import(crate::import_cmd::ImportArgs),
+    /// Serve elroy over HTTP: an OpenAI-compatible chat endpoint (/v1/chat/completions, /v1/models) and MCP (/mcp), behind bearer keys (ELROY_SERVE_KEY or serve.keys); see docs/serve.md
+    Serve(crate::serve_cmd::ServeArgs),
     /// Import an Elroy (Python) home: agenda, due items, feature requests, memories, and names from its database (the same as `elroy import elroy DIR`)
     ImportElroy(crate::import_cmd::ImportElroyArgs),
     /// List the changes elroy and you made to the agenda, feature requests, memories and notes, newest first (the versioned home)

@@ -24,6 +24,7 @@ mod remember;
 mod remind;
 mod reminders;
 mod render;
+mod serve_cmd;
 mod sync_cmd;
 mod tools_cmd;
 
@@ -88,6 +89,7 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
         Some(Command::Doctor(args)) => doctor::run(&load_existing(&cli)?, args),
         Some(Command::Remember(args)) => remember::run(load_config(&cli)?, args),
         Some(Command::Mcp(args)) => mcp_cmd::run(load_config(&cli)?, args),
+        Some(Command::Serve(args)) => serve_cmd::run(&cli, args),
         Some(Command::ImportElroy(args)) => import_cmd::run(load_config(&cli)?, args),
         Some(Command::Import(args)) => import_cmd::run_import(load_config(&cli)?, args),
         Some(Command::Agenda(args)) => agenda_cmd::run(load_existing(&cli)?, args),
@@ -217,6 +219,19 @@ pub(crate) fn load_existing(cli: &Cli) -> Result<Config, String> {
 }
 
 fn load_config_checked(cli: &Cli, read_only: bool) -> Result<Config, String> {
+    let mut config = Config::load(&load_options(cli)).map_err(|e| e.to_string())?;
+    if read_only {
+        config = existing_home(config)?;
+    }
+    logging::init(&config, cli.verbose);
+    // Every commit names this machine (`elroy sync` tells machines apart by it).
+    elroy_history::set_machine_name(config.settings.machine_name.as_deref());
+    Ok(config)
+}
+
+/// The configuration's load options from the global flags (`--home`, `--config`, `--user`,
+/// `--model`, `--mcp-config`, `--permission-mode`, `--allow`, `--deny`) over the process's environment.
+pub(crate) fn load_options(cli: &Cli) -> LoadOptions {
     let mut options = LoadOptions::from_process();
     options.home.clone_from(&cli.home);
     options.config_file.clone_from(&cli.config);
@@ -252,14 +267,7 @@ fn load_config_checked(cli: &Cli, read_only: bool) -> Result<Config, String> {
             options.flags.push((key.into(), rule.clone(), flag.into()));
         }
     }
-    let mut config = Config::load(&options).map_err(|e| e.to_string())?;
-    if read_only {
-        config = existing_home(config)?;
-    }
-    logging::init(&config, cli.verbose);
-    // Every commit names this machine (`elroy sync` tells machines apart by it).
-    elroy_history::set_machine_name(config.settings.machine_name.as_deref());
-    Ok(config)
+    options
 }
 
 /// The configuration of a command that only reads the home (`remind`, `due`, `agenda`, `doctor`,

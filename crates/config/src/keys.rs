@@ -600,6 +600,12 @@ declare_keys! {
     /// seconds an MCP tool call may take
     mcp_call_timeout_seconds: u64 = I1, default "60", env "ELROY_MCP_CALL_TIMEOUT_SECONDS",
         spec "issue 25 item 1";
+    /// elroy serve: keys ({API_KEY: USER_TOKEN}, each bearer key and the user whose memories it reaches), bind (ADDR:PORT, default 127.0.0.1:8765), tool_activity (hidden or summary: elroy's tool calls as a line of the reply), keep_alive_seconds (SSE keep-alive comments while a turn runs, default 10)
+    serve: serde_json::Map<String, serde_json::Value> = M, default null, env "ELROY_SERVE",
+        spec "issue 36 items 1-4", secret;
+    /// a bearer key elroy serve accepts for the configured user_token (besides serve.keys)
+    serve_key: Option<String> = S, default null, env "ELROY_SERVE_KEY", spec "issue 36 item 4",
+        secret;
 }
 
 /// Keys Elroy had that are ignored with a warning (`docs/configuration.md#sources`).

@@ -1,0 +1,61 @@
+//! `elroy serve [--bind ADDR:PORT]`: runs elroy-serve until SIGINT or SIGTERM. The first line on
+//! stderr names the address it listens on; then one line per request.
+
+use std::process::ExitCode;
+use std::sync::Arc;
+
+use clap::Args;
+use elroy_config::Config;
+
+use crate::args::Cli;
+
+/// `elroy serve …`
+#[derive(Debug, Args)]
+pub struct ServeArgs {
+    /// The address to listen on, IP:PORT (default serve.bind, else 127.0.0.1:8765; port 0 picks a free port). An address other than loopback reaches other machines: elroy warns
+    #[arg(long, value_name = "ADDR:PORT")]
+    pub bind: Option<String>,
+}
+
+pub(crate) fn run(cli: &Cli, args: &ServeArgs) -> Result<ExitCode, String> {
+    let config = crate::load_config(cli)?;
+    let settings = elroy_serve::ServeSettings::from_config(&config, args.bind.as_deref())
+        .map_err(|e| e.to_string())?;
+    let options = crate::load_options(cli);
+    // Each key's user gets its configuration as `--user TOKEN` would.
+    let loader: elroy_serve::ConfigLoader = Arc::new(move |token: &str| {
+        let mut options = options.clone();
+        options.flags.retain(|(key, _, _)| key != "user_token");
+        options
+            .flags
+            .push(("user_token".into(), token.to_owned(), "serve.keys".into()));
+        Config::load(&options).map_err(|e| e.to_string())
+    });
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| format!("cannot start the async runtime: {e}"))?;
+    runtime.block_on(async move {
+        let listener = tokio::net::TcpListener::bind(settings.bind)
+            .await
+            .map_err(|e| format!("cannot listen on {}: {e}", settings.bind))?;
+        let address = listener
+            .local_addr()
+            .map_err(|e| format!("cannot read the bound address: {e}"))?;
+        crate::output::eprintln(&format!(
+            "elroy serve: listening on http://{address} ({} key{}); stop with Ctrl+C",
+            settings.keys.len(),
+            if settings.keys.len() == 1 { "" } else { "s" }
+        ));
+        if !address.ip().is_loopback() {
+            crate::output::eprintln(&format!(
+                "warning: {address} is not a loopback address: other machines can reach elroy; anyone with a key reaches that user's memories and tools (put TLS in front, see docs/serve.md)"
+            ));
+        }
+        elroy_serve::run(listener, settings, loader, elroy_serve::stop_signal())
+            .await
+            .map_err(|e| e.to_string())
+    })?;
+    crate::output::eprintln("elroy serve: stopped");
+    Ok(ExitCode::SUCCESS)
+}
