@@ -31,6 +31,7 @@ pub mod recall;
 mod search;
 mod store;
 mod sync;
+mod update;
 pub mod vectors;
 
 pub use error::MemoryError;

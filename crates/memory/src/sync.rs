@@ -1018,12 +1018,15 @@ impl MemoryStore {
     /// The first free file name for `base` in directory `prefix` (`""` or `"archive/"`,
     /// `docs/formats.md#unique-paths`): `B.md`, `B-2.md`, … that neither the file system (exact
     /// name) nor the index (ignoring case) has. Without a trusted signature of the directory, the
-    /// directory is listed ([`elroy_markdown::unique_path`]).
+    /// directory is listed ([`elroy_markdown::unique_path`]). `except` (a file name of the
+    /// directory) does not count as taken on the file system: the file a memory update is about
+    /// to replace.
     pub(crate) fn free_path(
         &self,
         c: &Connection,
         prefix: &str,
         base: &str,
+        except: Option<&str>,
     ) -> Result<PathBuf, MemoryError> {
         let dir = self.dir_path(prefix);
         let i = DIRS.iter().position(|p| *p == prefix).unwrap_or(0);
@@ -1032,13 +1035,13 @@ impl MemoryStore {
             return Ok(elroy_markdown::unique_path(
                 &dir,
                 base,
-                None,
+                except,
                 &self.display(&dir),
             )?);
         }
         let mut failure = None;
         let name = elroy_markdown::unique_file_name(base, |candidate| {
-            if std::fs::symlink_metadata(dir.join(candidate)).is_ok() {
+            if except != Some(candidate) && std::fs::symlink_metadata(dir.join(candidate)).is_ok() {
                 return true;
             }
             match name_in_index(c, self.opts.user_id, &format!("{prefix}{candidate}")) {

@@ -4,6 +4,7 @@
 //! (docs/development.md, "Test layout").
 
 mod common;
+mod atomic_writes;
 mod consolidation_input;
 mod fixture;
 mod keyword_leg;
