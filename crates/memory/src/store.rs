@@ -113,7 +113,14 @@ impl MemoryStore {
         now: Timestamp,
     ) -> Result<(MemoryStore, crate::SyncReport), MemoryError> {
         let store = MemoryStore::new(db, opts);
-        let report = store.sync_if_changed(now)?.unwrap_or_default();
+        let report = match store.sync_if_changed(now) {
+            Ok(report) => report.unwrap_or_default(),
+            // Reads never need to write: when the index cannot be written (a read-only home, a
+            // full disk) the store opens with the index as it stands; files are still checked
+            // when a search returns them, and the next open that can write catches up.
+            Err(e) if crate::error::cannot_write(&e, store.db()) => crate::SyncReport::default(),
+            Err(e) => return Err(e),
+        };
         // The caller gets them in the report.
         store.take_deactivated();
         Ok((store, report))
@@ -301,14 +308,16 @@ impl MemoryStore {
         now: Timestamp,
     ) -> Result<Memory, MemoryError> {
         let mut undo = crate::update::Undo::default();
-        let made = self.db.with_conn_mapped(|c| -> Result<Memory, MemoryError> {
-            let tx = c.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
-            let before = self.dir_sigs();
-            let memory = self.insert_new(&tx, name, text, sources, now, None, &mut undo)?;
-            self.carry_dir_sigs(&tx, before)?;
-            tx.commit()?;
-            Ok(memory)
-        });
+        let made = self
+            .db
+            .with_conn_mapped(|c| -> Result<Memory, MemoryError> {
+                let tx = c.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
+                let before = self.dir_sigs();
+                let memory = self.insert_new(&tx, name, text, sources, now, None, &mut undo)?;
+                self.carry_dir_sigs(&tx, before)?;
+                tx.commit()?;
+                Ok(memory)
+            });
         // A file written for an index row that was never committed (a full disk at the commit)
         // goes again, so the failed call leaves nothing and a retry makes no duplicate.
         if made.is_err() {
@@ -436,9 +445,11 @@ impl MemoryStore {
         let mut file_name = memory.file_name.clone();
         if from.is_file() && !memory.file_name.starts_with("archive/") {
             let archive = self.archive_dir();
-            std::fs::create_dir_all(&archive).map_err(|e| elroy_markdown::MarkdownError::Write {
-                file: self.display(&archive),
-                message: e.to_string(),
+            std::fs::create_dir_all(&archive).map_err(|e| {
+                elroy_markdown::MarkdownError::Write {
+                    file: self.display(&archive),
+                    message: e.to_string(),
+                }
             })?;
             let stem = Path::new(&memory.file_name)
                 .file_stem()

@@ -66,19 +66,29 @@ fn an_update_whose_second_step_fails_changes_nothing() {
         let home = Home::new();
         let store = home.open(None);
         let now = ts("2026-03-16T13:30:00Z");
-        store.create("Dog", "The dog is Biscuit.", &[], now).unwrap();
+        store
+            .create("Dog", "The dog is Biscuit.", &[], now)
+            .unwrap();
         let before = files(&home);
         fail_on(&home, op);
-        let err = store.update("Dog", "Biscuit is 3.", now, &utc()).unwrap_err();
+        let err = store
+            .update("Dog", "Biscuit is 3.", now, &utc())
+            .unwrap_err();
         assert!(err.to_string().contains("disk is full"), "{op}: {err}");
         assert_eq!(files(&home), before, "{op}: the files are as they were");
         assert_eq!(active(&store), [(1, "Dog".to_owned())], "{op}");
-        assert_eq!(store.text(&store.get(1).unwrap().unwrap()).unwrap(), "The dog is Biscuit.");
+        assert_eq!(
+            store.text(&store.get(1).unwrap().unwrap()).unwrap(),
+            "The dog is Biscuit."
+        );
         // The next open finds nothing to repair, and a retry works once.
         heal(&home);
         let store = home.open(None);
         assert_eq!(active(&store), [(1, "Dog".to_owned())], "{op}");
-        let (old, new) = store.update("Dog", "Biscuit is 3.", now, &utc()).unwrap().unwrap();
+        let (old, new) = store
+            .update("Dog", "Biscuit is 3.", now, &utc())
+            .unwrap()
+            .unwrap();
         assert_eq!((old.id, new.id), (1, 2));
         assert_eq!(active(&home.open(None)), [(2, "Dog".to_owned())], "{op}");
         assert_eq!(files(&home).len(), 2, "{op}: {:?}", files(&home));
@@ -130,7 +140,10 @@ fn an_update_keeps_the_file_name_and_the_archive_row_matches_its_file() {
     let store = home.open(None);
     let now = ts("2026-03-16T13:30:00Z");
     store.create("Cat", "The cat is Tom.", &[], now).unwrap();
-    store.update("Cat", "Tom is 5.", now, &utc()).unwrap().unwrap();
+    store
+        .update("Cat", "Tom is 5.", now, &utc())
+        .unwrap()
+        .unwrap();
     let names: Vec<String> = files(&home).into_iter().map(|f| f.0).collect();
     assert_eq!(names, ["Cat.md", "archive/Cat.md"]);
     let report = store.sync(now).unwrap();

@@ -3,8 +3,8 @@
 //! add new tests to the file of their concern, or add a file and a `mod` line here
 //! (docs/development.md, "Test layout").
 
-mod common;
 mod atomic_writes;
+mod common;
 mod consolidation_input;
 mod fixture;
 mod keyword_leg;

@@ -46,6 +46,7 @@ pub mod reembed;
 pub mod reminders;
 mod services;
 pub mod sync;
+mod write_failure;
 
 use std::sync::Arc;
 
