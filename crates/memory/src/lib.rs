@@ -30,6 +30,7 @@ mod op_tracked;
 pub mod recall;
 mod search;
 mod store;
+mod stranded;
 mod sync;
 mod update;
 pub mod vectors;

@@ -138,6 +138,11 @@ fn dir_signature(path: &Path) -> DirSig {
     }
 }
 
+/// Whether the files `a` and `b` both exist and hold the same bytes.
+fn same_bytes(a: &Path, b: &Path) -> bool {
+    matches!((std::fs::read(a), std::fs::read(b)), (Ok(x), Ok(y)) if x == y)
+}
+
 /// The two directories of the store: `memories/` (file names without a prefix) and its
 /// `archive/` (file names `archive/…`).
 pub(crate) const DIRS: [&str; 2] = ["", "archive/"];
@@ -794,8 +799,19 @@ impl MemoryStore {
             };
             let id = match id {
                 Some(id) if !held_elsewhere(id)? => id,
-                Some(_) if f.in_archive => {
+                Some(id) if f.in_archive => {
                     let display = self.display(&f.path);
+                    // The archive name an update gives the old version before it writes the new
+                    // one: a process killed in between leaves it beside the active file it
+                    // copies (`docs/formats.md#multi-step-writes`). The update did not happen;
+                    // the leftover goes.
+                    if let Some(row) = row_by_id(tx, user, id)?
+                        && row.is_active
+                        && same_bytes(&f.path, &self.opts.memory_dir.join(&row.file_name))
+                    {
+                        elroy_markdown::remove_file(&f.path, &display)?;
+                        continue;
+                    }
                     report.warnings.push(FileWarning::new(
                         DUPLICATE_ARCHIVED_ID,
                         display.clone(),

@@ -38,6 +38,7 @@
 
 pub mod adapters;
 pub mod doctor;
+mod doctor_fix;
 mod effects;
 pub mod embedder;
 mod history;
