@@ -12,6 +12,8 @@ mod concurrency;
 mod consolidation;
 mod contrib_plugins;
 mod doctor;
+mod doctor_faults;
+mod durability;
 mod fixture_replay;
 mod history;
 mod import_elroy;

@@ -924,13 +924,13 @@ fn a_kill_inside_each_stores_write_loses_nothing() {
 
 /// A `tmpfs` of `size` mounted at `dir` for the life of the value, unmounted on drop (also when
 /// the test fails).
-struct Tmpfs {
+pub(crate) struct Tmpfs {
     dir: PathBuf,
 }
 
 impl Tmpfs {
     /// Mounts it, or says why it cannot (not root, mounting not allowed here).
-    fn mount(dir: &Path, size: &str) -> Result<Tmpfs, String> {
+    pub(crate) fn mount(dir: &Path, size: &str) -> Result<Tmpfs, String> {
         std::fs::create_dir_all(dir)
             .map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
         let out = Command::new("mount")
@@ -957,7 +957,7 @@ impl Drop for Tmpfs {
 }
 
 /// Fills the file system of `dir` with `dir/name` until a write fails with `ENOSPC`.
-fn fill(dir: &Path, name: &str) {
+pub(crate) fn fill(dir: &Path, name: &str) {
     use std::io::Write;
     let mut file = std::fs::File::create(dir.join(name)).unwrap();
     let chunk = vec![0x55u8; 64 * 1024];

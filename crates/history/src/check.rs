@@ -87,14 +87,13 @@ pub fn unrecorded(root: &Path) -> Result<Unrecorded, HistoryError> {
 }
 
 /// Sets the `.git/index` entries of `paths` back to HEAD's (with the work tree's stat data
-/// where the file holds HEAD's content): no file and no commit changes. Takes the home lock and
-/// git's write lock.
+/// where the file holds HEAD's content): no file and no commit changes. Takes the home lock
+/// ([`crate::GitWrite`]).
 ///
 /// # Errors
 /// [`HistoryError`] when a lock cannot be taken, the repository cannot be opened or the index
 /// cannot be written.
 pub fn repair_index(root: &Path, paths: &[String]) -> Result<(), HistoryError> {
-    let _home = elroy_markdown::HomeLock::acquire(root)?;
     let _git = crate::GitWrite::begin(root)?;
     crate::refresh_index(root, paths)
 }
