@@ -682,6 +682,8 @@ impl MemoryStore {
             memory = again;
         }
         let rendering = self.rendering(&memory)?;
+        let file = self.path_of(&memory).display().to_string();
+        let rendering = crate::bounded_text(&rendering, &file).into_owned();
         Ok(Some((
             elroy_core::RecallMetadata {
                 memory_type: elroy_core::RecallKind::Memory,
