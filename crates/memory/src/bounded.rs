@@ -1,4 +1,4 @@
-//! How much of a memory's text a tool result holds (`docs/tools.md#memory-text-in-results`): at
+//! How much of a memory's text a tool result holds (`docs/behaviour.md#r18-large-files-come-back-in-bounded-pieces`): at
 //! most [`MAX_MEMORY_TEXT_CHARS`] characters, then a note saying where the rest is, so a memory
 //! of megabytes (a pasted log, an import) never fills the model's context.
 
