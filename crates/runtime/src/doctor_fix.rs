@@ -163,8 +163,11 @@ pub fn repair_home(config: &Config) -> Vec<String> {
         }
     }
     // 3. The versioned home: the index back to HEAD, then unrecorded changes committed.
-    if home.join(".git").exists() && elroy_history::unfinished(home).is_ok_and(|s| s.is_empty()) {
-        if let Ok(found) = elroy_history::unrecorded(home) {
+    if home.join(".git").exists()
+        && elroy_history::unfinished(home).is_ok_and(|s| s.is_empty())
+        && let Ok(found) = elroy_history::unrecorded(home)
+    {
+        {
             if !found.stale_index.is_empty() {
                 match elroy_history::repair_index(home, &found.stale_index) {
                     Ok(()) => done.push(format!(
