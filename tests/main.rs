@@ -13,6 +13,8 @@ mod consolidation;
 mod contrib_plugins;
 mod doctor;
 mod embed_worker;
+mod doctor_faults;
+mod durability;
 mod fixture_replay;
 mod history;
 mod import_chats;

@@ -878,11 +878,10 @@ fn a_kill_inside_each_stores_write_loses_nothing() {
     assert_markdown_parses(&root);
     assert_database_consistent(&root);
 
-    // `update_outdated_or_incorrect_memory` moves the old version to `memories/archive/` and then
-    // writes the new one (two steps, `docs/formats.md#the-memory-archive`). Killed inside the
-    // second write, the old text is kept (in the archive) and the home stays readable. Known gap,
-    // reported and left to the memory store: the memory is then archived without a successor, so it
-    // is no longer active under its name.
+    // `update_outdated_or_incorrect_memory` gives the old version its archive name (a second
+    // name, the file staying in place) and then writes the new one over it
+    // (`docs/formats.md#multi-step-writes`). Killed inside the second write, the old version is
+    // still the active memory; the next command drops the leftover archive name.
     let old_text = std::fs::read_to_string(root.join("memories/Kept_memory.md")).unwrap();
     let target = kill_inside_write(
         &home,
@@ -899,6 +898,22 @@ fn a_kill_inside_each_stores_write_loses_nothing() {
         archived.contains(&old_text),
         "the old version is neither in place nor archived: {archived:?}"
     );
+    assert_eq!(
+        std::fs::read_to_string(root.join("memories/Kept_memory.md")).unwrap(),
+        old_text
+    );
+    let printed = ok(
+        &call(&home, "print_memory", r#"{"memory_name":"Kept memory"}"#),
+        "print_memory after the killed update",
+    );
+    assert!(
+        printed.contains("The passport expires in June."),
+        "{printed}"
+    );
+    assert!(
+        markdown_files(&root.join("memories/archive")).is_empty(),
+        "the interrupted update's archive name is left"
+    );
     assert_markdown_parses(&root);
     assert_database_consistent(&root);
     ok(
@@ -909,13 +924,13 @@ fn a_kill_inside_each_stores_write_loses_nothing() {
 
 /// A `tmpfs` of `size` mounted at `dir` for the life of the value, unmounted on drop (also when
 /// the test fails).
-struct Tmpfs {
+pub(crate) struct Tmpfs {
     dir: PathBuf,
 }
 
 impl Tmpfs {
     /// Mounts it, or says why it cannot (not root, mounting not allowed here).
-    fn mount(dir: &Path, size: &str) -> Result<Tmpfs, String> {
+    pub(crate) fn mount(dir: &Path, size: &str) -> Result<Tmpfs, String> {
         std::fs::create_dir_all(dir)
             .map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
         let out = Command::new("mount")
@@ -942,7 +957,7 @@ impl Drop for Tmpfs {
 }
 
 /// Fills the file system of `dir` with `dir/name` until a write fails with `ENOSPC`.
-fn fill(dir: &Path, name: &str) {
+pub(crate) fn fill(dir: &Path, name: &str) {
     use std::io::Write;
     let mut file = std::fs::File::create(dir.join(name)).unwrap();
     let chunk = vec![0x55u8; 64 * 1024];

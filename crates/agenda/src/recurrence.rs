@@ -192,7 +192,10 @@ impl Recurrence {
     ) -> Result<Option<Timestamp>, String> {
         let tz = self.time_zone(fallback);
         let wall = from.to_zoned_datetime(tz.clone()).datetime();
-        // A fold: the wall time just read may map to an instant before `from`; look on.
+        // A fold (clocks set back): a wall time of the repeated hour stands for its first
+        // instance (RFC 5545), which is before `from` when `from` is in the second pass. Every
+        // such wall time is skipped at once by going on from the end of the fold, however many
+        // the rule has there (one a minute, one a second).
         let mut after = wall;
         for _ in 0..4 {
             let Some(next) = self.next_wall(&tz, after)? else {
@@ -205,11 +208,22 @@ impl Recurrence {
             if instant >= from {
                 return Ok(Some(instant));
             }
-            after = next
+            let step = next
                 .checked_add(jiff::Span::new().seconds(1))
                 .map_err(|e| e.to_string())?;
+            after = match fold_end(&tz, from) {
+                Some(end) if end > step => end
+                    .checked_sub(jiff::Span::new().seconds(1))
+                    .map_err(|e| e.to_string())?,
+                _ => step,
+            };
         }
-        Ok(None)
+        // Never "ended" because of a clock change: a rule that still has occurrences but none
+        // could be placed is an error, not the end of the series.
+        Err(format!(
+            "no occurrence of '{}' could be placed after {from}",
+            self.rule
+        ))
     }
 
     /// The occurrences (instants) in `[from, to]`, at most `limit`.
@@ -256,6 +270,25 @@ impl Recurrence {
     pub fn describe(&self) -> String {
         describe(self)
     }
+}
+
+/// When `from` lies in the second pass of a fold of `tz` (the hour repeated when clocks go
+/// back), the wall time at which that fold ends (the transition in the offset before it, e.g.
+/// 02:00 in America/New_York); `None` otherwise.
+fn fold_end(tz: &TimeZone, from: Timestamp) -> Option<DateTime> {
+    let probe = from.checked_add(jiff::SignedDuration::from_nanos(1)).ok()?;
+    let transition = tz.preceding(probe).next()?.timestamp();
+    let before = tz.to_offset(
+        transition
+            .checked_sub(jiff::SignedDuration::from_nanos(1))
+            .ok()?,
+    );
+    let after = tz.to_offset(transition);
+    if before <= after {
+        return None;
+    }
+    let end = before.to_datetime(transition);
+    (tz.to_datetime(from) < end).then_some(end)
 }
 
 fn chrono_utc(dt: DateTime) -> Result<chrono::DateTime<rrule::Tz>, String> {

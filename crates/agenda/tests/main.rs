@@ -3,6 +3,7 @@
 //! add new tests to the file of their concern, or add a file and a `mod` line here
 //! (docs/development.md, "Test layout").
 
+mod atomic_writes;
 mod concurrency;
 mod db_index;
 mod recurrence;

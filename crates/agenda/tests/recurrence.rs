@@ -261,3 +261,57 @@ fn errors_name_the_fault() {
         assert!(err.contains(needle), "{bad}: {err}");
     }
 }
+
+/// The instant `utc` as a time in `zone`.
+fn instant_in(utc: &str, zone: &str) -> ZonedDateTime {
+    let ts: Timestamp = utc.parse().unwrap();
+    ts.to_zoned_datetime(TimeZone::get(zone).unwrap())
+}
+
+/// The night clocks go back: a wall time of the repeated hour stands for its first instance
+/// (RFC 5545), so from the second pass the next occurrence is the first wall time after the fold,
+/// however many of the rule's wall times fall in the hour; never "no occurrence", never the end.
+#[test]
+fn autumn_fold_next_occurrence_in_any_zone() {
+    // Created at 01:20 in the repeated hour (the second pass, -05:00) in New York.
+    let now = instant_in("2026-11-01T06:20:00Z", "America/New_York");
+    let (_, got) = walk("*/5 * * * *", &now, 3);
+    assert_eq!(
+        got,
+        [
+            "Sun 2026-11-01 02:00 -05:00",
+            "Sun 2026-11-01 02:05 -05:00",
+            "Sun 2026-11-01 02:10 -05:00"
+        ]
+    );
+    // Created before the hour, announced during its second pass: the series goes on.
+    let before = at("2026-11-01T00:50", "America/New_York");
+    let rep = parse_repetition("*/5 * * * *", &before, DEFAULT_DAY_START)
+        .unwrap()
+        .unwrap();
+    let tz = before.time_zone();
+    for (from, next) in [
+        ("2026-11-01T06:00:00Z", "2026-11-01T07:00:00Z"),
+        ("2026-11-01T06:20:00Z", "2026-11-01T07:00:00Z"),
+        ("2026-11-01T06:59:59Z", "2026-11-01T07:00:00Z"),
+        // The first pass is unchanged.
+        ("2026-11-01T05:20:01Z", "2026-11-01T05:25:00Z"),
+    ] {
+        let got = rep
+            .recurrence
+            .next_at_or_after(from.parse().unwrap(), tz)
+            .unwrap();
+        assert_eq!(got, Some(next.parse().unwrap()), "from {from}");
+    }
+    // Another zone and rule: every minute (sixty wall times in the fold) in Berlin.
+    let now = instant_in("2026-10-25T01:30:00Z", "Europe/Berlin");
+    let (_, got) = walk("* * * * *", &now, 2);
+    assert_eq!(
+        got,
+        ["Sun 2026-10-25 03:00 +01:00", "Sun 2026-10-25 03:01 +01:00"]
+    );
+    // A fold of thirty minutes (Lord Howe Island): every 5 minutes.
+    let now = instant_in("2026-04-04T15:10:00Z", "Australia/Lord_Howe");
+    let (_, got) = walk("*/5 * * * *", &now, 1);
+    assert_eq!(got, ["Sun 2026-04-05 02:00 +10:30"]);
+}

@@ -1,11 +1,12 @@
 //! `elroy doctor`: prints what [`elroy_runtime::doctor::check_home`] found, one line per problem
 //! (`{area}: {path}: {message}`, the areas of [`elroy_runtime::doctor::Area::as_str`]) and a
-//! summary; exit 1 when anything is wrong.
+//! summary; exit 1 when anything is wrong. With `--fix`, first repairs what is safe to repair
+//! ([`elroy_runtime::doctor::repair_home`]), one `fixed: …` line per action, then checks.
 
 use std::process::ExitCode;
 
 use elroy_config::Config;
-use elroy_runtime::doctor::{DoctorReport, check_home};
+use elroy_runtime::doctor::{DoctorReport, check_home, repair_home};
 
 use crate::output;
 
@@ -17,13 +18,28 @@ pub struct DoctorArgs {
     /// embedding-model or plugins
     #[arg(long)]
     pub json: bool,
+    /// Repair what is safe to repair first (looping links in the memory folder, a memory left
+    /// only in the archive, the git index, changes the history has not recorded, temporary files
+    /// of interrupted writes), saying what was done; then check
+    #[arg(long)]
+    pub fix: bool,
 }
 
-/// `elroy doctor [--json]`.
+/// `elroy doctor [--json] [--fix]`.
 pub(crate) fn run(config: &Config, args: &DoctorArgs) -> Result<ExitCode, String> {
+    let fixed = if args.fix {
+        repair_home(config)
+    } else {
+        Vec::new()
+    };
+    if !args.json {
+        for action in &fixed {
+            output::println(&format!("fixed: {action}"))?;
+        }
+    }
     let report = check_home(config);
     if args.json {
-        output::println(&to_json(&report))?;
+        output::println(&to_json(&report, args.fix.then_some(fixed.as_slice())))?;
     } else {
         for p in &report.problems {
             let line = match &p.path {
@@ -59,7 +75,8 @@ fn summary(report: &DoctorReport, home: &str) -> String {
     }
 }
 
-fn to_json(report: &DoctorReport) -> String {
+/// The report as JSON; with `--fix`, also `"fixed"`: what was repaired, one sentence each.
+fn to_json(report: &DoctorReport, fixed: Option<&[String]>) -> String {
     let problems: Vec<serde_json::Value> = report
         .problems
         .iter()
@@ -71,9 +88,12 @@ fn to_json(report: &DoctorReport) -> String {
             })
         })
         .collect();
-    serde_json::to_string_pretty(&serde_json::json!({
+    let mut out = serde_json::json!({
         "ok": report.is_healthy(),
         "problems": problems,
-    }))
-    .unwrap_or_default()
+    });
+    if let Some(fixed) = fixed {
+        out["fixed"] = serde_json::json!(fixed);
+    }
+    serde_json::to_string_pretty(&out).unwrap_or_default()
 }

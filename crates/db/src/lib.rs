@@ -13,6 +13,7 @@
 mod error;
 pub mod grams;
 pub mod migrations;
+mod readonly;
 mod time;
 mod tracker;
 mod users;
@@ -23,6 +24,7 @@ use std::sync::{Mutex, MutexGuard};
 use rusqlite::Connection;
 
 pub use error::DbError;
+pub use readonly::{fs_is_full, is_cannot_write};
 pub use time::{format_db_time, parse_db_time};
 pub use tracker::OpTracker;
 pub use users::{PreferenceField, UserPreferences};
@@ -38,6 +40,8 @@ pub use rusqlite;
 pub struct Db {
     conn: Mutex<Connection>,
     path: Option<PathBuf>,
+    /// Why the file was opened read-only ([`Db::read_only`]), `None` when it can be written.
+    read_only: Option<String>,
 }
 
 /// How long a connection waits for another process's lock (`docs/behaviour.md#context-repair`: 5
@@ -53,12 +57,19 @@ impl Db {
     /// table and no `meta` table); [`DbError::SqliteIn`] (naming the file) / [`DbError::Io`] for
     /// other failures;
     /// [`DbError::NotElroy`] when `meta.app` names another program.
+    ///
+    /// An existing, up-to-date file that cannot be written (a read-only home, a full disk: its
+    /// WAL index cannot be created) is opened read-only instead ([`Db::read_only`] says why):
+    /// reads work, and every write fails with SQLite's `attempt to write a readonly database`.
     pub fn open(path: &Path) -> Result<Db, DbError> {
-        if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
-            std::fs::create_dir_all(parent).map_err(|e| DbError::Io {
+        if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty())
+            && let Err(e) = std::fs::create_dir_all(parent)
+            && !path.is_file()
+        {
+            return Err(DbError::Io {
                 path: parent.to_path_buf(),
                 source: e,
-            })?;
+            });
         }
         // Errors name the file (a full disk or a lock held elsewhere says which database).
         let in_file = |e: DbError| match e {
@@ -68,8 +79,22 @@ impl Db {
             },
             other => other,
         };
-        let conn = Connection::open(path).map_err(|e| in_file(e.into()))?;
-        Db::init(conn, Some(path.to_path_buf())).map_err(in_file)
+        let opened = Connection::open(path)
+            .map_err(DbError::from)
+            .and_then(|conn| Db::init(conn, Some(path.to_path_buf())));
+        match opened {
+            Ok(db) => Ok(db),
+            Err(e) if path.is_file() && readonly::cannot_write(&e) => {
+                readonly::open(path, &e).map_err(|_| in_file(e))
+            }
+            Err(e) => Err(in_file(e)),
+        }
+    }
+
+    /// Why the database was opened read-only (`{dir} is read-only`, `the disk holding {dir} is
+    /// full`), `None` when it can be written.
+    pub fn read_only(&self) -> Option<&str> {
+        self.read_only.as_deref()
     }
 
     /// An in-memory database (`sqlite::memory:`, tests), migrated.
@@ -99,6 +124,7 @@ impl Db {
         Ok(Db {
             conn: Mutex::new(conn),
             path,
+            read_only: None,
         })
     }
 

@@ -279,6 +279,11 @@ pub fn current_version(conn: &Connection) -> rusqlite::Result<i64> {
 /// # Errors
 /// [`DbError::TooNew`] when the file was written by a newer elroy; [`DbError::Sqlite`].
 pub fn migrate(conn: &mut Connection) -> Result<(), DbError> {
+    // An up-to-date database is only read: opening never needs to write (a full disk, a
+    // read-only home).
+    if current_version(conn)? == LATEST_VERSION {
+        return Ok(());
+    }
     let tx = conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
     let current = current_version(&tx)?;
     if current > LATEST_VERSION {

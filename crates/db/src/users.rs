@@ -50,6 +50,15 @@ impl Db {
     /// [`DbError::Sqlite`].
     pub fn ensure_user(&self, token: &str, now: Timestamp) -> Result<i64, DbError> {
         self.with_conn(|c| {
+            // A known user is only read (a read-only or full home still opens).
+            let known = c
+                .query_row("SELECT id FROM users WHERE token = ?1", [token], |r| {
+                    r.get(0)
+                })
+                .optional()?;
+            if let Some(id) = known {
+                return Ok(id);
+            }
             c.execute(
                 "INSERT INTO users (token, created_at) VALUES (?1, ?2) ON CONFLICT(token) DO NOTHING",
                 params![token, format_db_time(now)],

@@ -41,6 +41,7 @@
 //! machines apart by it) whatever the user's git configuration says.
 
 // Top-down: each module uses only modules listed below it (ARCHITECTURE.md, "elroy-history").
+mod check;
 mod error;
 mod home;
 mod locks;
@@ -55,6 +56,7 @@ mod tree;
 mod undo;
 mod walk;
 
+pub use check::{Unrecorded, repair_index, unrecorded};
 pub use error::HistoryError;
 pub use home::{EXTERNAL_EDIT, INITIAL_IMPORT, VersionedHome};
 pub use locks::{GitWrite, STALE_GIT_LOCK, git_lock_files, wait_for_git};

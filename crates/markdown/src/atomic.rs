@@ -172,6 +172,32 @@ pub fn rename_file(from: &Path, to: &Path, to_file: &str) -> Result<(), Markdown
     }
 }
 
+/// Puts a second name `to` on the file `from` (`docs/formats.md#multi-step-writes`): a hard link,
+/// or where the file system has none, an atomic copy. `from` stays as it is; `to` must not exist.
+/// Used to keep the old version of a file in place until its replacement is written.
+///
+/// # Errors
+/// [`MarkdownError::Write`] naming `to_file`.
+pub fn link_file(from: &Path, to: &Path, to_file: &str) -> Result<(), MarkdownError> {
+    if let Some(dir) = to.parent() {
+        fs::create_dir_all(dir).map_err(|e| write_err(to_file, &e))?;
+    }
+    crate::journal::before_change(to);
+    match fs::hard_link(from, to) {
+        Ok(()) => {
+            if let Some(dir) = to.parent() {
+                sync_dir(dir);
+            }
+            Ok(())
+        }
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => Err(write_err(to_file, &e)),
+        Err(_) => {
+            let bytes = fs::read(from).map_err(|e| write_err(to_file, &e))?;
+            write_atomic(to, &bytes, to_file)
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -29,7 +29,8 @@ mod value;
 mod yaml;
 
 pub use atomic::{
-    PAUSE_BEFORE_RENAME_ENV, PAUSED_BEFORE_RENAME, remove_file, rename_file, write_atomic,
+    PAUSE_BEFORE_RENAME_ENV, PAUSED_BEFORE_RENAME, link_file, remove_file, rename_file,
+    write_atomic,
 };
 pub use error::MarkdownError;
 pub use frontmatter::{Document, read_text};

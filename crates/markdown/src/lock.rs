@@ -20,7 +20,7 @@ pub const LOCK_TIMEOUT: Duration = Duration::from_secs(10);
 /// each other as two processes do. It is never held across an LLM call.
 #[derive(Debug)]
 pub struct HomeLock {
-    _file: File,
+    _file: Option<File>,
 }
 
 impl HomeLock {
@@ -47,16 +47,32 @@ impl HomeLock {
             message: e.to_string(),
         };
         std::fs::create_dir_all(elroy_home).map_err(lock_err)?;
-        let file = OpenOptions::new()
+        let path = elroy_home.join(LOCK_FILE_NAME);
+        let file = match OpenOptions::new()
             .read(true)
             .write(true)
             .create(true)
             .truncate(false)
-            .open(elroy_home.join(LOCK_FILE_NAME))
-            .map_err(lock_err)?;
+            .open(&path)
+        {
+            Ok(file) => file,
+            // A home elroy cannot write (a read-only mount, another owner): the lock is taken
+            // through a read-only handle (`flock` needs none other), or, when the lock file
+            // does not exist and cannot be made, not at all. Nobody writes such a home through
+            // elroy, so the reads it guards need no exclusion; a write fails on its own, naming
+            // its file.
+            Err(e) if cannot_write(&e) => match File::open(&path) {
+                Ok(file) => file,
+                Err(again) if again.kind() == std::io::ErrorKind::NotFound => {
+                    return Ok(HomeLock { _file: None });
+                }
+                Err(_) => return Err(lock_err(e)),
+            },
+            Err(e) => return Err(lock_err(e)),
+        };
         // Uncontended: take it at once.
         match file.try_lock() {
-            Ok(()) => return Ok(HomeLock { _file: file }),
+            Ok(()) => return Ok(HomeLock { _file: Some(file) }),
             Err(TryLockError::WouldBlock) => {}
             Err(TryLockError::Error(e)) => return Err(lock_err(e)),
         }
@@ -76,7 +92,7 @@ impl HomeLock {
             })
             .map_err(lock_err)?;
         match receiver.recv_timeout(timeout) {
-            Ok(Ok(file)) => Ok(HomeLock { _file: file }),
+            Ok(Ok(file)) => Ok(HomeLock { _file: Some(file) }),
             Ok(Err(e)) => Err(lock_err(e)),
             Err(std::sync::mpsc::RecvTimeoutError::Timeout) => Err(MarkdownError::LockTimeout),
             Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => Err(lock_err(
@@ -84,6 +100,14 @@ impl HomeLock {
             )),
         }
     }
+}
+
+/// Whether opening the lock file for writing failed because the home cannot be written.
+fn cannot_write(e: &std::io::Error) -> bool {
+    matches!(
+        e.kind(),
+        std::io::ErrorKind::PermissionDenied | std::io::ErrorKind::ReadOnlyFilesystem
+    )
 }
 
 #[cfg(test)]

@@ -22,6 +22,7 @@
 //!
 //! The store does no async work and depends on no tool or LLM crate.
 
+mod bounded;
 pub mod consolidate;
 mod error;
 mod fusion;
@@ -32,9 +33,12 @@ mod pending;
 pub mod recall;
 mod search;
 mod store;
+mod stranded;
 mod sync;
+mod update;
 pub mod vectors;
 
+pub use bounded::{MAX_MEMORY_TEXT_CHARS, bounded_text};
 pub use error::MemoryError;
 pub use hash_embedder::HashEmbedder;
 pub use model::{Memory, MemorySource, sources_from_json, sources_to_json};

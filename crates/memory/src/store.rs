@@ -8,7 +8,6 @@ use elroy_core::Embedder;
 use elroy_db::{Db, format_db_time};
 use elroy_markdown::{Document, HomeLock, Mapping, Value};
 use jiff::Timestamp;
-use jiff::tz::TimeZone;
 use md5::{Digest, Md5};
 use rusqlite::{Connection, OptionalExtension, params};
 
@@ -116,7 +115,14 @@ impl MemoryStore {
         now: Timestamp,
     ) -> Result<(MemoryStore, crate::SyncReport), MemoryError> {
         let store = MemoryStore::new(db, opts);
-        let report = store.sync_if_changed(now)?.unwrap_or_default();
+        let report = match store.sync_if_changed(now) {
+            Ok(report) => report.unwrap_or_default(),
+            // Reads never need to write: when the index cannot be written (a read-only home, a
+            // full disk) the store opens with the index as it stands; files are still checked
+            // when a search returns them, and the next open that can write catches up.
+            Err(e) if crate::error::cannot_write(&e, store.db()) => crate::SyncReport::default(),
+            Err(e) => return Err(e),
+        };
         // The caller gets them in the report.
         store.take_deactivated();
         Ok((store, report))
@@ -165,7 +171,7 @@ impl MemoryStore {
         }
     }
 
-    fn lock(&self) -> Result<HomeLock, MemoryError> {
+    pub(crate) fn lock(&self) -> Result<HomeLock, MemoryError> {
         Ok(HomeLock::acquire(&self.opts.elroy_home)?)
     }
 
@@ -304,6 +310,39 @@ impl MemoryStore {
         sources: &[MemorySource],
         now: Timestamp,
     ) -> Result<Memory, MemoryError> {
+        let mut undo = crate::update::Undo::default();
+        let made = self
+            .db
+            .with_conn_mapped(|c| -> Result<Memory, MemoryError> {
+                let tx = c.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
+                let before = self.dir_sigs();
+                let memory = self.insert_new(&tx, name, text, sources, now, None, &mut undo)?;
+                self.carry_dir_sigs(&tx, before)?;
+                tx.commit()?;
+                Ok(memory)
+            });
+        // A file written for an index row that was never committed (a full disk at the commit)
+        // goes again, so the failed call leaves nothing and a retry makes no duplicate.
+        if made.is_err() {
+            undo.run();
+        }
+        made
+    }
+
+    /// Writes the file of a new active memory and adds its index and search rows inside `tx`
+    /// (not committed); the file goes on `undo`. `replaces` is a file name of `memories/` that
+    /// counts as free (the file an update replaces; its old version is already in `archive/`).
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) fn insert_new(
+        &self,
+        tx: &Connection,
+        name: &str,
+        text: &str,
+        sources: &[MemorySource],
+        now: Timestamp,
+        replaces: Option<&str>,
+        undo: &mut crate::update::Undo,
+    ) -> Result<Memory, MemoryError> {
         // Names are stored and compared in NFC (`elroy_markdown::normalize_name`).
         let name = &*elroy_markdown::normalize_name(name);
         let dir = &self.opts.memory_dir;
@@ -312,58 +351,54 @@ impl MemoryStore {
             message: e.to_string(),
         })?;
         let user = self.opts.user_id;
-        self.db.with_conn_mapped(|c| {
-            let tx = c.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
-            let id: i64 = tx.query_row(
-                "SELECT coalesce(max(id), 0) + 1 FROM memories WHERE user_id = ?1",
-                [user],
-                |r| r.get(0),
-            )?;
-            let base = elroy_markdown::sanitize_filename(name, "memory");
-            let before = self.dir_sigs();
-            let path = self.free_path(&tx, "", &base)?;
-            let mut fm = Mapping::new();
-            fm.insert("id", Value::Int(id));
-            let content = Document::render_with_body(&fm, text, true);
-            elroy_markdown::write_atomic(&path, content.as_bytes(), &self.display(&path))?;
-            let file_name = path
-                .file_name()
-                .map(|f| f.to_string_lossy().into_owned())
-                .unwrap_or_default();
-            let raw_body = format!("\n{text}");
-            let rendering = render_memory(name, Some(&raw_body));
-            let sig = crate::sync::signature(&path)
-                .map(|s| crate::sync::stored_signature(s, crate::sync::wall_clock_ns()));
-            let ts = format_db_time(now);
-            tx.execute(
-                "INSERT INTO memories (user_id, id, name, file_name, is_active, source_metadata,
-                   text_md5, file_size, file_mtime_ns, created_at, updated_at, file_ino,
-                   file_ctime_ns)
-                 VALUES (?1, ?2, ?3, ?4, 1, ?5, ?6, ?7, ?8, ?9, ?9, ?10, ?11)",
-                params![
-                    user,
-                    id,
-                    name,
-                    file_name,
-                    sources_to_json(sources),
-                    md5_hex(&rendering),
-                    sig.map(|s| s.0),
-                    sig.map(|s| s.1),
-                    ts,
-                    sig.and_then(|s| s.2),
-                    sig.map(|s| s.3)
-                ],
-            )?;
-            set_fts(&tx, user, id, name, Some(&rendering))?;
-            self.carry_dir_sigs(&tx, before)?;
-            tx.commit()?;
-            Ok(Memory {
+        let id: i64 = tx.query_row(
+            "SELECT coalesce(max(id), 0) + 1 FROM memories WHERE user_id = ?1",
+            [user],
+            |r| r.get(0),
+        )?;
+        let base = elroy_markdown::sanitize_filename(name, "memory");
+        let path = self.free_path(tx, "", &base, replaces)?;
+        let mut fm = Mapping::new();
+        fm.insert("id", Value::Int(id));
+        let content = Document::render_with_body(&fm, text, true);
+        let shown = self.display(&path);
+        elroy_markdown::write_atomic(&path, content.as_bytes(), &shown)?;
+        undo.written(path.clone(), shown);
+        let file_name = path
+            .file_name()
+            .map(|f| f.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        let raw_body = format!("\n{text}");
+        let rendering = render_memory(name, Some(&raw_body));
+        let sig = crate::sync::signature(&path)
+            .map(|s| crate::sync::stored_signature(s, crate::sync::wall_clock_ns()));
+        let ts = format_db_time(now);
+        tx.execute(
+            "INSERT INTO memories (user_id, id, name, file_name, is_active, source_metadata,
+               text_md5, file_size, file_mtime_ns, created_at, updated_at, file_ino,
+               file_ctime_ns)
+             VALUES (?1, ?2, ?3, ?4, 1, ?5, ?6, ?7, ?8, ?9, ?9, ?10, ?11)",
+            params![
+                user,
                 id,
-                name: name.to_owned(),
+                name,
                 file_name,
-                is_active: true,
-                sources: sources.to_vec(),
-            })
+                sources_to_json(sources),
+                md5_hex(&rendering),
+                sig.map(|s| s.0),
+                sig.map(|s| s.1),
+                ts,
+                sig.and_then(|s| s.2),
+                sig.map(|s| s.3)
+            ],
+        )?;
+        set_fts(tx, user, id, name, Some(&rendering))?;
+        Ok(Memory {
+            id,
+            name: name.to_owned(),
+            file_name,
+            is_active: true,
+            sources: sources.to_vec(),
         })
     }
 
@@ -379,103 +414,89 @@ impl MemoryStore {
     }
 
     fn archive_locked(&self, memory: &Memory, now: Timestamp) -> Result<Memory, MemoryError> {
-        let from = self.path_of(memory);
-        let user = self.opts.user_id;
-        let file_name = self
+        let mut undo = crate::update::Undo::default();
+        let archived = self
             .db
-            .with_conn_mapped(|c| -> Result<String, MemoryError> {
+            .with_conn_mapped(|c| -> Result<Memory, MemoryError> {
                 let tx = c.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
                 let before = self.dir_sigs();
-                let mut file_name = memory.file_name.clone();
-                if from.is_file() && !memory.file_name.starts_with("archive/") {
-                    let archive = self.archive_dir();
-                    std::fs::create_dir_all(&archive).map_err(|e| {
-                        elroy_markdown::MarkdownError::Write {
-                            file: self.display(&archive),
-                            message: e.to_string(),
-                        }
-                    })?;
-                    let stem = Path::new(&memory.file_name)
-                        .file_stem()
-                        .map(|s| s.to_string_lossy().into_owned())
-                        .unwrap_or_else(|| "memory".to_owned());
-                    let to = self.free_path(&tx, "archive/", &stem)?;
-                    elroy_markdown::rename_file(&from, &to, &self.display(&to))?;
-                    file_name = format!(
-                        "archive/{}",
-                        to.file_name()
-                            .map(|f| f.to_string_lossy().into_owned())
-                            .unwrap_or_default()
-                    );
-                }
-                let path = self.opts.memory_dir.join(&file_name);
-                let sig = crate::sync::signature(&path)
-                    .map(|s| crate::sync::stored_signature(s, crate::sync::wall_clock_ns()));
-                tx.execute(
-                    "UPDATE memories SET is_active = 0, file_name = ?3, file_size = ?4,
-                   file_mtime_ns = ?5, updated_at = ?6, file_ino = ?7, file_ctime_ns = ?8
-                 WHERE user_id = ?1 AND id = ?2",
-                    params![
-                        user,
-                        memory.id,
-                        file_name,
-                        sig.map(|s| s.0),
-                        sig.map(|s| s.1),
-                        format_db_time(now),
-                        sig.and_then(|s| s.2),
-                        sig.map(|s| s.3)
-                    ],
-                )?;
-                set_fts(&tx, user, memory.id, &memory.name, None)?;
+                let archived = self.archive_in(&tx, memory, now, false, &mut undo)?;
                 self.carry_dir_sigs(&tx, before)?;
                 tx.commit()?;
-                Ok(file_name)
+                Ok(archived)
+            });
+        // The file moves back when its row could not be marked archived.
+        if archived.is_err() {
+            undo.run();
+        }
+        archived
+    }
+
+    /// Moves a memory's file into `archive/` and marks its row inactive inside `tx` (not
+    /// committed); the move goes on `undo`. With `keep`, the file also stays where it was (a
+    /// second name, [`elroy_markdown::link_file`]) until the caller replaces or removes it.
+    pub(crate) fn archive_in(
+        &self,
+        tx: &Connection,
+        memory: &Memory,
+        now: Timestamp,
+        keep: bool,
+        undo: &mut crate::update::Undo,
+    ) -> Result<Memory, MemoryError> {
+        let from = self.path_of(memory);
+        let user = self.opts.user_id;
+        let mut file_name = memory.file_name.clone();
+        if from.is_file() && !memory.file_name.starts_with("archive/") {
+            let archive = self.archive_dir();
+            std::fs::create_dir_all(&archive).map_err(|e| {
+                elroy_markdown::MarkdownError::Write {
+                    file: self.display(&archive),
+                    message: e.to_string(),
+                }
             })?;
+            let stem = Path::new(&memory.file_name)
+                .file_stem()
+                .map(|s| s.to_string_lossy().into_owned())
+                .unwrap_or_else(|| "memory".to_owned());
+            let to = self.free_path(tx, "archive/", &stem, None)?;
+            if keep {
+                elroy_markdown::link_file(&from, &to, &self.display(&to))?;
+                undo.linked(to.clone(), from.clone(), self.display(&from));
+            } else {
+                elroy_markdown::rename_file(&from, &to, &self.display(&to))?;
+                undo.renamed(to.clone(), from.clone(), self.display(&from));
+            }
+            file_name = format!(
+                "archive/{}",
+                to.file_name()
+                    .map(|f| f.to_string_lossy().into_owned())
+                    .unwrap_or_default()
+            );
+        }
+        let path = self.opts.memory_dir.join(&file_name);
+        let sig = crate::sync::signature(&path)
+            .map(|s| crate::sync::stored_signature(s, crate::sync::wall_clock_ns()));
+        tx.execute(
+            "UPDATE memories SET is_active = 0, file_name = ?3, file_size = ?4,
+               file_mtime_ns = ?5, updated_at = ?6, file_ino = ?7, file_ctime_ns = ?8
+             WHERE user_id = ?1 AND id = ?2",
+            params![
+                user,
+                memory.id,
+                file_name,
+                sig.map(|s| s.0),
+                sig.map(|s| s.1),
+                format_db_time(now),
+                sig.and_then(|s| s.2),
+                sig.map(|s| s.3)
+            ],
+        )?;
+        set_fts(tx, user, memory.id, &memory.name, None)?;
         Ok(Memory {
             file_name,
             is_active: false,
             ..memory.clone()
         })
-    }
-
-    /// `update_outdated_or_incorrect_memory` (`docs/tools.md#update_outdated_or_incorrect_memory`,
-    /// D8): the active memory named `name` gets a new version whose text is `{old raw
-    /// body}\n\nUpdate ({ts}):\n{update_text}`, `ts` = `now` in `tz` as `YYYY-MM-DD HH:MM:SS`; the
-    /// old file moves to `archive/` and its row becomes inactive; the new memory has the same name
-    /// and the source `Memory(old id)`. Returns `(old, new)`, or `None` when no active memory has
-    /// that name.
-    ///
-    /// # Errors
-    /// [`MemoryError`] (the old file is missing or unreadable, lock, write, database).
-    pub fn update(
-        &self,
-        name: &str,
-        update_text: &str,
-        now: Timestamp,
-        tz: &TimeZone,
-    ) -> Result<Option<(Memory, Memory)>, MemoryError> {
-        let new = {
-            let _lock = self.lock()?;
-            let Some(old) = self.active_by_name(name)? else {
-                return Ok(None);
-            };
-            let Some(raw) = self.raw_body(&old)? else {
-                return Err(MemoryError::MissingFile {
-                    name: old.name.clone(),
-                    file: self.display(&self.path_of(&old)),
-                });
-            };
-            let ts = now
-                .to_zoned_datetime(tz.clone())
-                .strftime("%Y-%m-%d %H:%M:%S")
-                .to_string();
-            let text = format!("{raw}\n\nUpdate ({ts}):\n{update_text}");
-            let old = self.archive_locked(&old, now)?;
-            let new = self.create_locked(name, &text, &[MemorySource::memory(old.id)], now)?;
-            (old, new)
-        };
-        self.embed_new(new.1.id);
-        Ok(Some(new))
     }
 
     /// Computes missing or stale embeddings (md5-gated,
@@ -666,6 +687,8 @@ impl MemoryStore {
             memory = again;
         }
         let rendering = self.rendering(&memory)?;
+        let file = self.path_of(&memory).display().to_string();
+        let rendering = crate::bounded_text(&rendering, &file).into_owned();
         Ok(Some((
             elroy_core::RecallMetadata {
                 memory_type: elroy_core::RecallKind::Memory,

@@ -138,6 +138,11 @@ fn dir_signature(path: &Path) -> DirSig {
     }
 }
 
+/// Whether the files `a` and `b` both exist and hold the same bytes.
+fn same_bytes(a: &Path, b: &Path) -> bool {
+    matches!((std::fs::read(a), std::fs::read(b)), (Ok(x), Ok(y)) if x == y)
+}
+
 /// The two directories of the store: `memories/` (file names without a prefix) and its
 /// `archive/` (file names `archive/…`).
 pub(crate) const DIRS: [&str; 2] = ["", "archive/"];
@@ -794,8 +799,19 @@ impl MemoryStore {
             };
             let id = match id {
                 Some(id) if !held_elsewhere(id)? => id,
-                Some(_) if f.in_archive => {
+                Some(id) if f.in_archive => {
                     let display = self.display(&f.path);
+                    // The archive name an update gives the old version before it writes the new
+                    // one: a process killed in between leaves it beside the active file it
+                    // copies (`docs/formats.md#multi-step-writes`). The update did not happen;
+                    // the leftover goes.
+                    if let Some(row) = row_by_id(tx, user, id)?
+                        && row.is_active
+                        && same_bytes(&f.path, &self.opts.memory_dir.join(&row.file_name))
+                    {
+                        elroy_markdown::remove_file(&f.path, &display)?;
+                        continue;
+                    }
                     report.warnings.push(FileWarning::new(
                         DUPLICATE_ARCHIVED_ID,
                         display.clone(),
@@ -1018,12 +1034,15 @@ impl MemoryStore {
     /// The first free file name for `base` in directory `prefix` (`""` or `"archive/"`,
     /// `docs/formats.md#unique-paths`): `B.md`, `B-2.md`, … that neither the file system (exact
     /// name) nor the index (ignoring case) has. Without a trusted signature of the directory, the
-    /// directory is listed ([`elroy_markdown::unique_path`]).
+    /// directory is listed ([`elroy_markdown::unique_path`]). `except` (a file name of the
+    /// directory) does not count as taken on the file system: the file a memory update is about
+    /// to replace.
     pub(crate) fn free_path(
         &self,
         c: &Connection,
         prefix: &str,
         base: &str,
+        except: Option<&str>,
     ) -> Result<PathBuf, MemoryError> {
         let dir = self.dir_path(prefix);
         let i = DIRS.iter().position(|p| *p == prefix).unwrap_or(0);
@@ -1032,13 +1051,13 @@ impl MemoryStore {
             return Ok(elroy_markdown::unique_path(
                 &dir,
                 base,
-                None,
+                except,
                 &self.display(&dir),
             )?);
         }
         let mut failure = None;
         let name = elroy_markdown::unique_file_name(base, |candidate| {
-            if std::fs::symlink_metadata(dir.join(candidate)).is_ok() {
+            if except != Some(candidate) && std::fs::symlink_metadata(dir.join(candidate)).is_ok() {
                 return true;
             }
             match name_in_index(c, self.opts.user_id, &format!("{prefix}{candidate}")) {

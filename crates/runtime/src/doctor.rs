@@ -10,6 +10,7 @@ use elroy_config::{Config, DatabaseLocation};
 use elroy_db::Db;
 
 mod plugins;
+pub use crate::doctor_fix::repair_home;
 
 /// The part of the home a [`Problem`] is in.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -147,22 +148,24 @@ pub fn check_home(config: &Config) -> DoctorReport {
             Ok(user) => {
                 // Memories: the full check re-indexes files edited in place that no query has
                 // touched (ARCHITECTURE.md, "memory index"); it writes no file.
-                let memory = elroy_memory::MemoryStore::new(
-                    Arc::clone(&db),
-                    elroy_memory::MemoryStoreOptions {
-                        elroy_home: home.clone(),
-                        memory_dir: paths.memory_dir.clone(),
-                        elroy_db_path: (token == "DEFAULT").then(|| paths.elroy_db_path.clone()),
-                        user_id: user,
-                        embedder: None,
-                        cosine_threshold: 0.3,
-                    },
-                );
+                let memory = crate::doctor_fix::memory_store(config, Arc::clone(&db), user);
                 if let Err(e) = memory.check_all(jiff::Timestamp::now()) {
                     push(Area::Memories, None, e.to_string());
                 }
                 if let Some(message) = crate::doctor_vectors::missing_vectors(config, &db, user) {
                     push(Area::Memories, None, message);
+                }
+                // A memory an update archived and then could not replace.
+                for m in memory.stranded_in_archive().unwrap_or_default() {
+                    push(
+                        Area::Memories,
+                        Some(relative(home, &memory.path_of(&m))),
+                        format!(
+                            "memory '{}' is only in the archive: nothing replaced it (an update \
+                             that failed halfway); elroy doctor --fix puts it back",
+                            m.name
+                        ),
+                    );
                 }
                 let agenda = elroy_agenda::AgendaStore::new(
                     home,
@@ -232,6 +235,13 @@ pub fn check_home(config: &Config) -> DoctorReport {
     // --- memories (read-only) ---
     for (file, message) in elroy_memory::unreadable_memory_files(home, &paths.memory_dir) {
         push(Area::Memories, Some(file), message);
+    }
+    for link in crate::doctor_fix::symlink_loops(&paths.memory_dir) {
+        push(
+            Area::Memories,
+            Some(relative(home, &link)),
+            crate::doctor_fix::SYMLINK_LOOP.to_owned(),
+        );
     }
 
     // --- feature requests ---
@@ -313,8 +323,17 @@ pub fn check_home(config: &Config) -> DoctorReport {
             );
         }
         let journal = home.join(".git").join("elroy-pending.jsonl");
-        if let Ok(text) = std::fs::read_to_string(&journal) {
-            let waiting = text.lines().filter(|l| !l.trim().is_empty()).count();
+        let waiting = std::fs::read_to_string(&journal)
+            .map(|text| text.lines().filter(|l| !l.trim().is_empty()).count())
+            .unwrap_or(0);
+        // Files the history has not recorded (only when git has finished what it was doing: an
+        // unfinished merge is named above and explains them).
+        if elroy_history::unfinished(home).is_ok_and(|s| s.is_empty()) {
+            for p in crate::doctor_fix::unrecorded_problems(home, waiting > 0) {
+                push(p.area, p.path, p.message);
+            }
+        }
+        {
             if waiting > 0 {
                 push(
                     Area::VersionedHome,
@@ -393,7 +412,7 @@ pub fn check_home(config: &Config) -> DoctorReport {
 /// Temporary files of atomic writes (`.<name>.tmp-<pid>-<hex>`, elroy_markdown::write_atomic)
 /// that a killed process left in `dir`: older than a minute, so a write running now is not listed.
 /// No store reads them and the versioned home ignores hidden files; they only take space.
-fn interrupted_writes(dir: &Path) -> Vec<std::path::PathBuf> {
+pub(crate) fn interrupted_writes(dir: &Path) -> Vec<std::path::PathBuf> {
     let Ok(entries) = std::fs::read_dir(dir) else {
         return Vec::new();
     };

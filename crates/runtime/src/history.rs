@@ -81,9 +81,10 @@ impl CallObserver for LazyHistory {
         name: &str,
         arguments: &Map<String, Value>,
     ) -> Box<dyn ObservedCall> {
-        match self.started() {
+        let inner = match self.started() {
             Some((_, recorder)) => recorder.call_starting(ctx, name, arguments),
             None => Box::new(Unrecorded),
-        }
+        };
+        crate::write_failure::explained(inner, &self.elroy_home)
     }
 }

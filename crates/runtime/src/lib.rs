@@ -39,6 +39,7 @@
 pub mod adapters;
 pub mod doctor;
 pub mod doctor_vectors;
+mod doctor_fix;
 mod effects;
 pub mod embed_worker;
 pub mod embedder;
@@ -49,6 +50,7 @@ pub mod reembed;
 pub mod reminders;
 mod services;
 pub mod sync;
+mod write_failure;
 
 use std::sync::Arc;
 

@@ -38,9 +38,7 @@ impl AgendaStore {
             front.insert("date", date.to_string());
             front.insert("name", name.as_str());
             front.insert("status", "created");
-            let stem = self.create_file(&name, &front, text)?;
-            let entry = self.index.created(&stem, now).map_err(AgendaError::new)?;
-            self.entry_added(&stem);
+            let (stem, entry) = self.create_item(&name, &front, text, now)?;
             Ok(ItemRef {
                 id: entry.id,
                 stem,

@@ -91,12 +91,7 @@ impl AgendaStore {
                     Value::Timestamp(format_stored_trigger(trigger)),
                 );
             }
-            let stem = self.create_file(name, &front, new.text)?;
-            let entry = self
-                .index
-                .created(&stem, now.timestamp())
-                .map_err(AgendaError::new)?;
-            self.entry_added(&stem);
+            let (stem, entry) = self.create_item(name, &front, new.text, now.timestamp())?;
             Ok(ItemRef {
                 id: entry.id,
                 stem,
@@ -246,14 +241,13 @@ impl AgendaStore {
                 let path = self.agenda_dir.join(&new_file);
                 let new_stem = new_file.strip_suffix(".md").unwrap_or(&new_file).to_owned();
                 if new_stem != item.stem {
-                    rename_file(
-                        &self.agenda_dir.join(&old_file),
-                        &path,
-                        &self.display(&new_file),
-                    )?;
-                    self.index
-                        .renamed(&item.stem, &new_stem)
-                        .map_err(AgendaError::new)?;
+                    let old_path = self.agenda_dir.join(&old_file);
+                    rename_file(&old_path, &path, &self.display(&new_file))?;
+                    if let Err(e) = self.index.renamed(&item.stem, &new_stem) {
+                        // Whole or absent: the file goes back under its old name.
+                        let _ = rename_file(&path, &old_path, &self.display(&old_file));
+                        return Err(AgendaError::new(e));
+                    }
                     // A rename keeps the inode.
                     let ino = self.ino_of(&new_file);
                     self.index
@@ -264,7 +258,26 @@ impl AgendaStore {
             let mut front = item.front_matter().clone();
             front.insert("name", new_name);
             normalize_trigger(&mut front, &item);
-            self.write(&stem, &with_front_matter(&item, &front))?;
+            if let Err(e) = self.write(&stem, &with_front_matter(&item, &front)) {
+                // The new name could not be written into the file (a full disk): the file goes
+                // back under its old name, so the item keeps its old name everywhere.
+                if stem != item.stem {
+                    let (from, to) = (format!("{stem}.md"), format!("{}.md", item.stem));
+                    let ino = self.ino_of(&from);
+                    if rename_file(
+                        &self.agenda_dir.join(&from),
+                        &self.agenda_dir.join(&to),
+                        &self.display(&to),
+                    )
+                    .is_ok()
+                        && self.index.renamed(&stem, &item.stem).is_ok()
+                    {
+                        self.index
+                            .entries_changed(&[(from.as_str(), ino)], &[(to.as_str(), ino)]);
+                    }
+                }
+                return Err(e);
+            }
             Ok(ItemRef {
                 id: self.id_of(&stem),
                 stem,

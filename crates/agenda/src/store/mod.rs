@@ -219,12 +219,16 @@ impl AgendaStore {
             content.as_bytes(),
             &self.display(&file_name),
         )?;
-        self.index.written(stem).map_err(AgendaError::new)?;
-        // An atomic write puts a new file (a new inode) in place of the old one.
-        self.index.entries_changed(
-            &[(file_name.as_str(), before)],
-            &[(file_name.as_str(), self.ino_of(&file_name))],
-        );
+        // The file is the item: once it is written the change is made. When its row cannot be
+        // marked (a full disk), the row keeps the old inode and the directory listing digest is
+        // left behind, so the next operation lists the directory and reads the file again.
+        if self.index.written(stem).is_ok() {
+            // An atomic write puts a new file (a new inode) in place of the old one.
+            self.index.entries_changed(
+                &[(file_name.as_str(), before)],
+                &[(file_name.as_str(), self.ino_of(&file_name))],
+            );
+        }
         Ok(())
     }
 
@@ -256,9 +260,12 @@ impl AgendaStore {
         let file_name = format!("{stem}.md");
         let before = self.ino_of(&file_name);
         remove_file(&self.agenda_dir.join(&file_name), &self.display(&file_name))?;
-        self.index.removed(stem).map_err(AgendaError::new)?;
-        self.index
-            .entries_changed(&[(file_name.as_str(), before)], &[]);
+        // As in [`AgendaStore::write`]: a row that cannot be marked is found without its file at
+        // the next listing.
+        if self.index.removed(stem).is_ok() {
+            self.index
+                .entries_changed(&[(file_name.as_str(), before)], &[]);
+        }
         Ok(())
     }
 
@@ -287,6 +294,31 @@ impl AgendaStore {
             self.index.is_taken(candidate)
                 || std::fs::symlink_metadata(self.agenda_dir.join(candidate)).is_ok()
         })
+    }
+
+    /// Places a new file for `name`, gives it its row and returns the row (under the lock). Whole
+    /// or absent (`docs/formats.md#multi-step-writes`): when the row cannot be added (a full
+    /// disk) the file goes again, so the failed call changed nothing and a retry makes no
+    /// duplicate.
+    fn create_item(
+        &self,
+        name: &str,
+        front: &Mapping,
+        body: &str,
+        at: jiff::Timestamp,
+    ) -> Result<(String, crate::db_index::IndexEntry), AgendaError> {
+        let stem = self.create_file(name, front, body)?;
+        match self.index.created(&stem, at) {
+            Ok(entry) => {
+                self.entry_added(&stem);
+                Ok((stem, entry))
+            }
+            Err(e) => {
+                let file_name = format!("{stem}.md");
+                let _ = remove_file(&self.agenda_dir.join(&file_name), &self.display(&file_name));
+                Err(AgendaError::new(e))
+            }
+        }
     }
 
     /// Places a new file for `name` and returns its stem (under the lock).

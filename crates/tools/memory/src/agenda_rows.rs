@@ -36,7 +36,15 @@ pub fn refresh_agenda_recall_rows(
             body: e.fact.clone(),
         })
         .collect();
-    db.with_conn(|c| recall::replace_fts_items_from(c, user, "agenda", &stamp, &items))?;
+    // The rows are a cache of the agenda: when they cannot be written (a read-only home, a full
+    // disk) the search ranks with them as they stand, and every hit is built from its file.
+    if let Err(e) =
+        db.with_conn(|c| recall::replace_fts_items_from(c, user, "agenda", &stamp, &items))
+        && db.read_only().is_none()
+        && !elroy_db::is_cannot_write(&e)
+    {
+        return Err(e.into());
+    }
     Ok(Some(entries))
 }
 

@@ -37,7 +37,13 @@ impl TypedTool for PrintMemory {
             found = store.active_by_name(&args.memory_name).map_err(err)?;
         }
         match found {
-            Some(m) => Ok(ToolOutput::text(store.rendering(&m).map_err(err)?)),
+            Some(m) => {
+                let rendering = store.rendering(&m).map_err(err)?;
+                let file = store.path_of(&m).display().to_string();
+                Ok(ToolOutput::text(
+                    elroy_memory::bounded_text(&rendering, &file).into_owned(),
+                ))
+            }
             None => Ok(ToolOutput::text(format!(
                 "Memory '{}' not found for the current user.",
                 args.memory_name

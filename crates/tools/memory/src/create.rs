@@ -55,7 +55,9 @@ impl TypedTool for CreateMemory {
         let between = i64::try_from(between).unwrap_or(i64::MAX);
         // The consolidation itself is the orchestrator's background work
         // (`docs/behaviour.md#consolidation`); the store's flag tells it consolidation became due.
-        store.record_op_tracked(between).map_err(err)?;
+        // The memory is saved: a count that cannot be written (a full disk) only delays
+        // consolidation, and must not turn the saved memory into an error a retry duplicates.
+        let _ = store.record_op_tracked(between);
         let mut out = ToolOutput::text(format!("New memory created: {}", args.name));
         out.effects = store
             .take_deactivated()

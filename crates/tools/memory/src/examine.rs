@@ -136,6 +136,8 @@ impl TypedTool for ExamineMemories {
         let mut sections = Vec::new();
         for (m, body) in found.hits {
             let text = body.as_deref().map(str::trim).unwrap_or_default();
+            let file = store.path_of(&m).display().to_string();
+            let text = elroy_memory::bounded_text(text, &file);
             let n = resolve_sources(ctx, &store, &m)?.len();
             let mut section = format!("## Memory: {}\n\n{text}", m.name);
             if n >= 1 {
