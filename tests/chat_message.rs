@@ -378,7 +378,7 @@ fn no_model_configured_is_one_clear_line() {
     assert_eq!(out.status.code(), Some(1));
     assert_eq!(
         stderr(&out),
-        "elroy: Could not infer chat model: set chat_model (ELROY_CHAT_MODEL) or one of ANTHROPIC_API_KEY, OPENAI_API_KEY, GEMINI_API_KEY\n"
+        "elroy: Could not infer chat model: set chat_model (ELROY_CHAT_MODEL) or one of ANTHROPIC_API_KEY, OPENAI_API_KEY, GEMINI_API_KEY, or ELROY_CHAT_MODEL_API_BASE with ELROY_CHAT_MODEL for a local server; without a model, `elroy tools` calls every tool and `elroy` on a terminal opens the interface\n"
     );
 }
 

@@ -12,6 +12,7 @@ mod concurrency;
 mod consolidation;
 mod contrib_plugins;
 mod doctor;
+mod first_run;
 mod fixture_replay;
 mod history;
 mod import_elroy;

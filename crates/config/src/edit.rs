@@ -47,7 +47,9 @@ pub enum EditError {
         item: String,
     },
     /// The edited text did not read back as intended (an unusual layout of the key's lines).
-    #[error("changing {key} in {path} line by line would not give the intended file; set it by hand")]
+    #[error(
+        "changing {key} in {path} line by line would not give the intended file; set it by hand"
+    )]
     Unchecked {
         /// The key.
         key: String,
@@ -138,8 +140,7 @@ pub fn append_to_list(file: &Path, key: &str, item: &Value) -> Result<(), EditEr
                     start..end,
                     [format!("{key}:{comment}"), format!("  - {written}")],
                 );
-            } else if let Some(inner) = value.strip_prefix('[').and_then(|v| v.strip_suffix(']'))
-            {
+            } else if let Some(inner) = value.strip_prefix('[').and_then(|v| v.strip_suffix(']')) {
                 let inner = inner.trim();
                 let joined = if inner.is_empty() {
                     written.clone()
@@ -266,7 +267,11 @@ fn inline_comment(line: &str) -> String {
     match comment_start(rest) {
         Some(at) => {
             let spaces = rest[..at].len() - rest[..at].trim_end().len();
-            let spaces = if spaces == 0 { " " } else { &rest[at - spaces..at] };
+            let spaces = if spaces == 0 {
+                " "
+            } else {
+                &rest[at - spaces..at]
+            };
             format!("{spaces}{}", &rest[at..])
         }
         None => String::new(),
@@ -406,7 +411,16 @@ mod tests {
 
     #[test]
     fn a_value_that_would_read_back_otherwise_is_quoted() {
-        for value in ["yes", "123", "a # b", "- x", "", "null", "x: y", "tab\there"] {
+        for value in [
+            "yes",
+            "123",
+            "a # b",
+            "- x",
+            "",
+            "null",
+            "x: y",
+            "tab\there",
+        ] {
             let got = edited("", |f| set_key(f, "chat_model", &json!(value)));
             let back: Value = serde_saphyr::from_str(&got).unwrap();
             assert_eq!(back["chat_model"], json!(value), "{got}");
@@ -447,12 +461,20 @@ mod tests {
             "exclude_tools: # none yet\n  - c\nui: full\n"
         );
         assert_eq!(
-            edited("ui: full\n", |f| append_to_list(f, "allow", &json!({"tool": "ls"}))),
+            edited("ui: full\n", |f| append_to_list(
+                f,
+                "allow",
+                &json!({"tool": "ls"})
+            )),
             "ui: full\nallow:\n  - {\"tool\":\"ls\"}\n"
         );
         let maps = "allow:\n  - tool: ls\n    effect: read\n# end\n";
         assert_eq!(
-            edited(maps, |f| append_to_list(f, "allow", &json!({"tool": "pwd"}))),
+            edited(maps, |f| append_to_list(
+                f,
+                "allow",
+                &json!({"tool": "pwd"})
+            )),
             "allow:\n  - tool: ls\n    effect: read\n  - {\"tool\":\"pwd\"}\n# end\n"
         );
     }

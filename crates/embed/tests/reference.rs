@@ -42,7 +42,8 @@ fn model_dir() -> Result<PathBuf, String> {
     // half-unpacked file.
     std::fs::create_dir_all(&cache).map_err(|e| format!("{}: {e}", cache.display()))?;
     let lock = std::fs::File::create(cache.join(".lock")).map_err(|e| e.to_string())?;
-    lock.lock().map_err(|e| format!("cannot lock the model cache: {e}"))?;
+    lock.lock()
+        .map_err(|e| format!("cannot lock the model cache: {e}"))?;
     if let Some(dir) = find_model(&cache) {
         return Ok(dir);
     }
@@ -52,7 +53,8 @@ fn model_dir() -> Result<PathBuf, String> {
     let result = fetched.and_then(|()| {
         let _ = std::fs::remove_dir_all(cache.join("model"));
         std::fs::rename(staging.join("model"), cache.join("model")).map_err(|e| e.to_string())?;
-        find_model(&cache).ok_or_else(|| "model.zip holds no config.json + model.safetensors".into())
+        find_model(&cache)
+            .ok_or_else(|| "model.zip holds no config.json + model.safetensors".into())
     });
     let _ = std::fs::remove_dir_all(&staging);
     result
