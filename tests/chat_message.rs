@@ -440,7 +440,7 @@ fn bare_elroy_reads_a_message_from_stdin() {
     assert_eq!(stdout(&out), "Hi from stdin.\n");
 }
 
-/// With `../shared/tools/local-llm/start.sh` running, set `ELROY_LOCAL_LLM_URL` (for example
+/// With `scripts/local-model.sh` running, set `ELROY_LOCAL_LLM_URL` (for example
 /// `http://127.0.0.1:8765/v1`) and run `cargo test -p elroy --test chat_message -- --ignored`.
 #[test]
 #[ignore = "needs a local OpenAI-compatible model server (ELROY_LOCAL_LLM_URL)"]

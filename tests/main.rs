@@ -21,6 +21,7 @@ mod mcp;
 mod mcp_client;
 mod mcp_python_sdk;
 mod memory_undo;
+mod readme;
 mod recall;
 mod reliability;
 mod reminders;
