@@ -378,7 +378,7 @@ fn no_model_configured_is_one_clear_line() {
     assert_eq!(out.status.code(), Some(1));
     assert_eq!(
         stderr(&out),
-        "elroy: Could not infer chat model: set chat_model (ELROY_CHAT_MODEL) or one of ANTHROPIC_API_KEY, OPENAI_API_KEY, GEMINI_API_KEY\n"
+        "elroy: Could not infer chat model: set chat_model (ELROY_CHAT_MODEL) or one of ANTHROPIC_API_KEY, OPENAI_API_KEY, GEMINI_API_KEY, or ELROY_CHAT_MODEL_API_BASE with ELROY_CHAT_MODEL for a local server; without a model, `elroy tools` calls every tool and `elroy` on a terminal opens the interface\n"
     );
 }
 
@@ -440,7 +440,7 @@ fn bare_elroy_reads_a_message_from_stdin() {
     assert_eq!(stdout(&out), "Hi from stdin.\n");
 }
 
-/// With `../shared/tools/local-llm/start.sh` running, set `ELROY_LOCAL_LLM_URL` (for example
+/// With `scripts/local-model.sh` running, set `ELROY_LOCAL_LLM_URL` (for example
 /// `http://127.0.0.1:8765/v1`) and run `cargo test -p elroy --test chat_message -- --ignored`.
 #[test]
 #[ignore = "needs a local OpenAI-compatible model server (ELROY_LOCAL_LLM_URL)"]

@@ -18,7 +18,7 @@ use crate::common::{self, TestHome};
 /// How long a test waits for the screen to show something.
 const WAIT: Duration = Duration::from_secs(30);
 
-struct Screen {
+pub(crate) struct Screen {
     master: File,
     parser: Arc<Mutex<vt100::Parser>>,
     /// Every byte elroy wrote to the terminal.
@@ -66,7 +66,7 @@ impl Screen {
     }
 
     /// [`Screen::open`] with extra environment variables.
-    fn open_with(
+    pub(crate) fn open_with(
         home: &TestHome,
         args: &[&str],
         rows: u16,
@@ -143,12 +143,12 @@ impl Screen {
         }
     }
 
-    fn text(&self) -> String {
+    pub(crate) fn text(&self) -> String {
         self.parser.lock().unwrap().screen().contents()
     }
 
     /// Waits until the screen satisfies `done`; fails with the screen after [`WAIT`].
-    fn wait_for(&self, what: &str, done: impl Fn(&str) -> bool) -> String {
+    pub(crate) fn wait_for(&self, what: &str, done: impl Fn(&str) -> bool) -> String {
         let start = Instant::now();
         loop {
             let text = self.text();
@@ -163,11 +163,11 @@ impl Screen {
         }
     }
 
-    fn wait_text(&self, needle: &str) -> String {
+    pub(crate) fn wait_text(&self, needle: &str) -> String {
         self.wait_for(&format!("{needle:?}"), |t| t.contains(needle))
     }
 
-    fn send(&mut self, bytes: &str) {
+    pub(crate) fn send(&mut self, bytes: &str) {
         self.master.write_all(bytes.as_bytes()).unwrap();
         self.master.flush().unwrap();
     }
@@ -251,7 +251,7 @@ impl Screen {
     }
 
     /// Waits for elroy to end by itself; its exit status.
-    fn wait_exit(&mut self) -> std::process::ExitStatus {
+    pub(crate) fn wait_exit(&mut self) -> std::process::ExitStatus {
         let start = Instant::now();
         loop {
             if let Some(status) = self.child.try_wait().unwrap() {

@@ -89,7 +89,7 @@ fn remind_announces_each_trigger_once_and_again_after_a_snooze() {
             "2026-12-01T08:02:00Z",
             &["due", "snooze", "Call the dentist", "10m"]
         ),
-        "Due item 'Call the dentist' snoozed until 2026-12-01 09:12:00+01:00 (Tuesday).\n"
+        "Due item 'Call the dentist' snoozed until Tue 2026-12-01 09:12 +01:00.\n"
     );
     assert_eq!(remind("2026-12-01T08:11:00Z"), "");
     assert_eq!(
@@ -811,7 +811,7 @@ fn a_repeating_item_through_its_life_cycle() {
             "2026-04-03T07:01:00Z",
             &["due", "snooze", "Standup", "10m"]
         ),
-        "Due item 'Standup' snoozed until 2026-04-03 09:11:00+02:00 (Friday). Only this \
+        "Due item 'Standup' snoozed until Fri 2026-04-03 09:11 +02:00. Only this \
          occurrence moves; it repeats every weekday at 09:00.\n"
     );
     assert_eq!(

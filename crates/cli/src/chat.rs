@@ -588,27 +588,22 @@ pub(crate) fn banner(model: &str, home: &std::path::Path) -> String {
     )
 }
 
-/// Opens the chat; when no chat model is configured, looks for a local model server (issue 15
-/// item 10): prints the settings that use the first one found and, on a terminal, offers to use it
-/// for this session; else explains the three ways to get a model.
+/// Opens the chat; when no chat model is configured, runs the local-server search both front
+/// ends share (`elroy_llm::probe::search`): prints the settings that use the first server found
+/// and, on a terminal, offers to use it and save it in elroy.conf.yaml; else explains the three
+/// ways to get a model.
 fn open_chat(config: Config) -> Result<ChatSession, String> {
-    let open = |config: Config| {
-        ChatSession::open(
-            config,
-            Capabilities { can_restart: true },
-            elroy_runtime::stderr_warnings(),
-        )
+    let mut chat = ChatSession::open_without_model_allowed(
+        config,
+        Capabilities { can_restart: true },
+        elroy_runtime::stderr_warnings(),
+    )
+    .map_err(|e| e.to_string())?;
+    let Some(message) = chat.no_model().map(str::to_owned) else {
+        return Ok(chat);
     };
-    let message = match open(config.clone()) {
-        Ok(chat) => return Ok(chat),
-        Err(elroy_runtime::RuntimeError::Model(elroy_llm::LlmError::NoModel(message))) => message,
-        Err(e) => return Err(e.to_string()),
-    };
-    let found = crate::block_on(elroy_llm::probe::probe_local_servers(
-        elroy_llm::probe::LOCAL_SERVERS,
-        elroy_llm::probe::PROBE_TIMEOUT,
-    ))?;
-    let Some(server) = found else {
+    let found = crate::block_on(elroy_commands::search_local_servers())?;
+    let Some(server) = found.first() else {
         for line in elroy_llm::probe::no_model_help() {
             crate::output::eprintln(&line);
         }
@@ -625,14 +620,15 @@ fn open_chat(config: Config) -> Result<ChatSession, String> {
         "(or chat_model_api_base and chat_model in elroy.conf.yaml; docs/models.md has details)",
     );
     use std::io::IsTerminal;
-    let Some(model) = server.models.first() else {
+    let Ok(choice) = elroy_commands::ModelChoice::local(server) else {
         return Err(message);
     };
     if !std::io::stdin().is_terminal() || !std::io::stdout().is_terminal() {
         return Err(message);
     }
     let _ = crate::output::print(&format!(
-        "Use {model} from {} for this session? [y/N] ",
+        "Use {} from {} and save it in elroy.conf.yaml? [y/N] ",
+        choice.model(),
         server.name
     ));
     let mut answer = String::new();
@@ -641,10 +637,10 @@ fn open_chat(config: Config) -> Result<ChatSession, String> {
     {
         return Err(message);
     }
-    let mut config = config;
-    config.settings.chat_model = Some(model.clone());
-    config.settings.chat_model_api_base = Some(server.base_url.clone());
-    open(config).map_err(|e| e.to_string())
+    for line in elroy_commands::adopt_and_save(&mut chat, &choice)? {
+        crate::output::eprintln(&line);
+    }
+    Ok(chat)
 }
 
 pub(crate) fn run(config: Config) -> Result<ExitCode, String> {
@@ -656,6 +652,9 @@ pub(crate) fn run(config: Config) -> Result<ExitCode, String> {
     let history = config.paths.history_file();
     let home = config.paths.elroy_home.clone();
     let mut chat = open_chat(config)?;
+    let Some(session) = chat.shared_session() else {
+        return Err(elroy_llm::select::NO_MODEL_MESSAGE.to_owned());
+    };
     for warning in &chat.runtime().warnings {
         tracing::warn!("{warning}");
     }
@@ -670,12 +669,12 @@ pub(crate) fn run(config: Config) -> Result<ExitCode, String> {
     let _ = crate::output::println(&format!(
         "{}{}{}",
         palette.system,
-        banner(chat.model_name(), &home),
+        banner(session.model_name(), &home),
         palette.reset
     ));
 
     // `docs/behaviour.md#start-up-steps` step 7: the session-context pair.
-    if let Err(e) = chat.session().add_session_context() {
+    if let Err(e) = session.add_session_context() {
         tracing::warn!("could not add the session context: {e}");
     }
 
@@ -692,12 +691,8 @@ pub(crate) fn run(config: Config) -> Result<ExitCode, String> {
     if let Ok(resume) = std::env::var(RESUME_VARIABLE)
         && !resume.trim().is_empty()
     {
-        let (restart_message, work) = run_turn(
-            &runtime,
-            &chat.shared_session(),
-            &TurnInput::hidden(resume),
-            &palette,
-        );
+        let (restart_message, work) =
+            run_turn(&runtime, &session, &TurnInput::hidden(resume), &palette);
         if let Some(message) = restart_message {
             stop_mcp_servers(&chat);
             return restart(&message);
@@ -750,7 +745,9 @@ pub(crate) fn run(config: Config) -> Result<ExitCode, String> {
                         finish_background(&runtime, &mut background, &palette, &printer);
                         let (restart_message, work) = run_turn(
                             &runtime,
-                            &chat.shared_session(),
+                            &chat
+                                .shared_session()
+                                .unwrap_or_else(|| Arc::clone(&session)),
                             &TurnInput::new(text.trim()),
                             &palette,
                         );

@@ -64,15 +64,40 @@ impl Write for RotatingFile {
     }
 }
 
-/// Starts logging for this process. A home whose log directory cannot be created just runs
-/// without a log: logging never stops elroy.
-pub(crate) fn init(config: &Config, verbose: bool) {
-    let dir = config.paths.logs_dir();
-    if std::fs::create_dir_all(&dir).is_err() {
-        return;
+/// The log file, opened (and its directory created) when the first line is written: a command
+/// that fails before doing anything (no chat model, a bad flag value) leaves nothing in the home.
+/// A directory or file that cannot be made drops the lines: logging never stops elroy.
+struct LazyLog {
+    dir: PathBuf,
+    file: Option<RotatingFile>,
+    failed: bool,
+}
+
+impl Write for LazyLog {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        if self.file.is_none() && !self.failed {
+            self.file = std::fs::create_dir_all(&self.dir)
+                .and_then(|()| RotatingFile::open(&self.dir.join("elroy.log")))
+                .ok();
+            self.failed = self.file.is_none();
+        }
+        match &mut self.file {
+            Some(file) => file.write(buf),
+            None => Ok(buf.len()),
+        }
     }
-    let Ok(file) = RotatingFile::open(&dir.join("elroy.log")) else {
-        return;
+
+    fn flush(&mut self) -> io::Result<()> {
+        self.file.as_mut().map_or(Ok(()), Write::flush)
+    }
+}
+
+/// Starts logging for this process; the log directory and file are made with the first line.
+pub(crate) fn init(config: &Config, verbose: bool) {
+    let log = LazyLog {
+        dir: config.paths.logs_dir(),
+        file: None,
+        failed: false,
     };
     let default = if verbose || config.settings.debug {
         "debug"
@@ -86,7 +111,7 @@ pub(crate) fn init(config: &Config, verbose: bool) {
     let _ = tracing_subscriber::fmt()
         .with_env_filter(filter)
         .with_ansi(false)
-        .with_writer(Mutex::new(file))
+        .with_writer(Mutex::new(log))
         .try_init();
 }
 
@@ -111,5 +136,32 @@ mod tests {
             );
         }
         assert!(!path.with_extension(format!("log.{}", KEEP + 1)).exists());
+    }
+
+    #[test]
+    fn the_log_directory_is_made_with_the_first_line() {
+        let dir = tempfile::tempdir().unwrap();
+        let logs = dir.path().join("home/logs");
+        let mut log = LazyLog {
+            dir: logs.clone(),
+            file: None,
+            failed: false,
+        };
+        log.flush().unwrap();
+        assert!(!logs.exists());
+        log.write_all(b"a line\n").unwrap();
+        assert_eq!(
+            std::fs::read_to_string(logs.join("elroy.log")).unwrap(),
+            "a line\n"
+        );
+        // A directory that cannot be made: the line is dropped, the write succeeds.
+        std::fs::write(dir.path().join("file"), "").unwrap();
+        let mut log = LazyLog {
+            dir: dir.path().join("file/logs"),
+            file: None,
+            failed: false,
+        };
+        log.write_all(b"dropped\n").unwrap();
+        assert!(log.failed);
     }
 }

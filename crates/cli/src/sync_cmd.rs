@@ -1,7 +1,6 @@
 //! `elroy sync [--remote URL]`: one home on several machines (issue 17), through
 //! `elroy_runtime::sync`.
 
-use std::path::PathBuf;
 use std::process::ExitCode;
 
 use elroy_config::Config;
@@ -51,11 +50,8 @@ pub(crate) fn run(config: &Config, args: &SyncArgs) -> Result<ExitCode, String> 
     if let Some(remote) = &remote
         && config.settings.sync_remote.is_none()
     {
-        let file = config
-            .config_file
-            .clone()
-            .unwrap_or_else(|| config.paths.elroy_home.join("elroy.conf.yaml"));
-        match save_remote(&file, remote) {
+        let file = config.writable_file();
+        match elroy_config::set_key(&file, "sync_remote", &remote.as_str().into()) {
             Ok(()) => output::println(&format!(
                 "Saved sync_remote: {remote} in {}",
                 file.display()
@@ -91,38 +87,6 @@ fn absolute(remote: &str) -> String {
         .unwrap_or_else(|_| remote.to_owned())
 }
 
-/// Sets `sync_remote: REMOTE` in the YAML file `file`, keeping every other line (keys and
-/// comments) as it is: a top-level `sync_remote:` line is replaced, else the key is appended.
-fn save_remote(file: &PathBuf, remote: &str) -> Result<(), String> {
-    let text = match std::fs::read_to_string(file) {
-        Ok(text) => text,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => String::new(),
-        Err(e) => return Err(e.to_string()),
-    };
-    let line = format!(
-        "sync_remote: {}",
-        elroy_markdown::emit_yaml_scalar_string(remote)
-    );
-    let mut replaced = false;
-    let mut lines: Vec<String> = text
-        .lines()
-        .map(|l| {
-            if !replaced && (l.starts_with("sync_remote:") || l == "sync_remote") {
-                replaced = true;
-                line.clone()
-            } else {
-                l.to_owned()
-            }
-        })
-        .collect();
-    if !replaced {
-        lines.push(line);
-    }
-    let mut out = lines.join("\n");
-    out.push('\n');
-    elroy_markdown::write_atomic(file, out.as_bytes(), "elroy.conf.yaml").map_err(|e| e.to_string())
-}
-
 #[cfg(test)]
 mod tests {
     #[test]
@@ -132,22 +96,5 @@ mod tests {
         assert!(got.ends_with("remote.git"));
         assert_eq!(super::absolute("me@host:elroy.git"), "me@host:elroy.git");
         assert_eq!(super::absolute("file:///srv/e.git"), "file:///srv/e.git");
-    }
-
-    #[test]
-    fn the_remote_is_added_keeping_comments_and_keys() {
-        let dir = tempfile::tempdir().unwrap();
-        let file = dir.path().join("elroy.conf.yaml");
-        std::fs::write(&file, "# my settings\nchat_model: gpt-5 # the best\n").unwrap();
-        super::save_remote(&file, "/mnt/usb/elroy.git").unwrap();
-        assert_eq!(
-            std::fs::read_to_string(&file).unwrap(),
-            "# my settings\nchat_model: gpt-5 # the best\nsync_remote: /mnt/usb/elroy.git\n"
-        );
-        super::save_remote(&file, "me@host:elroy.git").unwrap();
-        assert_eq!(
-            std::fs::read_to_string(&file).unwrap(),
-            "# my settings\nchat_model: gpt-5 # the best\nsync_remote: me@host:elroy.git\n"
-        );
     }
 }

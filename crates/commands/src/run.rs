@@ -178,7 +178,13 @@ pub async fn run(command: &Command, chat: &mut ChatSession) -> CommandOutput {
         Command::History => history(chat),
         Command::Undo => undo(chat),
         Command::Model(None) => {
-            let mut lines = vec![format!("Chat model: `{}`", chat.model_name())];
+            let Some(model) = chat.model_name() else {
+                return CommandOutput::lines(vec![
+                    "No chat model yet.".to_owned(),
+                    "Pick one for this session with `/model NAME` (e.g. `/model sonnet` with ANTHROPIC_API_KEY set), or choose a local server or paste a key where elroy offers them.".to_owned(),
+                ]);
+            };
+            let mut lines = vec![format!("Chat model: `{model}`")];
             if chat.model_override().is_some() {
                 lines.push("(switched with /model for this session)".to_owned());
             }
@@ -187,13 +193,10 @@ pub async fn run(command: &Command, chat: &mut ChatSession) -> CommandOutput {
         }
         Command::Model(Some(name)) => match chat.switch_model(name) {
             Ok(base) => {
-                let mut lines = vec![format!(
-                    "Chat model for this session: `{}`",
-                    chat.model_name()
-                )];
+                let model = chat.model_name().unwrap_or(name).to_owned();
+                let mut lines = vec![format!("Chat model for this session: `{model}`")];
                 lines.extend(base.map(|line| format!("\n{line}")));
-                CommandOutput::text(&lines.join("\n"))
-                    .with_action(Action::SwitchModel(chat.model_name().to_owned()))
+                CommandOutput::text(&lines.join("\n")).with_action(Action::SwitchModel(model))
             }
             Err(e) => CommandOutput::error(&format!("Cannot switch to {name}: {e}")),
         },
@@ -472,11 +475,14 @@ fn clear(chat: &ChatSession) -> CommandOutput {
         (Err(e), _) | (_, Err(e)) => return CommandOutput::error(&e.to_string()),
         _ => return CommandOutput::error("The transcript is not available."),
     };
-    let system = ContextItem::New(Message::system(chat.session().system_prompt().to_owned()));
+    let Some(session) = chat.session() else {
+        return CommandOutput::error("There is no conversation to clear: no chat model yet.");
+    };
+    let system = ContextItem::New(Message::system(session.system_prompt().to_owned()));
     if let Err(e) = transcript.set_context(user.0, "clear", runtime.time.now(), &[system]) {
         return CommandOutput::error(&e.to_string());
     }
-    if let Err(e) = chat.session().add_session_context() {
+    if let Err(e) = session.add_session_context() {
         return CommandOutput::error(&e.to_string());
     }
     CommandOutput::text("Started a new context. The conversation so far stays in the transcript.")
@@ -633,8 +639,8 @@ mod tests {
         let server = MockServer::start();
         let home = TempHome::with_model(&server.base_url());
         let mut chat = open(&home);
-        chat.session().add_session_context().unwrap();
-        chat.session().add_session_context().unwrap();
+        chat.session().unwrap().add_session_context().unwrap();
+        chat.session().unwrap().add_session_context().unwrap();
         let cleared = typed(&mut chat, "/clear").await;
         assert_eq!(cleared.action, Some(Action::ClearContext), "{cleared:?}");
         let services = &chat.runtime().services;
@@ -644,14 +650,14 @@ mod tests {
         assert_eq!(context.len(), 3, "{context:?}");
         assert_eq!(context[0].message.role, elroy_core::Role::System);
 
-        assert_eq!(chat.model_name(), "testkit-model");
+        assert_eq!(chat.model_name(), Some("testkit-model"));
         let switched = typed(&mut chat, "/model other-model").await;
         assert_eq!(
             switched.action,
             Some(Action::SwitchModel("other-model".into())),
             "{switched:?}"
         );
-        assert_eq!(chat.model_name(), "other-model");
+        assert_eq!(chat.model_name(), Some("other-model"));
         assert_eq!(chat.model_override(), Some("other-model"));
         // A model of the same provider goes to the configured base URL, and says so.
         let base = server.base_url();

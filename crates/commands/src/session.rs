@@ -1,4 +1,5 @@
-//! [`ChatSession`]: what an interactive front end holds — the opened home and the model session.
+//! [`ChatSession`]: what an interactive front end holds — the opened home and, once a chat model
+//! is usable, the model session.
 
 use std::sync::Arc;
 
@@ -13,9 +14,15 @@ use crate::complete::CompletionNames;
 /// versioned-home observer, direct tool calls) and the orchestrator [`Session`] built over it
 /// (model turns). Both share the same lazily opened stores, so a command's change is seen by the
 /// next turn and recorded in the history exactly like a model's call.
+///
+/// Opened with [`ChatSession::open_without_model_allowed`] it may have no model session yet
+/// ([`ChatSession::no_model`]): every command and tool works, turns wait for
+/// [`ChatSession::adopt_model`].
 pub struct ChatSession {
     runtime: Runtime,
-    session: Arc<Session>,
+    session: Option<Arc<Session>>,
+    /// Why there is no model session (the chat model could not be chosen), while there is none.
+    no_model: Option<String>,
     capabilities: Capabilities,
     /// The model chosen with `/model NAME`, if any (`None`: the configured one).
     model_override: Option<String>,
@@ -26,7 +33,7 @@ pub struct ChatSession {
 impl std::fmt::Debug for ChatSession {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("ChatSession")
-            .field("model", &self.session.model_name())
+            .field("model", &self.model_name())
             .field("model_override", &self.model_override)
             .finish_non_exhaustive()
     }
@@ -60,10 +67,85 @@ impl ChatSession {
         Ok(ChatSession {
             configured_model: session.model_name().to_owned(),
             runtime,
-            session: Arc::new(session),
+            session: Some(Arc::new(session)),
+            no_model: None,
             capabilities,
             model_override: None,
         })
+    }
+
+    /// [`ChatSession::open`], except that no chat model being configured is not an error: the
+    /// handle then has no model session and [`ChatSession::no_model`] says why (a first run).
+    ///
+    /// # Errors
+    /// As [`ChatSession::open`], other than [`elroy_llm::LlmError::NoModel`].
+    pub fn open_without_model_allowed(
+        config: Config,
+        capabilities: Capabilities,
+        warn: WarningSink,
+    ) -> Result<Self, RuntimeError> {
+        let runtime = Runtime::open_with(config, warn)?;
+        match runtime.session(capabilities) {
+            Ok(session) => Ok(ChatSession {
+                configured_model: session.model_name().to_owned(),
+                runtime,
+                session: Some(Arc::new(session)),
+                no_model: None,
+                capabilities,
+                model_override: None,
+            }),
+            Err(RuntimeError::Model(elroy_llm::LlmError::NoModel(why))) => Ok(ChatSession {
+                runtime,
+                session: None,
+                no_model: Some(why),
+                capabilities,
+                model_override: None,
+                configured_model: String::new(),
+            }),
+            Err(e) => Err(e),
+        }
+    }
+
+    /// Why there is no model session yet (no chat model is configured), or `None` when there is
+    /// one.
+    pub fn no_model(&self) -> Option<&str> {
+        self.no_model.as_deref()
+    }
+
+    /// Starts the model session with `chat_model` at `api_base` with `api_key` (each replacing
+    /// the configured value when given): the choice of a first run, for this process; saving it
+    /// is [`crate::save_model_choice`]. On error nothing changes.
+    ///
+    /// # Errors
+    /// [`RuntimeError`] when the model cannot be built or the session cannot start.
+    pub fn adopt_model(
+        &mut self,
+        chat_model: &str,
+        api_base: Option<&str>,
+        api_key: Option<&str>,
+    ) -> Result<(), RuntimeError> {
+        let mut config = (*self.runtime.config).clone();
+        config.settings.chat_model = Some(chat_model.to_owned());
+        if let Some(base) = api_base {
+            config.settings.chat_model_api_base = Some(base.to_owned());
+        }
+        if let Some(key) = api_key {
+            config.settings.chat_model_api_key = Some(key.to_owned());
+        }
+        let previous = std::mem::replace(&mut self.runtime.config, Arc::new(config));
+        match self.runtime.session(self.capabilities) {
+            Ok(session) => {
+                self.configured_model = session.model_name().to_owned();
+                self.session = Some(Arc::new(session));
+                self.no_model = None;
+                self.model_override = None;
+                Ok(())
+            }
+            Err(e) => {
+                self.runtime.config = previous;
+                Err(e)
+            }
+        }
     }
 
     /// The opened home: configuration, stores, registry, direct tool calls.
@@ -71,21 +153,22 @@ impl ChatSession {
         &self.runtime
     }
 
-    /// The model session: turns, background work.
-    pub fn session(&self) -> &Session {
-        &self.session
+    /// The model session (turns, background work); `None` before a chat model is usable.
+    pub fn session(&self) -> Option<&Session> {
+        self.session.as_deref()
     }
 
     /// The model session, shared: for work that outlives a borrow of this handle, such as the
     /// background work after a reply ([`Session::after_turn`]) running while the next input is
     /// read. After [`ChatSession::switch_model`] a clone still refers to the previous session.
-    pub fn shared_session(&self) -> Arc<Session> {
-        Arc::clone(&self.session)
+    pub fn shared_session(&self) -> Option<Arc<Session>> {
+        self.session.clone()
     }
 
-    /// The chat model's name as its client reports it (`gpt-4o`, `testkit-model`).
-    pub fn model_name(&self) -> &str {
-        self.session.model_name()
+    /// The chat model's name as its client reports it (`gpt-4o`, `testkit-model`); `None`
+    /// before a chat model is usable.
+    pub fn model_name(&self) -> Option<&str> {
+        self.session.as_deref().map(Session::model_name)
     }
 
     /// Replaces the session with one whose chat model is `name` (as `--model NAME`: aliases
@@ -107,7 +190,8 @@ impl ChatSession {
         let session = self
             .runtime
             .session_for_model(self.capabilities, name, drop_base)?;
-        self.session = Arc::new(session);
+        self.session = Some(Arc::new(session));
+        self.no_model = None;
         self.model_override = Some(name.to_owned());
         Ok(base.map(|base| {
             if drop_base {

@@ -59,7 +59,7 @@ pub use registry::{
 };
 pub use spec::{ParamSpec, ParamType, ToolSpec};
 pub use tool::{AsyncTypedTool, BoxFuture, Tool, TypedTool, async_tool, sync_tool};
-pub use validate::{MAX_ARGUMENT_BYTES, ValidatedArgs, validate_arguments};
+pub use validate::{MAX_ARGUMENT_BYTES, ValidatedArgs, ignored_note, validate_arguments};
 pub use warnings::{
     FileWarning, FileWarningSink, ITEMIZED_WARNINGS, SUMMARY_PATHS, summarize_warnings,
     summarize_warnings_with, thousands,

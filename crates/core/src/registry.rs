@@ -424,10 +424,18 @@ impl ToolRegistry {
             .observer
             .as_ref()
             .map(|o| o.call_starting(ctx, &tool.spec().name, args.as_map()));
+        let ignored = crate::ignored_note(args.ignored());
         let mut result = match tool.call(ctx, args).await {
             Ok(output) => ToolResult::ok(output),
             Err(error) => ToolResult::error(&tool.spec().name, error.message()),
         };
+        // Arguments the schema does not have were dropped: say so (`txt` for `text`).
+        if let Some(note) = ignored {
+            if !result.content.is_empty() {
+                result.content.push_str("\n\n");
+            }
+            result.content.push_str(&note);
+        }
         if let Some(note) = observed.and_then(|call| call.finished(ctx, &result)) {
             if !result.content.is_empty() {
                 result.content.push_str("\n\n");
@@ -506,6 +514,30 @@ mod tests {
     }
 
     #[test]
+    fn unknown_arguments_are_reported_when_failing_and_noted_when_succeeding() {
+        let r = registry();
+        let c = ctx();
+        let slip = block_on(r.invoke("echo", Some(r#"{"txt":"hi"}"#), &c));
+        assert_eq!(
+            slip.content,
+            "Error invoking tool echo: missing required argument 'text'; unknown argument 'txt' — did you mean 'text'?"
+        );
+        let noted = block_on(r.invoke("echo", Some(r#"{"text":"hi","tims":2}"#), &c));
+        assert_eq!(
+            (noted.content.as_str(), noted.is_error),
+            (
+                "hi\n\nNote: ignored unknown argument 'tims' — did you mean 'times'?",
+                false
+            )
+        );
+        let failed = block_on(r.invoke_value("echo", serde_json::json!({"text":"fail","x":1}), &c));
+        assert_eq!(
+            failed.content,
+            "Error invoking tool echo: asked to fail\n\nNote: ignored unknown argument 'x'"
+        );
+    }
+
+    #[test]
     fn order_and_names() {
         assert_eq!(registry().names(), ["echo", "pwd"]);
     }
@@ -535,7 +567,7 @@ mod tests {
             ("OK", false)
         );
         let no_args = block_on(r.invoke("pwd", Some(r#"{"x":1}"#), &c));
-        assert_eq!(no_args.content, "/");
+        assert_eq!(no_args.content, "/\n\nNote: ignored unknown argument 'x'");
     }
 
     #[test]

@@ -13,7 +13,7 @@ pub const MAX_ARGUMENT_BYTES: usize = 1_048_576;
 /// optionals removed, required ones present and every value of its declared type (coerced where D3
 /// allows).
 #[derive(Debug, Clone, Default, PartialEq)]
-pub struct ValidatedArgs(Map<String, Value>);
+pub struct ValidatedArgs(Map<String, Value>, Vec<String>);
 
 impl ValidatedArgs {
     /// The arguments as a JSON object.
@@ -29,8 +29,62 @@ impl ValidatedArgs {
     /// Wraps a map without validating it. For callers that run a tool outside the registry (tests,
     /// embedders) and accept that the tool sees unchecked values.
     pub fn unchecked(map: Map<String, Value>) -> Self {
-        ValidatedArgs(map)
+        ValidatedArgs(map, Vec::new())
     }
+
+    /// The arguments given that the schema does not have (dropped), each described as
+    /// `unknown argument 'txt' — did you mean 'text'?`; empty for a call without any.
+    pub fn ignored(&self) -> &[String] {
+        &self.1
+    }
+}
+
+/// The note added to a tool's answer when arguments were ignored
+/// ([`ValidatedArgs::ignored`]): `Note: ignored unknown argument 'txt' — did you mean 'text'?`;
+/// `None` when none were, so a call without unknown arguments is answered exactly as before.
+pub fn ignored_note(ignored: &[String]) -> Option<String> {
+    (!ignored.is_empty()).then(|| format!("Note: ignored {}", ignored.join("; ")))
+}
+
+/// Each key of `unknown` described for a person or a model, with the closest parameter name
+/// when one is near enough to be a slip (`txt` for `text`).
+fn describe_unknown(unknown: &[String], params: &[crate::ParamSpec]) -> Vec<String> {
+    unknown
+        .iter()
+        .map(|key| {
+            let close = params
+                .iter()
+                .filter(|p| !unknown.contains(&p.name))
+                .map(|p| {
+                    (
+                        edit_distance(&key.to_lowercase(), &p.name.to_lowercase()),
+                        p,
+                    )
+                })
+                .filter(|(d, p)| *d <= 2 && *d < p.name.chars().count().max(2))
+                .min_by_key(|(d, _)| *d);
+            match close {
+                Some((_, p)) => format!("unknown argument '{key}' — did you mean '{}'?", p.name),
+                None => format!("unknown argument '{key}'"),
+            }
+        })
+        .collect()
+}
+
+/// Levenshtein distance over characters.
+fn edit_distance(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut row: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut previous = row[0];
+        row[0] = i + 1;
+        for (j, cb) in b.iter().enumerate() {
+            let substitution = previous + usize::from(ca != *cb);
+            previous = row[j + 1];
+            row[j + 1] = substitution.min(row[j] + 1).min(previous + 1);
+        }
+    }
+    row[b.len()]
 }
 
 /// Validates a raw arguments string as a model (or `elroy tools call --args`) sends it.
@@ -76,6 +130,13 @@ pub fn validate_value(spec: &ToolSpec, value: Value) -> Result<ValidatedArgs, St
         }
     };
     let params = spec.params.as_deref().unwrap_or_default();
+    // The keys the schema does not have, in the order given (named with a failure, else in the
+    // answer's note).
+    let unknown_keys: Vec<String> = input
+        .keys()
+        .filter(|k| !params.iter().any(|p| &p.name == *k))
+        .cloned()
+        .collect();
     let mut out = Map::new();
     for param in params {
         let Some(value) = input.remove(&param.name) else {
@@ -87,11 +148,22 @@ pub fn validate_value(spec: &ToolSpec, value: Value) -> Result<ValidatedArgs, St
         }
         out.insert(param.name.clone(), value);
     }
+    let unknown = describe_unknown(&unknown_keys, params);
+    let with_unknown = |message: String| {
+        if unknown.is_empty() {
+            message
+        } else {
+            format!("{message}; {}", unknown.join("; "))
+        }
+    };
     if let Some(missing) = params
         .iter()
         .find(|p| p.required && !out.contains_key(&p.name))
     {
-        return Err(format!("missing required argument '{}'", missing.name));
+        return Err(with_unknown(format!(
+            "missing required argument '{}'",
+            missing.name
+        )));
     }
     for param in params {
         let (Some(ty), Some(value)) = (param.ty, out.get_mut(&param.name)) else {
@@ -108,16 +180,16 @@ pub fn validate_value(spec: &ToolSpec, value: Value) -> Result<ValidatedArgs, St
                 } else {
                     "a"
                 };
-                return Err(format!(
+                return Err(with_unknown(format!(
                     "argument '{}' must be {article} {}, got {}",
                     param.name,
                     ty.as_str(),
                     preview(value)
-                ));
+                )));
             }
         }
     }
-    Ok(ValidatedArgs(out))
+    Ok(ValidatedArgs(out, unknown))
 }
 
 /// The JSON kind names used in `arguments must be a JSON object, got {kind}`.
@@ -305,6 +377,36 @@ mod tests {
             r#"{"name":"a"}"#
         );
         assert_eq!(ok(r#"{"id":"","name":"a"}"#), r#"{"name":"a"}"#);
+    }
+
+    #[test]
+    fn unknown_arguments_are_named_with_a_failure_and_listed_on_success() {
+        assert_eq!(
+            err(r#"{"nmae":"a"}"#),
+            "missing required argument 'name'; unknown argument 'nmae' — did you mean 'name'?"
+        );
+        assert_eq!(
+            err(r#"{"name":"a","id":"x","wehn":1,"colour":2}"#),
+            "argument 'id' must be an integer, got \"x\"; unknown argument 'wehn' — did you mean 'when'?; unknown argument 'colour'"
+        );
+        let args = validate_arguments(&spec(), Some(r#"{"name":"a","Id":3,"zzz":1}"#)).unwrap();
+        assert_eq!(
+            args.ignored(),
+            [
+                "unknown argument 'Id' — did you mean 'id'?",
+                "unknown argument 'zzz'"
+            ]
+        );
+        assert_eq!(
+            ignored_note(args.ignored()).unwrap(),
+            "Note: ignored unknown argument 'Id' — did you mean 'id'?; unknown argument 'zzz'"
+        );
+        let clean = validate_arguments(&spec(), Some(r#"{"name":"a","id":3}"#)).unwrap();
+        assert!(clean.ignored().is_empty());
+        assert_eq!(ignored_note(clean.ignored()), None);
+        assert_eq!(edit_distance("txt", "text"), 1);
+        assert_eq!(edit_distance("", "ab"), 2);
+        assert_eq!(edit_distance("kitten", "sitting"), 3);
     }
 
     #[test]

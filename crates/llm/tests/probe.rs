@@ -3,7 +3,10 @@
 
 use std::time::{Duration, Instant};
 
-use elroy_llm::probe::{LocalCandidate, PROBE_TIMEOUT, probe_local_servers};
+use elroy_llm::probe::{
+    LOCAL_SERVERS, LocalCandidate, PROBE_TIMEOUT, candidates, find_local_servers, model_for_key,
+    probe_local_servers,
+};
 use elroy_testkit::{MockServer, Reply};
 
 fn port_of(server: &MockServer) -> u16 {
@@ -102,4 +105,70 @@ async fn slow_servers_time_out_together() {
         .await,
         None
     );
+}
+
+/// Every answering server is found, in candidate order, each port asked once.
+#[tokio::test]
+async fn every_answering_server_is_listed_in_order() {
+    let first = MockServer::start();
+    first.fallback(Reply::text(""));
+    let second = MockServer::start();
+    second.fallback(Reply::text(""));
+    let list = [
+        LocalCandidate {
+            name: "second",
+            port: port_of(&second),
+        },
+        LocalCandidate {
+            name: "closed",
+            port: closed_port(),
+        },
+        LocalCandidate {
+            name: "first",
+            port: port_of(&first),
+        },
+        LocalCandidate {
+            name: "second again",
+            port: port_of(&second),
+        },
+    ];
+    let found = find_local_servers(&list, PROBE_TIMEOUT).await;
+    let names: Vec<&str> = found.iter().map(|s| s.name).collect();
+    assert_eq!(names, ["second", "first"]);
+    assert_eq!(second.requests().len(), 1);
+}
+
+/// The searched ports: the usual ones, or the listed ones named after the usual server on
+/// that port; words that are not ports are skipped, and a list without a port is the usual one.
+#[test]
+fn the_searched_ports_can_be_replaced() {
+    assert_eq!(candidates(None), LOCAL_SERVERS);
+    assert_eq!(candidates(Some(" , x,0")), LOCAL_SERVERS);
+    let listed = candidates(Some("8080, 45123,nope"));
+    assert_eq!(
+        listed,
+        [
+            LocalCandidate {
+                name: "llama.cpp",
+                port: 8080
+            },
+            LocalCandidate {
+                name: "a local server",
+                port: 45123
+            },
+        ]
+    );
+}
+
+/// A pasted key names its provider's model; a key of another form names none.
+#[test]
+fn a_key_names_its_provider_s_model() {
+    assert_eq!(
+        model_for_key("sk-ant-api03-abc"),
+        Some("claude-sonnet-4-5-20250929")
+    );
+    assert_eq!(model_for_key(" sk-proj-abc "), Some("openai/gpt-5"));
+    assert_eq!(model_for_key("AIzaSyabc"), Some("gemini/gemini-2.0-flash"));
+    assert_eq!(model_for_key("hello"), None);
+    assert_eq!(model_for_key(""), None);
 }

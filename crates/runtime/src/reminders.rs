@@ -14,7 +14,7 @@
 
 use std::sync::Arc;
 
-use elroy_agenda::{AgendaError, AgendaStore, Announcements, DueItem, format_local_with_offset};
+use elroy_agenda::{AgendaError, AgendaStore, Announcements, DueItem};
 use elroy_core::{
     CallObserver, Capabilities, ObservedCall, TimeContext, ToolContext, ToolResult, UserId,
 };
@@ -120,26 +120,17 @@ impl Runtime {
             let item = agenda
                 .snooze_due_item(name, trigger, now.timestamp())
                 .map_err(|e| e.message().to_owned())?;
-            let weekday = if elroy_agenda::is_elroy_form(when) {
-                String::new()
-            } else {
-                format!(
-                    " ({})",
-                    trigger
-                        .to_zoned_datetime(self.time.tz.clone())
-                        .strftime("%A")
-                )
-            };
             let repeats = agenda
                 .due_item(&item.name)
                 .ok()
                 .and_then(|d| d.repeats())
                 .map(|rule| format!(" Only this occurrence moves; it repeats {rule}."))
                 .unwrap_or_default();
+            // The due time as create_due_item confirms it (`Tue 2026-12-01 08:10 +00:00`).
             Ok(format!(
-                "Due item '{}' snoozed until {}{weekday}.{repeats}",
+                "Due item '{}' snoozed until {}.{repeats}",
                 item.name,
-                format_local_with_offset(trigger, &self.time.tz)
+                elroy_agenda::format_spoken_instant(trigger, &self.time.tz)
             ))
         })();
         finish_recorded(&ctx, observed, outcome)
@@ -484,7 +475,7 @@ mod tests {
         assert!(!snoozed.is_error, "{}", snoozed.content);
         assert_eq!(
             snoozed.content,
-            "Due item 'Dentist' snoozed until 2026-12-01 08:10:00+00:00 (Tuesday)."
+            "Due item 'Dentist' snoozed until Tue 2026-12-01 08:10 +00:00."
         );
         let again = reminders
             .claim_due(at("2026-12-01T08:10:00Z"), Channel::Interface)

@@ -51,6 +51,8 @@ pub enum Reply {
     },
     /// An embeddings response with this vector.
     Embedding(Vec<f32>),
+    /// HTTP 200 with this JSON body, whatever was asked (a model list for `GET /v1/models`).
+    Json(Value),
     /// Raw Anthropic SSE events for a streamed `/v1/messages` request: each value is sent as
     /// `event: {its "type"}` and `data: {the value}` (to test a stream split any way, an `error`
     /// event, or a stream that ends without `message_stop`). Other requests get HTTP 400.

@@ -479,6 +479,7 @@ fn respond(request: &RecordedRequest, reply: Reply) -> Response {
             "data": [{"object": "embedding", "index": 0, "embedding": vector}],
             "model": "testkit",
         })),
+        Reply::Json(body) => json_response(&body),
         Reply::AnthropicEvents(_) => error_response(
             400,
             "testkit: Anthropic events need a /v1/messages request",
@@ -578,6 +579,7 @@ fn respond_anthropic(request: &RecordedRequest, reply: Reply) -> Response {
         Reply::AnthropicEvents(_) => refuse("testkit: raw events need a streaming request"),
         Reply::Chunks { .. } => refuse("testkit: OpenAI chunks cannot answer /v1/messages"),
         Reply::Embedding(_) => refuse("testkit: an embedding cannot answer /v1/messages"),
+        Reply::Json(body) => json_response(&body),
         Reply::Held { .. } => refuse("testkit: a held answer cannot answer /v1/messages"),
     }
 }

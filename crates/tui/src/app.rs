@@ -54,6 +54,8 @@ pub enum Action {
     /// Suspend like a shell job (Ctrl+Z): restore the terminal, stop, set it up again when
     /// continued.
     Suspend,
+    /// Start the session with this chat model and save the choice (the first-run panel).
+    UseModel(elroy_commands::ModelChoice),
     /// Leave (after waiting for background work).
     Quit,
 }
@@ -201,6 +203,8 @@ pub struct App {
     pub reminded: HashSet<String>,
     /// Set when the interface should end.
     pub quitting: bool,
+    /// The first-run panel, while no chat model is usable ([`crate::first_run`]).
+    pub first_run: Option<crate::first_run::FirstRun>,
 }
 
 impl App {
@@ -236,6 +240,7 @@ impl App {
             completion: elroy_commands::CompletionNames::default(),
             reminded: HashSet::new(),
             quitting: false,
+            first_run: None,
         }
     }
 
@@ -314,6 +319,9 @@ impl App {
     fn submit(&mut self) -> Vec<Action> {
         if self.input.is_empty() {
             return Vec::new();
+        }
+        if let Some(actions) = crate::first_run::submit(self) {
+            return actions;
         }
         let text = self.input.take();
         match elroy_commands::parse(&text) {
@@ -567,7 +575,8 @@ impl App {
         }
         self.scroll_top = None;
         let mut actions = vec![Action::Bell, Action::Refresh];
-        if self.proactive && !self.turn_running && self.queue.is_empty() {
+        if self.proactive && !self.turn_running && self.queue.is_empty() && self.first_run.is_none()
+        {
             self.entries.push(Entry::streaming_reply());
             self.current = Some(self.entries.len() - 1);
             self.turn_running = true;
@@ -633,6 +642,9 @@ impl App {
     pub fn on_key(&mut self, key: KeyEvent) -> Vec<Action> {
         if key.kind == KeyEventKind::Release {
             return Vec::new();
+        }
+        if let Some(actions) = crate::first_run::on_key(self, &key) {
+            return actions;
         }
         // A question waits for one key: any other answer drops it.
         let asked = self.status.ask.take();

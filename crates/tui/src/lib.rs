@@ -16,6 +16,7 @@
 pub mod app;
 pub mod conversation;
 pub mod detail;
+pub mod first_run;
 pub mod highlight;
 pub mod input;
 pub mod keys;

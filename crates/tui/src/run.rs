@@ -70,6 +70,10 @@ enum Msg {
     Command(elroy_commands::CommandOutput, String, bool),
     /// The background embedding's progress (issue 27).
     Embedding(elroy_runtime::reembed::EmbedProgress),
+    /// The local servers the first-run search found.
+    Servers(Vec<elroy_commands::LocalServer>),
+    /// The first-run choice started (the lines to show, the model's name) or why not.
+    Adopted(Result<(Vec<String>, String), String>),
 }
 
 /// The terminal in raw mode on the alternate screen; restored when dropped (also on errors and
@@ -187,8 +191,9 @@ pub fn run(config: Config) -> Result<Outcome, String> {
     app.status.home = shorten_home(&home);
     app.status.phase = Some("opening the home…".into());
     let _ = term.terminal.draw(|frame| crate::ui::render(&app, frame));
-    // Warnings go to the log: stderr is under the full-screen interface.
-    let chat = ChatSession::open(
+    // Warnings go to the log: stderr is under the full-screen interface. Without a chat model
+    // the interface opens all the same, with the first-run panel.
+    let chat = ChatSession::open_without_model_allowed(
         config,
         Capabilities { can_restart: true },
         elroy_runtime::logged_warnings(),
@@ -197,8 +202,14 @@ pub fn run(config: Config) -> Result<Outcome, String> {
     for warning in &chat.runtime().warnings {
         tracing::warn!("{warning}");
     }
-    if let Err(e) = chat.session().add_session_context() {
+    if let Some(Err(e)) = chat.session().map(Session::add_session_context) {
         tracing::warn!("could not add the session context: {e}");
+    }
+    if let Some(why) = chat.no_model() {
+        tracing::info!("first run: {why}");
+        app.first_run = Some(crate::first_run::FirstRun::searching());
+        // The MCP servers start with a session; without one they start now, for the palette.
+        chat.runtime().start_mcp_servers();
     }
     let runtime = chat.runtime();
     let panels: Vec<String> = runtime
@@ -218,7 +229,7 @@ pub fn run(config: Config) -> Result<Outcome, String> {
     app.status.phase = None;
     app.show_thoughts = show_thoughts;
     app.proactive = proactive;
-    app.status.model = chat.model_name().to_owned();
+    app.status.model = chat.model_name().unwrap_or(NO_MODEL).to_owned();
     app.tools = runtime
         .registry
         .specs()
@@ -265,7 +276,11 @@ impl Loop {
                 let _ = events.send(Msg::Turn(generation, event));
             };
             let chat = chat.read().await;
-            let result = chat.session().turn(&input, &mut sink).await;
+            let Some(session) = chat.session() else {
+                let _ = tx.send(Msg::TurnEnd(generation, Err("no chat model yet".into())));
+                return;
+            };
+            let result = session.turn(&input, &mut sink).await;
             let _ = tx.send(Msg::TurnEnd(
                 generation,
                 result.map(|o| o.restart).map_err(|e| e.to_string()),
@@ -285,11 +300,14 @@ impl Loop {
         let tx = self.tx.clone();
         self.background = Some(tokio::spawn(async move {
             let chat = chat.read().await;
-            let report = chat.session().after_turn().await;
+            let Some(session) = chat.session() else {
+                let _ = tx.send(Msg::BackgroundDone(Vec::new()));
+                return;
+            };
+            let report = session.after_turn().await;
             let failures = report.failures.iter().map(ToString::to_string).collect();
             let _ = tx.send(Msg::BackgroundDone(failures));
-            let tokens = token_estimate(chat.session());
-            let _ = tx.send(Msg::Tokens(tokens));
+            let _ = tx.send(Msg::Tokens(token_estimate(session)));
         }));
     }
 
@@ -340,7 +358,9 @@ impl Loop {
         let tx = self.tx.clone();
         tokio::spawn(async move {
             let chat = chat.read().await;
-            let _ = tx.send(Msg::Tokens(token_estimate(chat.session())));
+            if let Some(session) = chat.session() {
+                let _ = tx.send(Msg::Tokens(token_estimate(session)));
+            }
             let _ = tx.send(Msg::Names(chat.completion_names()));
         });
     }
@@ -357,10 +377,39 @@ impl Loop {
         tokio::spawn(async move {
             let mut chat = chat.write().await;
             let output = elroy_commands::run(&command, &mut chat).await;
-            let _ = tx.send(Msg::Command(output, chat.model_name().to_owned(), help));
+            let model = chat.model_name().unwrap_or(NO_MODEL).to_owned();
+            let _ = tx.send(Msg::Command(output, model, help));
+        });
+    }
+
+    /// The local-server search of a first run, in the background.
+    fn search_servers(&self) {
+        let tx = self.tx.clone();
+        tokio::spawn(async move {
+            let _ = tx.send(Msg::Servers(elroy_commands::search_local_servers().await));
+        });
+    }
+
+    /// Starts the session with the first-run choice and saves it; the session-context pair
+    /// follows as at any session start.
+    fn adopt(&self, choice: elroy_commands::ModelChoice) {
+        let chat = Arc::clone(&self.chat);
+        let tx = self.tx.clone();
+        tokio::spawn(async move {
+            let mut chat = chat.write().await;
+            let result = elroy_commands::adopt_and_save(&mut chat, &choice).map(|lines| {
+                if let Some(Err(e)) = chat.session().map(Session::add_session_context) {
+                    tracing::warn!("could not add the session context: {e}");
+                }
+                (lines, chat.model_name().unwrap_or(NO_MODEL).to_owned())
+            });
+            let _ = tx.send(Msg::Adopted(result));
         });
     }
 }
+
+/// The status bar's model while there is none.
+const NO_MODEL: &str = "no model";
 
 fn token_estimate(session: &Session) -> usize {
     let parts = session.parts();
@@ -424,6 +473,9 @@ async fn event_loop(
     let reader = Reader::start(events_tx);
     lp.refresh();
     lp.load_names();
+    if app.first_run.is_some() {
+        lp.search_servers();
+    }
     // A restart hands over a hidden resume message (`docs/behaviour.md#restarting-a-session`).
     if let Ok(resume) = std::env::var(RESUME_VARIABLE)
         && !resume.trim().is_empty()
@@ -535,6 +587,7 @@ async fn event_loop(
                     term.reenter()
                         .map_err(|e| format!("cannot set up the terminal: {e}"))?;
                 }
+                Action::UseModel(choice) => lp.adopt(choice),
                 Action::Quit => app.quitting = true,
             }
         }
@@ -667,6 +720,18 @@ fn handle(app: &mut App, lp: &mut Loop, msg: Msg) -> Vec<Action> {
                 }
             }
             Vec::new()
+        }
+        Msg::Servers(servers) => {
+            crate::first_run::on_servers(app, servers);
+            Vec::new()
+        }
+        Msg::Adopted(result) => {
+            let ok = result.is_ok();
+            crate::first_run::on_adopted(app, result);
+            if ok {
+                lp.load_names();
+            }
+            vec![Action::Refresh]
         }
         Msg::Command(mut output, model, help) => {
             if help {

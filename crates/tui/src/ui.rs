@@ -72,6 +72,7 @@ pub fn render(app: &App, frame: &mut Frame<'_>) {
 }
 
 fn draw_conversation(app: &App, frame: &mut Frame<'_>, area: Rect) {
+    let area = crate::first_run::draw(app, frame, area);
     let width = area.width.saturating_sub(1) as usize;
     let mut lines: Vec<Line<'static>> = Vec::new();
     if app.entries.is_empty() {
