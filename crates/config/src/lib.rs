@@ -46,6 +46,8 @@
 //! ```
 
 mod docs;
+mod edit;
+mod edit_nested;
 mod keys;
 mod load;
 mod mcp;
@@ -57,6 +59,8 @@ mod value;
 use std::path::PathBuf;
 
 pub use docs::{CONFIGURATION_DOC_PATH, configuration_markdown};
+pub use edit::{EditError, append_to_list, set_key};
+pub use edit_nested::append_to_nested_list;
 pub use keys::{IGNORED_KEYS, KEYS, KeyDef, KeyType, Settings};
 pub use load::LoadOptions;
 pub use mcp::{McpServer, McpTransport};
@@ -202,6 +206,14 @@ impl Config {
     /// The first [`ConfigError`] found.
     pub fn load(options: &LoadOptions) -> Result<Config, ConfigError> {
         load::load(options)
+    }
+
+    /// The configuration file elroy writes a saved choice to: the file that was read, else
+    /// `$ELROY_HOME/elroy.conf.yaml` (where the next start looks first).
+    pub fn writable_file(&self) -> PathBuf {
+        self.config_file
+            .clone()
+            .unwrap_or_else(|| self.paths.elroy_home.join("elroy.conf.yaml"))
     }
 
     /// Every key with its value and source, in table order.
