@@ -18,7 +18,7 @@ use crate::common::{self, TestHome};
 /// How long a test waits for the screen to show something.
 const WAIT: Duration = Duration::from_secs(30);
 
-struct Screen {
+pub(crate) struct Screen {
     master: File,
     parser: Arc<Mutex<vt100::Parser>>,
     /// Every byte elroy wrote to the terminal.
@@ -61,7 +61,7 @@ fn winsize(rows: u16, cols: u16) -> Winsize {
 
 impl Screen {
     /// `elroy ARGS` on a `rows`×`cols` pseudo-terminal.
-    fn open(home: &TestHome, args: &[&str], rows: u16, cols: u16) -> Screen {
+    pub(crate) fn open(home: &TestHome, args: &[&str], rows: u16, cols: u16) -> Screen {
         Self::open_with(home, args, rows, cols, &[])
     }
 
@@ -143,12 +143,12 @@ impl Screen {
         }
     }
 
-    fn text(&self) -> String {
+    pub(crate) fn text(&self) -> String {
         self.parser.lock().unwrap().screen().contents()
     }
 
     /// Waits until the screen satisfies `done`; fails with the screen after [`WAIT`].
-    fn wait_for(&self, what: &str, done: impl Fn(&str) -> bool) -> String {
+    pub(crate) fn wait_for(&self, what: &str, done: impl Fn(&str) -> bool) -> String {
         let start = Instant::now();
         loop {
             let text = self.text();
@@ -163,11 +163,11 @@ impl Screen {
         }
     }
 
-    fn wait_text(&self, needle: &str) -> String {
+    pub(crate) fn wait_text(&self, needle: &str) -> String {
         self.wait_for(&format!("{needle:?}"), |t| t.contains(needle))
     }
 
-    fn send(&mut self, bytes: &str) {
+    pub(crate) fn send(&mut self, bytes: &str) {
         self.master.write_all(bytes.as_bytes()).unwrap();
         self.master.flush().unwrap();
     }
@@ -269,7 +269,7 @@ impl Screen {
     }
 
     /// Ctrl+D on an empty input, then waits for the process to end; returns the last screen.
-    fn quit(mut self) -> String {
+    pub(crate) fn quit(mut self) -> String {
         self.send("\x04");
         let start = Instant::now();
         loop {
@@ -302,7 +302,7 @@ impl Drop for Screen {
 
 /// Waits for the session to be open: the status bar names the model (the first screen is drawn
 /// before the home is opened).
-fn ready(screen: &Screen) {
+pub(crate) fn ready(screen: &Screen) {
     screen.wait_for("the session", |t| {
         t.contains("testkit-model") && t.contains("INSERT")
     });

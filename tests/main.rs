@@ -4,6 +4,7 @@
 //! (docs/development.md, "Test layout").
 
 mod anthropic_chat;
+mod approvals;
 mod background_memory;
 mod chat_interactive;
 mod chat_message;
