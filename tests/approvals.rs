@@ -215,7 +215,6 @@ fn ctrl_c_at_the_prompt_denies_and_cancels_the_turn() {
     let out = outside();
     model
         .push(read_call(&out.file))
-        .push(Reply::text("never read"))
         .push(Reply::text("The next answer."));
     let home = home(&model, "");
     let mut screen = Screen::open(&home, &["chat"], 30, 140);
@@ -223,9 +222,18 @@ fn ctrl_c_at_the_prompt_denies_and_cancels_the_turn() {
     screen.send("read my notes\r");
     screen.wait_text("Approval needed");
     screen.send("\x03");
-    let shown = screen.wait_text("(cancelled)");
-    assert!(!shown.contains("Approval needed"), "{shown}");
-    assert_eq!(model.chat_requests().len(), 1);
+    screen.wait_for("the prompt to close", |t| !t.contains("Approval needed"));
+    screen.send("next\r");
+    screen.wait_text("The next answer.");
+    let sent = model.chat_requests();
+    assert_eq!(sent.len(), 2, "the cancelled turn went on");
+    assert!(
+        sent[1]
+            .tool_results()
+            .iter()
+            .all(|(_, c)| !c.contains("THE-OUTSIDE-TEXT")),
+        "the file was read"
+    );
     let _ = screen.quit();
 }
 
@@ -237,11 +245,11 @@ fn the_line_chat_asks_and_obeys_y_and_n() {
     let out = outside();
     model
         .push(read_call(&out.file))
-        .push(Reply::text("Read it."))
+        .push(Reply::text("READ-DONE"))
         .push(fetch_call(&page))
-        .push(Reply::text("Not fetched."))
+        .push(Reply::text("FETCH-REFUSED"))
         .push(read_call(&out.file))
-        .push(Reply::text("Not read."));
+        .push(Reply::text("READ-REFUSED"));
     let home = home(&model, "");
     let mut chat = PtyChat::start(&home);
     chat.wait_for(&|s| s.contains("> "), "the prompt");
@@ -255,7 +263,7 @@ fn the_line_chat_asks_and_obeys_y_and_n() {
         "{asked}"
     );
     chat.type_keys(b"y\r");
-    chat.wait_for(&|s| s.contains("Read it."), "the reply");
+    chat.wait_for(&|s| s.contains("READ-DONE"), "the reply");
     assert!(last_result(&model.chat_requests()[1]).contains("THE-OUTSIDE-TEXT"));
     // A URL, answered N.
     chat.type_keys(b"fetch the page\r");
@@ -264,7 +272,7 @@ fn the_line_chat_asks_and_obeys_y_and_n() {
         "the question",
     );
     chat.type_keys(b"N\r");
-    chat.wait_for(&|s| s.contains("Not fetched."), "the reply");
+    chat.wait_for(&|s| s.contains("FETCH-REFUSED"), "the reply");
     assert_eq!(page_hits(&page), 0);
     assert!(last_result(&model.chat_requests()[3]).contains("not permitted"));
     // An empty answer denies too, and a once-allowed read is asked about again.
@@ -274,7 +282,7 @@ fn the_line_chat_asks_and_obeys_y_and_n() {
         "the second question",
     );
     chat.type_keys(b"\r");
-    chat.wait_for(&|s| s.contains("Not read."), "the reply");
+    chat.wait_for(&|s| s.contains("READ-REFUSED"), "the reply");
     assert!(last_result(&model.chat_requests()[5]).contains("not permitted"));
     chat.leave();
 }

@@ -69,7 +69,7 @@ pub enum PromptKey {
     Open,
     /// The person answered; the prompt is done.
     Answered,
-    /// Ctrl+C: the call is denied and the turn is to be cancelled.
+    /// Ctrl+C: the turn is to be cancelled, then the prompt dropped (a denial).
     Interrupt,
 }
 
@@ -127,8 +127,9 @@ impl Prompt {
         if key.kind == KeyEventKind::Release {
             return PromptKey::Open;
         }
+        // Not answered here: the event loop cancels the turn first, then drops the prompt
+        // (which the approver reads as a denial), so the turn cannot go on in between.
         if key.modifiers.contains(KeyModifiers::CONTROL) && key.code == KeyCode::Char('c') {
-            self.answer(Approval::Deny { reason: None });
             return PromptKey::Interrupt;
         }
         if let Some(reason) = &mut self.reason {
@@ -328,13 +329,13 @@ mod tests {
     }
 
     #[test]
-    fn ctrl_c_denies_and_interrupts_and_other_keys_wait() {
+    fn ctrl_c_interrupts_and_other_keys_wait() {
         let (results, answer) = answered(&[
             key(KeyCode::Char('x')),
             KeyEvent::new(KeyCode::Char('c'), KeyModifiers::CONTROL),
         ]);
         assert_eq!(results, vec![PromptKey::Open, PromptKey::Interrupt]);
-        assert_eq!(answer, Some(Approval::Deny { reason: None }));
+        assert_eq!(answer, None);
     }
 
     #[test]

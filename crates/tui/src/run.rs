@@ -515,12 +515,13 @@ async fn event_loop(
                 Action::Send(text) => lp.start_turn(TurnInput::new(text)),
                 Action::Proactive(text) => lp.start_turn(TurnInput::proactive(text)),
                 Action::Cancel => {
-                    lp.prompts.clear();
                     if let Some((_, handle)) = lp.turn.take() {
                         handle.abort();
                         app.on_turn_event(TurnEvent::Cancelled);
                         queue.extend(app.on_turn_end());
                     }
+                    // After the abort: a dropped prompt is a denial the turn must not act on.
+                    lp.prompts.clear();
                 }
                 Action::RunTool {
                     name,
