@@ -105,18 +105,25 @@ pub fn append_to_list(file: &Path, key: &str, item: &Value) -> Result<(), EditEr
         Some(Value::Array(items)) => items.clone(),
         Some(_) => return Err(not_a_list()),
     };
-    append_in_lines(&mut lines, key, &written).map_err(|()| not_a_list())?;
+    append_in_lines(&mut lines, key, &written).map_err(|_| not_a_list())?;
     list.push(item.clone());
     let mut expected = before;
     expected.insert(key.to_owned(), Value::Array(list));
     finish(file, key, &lines, &expected)
 }
 
+/// The value at a key is not a list edited line by line.
+pub(crate) struct NotAList;
+
 /// Appends the already written `written` to the list at top-level `key` of `lines` (see
 /// [`append_to_list`] for where); `Err` when the key's value is not a list edited line by line.
-pub(crate) fn append_in_lines(lines: &mut Vec<String>, key: &str, written: &str) -> Result<(), ()> {
-    let not_a_list = || ();
-    match blocks(&lines, key).last() {
+pub(crate) fn append_in_lines(
+    lines: &mut Vec<String>,
+    key: &str,
+    written: &str,
+) -> Result<(), NotAList> {
+    let not_a_list = || NotAList;
+    match blocks(lines, key).last() {
         None => {
             lines.push(format!("{key}:"));
             lines.push(format!("  - {written}"));

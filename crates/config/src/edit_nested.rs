@@ -80,7 +80,7 @@ pub fn append_to_nested_list(
                         .to_owned()
                 })
                 .collect();
-            append_in_lines(&mut dedented, key, &written).map_err(|()| not_a_list())?;
+            append_in_lines(&mut dedented, key, &written).map_err(|_| not_a_list())?;
             let reindented = dedented.iter().map(|l| {
                 if l.is_empty() {
                     String::new()
