@@ -28,7 +28,7 @@ use elroy_orchestrator::{AfterTurn, Session, TurnEvent, TurnInput};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use rustyline::error::ReadlineError;
 
-use crate::chat_approve::{LineApprover, Question, SpinnerSlot};
+use crate::chat_approve::{Question, SpinnerSlot, share};
 use rustyline::history::FileHistory;
 use rustyline::{Editor, ExternalPrinter};
 
@@ -128,9 +128,7 @@ impl<'a> Renderer<'a> {
         );
         spinner.set_message("thinking...");
         spinner.enable_steady_tick(Duration::from_millis(100));
-        if let Ok(mut shared) = slot.lock() {
-            *shared = Some(spinner.clone());
-        }
+        share(&slot, &spinner);
         Renderer {
             slot,
             palette,
@@ -184,9 +182,7 @@ impl<'a> Renderer<'a> {
                     let spinner = new_spinner();
                     spinner.set_message(text);
                     spinner.enable_steady_tick(Duration::from_millis(100));
-                    if let Ok(mut shared) = self.slot.lock() {
-                        *shared = Some(spinner.clone());
-                    }
+                    share(&self.slot, &spinner);
                     self.spinner = Some(spinner);
                 }
                 _ => {}
@@ -681,27 +677,17 @@ pub(crate) fn run(config: Config) -> Result<ExitCode, String> {
     let mut reader = LineReader::start(history, Arc::clone(&names))?;
     let printer = reader.printer.clone();
     let slot = SpinnerSlot::default();
-    // A model's call that needs approval is asked about where a person is at the terminal; in a
-    // pipe nobody can answer, so it is refused.
-    {
-        use std::io::IsTerminal;
-        if std::io::stdin().is_terminal() && std::io::stdout().is_terminal() {
-            let requests = Mutex::new(reader.requests.clone());
-            let approver = LineApprover {
-                ask: Arc::new(move |question| {
-                    requests
-                        .lock()
-                        .is_ok_and(|r| r.send(Request::Ask(question)).is_ok())
-                }),
-                spinner: Arc::clone(&slot),
-                color: palette.warning.clone(),
-                reset: palette.reset.clone(),
-            };
-            chat.runtime()
-                .permissions
-                .set_approver(Some(Arc::new(approver)));
-        }
-    }
+    let requests = Mutex::new(reader.requests.clone());
+    crate::chat_approve::install(
+        chat.runtime(),
+        Arc::new(move |question| {
+            requests
+                .lock()
+                .is_ok_and(|r| r.send(Request::Ask(question)).is_ok())
+        }),
+        &slot,
+        (&palette.warning, &palette.reset),
+    );
     let _ = crate::output::println(&format!(
         "{}{}{}",
         palette.system,

@@ -14,6 +14,36 @@ use rustyline::error::ReadlineError;
 /// prompt.
 pub(crate) type SpinnerSlot = Arc<Mutex<Option<ProgressBar>>>;
 
+/// Makes `spinner` the one the question clears.
+pub(crate) fn share(slot: &SpinnerSlot, spinner: &ProgressBar) {
+    if let Ok(mut shared) = slot.lock() {
+        *shared = Some(spinner.clone());
+    }
+}
+
+/// Installs the line chat's approver on the runtime's permission gate where a person is at the
+/// terminal (standard input and output); in a pipe nobody can answer, so a call that would ask
+/// is refused. `colors` is the question's colour and the reset code.
+pub(crate) fn install(
+    runtime: &elroy_runtime::Runtime,
+    ask: Arc<dyn Fn(Question) -> bool + Send + Sync>,
+    spinner: &SpinnerSlot,
+    colors: (&str, &str),
+) {
+    use std::io::IsTerminal;
+    if !(std::io::stdin().is_terminal() && std::io::stdout().is_terminal()) {
+        return;
+    }
+    runtime
+        .permissions
+        .set_approver(Some(Arc::new(LineApprover {
+            ask,
+            spinner: Arc::clone(spinner),
+            color: colors.0.to_owned(),
+            reset: colors.1.to_owned(),
+        })));
+}
+
 /// A question for the line editor's thread: read one line with this prompt, reply on the channel.
 pub(crate) struct Question {
     /// The prompt, on one line.
