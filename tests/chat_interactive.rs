@@ -413,14 +413,14 @@ fn open_pty() -> (std::fs::File, std::fs::File) {
 }
 
 /// `elroy chat --plain` in a pseudo-terminal, its screen output collected as it arrives.
-struct PtyChat {
+pub(crate) struct PtyChat {
     child: std::process::Child,
     master: std::fs::File,
     screen: std::sync::Arc<std::sync::Mutex<String>>,
 }
 
 impl PtyChat {
-    fn start(home: &TestHome) -> Self {
+    pub(crate) fn start(home: &TestHome) -> Self {
         let (master, terminal) = open_pty();
         let child = home
             .cmd()
@@ -452,13 +452,13 @@ impl PtyChat {
         }
     }
 
-    fn type_keys(&mut self, keys: &[u8]) {
+    pub(crate) fn type_keys(&mut self, keys: &[u8]) {
         self.master.write_all(keys).unwrap();
         self.master.flush().unwrap();
     }
 
     /// Waits (at most 30 s) until the screen output satisfies `what`; returns it.
-    fn wait_for(&self, what: &dyn Fn(&str) -> bool, label: &str) -> String {
+    pub(crate) fn wait_for(&self, what: &dyn Fn(&str) -> bool, label: &str) -> String {
         let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
         loop {
             let seen = self.screen.lock().unwrap().clone();
@@ -477,7 +477,7 @@ impl PtyChat {
     /// clears the line (Ctrl-U), leaves (Ctrl-D) and checks the exit (at most 30 s). Keys sent
     /// before the prompt meet the terminal in line mode, which takes Ctrl-D as an end of file
     /// that the line editor's switch to raw mode then drops (an occasional hang under load).
-    fn leave(mut self) {
+    pub(crate) fn leave(mut self) {
         self.wait_for(
             &|s| {
                 s.rsplit('\n')

@@ -61,7 +61,7 @@ fn winsize(rows: u16, cols: u16) -> Winsize {
 
 impl Screen {
     /// `elroy ARGS` on a `rows`×`cols` pseudo-terminal.
-    fn open(home: &TestHome, args: &[&str], rows: u16, cols: u16) -> Screen {
+    pub(crate) fn open(home: &TestHome, args: &[&str], rows: u16, cols: u16) -> Screen {
         Self::open_with(home, args, rows, cols, &[])
     }
 
@@ -269,7 +269,7 @@ impl Screen {
     }
 
     /// Ctrl+D on an empty input, then waits for the process to end; returns the last screen.
-    fn quit(mut self) -> String {
+    pub(crate) fn quit(mut self) -> String {
         self.send("\x04");
         let start = Instant::now();
         loop {
@@ -302,7 +302,7 @@ impl Drop for Screen {
 
 /// Waits for the session to be open: the status bar names the model (the first screen is drawn
 /// before the home is opened).
-fn ready(screen: &Screen) {
+pub(crate) fn ready(screen: &Screen) {
     screen.wait_for("the session", |t| {
         t.contains("testkit-model") && t.contains("INSERT")
     });

@@ -4,6 +4,7 @@
 //! (docs/development.md, "Test layout").
 
 mod anthropic_chat;
+mod approvals;
 mod background_memory;
 mod chat_interactive;
 mod chat_message;
@@ -12,9 +13,9 @@ mod concurrency;
 mod consolidation;
 mod contrib_plugins;
 mod doctor;
-mod embed_worker;
 mod doctor_faults;
 mod durability;
+mod embed_worker;
 mod first_run;
 mod fixture_replay;
 mod history;

@@ -171,7 +171,7 @@ are in [tools_schema.md](tools_schema.md).
 Every tool the model can call, you can call too:
 
 ```sh
-elroy tools list                               # every tool, with its one-line description
+elroy tools list                               # every tool, with its effect and one-line description
 elroy tools schema NAME                        # its JSON schema
 elroy tools call NAME --args '{\"param\": \"value\"}'   # run it: the result on stdout
 ```
@@ -211,11 +211,23 @@ fn example_value(p: &elroy_core::ParamSpec) -> String {
     }
 }
 
+/// What an effect class means (`docs/security.md`).
+fn effect_words(class: elroy_core::EffectClass) -> &'static str {
+    match class {
+        elroy_core::EffectClass::Home => "reads or changes only the home's stores",
+        elroy_core::EffectClass::Read => "reads outside the home",
+        elroy_core::EffectClass::Network => "reaches other machines",
+        elroy_core::EffectClass::Execute => "runs programs or writes outside the home",
+    }
+}
+
 fn tool_section(spec: &ToolSpec, out: &mut String) {
     out.push_str(&format!(
-        "### `{}`\n\n{}\n\n",
+        "### `{}`\n\n{}\n\nEffect: `{}` ({}).\n\n",
         spec.name,
-        spec.description.trim()
+        spec.description.trim(),
+        spec.effect.class.as_str(),
+        effect_words(spec.effect.class)
     ));
     let params = spec.params.as_deref().unwrap_or_default();
     if params.is_empty() {

@@ -27,6 +27,8 @@ use elroy_core::Capabilities;
 use elroy_orchestrator::{AfterTurn, Session, TurnEvent, TurnInput};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use rustyline::error::ReadlineError;
+
+use crate::chat_approve::{Question, SpinnerSlot, share};
 use rustyline::history::FileHistory;
 use rustyline::{Editor, ExternalPrinter};
 
@@ -110,13 +112,15 @@ struct Renderer<'a> {
     palette: &'a Palette,
     markdown: MarkdownStream,
     spinner: Option<ProgressBar>,
+    /// Where the approval question finds the spinner to clear it.
+    slot: SpinnerSlot,
     show_thoughts: bool,
     in_thought: bool,
     wrote_text: bool,
 }
 
 impl<'a> Renderer<'a> {
-    fn new(palette: &'a Palette, show_thoughts: bool) -> Self {
+    fn new(palette: &'a Palette, show_thoughts: bool, slot: SpinnerSlot) -> Self {
         let spinner = new_spinner();
         spinner.set_style(
             ProgressStyle::with_template("{spinner} {msg}")
@@ -124,7 +128,9 @@ impl<'a> Renderer<'a> {
         );
         spinner.set_message("thinking...");
         spinner.enable_steady_tick(Duration::from_millis(100));
+        share(&slot, &spinner);
         Renderer {
+            slot,
             palette,
             markdown: MarkdownStream::new(!palette.reset.is_empty(), terminal_width()),
             spinner: Some(spinner),
@@ -170,14 +176,16 @@ impl<'a> Renderer<'a> {
     fn handle(&mut self, event: TurnEvent) {
         match event {
             TurnEvent::Status(text) => match &self.spinner {
-                Some(spinner) => spinner.set_message(text),
-                None if text.starts_with("running ") || text == "thinking..." => {
+                Some(spinner) if !spinner.is_finished() => spinner.set_message(text),
+                // No spinner, or one the approval question cleared.
+                _ if text.starts_with("running ") || text == "thinking..." => {
                     let spinner = new_spinner();
                     spinner.set_message(text);
                     spinner.enable_steady_tick(Duration::from_millis(100));
+                    share(&self.slot, &spinner);
                     self.spinner = Some(spinner);
                 }
-                None => {}
+                _ => {}
             },
             TurnEvent::Injected { text, .. } => {
                 if self.show_thoughts {
@@ -280,9 +288,10 @@ fn run_turn(
     session: &Arc<Session>,
     input: &TurnInput,
     palette: &Palette,
+    slot: &SpinnerSlot,
 ) -> (Option<String>, Option<Background>) {
     let show = session.parts().settings.show_internal_thought;
-    let mut renderer = Renderer::new(palette, show);
+    let mut renderer = Renderer::new(palette, show, Arc::clone(slot));
     let outcome = runtime.block_on(async {
         let mut sink = |event: TurnEvent| renderer.handle(event);
         tokio::select! {
@@ -462,6 +471,8 @@ enum Request {
     Read(String),
     /// Add a line to the history and save the history file.
     Remember(String),
+    /// Ask the person a question (an approval) and reply with the line.
+    Ask(Question),
 }
 
 /// The line editor on its own thread: [`LineReader::read`] waits for a line while the caller's
@@ -508,6 +519,9 @@ impl LineReader {
                             if outbox.send(line).is_err() {
                                 break;
                             }
+                        }
+                        Request::Ask(question) => {
+                            let _ = question.reply.send(editor.readline(&question.prompt));
                         }
                         Request::Remember(line) => {
                             let _ = editor.add_history_entry(line);
@@ -666,6 +680,18 @@ pub(crate) fn run(config: Config) -> Result<ExitCode, String> {
     let names = Arc::new(Mutex::new(chat.completion_names()));
     let mut reader = LineReader::start(history, Arc::clone(&names))?;
     let printer = reader.printer.clone();
+    let slot = SpinnerSlot::default();
+    let requests = Mutex::new(reader.requests.clone());
+    crate::chat_approve::install(
+        chat.runtime(),
+        Arc::new(move |question| {
+            requests
+                .lock()
+                .is_ok_and(|r| r.send(Request::Ask(question)).is_ok())
+        }),
+        &slot,
+        (&palette.warning, &palette.reset),
+    );
     let _ = crate::output::println(&format!(
         "{}{}{}",
         palette.system,
@@ -691,8 +717,13 @@ pub(crate) fn run(config: Config) -> Result<ExitCode, String> {
     if let Ok(resume) = std::env::var(RESUME_VARIABLE)
         && !resume.trim().is_empty()
     {
-        let (restart_message, work) =
-            run_turn(&runtime, &session, &TurnInput::hidden(resume), &palette);
+        let (restart_message, work) = run_turn(
+            &runtime,
+            &session,
+            &TurnInput::hidden(resume),
+            &palette,
+            &slot,
+        );
         if let Some(message) = restart_message {
             stop_mcp_servers(&chat);
             return restart(&message);
@@ -750,6 +781,7 @@ pub(crate) fn run(config: Config) -> Result<ExitCode, String> {
                                 .unwrap_or_else(|| Arc::clone(&session)),
                             &TurnInput::new(text.trim()),
                             &palette,
+                            &slot,
                         );
                         if let Some(message) = restart_message {
                             stop_mcp_servers(&chat);

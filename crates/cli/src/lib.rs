@@ -9,6 +9,7 @@
 mod agenda_cmd;
 mod args;
 mod chat;
+mod chat_approve;
 mod config_cmd;
 mod doctor;
 mod due_cmd;

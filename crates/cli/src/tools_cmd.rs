@@ -42,7 +42,12 @@ fn list(runtime: &Runtime, names_only: bool) -> Result<ExitCode, String> {
             Some(ToolOrigin::Mcp { server, .. }) => format!(" [mcp: {server}]"),
             _ => String::new(),
         };
-        out.push_str(&format!("{:width$}  {summary}{origin}\n", spec.name));
+        // The effect class (home, read, network, execute) in a column of its own.
+        out.push_str(&format!(
+            "{:width$}  {:<7}  {summary}{origin}\n",
+            spec.name,
+            spec.effect.class.as_str()
+        ));
     }
     print(&out)
 }

@@ -105,7 +105,25 @@ pub fn append_to_list(file: &Path, key: &str, item: &Value) -> Result<(), EditEr
         Some(Value::Array(items)) => items.clone(),
         Some(_) => return Err(not_a_list()),
     };
-    match blocks(&lines, key).last() {
+    append_in_lines(&mut lines, key, &written).map_err(|_| not_a_list())?;
+    list.push(item.clone());
+    let mut expected = before;
+    expected.insert(key.to_owned(), Value::Array(list));
+    finish(file, key, &lines, &expected)
+}
+
+/// The value at a key is not a list edited line by line.
+pub(crate) struct NotAList;
+
+/// Appends the already written `written` to the list at top-level `key` of `lines` (see
+/// [`append_to_list`] for where); `Err` when the key's value is not a list edited line by line.
+pub(crate) fn append_in_lines(
+    lines: &mut Vec<String>,
+    key: &str,
+    written: &str,
+) -> Result<(), NotAList> {
+    let not_a_list = || NotAList;
+    match blocks(lines, key).last() {
         None => {
             lines.push(format!("{key}:"));
             lines.push(format!("  - {written}"));
@@ -143,7 +161,7 @@ pub fn append_to_list(file: &Path, key: &str, item: &Value) -> Result<(), EditEr
             } else if let Some(inner) = value.strip_prefix('[').and_then(|v| v.strip_suffix(']')) {
                 let inner = inner.trim();
                 let joined = if inner.is_empty() {
-                    written.clone()
+                    written.to_owned()
                 } else {
                     format!("{inner}, {written}")
                 };
@@ -153,13 +171,10 @@ pub fn append_to_list(file: &Path, key: &str, item: &Value) -> Result<(), EditEr
             }
         }
     }
-    list.push(item.clone());
-    let mut expected = before;
-    expected.insert(key.to_owned(), Value::Array(list));
-    finish(file, key, &lines, &expected)
+    Ok(())
 }
 
-fn read(file: &Path) -> Result<String, EditError> {
+pub(crate) fn read(file: &Path) -> Result<String, EditError> {
     match std::fs::read_to_string(file) {
         Ok(text) => Ok(text),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(String::new()),
@@ -172,7 +187,7 @@ fn read(file: &Path) -> Result<String, EditError> {
 }
 
 /// The file's mapping as the configuration loader reads it (a repeated key: the last wins).
-fn parse(file: &Path, text: &str) -> Result<Map<String, Value>, EditError> {
+pub(crate) fn parse(file: &Path, text: &str) -> Result<Map<String, Value>, EditError> {
     if text.trim().is_empty() {
         return Ok(Map::new());
     }
@@ -194,7 +209,7 @@ fn parse(file: &Path, text: &str) -> Result<Map<String, Value>, EditError> {
 }
 
 /// Checks the edited lines against `expected` and writes them.
-fn finish(
+pub(crate) fn finish(
     file: &Path,
     key: &str,
     lines: &[String],
@@ -214,7 +229,7 @@ fn finish(
 /// The line ranges `start..end` of every top-level `key:` block, in file order: the key's line,
 /// then the lines that belong to its value (indented lines, and `- ` items at column 0), not
 /// counting blank or comment lines after the value's last line (they belong to what follows).
-fn blocks(lines: &[String], key: &str) -> Vec<(usize, usize)> {
+pub(crate) fn blocks(lines: &[String], key: &str) -> Vec<(usize, usize)> {
     let mut found = Vec::new();
     for (start, line) in lines.iter().enumerate() {
         if !is_key_line(line, key) {
@@ -253,14 +268,14 @@ fn is_key_line(line: &str, key: &str) -> bool {
 }
 
 /// What follows `key:` on its line, without a trailing comment.
-fn value_part(line: &str) -> &str {
+pub(crate) fn value_part(line: &str) -> &str {
     let rest = line.split_once(':').map_or("", |(_, rest)| rest);
     let comment = comment_start(rest).unwrap_or(rest.len());
     &rest[..comment]
 }
 
 /// ` # comment` at the end of a key's line (with the spaces before it), or "".
-fn inline_comment(line: &str) -> String {
+pub(crate) fn inline_comment(line: &str) -> String {
     let Some((_, rest)) = line.split_once(':') else {
         return String::new();
     };
@@ -301,7 +316,7 @@ fn comment_start(text: &str) -> Option<usize> {
 
 /// A value as YAML text on one line: a string plain when it reads back as the same string,
 /// else as a double-quoted (JSON) string; anything else as JSON (valid YAML flow).
-fn emit(value: &Value) -> String {
+pub(crate) fn emit(value: &Value) -> String {
     match value {
         Value::String(s) if plain_is_safe(s) => s.clone(),
         other => other.to_string(),

@@ -47,6 +47,7 @@
 
 mod docs;
 mod edit;
+mod edit_nested;
 mod keys;
 mod load;
 mod mcp;
@@ -59,6 +60,7 @@ use std::path::PathBuf;
 
 pub use docs::{CONFIGURATION_DOC_PATH, configuration_markdown};
 pub use edit::{EditError, append_to_list, set_key};
+pub use edit_nested::append_to_nested_list;
 pub use keys::{IGNORED_KEYS, KEYS, KeyDef, KeyType, Settings};
 pub use load::LoadOptions;
 pub use mcp::{McpServer, McpTransport};

@@ -38,8 +38,8 @@
 
 pub mod adapters;
 pub mod doctor;
-pub mod doctor_vectors;
 mod doctor_fix;
+pub mod doctor_vectors;
 mod effects;
 pub mod embed_worker;
 pub mod embedder;

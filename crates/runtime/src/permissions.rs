@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use elroy_config::{Config, ConfigValue, McpTransport};
-use elroy_permissions::{Gate, Policy, PolicyError, Roots};
+use elroy_permissions::{Gate, Policy, PolicyError, Roots, RuleSaver};
 
 use crate::WarningSink;
 
@@ -85,7 +85,21 @@ pub fn build_gate(config: &Config, warn: &WarningSink) -> Result<Arc<Gate>, Poli
         elroy_home: config.paths.elroy_home.clone(),
     };
     let policy = Policy::new(&config.permissions, roots, config_files(config))?;
-    let gate = Gate::new(policy, secret_values(config));
+    // *Always allow* adds the rule to permissions.allow of the file that was read (else the
+    // home's), keeping what the person wrote there; a failure is shown, the grant still holds for
+    // this session.
+    let file = config.writable_file();
+    let warn_save = Arc::clone(warn);
+    let saver: RuleSaver = Arc::new(move |rule: &str| {
+        elroy_config::append_to_nested_list(&file, "permissions", "allow", &rule.into()).map_err(
+            |e| {
+                let text = format!("could not save '{rule}': {e}");
+                warn_save(&text);
+                text
+            },
+        )
+    });
+    let gate = Gate::new(policy, secret_values(config)).with_saver(saver);
     let warn = Arc::clone(warn);
     gate.set_notice_sink(Some(Arc::new(move |notice| warn(&notice.to_string()))));
     Ok(Arc::new(gate))

@@ -14,6 +14,7 @@
 //! the tool registry, so it is in `elroy history`.
 
 pub mod app;
+pub mod approval;
 pub mod conversation;
 pub mod detail;
 pub mod first_run;

@@ -48,17 +48,18 @@ pub struct PaletteEntry {
 }
 
 impl PaletteEntry {
-    /// An entry for a tool.
+    /// An entry for a tool: its description's first line after its effect class (one word:
+    /// home, read, network, execute).
     pub fn tool(spec: &ToolSpec) -> Self {
+        let first = spec
+            .description
+            .lines()
+            .find(|l| !l.trim().is_empty())
+            .unwrap_or("")
+            .trim();
         PaletteEntry {
             name: spec.name.clone(),
-            description: spec
-                .description
-                .lines()
-                .find(|l| !l.trim().is_empty())
-                .unwrap_or("")
-                .trim()
-                .to_owned(),
+            description: format!("{:<7}  {first}", spec.effect.class.as_str()),
             action: PaletteAction::Tool(spec.clone()),
         }
     }

@@ -2,6 +2,7 @@
 //! palette or browse mode, background work after a reply, sidebar loads and reminders, all
 //! merged on one channel into [`App`]; the screen is drawn after each batch of messages.
 
+use crate::approval::{Prompt, PromptKey, TuiApprover};
 use std::io::Write;
 use std::process::ExitCode;
 use std::sync::Arc;
@@ -74,6 +75,13 @@ enum Msg {
     Servers(Vec<elroy_commands::LocalServer>),
     /// The first-run choice started (the lines to show, the model's name) or why not.
     Adopted(Result<(Vec<String>, String), String>),
+    /// A model's call waits for the person's approval.
+    Approval(
+        elroy_core::ApprovalRequest,
+        tokio::sync::oneshot::Sender<elroy_core::Approval>,
+    ),
+    /// A model's call was refused: one line in the conversation.
+    Refused(String),
 }
 
 /// The terminal in raw mode on the alternate screen; restored when dropped (also on errors and
@@ -262,6 +270,8 @@ struct Loop {
     loading: bool,
     reload: bool,
     restart: Option<String>,
+    /// Approval prompts, the first one shown.
+    prompts: std::collections::VecDeque<Prompt>,
 }
 
 impl Loop {
@@ -456,6 +466,19 @@ async fn event_loop(
         .clone()
         .map(|mcp| (mcp, runtime.registry.clone()));
     let mut mcp_seen = String::new();
+    // A model's call that needs approval is asked about in a prompt; refusals are a line in the
+    // conversation.
+    let gate = Arc::clone(&runtime.permissions);
+    {
+        let ask = tx.clone();
+        gate.set_approver(Some(Arc::new(TuiApprover::new(Arc::new(
+            move |request, reply| ask.send(Msg::Approval(request, reply)).is_ok(),
+        )))));
+        let refused = tx.clone();
+        gate.set_notice_sink(Some(Arc::new(move |notice| {
+            let _ = refused.send(Msg::Refused(notice.to_string()));
+        })));
+    }
     let mut lp = Loop {
         tx,
         chat: Arc::new(RwLock::new(chat)),
@@ -468,6 +491,7 @@ async fn event_loop(
         loading: false,
         reload: false,
         restart: None,
+        prompts: std::collections::VecDeque::new(),
     };
     let (events_tx, mut events) = mpsc::unbounded_channel();
     let reader = Reader::start(events_tx);
@@ -490,9 +514,15 @@ async fn event_loop(
     let mut redraw = true;
     let mut ending: Option<Ending> = None;
     loop {
+        lp.prompts.retain(|p| !p.is_stale());
         if redraw {
             term.terminal
-                .draw(|frame| crate::ui::render(&app, frame))
+                .draw(|frame| {
+                    crate::ui::render(&app, frame);
+                    if let Some(prompt) = lp.prompts.front() {
+                        crate::approval::render(prompt, &app.theme, frame, frame.area());
+                    }
+                })
                 .map_err(|e| format!("cannot draw: {e}"))?;
         }
         redraw = true;
@@ -500,11 +530,11 @@ async fn event_loop(
         tokio::select! {
             event = events.recv() => match event {
                 Some(event) => {
-                    actions = on_event(&mut app, event);
+                    actions = on_input(&mut app, &mut lp.prompts, event);
                     // Everything already typed or pasted is handled before the next frame, so
                     // a held key or a burst never queues redraws.
                     while let Ok(event) = events.try_recv() {
-                        actions.extend(on_event(&mut app, event));
+                        actions.extend(on_input(&mut app, &mut lp.prompts, event));
                     }
                 }
                 None => break,
@@ -555,6 +585,8 @@ async fn event_loop(
                         app.on_turn_event(TurnEvent::Cancelled);
                         queue.extend(app.on_turn_end());
                     }
+                    // After the abort: a dropped prompt is a denial the turn must not act on.
+                    lp.prompts.clear();
                 }
                 Action::RunTool {
                     name,
@@ -597,6 +629,9 @@ async fn event_loop(
     }
     // Nothing reads the terminal after the interface (a restart's new elroy needs it).
     drop(reader);
+    gate.set_approver(None);
+    gate.set_notice_sink(None);
+    lp.prompts.clear();
     if let Some((_, handle)) = lp.turn.take() {
         handle.abort();
     }
@@ -631,6 +666,33 @@ async fn event_loop(
         Some(message) => Outcome::Restart(message),
         None => Outcome::Exit(ExitCode::SUCCESS),
     })
+}
+
+/// One terminal event into the approval prompt while one is up (keys and pastes), else into the
+/// app. Ctrl+C at a prompt denies the call and cancels the turn.
+fn on_input(
+    app: &mut App,
+    prompts: &mut std::collections::VecDeque<Prompt>,
+    event: Event,
+) -> Vec<Action> {
+    let Some(prompt) = prompts.front_mut() else {
+        return on_event(app, event);
+    };
+    match event {
+        Event::Key(key) => match prompt.on_key(key) {
+            PromptKey::Open => Vec::new(),
+            PromptKey::Answered => {
+                prompts.pop_front();
+                Vec::new()
+            }
+            PromptKey::Interrupt => vec![Action::Cancel],
+        },
+        Event::Paste(text) => {
+            prompt.on_paste(&text);
+            Vec::new()
+        }
+        other => on_event(app, other),
+    }
 }
 
 /// One terminal event into the app.
@@ -703,6 +765,14 @@ fn handle(app: &mut App, lp: &mut Loop, msg: Msg) -> Vec<Action> {
         }
         Msg::Tokens(tokens) => {
             app.status.tokens = Some(tokens);
+            Vec::new()
+        }
+        Msg::Approval(request, reply) => {
+            lp.prompts.push_back(Prompt::new(request, reply));
+            Vec::new()
+        }
+        Msg::Refused(text) => {
+            app.notice(NoticeKind::Warning, text);
             Vec::new()
         }
         Msg::Embedding(progress) => {

@@ -687,7 +687,7 @@ fn the_palette_hides_internal_tools_and_aligns_long_names() {
     assert!(!screen.contains("No-op"), "{screen}");
     assert!(!screen.contains("restart_session"), "{screen}");
     assert!(
-        screen.contains("get_source_content_for_memory  Retrieves content"),
+        screen.contains("get_source_content_for_memory  execute  Retrieves content"),
         "{screen}"
     );
 }
