@@ -144,7 +144,7 @@ fn a_tool_error_reaches_claude_with_is_error() {
     let (_, content, is_error) = results.last().unwrap();
     assert_eq!(
         content,
-        "Error invoking tool add_agenda_item: missing required argument 'text'"
+        "Error invoking tool add_agenda_item: missing required argument 'text'; unknown argument 'txt' — did you mean 'text'?"
     );
     assert!(is_error);
     assert!(agenda_files(&home).is_empty());

@@ -100,7 +100,9 @@ fn tool_error_reaches_the_model_and_its_retry_succeeds() {
     let sent = server.chat_requests();
     assert_eq!(
         results(&sent[1]),
-        ["Error invoking tool add_agenda_item: missing required argument 'text'"]
+        [
+            "Error invoking tool add_agenda_item: missing required argument 'text'; unknown argument 'txt' — did you mean 'text'?"
+        ]
     );
     assert!(!results(&sent[2])[1].starts_with("Error"));
     assert_eq!(agenda_files(&home).len(), 1);

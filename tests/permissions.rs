@@ -541,3 +541,150 @@ fn a_mistyped_rule_or_mode_stops_the_command_naming_it() {
         stderr(&out)
     );
 }
+
+// ---------------------------------------------------------------------------------------------
+// Faults a break-it pass found, each with a second input of the same kind.
+
+#[test]
+fn tilde_with_extra_slashes_and_padding_is_the_home_directory() {
+    let d = dirs();
+    std::fs::create_dir_all(d.user.join(".aws")).unwrap();
+    std::fs::write(d.user.join(".aws/credentials"), "KEY").unwrap();
+    let policy = d.policy(Mode::Auto, &[], &[], &[]);
+    for raw in [
+        "~//.aws/credentials",
+        "~///.ssh/config",
+        " ~/.aws/credentials ",
+    ] {
+        let decision = policy.decide(Caller::Model, &d.path_call("read_file", raw), &[]);
+        assert!(is_secret_refusal(&decision), "{raw:?}: {decision:?}");
+    }
+    // A path deny rule holds against the same spellings.
+    std::fs::create_dir_all(d.user.join("private")).unwrap();
+    let deny = d.policy(Mode::Auto, &[], &[], &["read_file(~/private/**)"]);
+    for raw in ["~//private/diary.txt", "~/private/diary.txt"] {
+        let decision = deny.decide(Caller::Model, &d.path_call("read_file", raw), &[]);
+        assert!(
+            matches!(decision, Decision::Refuse(Refusal::DenyRule(_))),
+            "{raw}: {decision:?}"
+        );
+    }
+}
+
+#[test]
+fn a_url_without_a_scheme_is_judged_by_its_host() {
+    let d = dirs();
+    let deny = d.policy(
+        Mode::Auto,
+        &[],
+        &[],
+        &[
+            "fetch_page(domain:127.0.0.1)",
+            "fetch_page(domain:evil.example)",
+        ],
+    );
+    for url in [
+        "127.0.0.1:18082/x?k=1",
+        "evil.example/collect",
+        "HTTP://EVIL.EXAMPLE./x",
+    ] {
+        let view = CallView::of(
+            &elroy_core::GateCall {
+                spec: &elroy_core::ToolSpec::new("fetch_page", "", None)
+                    .with_effect(ToolEffect::fetches_url("url")),
+                origin: &elroy_core::ToolOrigin::Builtin,
+                arguments: serde_json::json!({ "url": url }).as_object().unwrap(),
+            },
+            &d.roots(),
+        );
+        let decision = deny.decide(Caller::Model, &view, &[]);
+        assert!(
+            matches!(decision, Decision::Refuse(Refusal::DenyRule(_))),
+            "{url}: {decision:?}"
+        );
+    }
+}
+
+#[test]
+fn a_read_tool_whose_target_elroy_cannot_see_asks() {
+    let d = dirs();
+    let policy = d.policy(Mode::Ask, &[], &[], &[]);
+    let mcp_read = plain_call(
+        "mcp__fs__read_text",
+        ToolEffect::new(elroy_core::EffectClass::Read, elroy_core::Changes::Nothing),
+    );
+    assert_eq!(policy.decide(Caller::Model, &mcp_read, &[]), Decision::Ask);
+    // pwd names the working directory: it runs.
+    assert_eq!(
+        policy.decide(Caller::Model, &d.path_call("pwd", "."), &[]),
+        Decision::Allow
+    );
+}
+
+#[test]
+fn mistyped_specifiers_are_refused_and_dir_globs_cover_the_dir() {
+    let d = dirs();
+    let roots = d.roots();
+    for bad in [
+        "fetch_page(domain=x)",
+        "fetch_page(http://127.0.0.1*)",
+        "fetch_page(domain:127.0.0.1:18082)",
+    ] {
+        assert!(Rule::parse(bad, &roots).is_err(), "{bad}");
+    }
+    // `Domain:` in another case is still a domain rule.
+    let rule = Rule::parse("fetch_page(Domain:Example.org)", &roots).unwrap();
+    assert!(rule.matches(
+        "fetch_page",
+        &ResolvedTarget::Url {
+            url: "https://example.org".into(),
+            host: Some("example.org".into())
+        }
+    ));
+    let deny = d.policy(Mode::Auto, &[], &[], &["ls(/etc/**)"]);
+    for raw in ["/etc", "/etc/hostname"] {
+        let decision = deny.decide(Caller::Model, &d.path_call("ls", raw), &[]);
+        assert!(
+            matches!(decision, Decision::Refuse(Refusal::DenyRule(_))),
+            "{raw}: {decision:?}"
+        );
+    }
+}
+
+#[test]
+fn secrets_match_without_case_and_more_credential_files() {
+    let d = dirs();
+    std::fs::create_dir_all(d.user.join(".config/gh")).unwrap();
+    std::fs::write(d.user.join(".config/gh/hosts.yml"), "token").unwrap();
+    let policy = d.policy(Mode::Auto, &[], &[], &[]);
+    for name in ["server.PEM", ".ENV", ".envrc", "id_ed25519_sk", "cert.p12"] {
+        std::fs::write(d.cwd.join(name), "x").unwrap();
+        let decision = policy.decide(Caller::Model, &d.path_call("read_file", name), &[]);
+        assert!(is_secret_refusal(&decision), "{name}: {decision:?}");
+    }
+    let gh = policy.decide(
+        Caller::Model,
+        &d.path_call("read_file", "~/.config/gh/hosts.yml"),
+        &[],
+    );
+    assert!(is_secret_refusal(&gh), "{gh:?}");
+}
+
+#[test]
+fn the_narrowest_rule_for_a_name_with_glob_characters_names_only_it() {
+    let d = dirs();
+    let outside = d.user.join("ext");
+    std::fs::create_dir_all(&outside).unwrap();
+    for name in ["*", "a?b"] {
+        std::fs::write(outside.join(name), "x").unwrap();
+        let view = d.path_call("read_file", &format!("~/ext/{name}"));
+        let rule = Rule::parse(&view.narrowest_rule(), &d.roots()).unwrap();
+        assert!(rule.matches("read_file", &view.target), "{name}");
+        std::fs::write(outside.join("other.txt"), "x").unwrap();
+        let other = d.path_call("read_file", "~/ext/other.txt");
+        assert!(
+            !rule.matches("read_file", &other.target),
+            "{name} covers other.txt"
+        );
+    }
+}

@@ -216,6 +216,7 @@ fn every_key_loads_into_its_typed_field() {
                 ("timezone", _) => "UTC",
                 ("ui", _) => "plain",
                 ("mcp_config_path", _) => mcp_json.as_str(),
+                ("permissions", _) => r#"{"mode": "auto", "deny": ["web_search"]}"#,
                 (_, KeyType::Bool) => "off",
                 (_, KeyType::Int { .. }) => "7",
                 (_, KeyType::Float) => "0.5",

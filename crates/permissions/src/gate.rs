@@ -32,8 +32,12 @@ impl std::fmt::Display for Notice {
             write!(f, " {target}")?;
         }
         write!(f, " ({})", short_reason(&self.refusal))?;
-        if let Some(rule) = &self.allow_rule {
-            write!(f, "; to allow it: --allow '{rule}'")?;
+        match (&self.allow_rule, &self.refusal) {
+            (Some(rule), _) => write!(f, "; to allow it: --allow '{rule}'")?,
+            (None, Refusal::DenyRule(deny)) => {
+                write!(f, "; to allow it: remove '{deny}' from permissions.deny")?;
+            }
+            _ => {}
         }
         Ok(())
     }
@@ -198,13 +202,15 @@ impl Gate {
             Decision::Refuse(refusal) => refusal,
         };
         let rule = view.narrowest_rule();
+        // An allow rule never overrides a deny rule: that refusal names no rule to add.
         let allow_rule = match &refusal {
-            Refusal::DeniedByPerson(_) => None,
+            Refusal::DeniedByPerson(_) | Refusal::DenyRule(_) => None,
             _ => Some(rule.clone()),
         };
         // A person's own call reads the refusal as its error; a model's or a client's refusal is
         // also shown to the person.
-        if allow_rule.is_some() && ctx.caller != elroy_core::Caller::Person {
+        let shown = !matches!(refusal, Refusal::DeniedByPerson(_));
+        if shown && ctx.caller != elroy_core::Caller::Person {
             self.notify(&Notice {
                 tool: view.tool.clone(),
                 target: target_text(&view.target),

@@ -16,8 +16,10 @@ pub struct Roots {
 }
 
 fn expand(raw: &str, roots: &Roots) -> PathBuf {
+    // `~//x` is `~/x` for the tools too: leading slashes after `~/` must not make the rest an
+    // absolute path that replaces the home directory.
     let tilde = |rest: &str| match &roots.user_dir {
-        Some(dir) => dir.join(rest),
+        Some(dir) => dir.join(rest.trim_start_matches('/')),
         None => PathBuf::from(raw),
     };
     let path = if raw == "~" {
@@ -73,9 +75,11 @@ pub fn resolve_existing(path: &Path) -> PathBuf {
     }
 }
 
-/// Resolves a path argument of a tool call (`~`, the working directory, symlinks, `..`).
+/// Resolves a path argument of a tool call (`~`, the working directory, symlinks, `..`), trimmed
+/// as the tools that trim read it (`create_contrib_repo`); empty is the working directory.
 pub fn resolve(raw: &str, roots: &Roots) -> PathBuf {
-    resolve_existing(&expand(raw, roots))
+    let raw = raw.trim();
+    resolve_existing(&expand(if raw.is_empty() { "." } else { raw }, roots))
 }
 
 /// Resolves a rule's path glob: `~` and the working directory, and the directories before the

@@ -121,17 +121,25 @@ impl CallView {
     pub fn of(call: &GateCall<'_>, roots: &Roots) -> Self {
         let effect = call.spec.effect;
         let arg = |param: &str| call.arguments.get(param).and_then(Value::as_str);
+        // Arguments are judged as the tools read them: trimmed (`create_contrib_repo`,
+        // `fetch_page`), and a URL without a scheme as `https://` (`fetch_page`).
         let target = match effect.target {
             CallTarget::None => ResolvedTarget::None,
             CallTarget::Path(param) => {
-                ResolvedTarget::Path(resolve(arg(param).unwrap_or("."), roots))
+                let raw = arg(param).map(str::trim).filter(|p| !p.is_empty());
+                ResolvedTarget::Path(resolve(raw.unwrap_or("."), roots))
             }
             CallTarget::Url(param) => {
                 let url = arg(param).unwrap_or_default().trim().to_owned();
-                let host = url::Url::parse(&url)
+                let full = if url.contains("://") {
+                    url.clone()
+                } else {
+                    format!("https://{url}")
+                };
+                let host = url::Url::parse(&full)
                     .ok()
                     .and_then(|u| u.host_str().map(|h| h.trim_matches(['[', ']']).to_owned()))
-                    .map(|h| h.to_ascii_lowercase());
+                    .map(|h| h.trim_end_matches('.').to_ascii_lowercase());
                 ResolvedTarget::Url { url, host }
             }
         };
@@ -270,12 +278,15 @@ impl Policy {
 
     fn inside_roots(&self, target: &ResolvedTarget) -> bool {
         match target {
+            // A `read` tool whose target elroy cannot see (an MCP server's read-only tool) may
+            // read anywhere.
+            ResolvedTarget::None => false,
             ResolvedTarget::Path(path) => {
                 let home = crate::path::resolve_existing(&self.roots.elroy_home);
                 let cwd = crate::path::resolve_existing(&self.roots.cwd);
                 is_within(path, &cwd) || is_within(path, &home)
             }
-            _ => true,
+            ResolvedTarget::Url { .. } => false,
         }
     }
 

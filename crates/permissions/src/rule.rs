@@ -7,7 +7,7 @@
 use std::fmt;
 use std::path::{Path, PathBuf};
 
-use globset::{Glob, GlobBuilder, GlobMatcher};
+use globset::{Glob, GlobBuilder, GlobMatcher, GlobSet, GlobSetBuilder};
 
 use crate::path::{Roots, resolve_glob_prefix};
 
@@ -33,9 +33,14 @@ pub enum RuleError {
         /// What is wrong with the glob.
         message: String,
     },
-    /// `domain:` with no host, or a host with characters no host has.
-    #[error("'{0}': domain: needs a host name such as example.org or *.example.org")]
+    /// `domain:` with no host, a port, or a host with characters no host has.
+    #[error(
+        "'{0}': domain: needs a host name without a port, such as example.org or *.example.org"
+    )]
     Domain(String),
+    /// A specifier that is neither `domain:HOST` nor a path glob (`domain=x`, a URL).
+    #[error("'{0}': the specifier is neither a path glob (/…, ~/…, ./…) nor domain:HOST")]
+    NotAPath(String),
 }
 
 /// What a rule's specifier matches.
@@ -51,8 +56,8 @@ pub enum Specifier {
         /// True when the pattern has no glob characters: it names one exact path (the only kind
         /// of rule that lets a secret through).
         exact: bool,
-        /// The compiled glob.
-        matcher: GlobMatcher,
+        /// The compiled glob (and `DIR` itself for `DIR/**`).
+        matcher: GlobSet,
     },
     /// Calls whose URL's host is this host (`*.example.org`: any subdomain of example.org).
     Domain(String),
@@ -79,6 +84,62 @@ fn name_glob(rule: &str, name: &str) -> Result<GlobMatcher, RuleError> {
             rule: rule.to_owned(),
             message: e.kind().to_string(),
         })
+}
+
+fn strip_prefix_ignore_case<'a>(s: &'a str, prefix: &str) -> Option<&'a str> {
+    s.get(..prefix.len())
+        .filter(|head| head.eq_ignore_ascii_case(prefix))
+        .map(|_| &s[prefix.len()..])
+}
+
+/// A path glob starts like a path: `/`, `~`, `.`, or a glob character; `domain=x` or
+/// `http://…` is a mistyped specifier, refused rather than silently matching nothing.
+fn looks_like_path(spec: &str) -> bool {
+    !spec.contains("://")
+        && !spec.contains('=')
+        && (spec.starts_with(['/', '~', '.', '*', '?', '[', '{'])
+            || spec.chars().next().is_some_and(char::is_alphanumeric))
+}
+
+/// The glob's matcher; `DIR/**` also matches `DIR` itself (`ls(/etc/**)` covers `ls /etc`).
+fn path_matcher(rule: &str, pattern: &str) -> Result<GlobSet, RuleError> {
+    let mut set = GlobSetBuilder::new();
+    let mut add = |p: &str| -> Result<(), RuleError> {
+        let glob = GlobBuilder::new(p)
+            .literal_separator(true)
+            .build()
+            .map_err(|e| RuleError::Glob {
+                rule: rule.to_owned(),
+                message: e.kind().to_string(),
+            })?;
+        set.add(glob);
+        Ok(())
+    };
+    add(pattern)?;
+    if let Some(dir) = pattern.strip_suffix("/**")
+        && !dir.is_empty()
+    {
+        add(dir)?;
+    }
+    set.build().map_err(|e| RuleError::Glob {
+        rule: rule.to_owned(),
+        message: e.kind().to_string(),
+    })
+}
+
+/// `path` with glob characters escaped, so a rule made from it names that one path.
+pub(crate) fn escape_glob(path: &str) -> String {
+    let mut out = String::with_capacity(path.len());
+    for c in path.chars() {
+        if matches!(c, '*' | '?' | '[' | ']' | '{' | '}') {
+            out.push('[');
+            out.push(c);
+            out.push(']');
+        } else {
+            out.push(c);
+        }
+    }
+    out
 }
 
 fn has_glob_chars(s: &str) -> bool {
@@ -112,29 +173,27 @@ impl Rule {
         let specifier = match spec {
             None => Specifier::Any,
             Some("") => return Err(RuleError::EmptySpecifier(text.to_owned())),
-            Some(spec) => match spec.strip_prefix("domain:") {
+            Some(spec) => match strip_prefix_ignore_case(spec, "domain:") {
                 Some(host) => {
                     let host = host.trim().trim_end_matches('.').to_ascii_lowercase();
                     let bare = host.strip_prefix("*.").unwrap_or(&host);
+                    let bracketed = bare.starts_with('[') && bare.ends_with(']');
                     if bare.is_empty()
-                        || !bare
-                            .chars()
-                            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '-' | ':'))
+                        || (!bracketed && bare.contains(':'))
+                        || !bare.chars().all(|c| {
+                            c.is_ascii_alphanumeric() || matches!(c, '.' | '-' | ':' | '[' | ']')
+                        })
                     {
                         return Err(RuleError::Domain(text.to_owned()));
                     }
-                    Specifier::Domain(host)
+                    Specifier::Domain(host.trim_matches(['[', ']']).to_owned())
                 }
                 None => {
+                    if !looks_like_path(spec) {
+                        return Err(RuleError::NotAPath(text.to_owned()));
+                    }
                     let pattern = resolve_glob_prefix(spec, roots);
-                    let matcher = GlobBuilder::new(&pattern)
-                        .literal_separator(true)
-                        .build()
-                        .map_err(|e| RuleError::Glob {
-                            rule: text.to_owned(),
-                            message: e.kind().to_string(),
-                        })?
-                        .compile_matcher();
+                    let matcher = path_matcher(text, &pattern)?;
                     Specifier::Path {
                         exact: !has_glob_chars(spec),
                         pattern,
@@ -219,7 +278,9 @@ impl ResolvedTarget {
     /// The narrowest rule that allows a call of `tool` reaching this target.
     pub fn narrowest_rule(&self, tool: &str) -> String {
         match self {
-            ResolvedTarget::Path(path) => format!("{tool}({})", path.display()),
+            ResolvedTarget::Path(path) => {
+                format!("{tool}({})", escape_glob(&path.to_string_lossy()))
+            }
             ResolvedTarget::Url {
                 host: Some(host), ..
             } => format!("{tool}(domain:{host})"),

@@ -18,6 +18,13 @@ const HOME_SECRETS: &[&str] = &[
     ".netrc",
     ".git-credentials",
     ".pgpass",
+    ".config/gh",
+    ".config/hub",
+    ".npmrc",
+    ".pypirc",
+    ".cargo/credentials",
+    ".cargo/credentials.toml",
+    ".password-store",
 ];
 
 /// Secrets anywhere: environment files, private keys, a process's environment and memory, the
@@ -25,12 +32,18 @@ const HOME_SECRETS: &[&str] = &[
 const ANYWHERE: &[&str] = &[
     "**/.env",
     "**/.env.*",
+    "**/.envrc",
     "**/*.pem",
     "**/*.key",
     "**/*_rsa",
     "**/*_dsa",
     "**/*_ecdsa",
     "**/*_ed25519",
+    "**/*_rsa_sk",
+    "**/*_ecdsa_sk",
+    "**/*_ed25519_sk",
+    "**/*.p12",
+    "**/*.pfx",
     "/proc/*/environ",
     "/proc/*/mem",
     "/proc/*/task/*/environ",
@@ -71,7 +84,12 @@ impl Secrets {
         let mut set = GlobSetBuilder::new();
         for pattern in ANYWHERE {
             // The patterns are constants: a failure would be a bug caught by the tests.
-            if let Ok(glob) = GlobBuilder::new(pattern).literal_separator(true).build() {
+            // `server.PEM`, `.ENV`: case does not make a key less secret.
+            if let Ok(glob) = GlobBuilder::new(pattern)
+                .literal_separator(true)
+                .case_insensitive(true)
+                .build()
+            {
                 set.add(glob);
             }
         }
@@ -90,7 +108,13 @@ impl Secrets {
         if self.configs.iter().any(|c| c == path) {
             return Some(SecretKind::ElroyConfig);
         }
-        if self.home.iter().any(|s| path.starts_with(s)) {
+        // Compared without case too: on a case-insensitive disk `~/.SSH` is `~/.ssh`.
+        let lower = PathBuf::from(path.to_string_lossy().to_lowercase());
+        if self
+            .home
+            .iter()
+            .any(|s| path.starts_with(s) || lower.starts_with(s.to_string_lossy().to_lowercase()))
+        {
             return Some(SecretKind::Credentials);
         }
         // A file inside a folder named like a secret (`.env/…` is rare; keys are files).

@@ -211,7 +211,8 @@ async fn calls_pass_arguments_on_stdin_and_map_failures() {
         (ok.content.as_str(), ok.is_error),
         (
             format!(
-                "tool=echo_args token=alice home={}\nstdin={{\"text\":\"hé\",\"count\":2}}",
+                // The undeclared `extra` is dropped, and the result says so.
+                "tool=echo_args token=alice home={}\nstdin={{\"text\":\"hé\",\"count\":2}}\n\nNote: ignored unknown argument 'extra'",
                 home.path().display()
             )
             .as_str(),

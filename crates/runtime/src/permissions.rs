@@ -14,10 +14,12 @@ use crate::WarningSink;
 /// credentials by their conventional names.
 fn is_secret_variable(name: &str) -> bool {
     let upper = name.to_ascii_uppercase();
-    ["_API_KEY", "_TOKEN", "_SECRET", "_PASSWORD", "_ACCESS_KEY"]
-        .iter()
-        .any(|suffix| upper.ends_with(suffix))
-        || upper == "ELROY_SERVE_KEY"
+    upper.split(['_', '-']).any(|word| {
+        matches!(
+            word,
+            "KEY" | "TOKEN" | "SECRET" | "PASSWORD" | "PASSWD" | "PAT" | "CREDENTIALS" | "AUTH"
+        )
+    }) || upper.ends_with("APIKEY")
 }
 
 /// A header that carries credentials, by its name (`Authorization`, `X-Api-Key`, `Cookie`, …).

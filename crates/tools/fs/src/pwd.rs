@@ -1,8 +1,6 @@
 //! `pwd` (`docs/tools.md#pwd`).
 
-use elroy_core::{
-    Changes, EffectClass, NoArgs, ToolContext, ToolEffect, ToolError, ToolOutput, TypedTool,
-};
+use elroy_core::{NoArgs, ToolContext, ToolEffect, ToolError, ToolOutput, TypedTool};
 
 /// Returns the absolute working directory of the call.
 #[derive(Debug, Clone, Copy, Default)]
@@ -11,7 +9,8 @@ pub struct Pwd;
 impl TypedTool for Pwd {
     type Args = NoArgs;
     const NAME: &'static str = "pwd";
-    const EFFECT: ToolEffect = ToolEffect::new(EffectClass::Read, Changes::Nothing);
+    // Its target is the working directory (no argument names another).
+    const EFFECT: ToolEffect = ToolEffect::reads_path("path");
     const DESCRIPTION: &'static str =
         "Return the current working directory for filesystem tool calls.";
 
