@@ -246,7 +246,7 @@ impl LiveChat {
     }
 }
 
-/// Issue 15 item 9: a reply is shown while it streams — the first words are on screen while the
+/// A reply is shown while it streams — the first words are on screen while the
 /// server still holds the rest.
 #[test]
 fn a_reply_streams_before_it_ends() {
@@ -288,7 +288,7 @@ fn slash_commands_banner_and_escape() {
         )
     );
     assert!(text.contains("**Agenda for 2026-11-30**"), "{text}");
-    // The name a person wrote, not the file stem `Water_the_plants` (issue 22).
+    // The name a person wrote, not the file stem `Water_the_plants`.
     assert!(text.contains("- **Water the plants**"), "{text}");
     assert!(
         text.contains("Unknown command /nope. The commands are:"),
@@ -314,7 +314,7 @@ fn slash_commands_banner_and_escape() {
     );
 }
 
-/// Issue 15 "Done when": a turn that ends while the background work (here automatic memory
+/// A turn that ends while the background work (here automatic memory
 /// creation on a slow fast model) still runs takes the next input at once (a reading command runs
 /// before that work is done); leaving waits for the background work.
 #[test]
@@ -505,7 +505,7 @@ impl PtyChat {
     }
 }
 
-/// Issue 16 item 5: a reminder that comes due while the plain REPL waits for input is printed
+/// A reminder that comes due while the plain REPL waits for input is printed
 /// above the prompt, and the text being typed is still there (redrawn after it).
 #[test]
 fn a_reminder_appears_above_the_prompt_with_the_typed_text_intact() {

@@ -678,7 +678,7 @@ fn recalled_agenda(request: &RecordedRequest) -> Vec<String> {
     names
 }
 
-/// Issue 14: turn recall rebuilds the agenda rows of its index only when the agenda changed. An
+/// Turn recall rebuilds the agenda rows of its index only when the agenda changed. An
 /// item added between two turns is recalled by the second; once completed, by none after.
 #[test]
 fn agenda_item_added_or_completed_between_turns_is_seen_by_the_next_recall() {

@@ -1,4 +1,4 @@
-//! `elroy doctor` (issue 14): every store, every file, the database and the versioned home, one
+//! `elroy doctor`: every store, every file, the database and the versioned home, one
 //! line per problem and a summary, exit 1 when anything is wrong; and the warnings of ordinary
 //! commands, which summarize many similar problems in one line.
 
@@ -212,7 +212,7 @@ fn a_due_item_whose_trigger_time_cannot_be_read_is_reported() {
     );
 }
 
-/// The same kind for a repeating item (issue 24): a `recurrence` that cannot be read (a hand
+/// The same kind for a repeating item: a `recurrence` that cannot be read (a hand
 /// edit) leaves an item that fires once; doctor names it. A readable rule is no problem.
 #[test]
 fn a_due_item_whose_rule_cannot_be_read_is_reported() {
@@ -280,7 +280,7 @@ fn an_agenda_item_whose_date_cannot_be_read_is_reported() {
     }
 }
 
-/// Issue 23: doctor names what git has not finished in the home and every store file with
+/// Doctor names what git has not finished in the home and every store file with
 /// conflict markers, and elroy commits none of it. The kind: an unfinished git operation — here a
 /// conflicted `git cherry-pick` (the sync tests cover a merge and a rebase); another input: marker
 /// lines pasted into a memory by hand, with git idle.

@@ -1,4 +1,4 @@
-//! The versioned home end to end (issue 9, part 2): every change elroy makes to the markdown stores
+//! The versioned home end to end: every change elroy makes to the markdown stores
 //! is a commit in `$ELROY_HOME`; `elroy history [PATH]` lists them; `elroy undo` reverts the last one
 //! elroy made, refusing after a hand edit; `versioned_home: false` turns it all off.
 
@@ -219,7 +219,7 @@ fn hand_edits_are_committed_as_external_edit_when_the_history_is_read() {
     let mut text = std::fs::read_to_string(&file).unwrap();
     text.push_str("Two litres.\n");
     std::fs::write(&file, text).unwrap();
-    // A read-only tool call does not walk the home (issue 14: its time does not grow with the
+    // A read-only tool call does not walk the home (its time does not grow with the
     // home); `elroy history` commits the hand edits first, so it shows them at once.
     call(&home, "list_agenda_items", "{}");
     assert_eq!(head_message(&home), "add_agenda_item: agenda/Buy_milk.md");
@@ -411,7 +411,7 @@ impl Drop for HeldLocks {
     }
 }
 
-/// Issue 13, item 5. Kind: a history commit that fails transiently (a git lock file held for a
+/// Kind: a history commit that fails transiently (a git lock file held for a
 /// moment by another program). The issue's example: `.git/index.lock` held for 0.4 s while
 /// `delete_agenda_item` runs; and another of the kind: the branch's ref lock
 /// (`refs/heads/main.lock`) held for 0.4 s while `create_memory` runs. Both commits are made
@@ -473,7 +473,7 @@ fn a_briefly_held_git_lock_does_not_lose_the_commit() {
     assert_eq!(std::fs::read(&file).unwrap(), before);
 }
 
-/// Issue 13, item 5, the same kind past the retry window: the git locks are held for the whole
+/// The same kind past the retry window: the git locks are held for the whole
 /// call, so the commit cannot be made. The tool output says the change was saved but not
 /// recorded; the next start commits it under the tool's name (never `external edit`), and
 /// `elroy undo` reverts it. An undo whose own commit is blocked the same way is recorded at the
@@ -568,7 +568,7 @@ fn git_status(home: &TestHome) -> String {
 
 #[test]
 fn the_index_stays_current_so_git_status_is_clean_after_every_change() {
-    // Issue 14: each commit writes `.git/index` (with stat data) for the paths it committed, so the
+    // Each commit writes `.git/index` (with stat data) for the paths it committed, so the
     // user's `git status` is clean and fast, and elroy's start-up walk reads no unchanged file.
     let home = TestHome::new();
     call(&home, "add_agenda_item", r#"{"text":"Buy milk"}"#);

@@ -633,8 +633,8 @@ fn a_plugin_panel_gets_its_own_sidebar_tab() {
     let _ = screen.quit();
 }
 
-/// Tabs are drawn as spaces where they appear: an agenda item's text in the sidebar (issue 22's
-/// example, `Pack:\tpassport`) and a code block in a reply (a Makefile recipe keeps its indent).
+/// Tabs are drawn as spaces where they appear: an agenda item's text in the sidebar (a reported
+/// case, `Pack:\tpassport`) and a code block in a reply (a Makefile recipe keeps its indent).
 #[test]
 fn tabs_show_as_spaces_in_the_sidebar_and_in_code_blocks() {
     let server = MockServer::start();
@@ -654,7 +654,7 @@ fn tabs_show_as_spaces_in_the_sidebar_and_in_code_blocks() {
 
 /// Every signal that ends elroy leaves the terminal as it found it: main screen, cursor shown,
 /// mouse reporting and bracketed paste off, line mode; the exit status is 128 + the signal's
-/// number. Cases: SIGTERM, SIGHUP and SIGINT (issue 22's examples: `kill`, a closed window or
+/// number. Cases: SIGTERM, SIGHUP and SIGINT (reported examples: `kill`, a closed window or
 /// dropped ssh connection) and SIGQUIT (another ending signal).
 #[test]
 fn each_ending_signal_restores_the_terminal() {
@@ -742,7 +742,7 @@ fn an_outside_stop_and_continue_puts_the_terminal_back_in_raw_mode() {
 }
 
 /// Below the minimum size one line says the window is too small, and back at a usable size the
-/// typed input shows without pressing Home. Cases: 101x5 (issue 22's example: too few rows)
+/// typed input shows without pressing Home. Cases: 101x5 (reported example: too few rows)
 /// and 20x30 (too few columns).
 #[test]
 fn tiny_sizes_show_a_notice_and_the_input_comes_back() {
@@ -768,7 +768,7 @@ fn tiny_sizes_show_a_notice_and_the_input_comes_back() {
 }
 
 /// Backspace deletes what a person sees as one character, and the model receives exactly what
-/// the input shows. Cases: a ZWJ sequence (issue 22's example: `👩‍🔬x`, Backspace twice, `ok`
+/// the input shows. Cases: a ZWJ sequence (reported example: `👩‍🔬x`, Backspace twice, `ok`
 /// sent `👩\u{200d}ok`) and a flag (two regional indicators).
 #[test]
 fn backspace_deletes_a_whole_grapheme_and_the_model_gets_what_is_shown() {
@@ -792,7 +792,7 @@ fn backspace_deletes_a_whole_grapheme_and_the_model_gets_what_is_shown() {
 }
 
 /// Without a terminal able to draw a screen the line chat runs and says so in one line, with no
-/// alternate screen. Cases: `TERM=dumb` (issue 22's example) and `TERM` unset.
+/// alternate screen. Cases: `TERM=dumb` (a reported case) and `TERM` unset.
 #[test]
 fn a_dumb_or_missing_term_uses_the_line_chat() {
     for term in [Some("dumb"), None] {
@@ -813,7 +813,7 @@ fn a_dumb_or_missing_term_uses_the_line_chat() {
 
 /// A paste start marker without its end marker cannot lock the keyboard: after about a second
 /// the text so far becomes input and keys work again. Cases: `ESC[200~abc` then typing and
-/// Enter (issue 22's example; the model receives `abcdef`), and a multi-line paste cut short,
+/// Enter (a reported case; the model receives `abcdef`), and a multi-line paste cut short,
 /// then Esc (browse mode) and Ctrl+C.
 #[test]
 fn an_unterminated_paste_times_out_into_the_input() {

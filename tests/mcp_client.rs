@@ -1,4 +1,4 @@
-//! elroy as an MCP client (issue 25), against servers nobody wrote for these tests: elroy's own
+//! elroy as an MCP client, against servers nobody wrote for these tests: elroy's own
 //! `elroy mcp` of a second home over stdio (always runs), and the official MCP Python SDK's
 //! FastMCP server over stdio and streamable HTTP (`python_sdk.rs`, when PyPI is reachable).
 //! Listing, calls, error results, `--mcp-config`, env passing, servers that cannot start or never

@@ -68,7 +68,7 @@ fn home_with_racy_memories(server: &MockServer) -> TestHome {
     home
 }
 
-/// Issue 27 point 4: a question whose answer includes a memory written within the racy window
+/// A question whose answer includes a memory written within the racy window
 /// re-ran its whole search up to four times, embedding the question each time. Two inputs of the
 /// kind: `examine_memories` (`search_readable`) and the automatic recall of a chat turn
 /// (`search`), each with racy memories among the hits.
@@ -104,7 +104,7 @@ fn a_question_is_embedded_once_even_when_its_memories_are_racy() {
     );
 }
 
-/// Issue 27 point 1: the built-in embedder asked for (`embedding_model: builtin`) with a model
+/// The built-in embedder asked for (`embedding_model: builtin`) with a model
 /// directory that cannot be used gives one clear warning per process and keyword recall. Two
 /// inputs of the kind: a directory that does not exist, and one whose `config.json` is not JSON
 /// (a broken download).
@@ -167,7 +167,7 @@ fn without_a_model_recall_keeps_to_keywords_silently() {
     assert!(!stderr(&out).contains("warning:"), "{}", stderr(&out));
 }
 
-/// Issue 27: switching models re-embeds in the background. A home whose memories were embedded
+/// Switching models re-embeds in the background. A home whose memories were embedded
 /// with `testkit-embed` is opened by `elroy chat` with `embedding_model: testkit-embed-y`: the
 /// REPL says on stderr that it embeds them in the background, a turn answers meanwhile, and every
 /// memory gets a vector of the new model (one request each) while the vectors of the old one

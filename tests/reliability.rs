@@ -1,5 +1,5 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
-//! Reliability of the real binary under stress (issues 8 and 13): many processes writing one home
+//! Reliability of the real binary under stress: many processes writing one home
 //! at once lose nothing; a process killed with SIGKILL in the middle of writes (at random, and on
 //! purpose inside each store's write, at the test-only pause point of `write_atomic`) leaves every
 //! file parseable and the database consistent; a home that cannot be written (read-only, a file
@@ -18,7 +18,7 @@ use common::{TestHome, stderr, stdout};
 /// Processes writing at once.
 const PROCESSES: usize = 8;
 /// Tool calls each process makes (`elroy tools call`, one process per call): 40 by default, so the
-/// suite stays fast; `ELROY_RELIABILITY_CALLS=200` runs the full 8 × 200 of issue 8.
+/// suite stays fast; `ELROY_RELIABILITY_CALLS=200` runs the full 8 × 200.
 fn calls_each() -> usize {
     std::env::var("ELROY_RELIABILITY_CALLS")
         .ok()
@@ -698,7 +698,7 @@ fn kill_inside_write(home: &TestHome, tool: &str, args: &str, needle: &str) -> P
     target
 }
 
-/// Issue 13, "reliability tests that prove what they say". Kind: a process killed inside a write.
+/// Kind: a process killed inside a write.
 /// For every store (agenda items, due items, feature requests, memories, MEMORY.md and USER.md;
 /// new files and files that exist), elroy is stopped on purpose at the test-only pause point
 /// between writing the temporary file and renaming it, and killed there with SIGKILL. Afterwards
@@ -1060,7 +1060,7 @@ impl Drop for McpServer {
     }
 }
 
-/// Issue 13, "reliability tests that prove what they say". Kind: a write on a full disk (a real
+/// Kind: a write on a full disk (a real
 /// `ENOSPC` from a small `tmpfs`; the `EFBIG` variant above runs everywhere). The home is a tmpfs:
 /// first its git objects live on a second tmpfs that is full, so the store write succeeds and the
 /// history commit fails (the change is journaled and committed under the tool's name once there

@@ -1,4 +1,4 @@
-//! Reminders for a person (issue 16): `elroy agenda`, `elroy due` (snooze, done), `elroy remind`
+//! Reminders for a person: `elroy agenda`, `elroy due` (snooze, done), `elroy remind`
 //! and `elroy remind --watch`, end to end with the real binary.
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
@@ -735,7 +735,7 @@ fn trigger_of(home: &TestHome, file: &str) -> String {
         .to_owned()
 }
 
-/// Issue 24, the life cycle of a repeating item with the real binary at fixed clocks:
+/// The life cycle of a repeating item with the real binary at fixed clocks:
 /// `elroy remind` announces each occurrence once and moves the trigger on (across the DST
 /// change 09:00 stays 09:00), `done` after an announcement keeps the next one, a machine off
 /// for four days gets one line with the count, a snooze moves only this occurrence, every move
@@ -964,7 +964,7 @@ fn oracle() -> Option<(std::path::PathBuf, std::path::PathBuf)> {
     (script.exists() && installed).then_some((script, python))
 }
 
-/// Issue 24: Elroy 0.5.0 reads a repeating item's file without error and sees it at its next
+/// Elroy 0.5.0 reads a repeating item's file without error and sees it at its next
 /// occurrence: after `elroy remind` moved it on, Elroy's own front-matter reader gives the next
 /// occurrence as `trigger_datetime`, and Elroy's tools run on the home with the file in it.
 /// (Elroy keeps due items in its own database, so its due-item tools list only items it made; an

@@ -1,4 +1,4 @@
-//! `elroy sync` end to end (issue 17): homes of several "machines" (each its own `ELROY_HOME` and
+//! `elroy sync` end to end: homes of several "machines" (each its own `ELROY_HOME` and
 //! `ELROY_MACHINE_NAME`) and a bare repository in a temporary directory.
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
@@ -788,7 +788,7 @@ fn another_remote_on_the_command_line_is_used_once_and_said_so() {
     assert!(pushed.find_reference("refs/heads/main").is_ok());
 }
 
-/// Issue 23: items are matched across machines by identity, not by path. The issue's case:
+/// Items are matched across machines by identity, not by path. The issue's case:
 /// `rename_due_item` on one machine and `update_due_item_text` on the other (the renaming
 /// machine syncs first: the other merges a rename it pulls); another kind of item renamed: an
 /// agenda item moved by hand (`mv`) on one machine and given an update on the other (the editing
@@ -922,7 +922,7 @@ fn a_rename_on_one_machine_and_an_edit_on_the_other_make_one_item() {
     crate::sync_git::assert_healthy(&[&a, &b], &remote);
 }
 
-/// Issue 23: twins stay alive and distinct. The issue's case: both machines create the due item
+/// Twins stay alive and distinct. The issue's case: both machines create the due item
 /// "Call the dentist" with different times before syncing; another input of the kind: case twins
 /// (`Call_mom.md` on one machine, `call_Mom.md` on the other, made by hand).
 #[test]

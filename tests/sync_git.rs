@@ -1,4 +1,4 @@
-//! `elroy sync` in a home that a person also uses with their own `git` (issue 23): a conflicted
+//! `elroy sync` in a home that a person also uses with their own `git`: a conflicted
 //! hand pull, a detached HEAD, a push the remote's hook refuses, git's lock files left by a
 //! killed elroy or held by a running `git`. Each test drives the real `git` program and the real
 //! binary on temporary homes with a bare remote, and ends with every repository checked: `git

@@ -388,8 +388,7 @@ fn run_into_closed_pipe(home: &TestHome, args: &[&str], reader: Reader) -> (Opti
     (out.status.code(), stderr(&out))
 }
 
-/// Kind: the reader of elroy's standard output goes away early (`elroy config | head -1`,
-/// issue 13 "Broken pipes"). Every command that prints stops quietly: exit 0, no panic (Rust's
+/// Kind: the reader of elroy's standard output goes away early (`elroy config | head -1`). Every command that prints stops quietly: exit 0, no panic (Rust's
 /// `println!` panics with exit 101), no error line, and its work still happens (the turn runs,
 /// the memory is written). Both a pipe closed before the first write (always a broken pipe)
 /// and one closed after the first line are tried. `elroy mcp` too, with a client that sends
@@ -455,7 +454,7 @@ fn every_printing_command_stops_quietly_on_a_closed_pipe() {
     assert!(turns >= 4, "{turns} turns reached the model");
 }
 
-/// Issue 15 item 10: `elroy config` shows the chat model that will be used and why, not `null`.
+/// `elroy config` shows the chat model that will be used and why, not `null`.
 #[test]
 fn config_shows_the_inferred_chat_model() {
     let home = TestHome::new();

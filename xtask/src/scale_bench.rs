@@ -307,7 +307,7 @@ pub fn run(opts: &ScaleRun<'_>) -> Result<(), String> {
             ratio(&row[2], &row[1])
         );
     }
-    // The full-screen interface's first screen (issue 15: within 100 ms on the large home).
+    // The full-screen interface's first screen (within 100 ms on the large home).
     let mut screens = Vec::new();
     for (_, home) in &homes {
         screens.push(first_screen(binary, home, &server.base_url(), runs)?);

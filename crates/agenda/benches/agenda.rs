@@ -1,4 +1,4 @@
-//! The agenda store on a home with 10,000 agenda files (issue 3: every operation under 20 ms).
+//! The agenda store on a home with 10,000 agenda files (every operation under 20 ms).
 //!
 //! Run: `cargo bench -p elroy-agenda --bench agenda`. The home is built once: 10,000 files in
 //! Elroy's format (plain items over 100 dates, every fifth one a due item). "warm" benchmarks use a

@@ -1,5 +1,5 @@
 //! [`Announcements`]: which timed due items were announced, in the `due_announcements` table of
-//! `state.db` (issue 16; migration 3 of elroy-db).
+//! `state.db` (migration 3 of elroy-db).
 
 use std::sync::Arc;
 

@@ -144,7 +144,7 @@ struct Seen {
 /// (size, mtime, inode, ctime). A file that disappears gets `status = 'deleted'`; renames by elroy
 /// keep the id; ids are never reused.
 ///
-/// Nothing is loaded whole (issue 14). An operation first checks the directory: its stat
+/// Nothing is loaded whole. An operation first checks the directory: its stat
 /// signature (mtime in ns and inode) is kept in `meta` (key `agenda_dir:{user id}`), stored only
 /// when it is older than two seconds (the racy rule of the files). Unchanged: no listing. Changed
 /// (a file added, removed, or renamed over, as editors and `git checkout` do): one `readdir`

@@ -13,7 +13,7 @@
 //! - [`parse_trigger_time`], [`parse_item_date`] and the display helpers (D7).
 //! - [`to_fact`]: the text rendering of an item (`docs/formats.md#renderings`);
 //!   [`AgendaStore::due_now`] for the `⏰ DUE ITEM` injection.
-//! - Reminders (issue 16): [`Announcements`] (which timed due items were announced, per
+//! - Reminders: [`Announcements`] (which timed due items were announced, per
 //!   [`Channel`], in `state.db`), [`AgendaStore::next_trigger_after`],
 //!   [`AgendaStore::snooze_due_item`], [`AgendaStore::active_items_with_ids`].
 

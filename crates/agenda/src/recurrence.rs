@@ -1,4 +1,4 @@
-//! Repeating due items (issue 24): a rule in the `recurrence` front-matter key, the next
+//! Repeating due items: a rule in the `recurrence` front-matter key, the next
 //! occurrence in `trigger_datetime`.
 //!
 //! The stored rule is RFC 5545 text on one line, `DTSTART;TZID={zone}:{YYYYMMDDTHHMMSS}
@@ -624,7 +624,7 @@ pub struct Repetition {
     pub first: Timestamp,
 }
 
-/// Parses a repetition (issue 24) said at `now` in `now`'s zone: a phrase of our grammar
+/// Parses a repetition said at `now` in `now`'s zone: a phrase of our grammar
 /// (`every day at 8`, `daily at 8pm`, `every weekday at 9am`, `weekdays at 9`, `every monday and
 /// thursday at 18:30`, `every 2 weeks on monday at 10`, `every month on the 15th at 9`, `first
 /// monday of the month at 10am`, `last friday of every month at 5pm`, `every year on march 3 at

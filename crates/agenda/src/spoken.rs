@@ -1,4 +1,4 @@
-//! Times as people say them (issues 16 and 24): the one parser behind `create_due_item`'s
+//! Times as people say them: the one parser behind `create_due_item`'s
 //! `trigger_time`, `elroy due snooze`, the palette and the slash commands, beside Elroy 0.5.0's own
 //! ISO forms ([`crate::time`]). The grammar is elroy's own, documented with examples in
 //! docs/tools.md:

@@ -371,7 +371,7 @@ mod tests {
         assert!(parse_trigger_time("in 3650 days", &n).is_ok());
     }
 
-    /// Issue 16: the natural forms, in the configured zone. `now` is Monday 2026-11-30 08:53:24
+    /// The natural forms, in the configured zone. `now` is Monday 2026-11-30 08:53:24
     /// in Kolkata (03:23:24 UTC).
     #[test]
     fn natural_forms() {

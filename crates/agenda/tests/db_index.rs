@@ -176,7 +176,7 @@ fn names_asked_for_in_nfd_are_found_by_the_index() {
     );
 }
 
-/// Issue 14: the recall stamp (agenda version and zone) changes with every change to the rows
+/// The recall stamp (agenda version and zone) changes with every change to the rows
 /// — elroy's add, edit and completion, a file added by hand, another process's write — and not
 /// otherwise; reading it stats no item file.
 #[test]

@@ -1,4 +1,4 @@
-//! Repetitions (issue 24, point 1): each kind of phrase, a cron expression and an RRULE line,
+//! Repetitions: each kind of phrase, a cron expression and an RRULE line,
 //! walked through at least three occurrences (one across a DST change), with their rules in
 //! words and the stored text read back.
 

@@ -1,4 +1,4 @@
-//! Times as people say them (issue 24, point 3): one table of spoken forms against fixed clocks
+//! Times as people say them: one table of spoken forms against fixed clocks
 //! in two zones, the `tonight` cases, and Elroy's own forms keeping Elroy's meaning.
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]

@@ -1,4 +1,4 @@
-//! The index in `state.db` is a validated cache of the files (issue 14): a new store (a new elroy
+//! The index in `state.db` is a validated cache of the files: a new store (a new elroy
 //! process) on a warm index reads no file whose stat did not change, and sees every change made
 //! while no elroy ran — an edit in place (even one that keeps the size and sets the mtime back),
 //! an editor's write by rename, a file added or deleted by hand, a `git checkout` of an older

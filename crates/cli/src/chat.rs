@@ -704,7 +704,7 @@ pub(crate) fn run(config: Config) -> Result<ExitCode, String> {
         tracing::warn!("could not add the session context: {e}");
     }
 
-    // Memories lacking a vector of the configured embedding model (issue 27) are embedded in the
+    // Memories lacking a vector of the configured embedding model are embedded in the
     // background; its progress goes above the prompt on a terminal, else to stderr.
     let _embedding = chat
         .runtime()

@@ -46,7 +46,7 @@ pub(crate) fn run(config: &Config, args: &ConfigArgs) -> Result<ExitCode, String
             let mut source = r.source.to_string();
             let mut shown = shown;
             if r.def.name == "chat_model" {
-                // The model that will actually be used, and why (issue 15 item 10).
+                // The model that will actually be used, and why.
                 match elroy_llm::select::chat_model_choice(config, &elroy_llm::select::process_env)
                 {
                     Some((name, why)) if !why.is_empty() => {

@@ -121,7 +121,7 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
 }
 
 /// Runs an interactive session (`front_end`: the full-screen interface or the line REPL), with
-/// the syncs of `sync_on_start` and `sync_on_exit` before and after it (issue 17), each a
+/// the syncs of `sync_on_start` and `sync_on_exit` before and after it, each a
 /// one-line status on stderr.
 fn interactive(
     config: Config,
@@ -184,7 +184,7 @@ pub(crate) fn dumb_terminal() -> bool {
     std::env::var("TERM").map_or(true, |t| t.trim().is_empty() || t.trim() == "dumb")
 }
 
-/// The one place that decides the interface (issue 15 item 1): `plain_flag` is `--plain`, `ui`
+/// The one place that decides the interface: `plain_flag` is `--plain`, `ui`
 /// the `ui` key (`full` or `plain`; the configuration refuses any other value).
 pub(crate) fn choose_front_end(plain_flag: bool, ui: &str, terminals: Terminals) -> FrontEnd {
     if !terminals.stdin {

@@ -80,7 +80,7 @@ fn serve(config: Config) -> Result<ExitCode, String> {
     for warning in &runtime.warnings {
         crate::output::eprintln(&format!("warning: {warning}"));
     }
-    // Memories lacking a vector of the configured embedding model (issue 27) are embedded in the
+    // Memories lacking a vector of the configured embedding model are embedded in the
     // background while the server answers; progress to the log and stderr (stdout is the
     // protocol's).
     let _embedding = runtime.start_background_embedding(elroy_runtime::reembed::stderr_progress());

@@ -52,7 +52,7 @@ pub(crate) fn run(config: Config, args: &RemindArgs) -> Result<ExitCode, String>
         ),
         _ => None,
     };
-    // `sync_interval_minutes` (issue 17): the watcher also syncs the home with sync_remote.
+    // `sync_interval_minutes`: the watcher also syncs the home with sync_remote.
     let sync = (config.settings.sync_interval_minutes > 0 && config.settings.sync_remote.is_some())
         .then(|| {
             (

@@ -1,4 +1,4 @@
-//! Reminders in the plain REPL (issue 16, point 5): a due item that comes due while elroy waits
+//! Reminders in the plain REPL: a due item that comes due while elroy waits
 //! for input is printed above the prompt, without disturbing what is being typed (rustyline's
 //! external printer redraws the prompt and the typed text below the printed line).
 //!

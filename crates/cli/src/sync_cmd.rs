@@ -1,4 +1,4 @@
-//! `elroy sync [--remote URL]`: one home on several machines (issue 17), through
+//! `elroy sync [--remote URL]`: one home on several machines, through
 //! `elroy_runtime::sync`.
 
 use std::process::ExitCode;

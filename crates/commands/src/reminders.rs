@@ -1,4 +1,4 @@
-//! Reminders for the chat front ends (issue 16, points 4 and 5): the due items that come due
+//! Reminders for the chat front ends: the due items that come due
 //! while an interface is open, each shown once — across every interface open on the home, since
 //! the claim is recorded in `state.db` on the `interface` channel of the announcement ledger
 //! (`elroy_runtime::reminders`), the same record `elroy remind` uses on its own channel.

@@ -569,7 +569,7 @@ mod tests {
         let agenda = typed(&mut chat, "/agenda").await;
         assert!(!agenda.is_error, "{agenda:?}");
         assert_eq!(agenda.lines[0], "**Agenda for 2026-12-01**");
-        // The name a person wrote, not the file stem (issue 22: `Plan_the_trip_to_Lisbon (0/2)
+        // The name a person wrote, not the file stem (`Plan_the_trip_to_Lisbon (0/2)
         // — Plan the trip to Lisbon`).
         assert_eq!(agenda.lines[1], "- **Water the plants**", "{agenda:?}");
         let tomorrow = typed(&mut chat, "/agenda tomorrow").await;
@@ -620,7 +620,7 @@ mod tests {
             let out = typed(&mut chat, line).await;
             assert!(!out.lines.is_empty(), "{line}: {out:?}");
         }
-        // The sentence after a list is its own paragraph: `/help` (issue 22's example) and
+        // The sentence after a list is its own paragraph: `/help` (a reported case) and
         // `/memories` (another list with a hint after it).
         for line in ["/help", "/memories"] {
             let out = typed(&mut chat, line).await;
@@ -669,7 +669,7 @@ mod tests {
                     && l.contains(base.trim_end_matches('/'))),
             "{switched:?}"
         );
-        // One of another provider does not inherit the local base URL (issue 22: `/model
+        // One of another provider does not inherit the local base URL (`/model
         // sonnet` after a local model failed with a bare 404): without a key it says which is
         // missing; with one it says whose address it uses. Cases: `sonnet` (an alias) and
         // `gemini/gemini-2.0-flash` (another provider).

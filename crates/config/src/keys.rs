@@ -500,7 +500,7 @@ declare_keys! {
     internal_thought_color: String = S, default "'#708090'", env "ELROY_INTERNAL_THOUGHT_COLOR",
         spec "Elroy 0.5.0";
     /// interactive interface on a terminal: full (the full-screen interface) or plain (the line REPL; also --plain)
-    ui: String = S, default "full", env "ELROY_UI", spec "issue 15 item 1";
+    ui: String = S, default "full", env "ELROY_UI", spec "elroy";
     /// Elroy's shell tool switch; elroy has no shell tool
     shell_commands: bool = B, default "false", env "ELROY_SHELL_COMMANDS",
         spec "Elroy 0.5.0", unimplemented;
@@ -523,10 +523,10 @@ declare_keys! {
         spec "Elroy 0.5.0, D7";
     /// built-in embedder's model directory (default $ELROY_HOME/models/all-MiniLM-L6-v2); used when embedding_model is builtin or no embeddings API is configured
     embedding_model_path: Option<String> = S, default null, env "ELROY_EMBEDDING_MODEL_PATH",
-        spec "issue 27 item 1";
+        spec "elroy";
     /// where elroy models fetch downloads model files from (<base>/<NAME>/resolve/main/<file>)
     models_base_url: String = S, default "https://huggingface.co/sentence-transformers",
-        env "ELROY_MODELS_BASE_URL", spec "issue 27 item 1";
+        env "ELROY_MODELS_BASE_URL", spec "elroy";
     /// embedding recall cut (default 1 - l2 threshold / 2)
     memory_relevance_cosine_threshold: Option<f64> = F, default null,
         env "ELROY_MEMORY_RELEVANCE_COSINE_THRESHOLD",
@@ -545,7 +545,7 @@ declare_keys! {
         spec "Elroy 0.5.0";
     /// fetch_page/web_search may reach loopback, private and unspecified addresses
     fetch_allow_private_addresses: bool = B, default "false",
-        env "ELROY_FETCH_ALLOW_PRIVATE_ADDRESSES", spec "issue 13 item 6";
+        env "ELROY_FETCH_ALLOW_PRIVATE_ADDRESSES", spec "elroy";
     /// plugin paths
     contrib_tools_path: Vec<PathBuf> = P, default null, env "ELROY_CONTRIB_TOOLS_PATH",
         spec "Elroy 0.5.0, docs/tool-rules.md#plugins";
@@ -554,13 +554,13 @@ declare_keys! {
         spec "Elroy 0.5.0";
     /// program run for each `elroy remind` announcement with the title and the body as its last two arguments, e.g. notify-send (words split as a shell would, no shell run)
     notify_command: Option<String> = S, default null, env "ELROY_NOTIFY_COMMAND",
-        spec "issue 16 item 2";
+        spec "elroy";
     /// when a day said without a time starts (`HH:MM`): the time of a due item for `friday`, `tomorrow` or `every monday`
     day_start_time: String = S, default "'09:00'", env "ELROY_DAY_START_TIME",
-        spec "issue 24 item 3";
+        spec "elroy";
     /// full-screen interface: when a due item comes due while no turn runs, the assistant speaks first (starts a turn on its own with the item, tools on)
     proactive_reminders: bool = B, default "false", env "ELROY_PROACTIVE_REMINDERS",
-        spec "issue 16 item 4";
+        spec "elroy";
     /// Codex program and leading arguments
     codex_command: String = S, default "codex", env "ELROY_CODEX_COMMAND",
         spec "Elroy 0.5.0, D16";
@@ -577,34 +577,34 @@ declare_keys! {
     versioned_home: bool = B, default "true", env "ELROY_VERSIONED_HOME",
         spec "the versioned-home issue (elroy history, elroy undo)";
     /// git remote elroy sync pulls from and pushes to: a path, file://, ssh:// or https:// URL, or scp-like user@host:path (elroy sync --remote URL sets it the first time)
-    sync_remote: Option<String> = S, default null, env "ELROY_SYNC_REMOTE", spec "issue 17 item 1";
+    sync_remote: Option<String> = S, default null, env "ELROY_SYNC_REMOTE", spec "elroy";
     /// this machine's name in the history and in sync conflict files (default: the host name)
-    machine_name: Option<String> = S, default null, env "ELROY_MACHINE_NAME", spec "issue 17 item 4";
+    machine_name: Option<String> = S, default null, env "ELROY_MACHINE_NAME", spec "elroy";
     /// interactive sessions sync with sync_remote when they start (short timeout, one status line)
-    sync_on_start: bool = B, default "false", env "ELROY_SYNC_ON_START", spec "issue 17 item 5";
+    sync_on_start: bool = B, default "false", env "ELROY_SYNC_ON_START", spec "elroy";
     /// interactive sessions sync with sync_remote when they end (short timeout, one status line)
-    sync_on_exit: bool = B, default "false", env "ELROY_SYNC_ON_EXIT", spec "issue 17 item 5";
+    sync_on_exit: bool = B, default "false", env "ELROY_SYNC_ON_EXIT", spec "elroy";
     /// elroy remind --watch syncs with sync_remote every this many minutes (0: never)
     sync_interval_minutes: u64 = I, default "0", env "ELROY_SYNC_INTERVAL_MINUTES",
-        spec "issue 17 item 5";
+        spec "elroy";
     /// MCP servers whose tools elroy uses, as Claude Desktop's mcpServers: NAME: {command, args, env, cwd} (stdio) or NAME: {url, headers} (streamable HTTP); ${VAR} and ${VAR:-default} in values are expanded from the environment
     /// The typed, merged servers are [`crate::Config::mcp_servers`].
     mcp_servers: serde_json::Map<String, serde_json::Value> = M, default null,
-        env "ELROY_MCP_SERVERS", spec "issue 25 item 1";
+        env "ELROY_MCP_SERVERS", spec "elroy";
     /// a JSON file {"mcpServers": {...}} (Claude Desktop's claude_desktop_config.json, Claude Code's .mcp.json) whose servers are merged over mcp_servers (also --mcp-config FILE)
     mcp_config_path: Option<String> = S, default null, env "ELROY_MCP_CONFIG_PATH",
-        spec "issue 25 item 1";
+        spec "elroy";
     /// seconds an MCP server has to start and answer initialize and tools/list
     mcp_startup_timeout_seconds: u64 = I1, default "10", env "ELROY_MCP_STARTUP_TIMEOUT_SECONDS",
-        spec "issue 25 item 1";
+        spec "elroy";
     /// seconds an MCP tool call may take
     mcp_call_timeout_seconds: u64 = I1, default "60", env "ELROY_MCP_CALL_TIMEOUT_SECONDS",
-        spec "issue 25 item 1";
+        spec "elroy";
     /// elroy serve: keys ({API_KEY: USER_TOKEN}, each bearer key and the user whose memories it reaches), bind (ADDR:PORT, default 127.0.0.1:8765), tool_activity (hidden or summary: elroy's tool calls as a line of the reply), keep_alive_seconds (SSE keep-alive comments while a turn runs, default 10)
     serve: serde_json::Map<String, serde_json::Value> = M, default null, env "ELROY_SERVE",
-        spec "issue 36 items 1-4", secret;
+        spec "docs/serve.md", secret;
     /// a bearer key elroy serve accepts for the configured user_token (besides serve.keys)
-    serve_key: Option<String> = S, default null, env "ELROY_SERVE_KEY", spec "issue 36 item 4",
+    serve_key: Option<String> = S, default null, env "ELROY_SERVE_KEY", spec "elroy",
         secret;
 }
 

@@ -1,4 +1,4 @@
-//! The MCP servers elroy is a client of (issue 25): `mcp_servers` in `elroy.conf.yaml`, merged
+//! The MCP servers elroy is a client of: `mcp_servers` in `elroy.conf.yaml`, merged
 //! with the `mcpServers` of the JSON file `mcp_config_path` (`--mcp-config FILE`), in the shape
 //! of Claude Desktop's `claude_desktop_config.json` and Claude Code's `.mcp.json`.
 

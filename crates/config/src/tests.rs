@@ -320,7 +320,7 @@ fn keys_elroy_does_not_implement_are_refused_when_set() {
     assert!(!c.settings.shell_commands);
 }
 
-/// Issue 13 item 3's kind in the configuration file: a key given twice is read as Elroy
+/// the kind in the configuration file: a key given twice is read as Elroy
 /// (PyYAML) reads it, the last value wins, instead of stopping with the YAML library's hint
 /// (found by the adversarial run). Another of the kind: a repeated boolean key.
 #[test]

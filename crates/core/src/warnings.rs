@@ -1,4 +1,4 @@
-//! Warnings that scale (issue 14): stores report problems with single files as [`FileWarning`]s,
+//! Warnings that scale: stores report problems with single files as [`FileWarning`]s,
 //! and front ends show them through [`summarize_warnings`], so thousands of similar problems make
 //! one line with a count and the first few paths instead of thousands of lines. The full list
 //! belongs in the log.

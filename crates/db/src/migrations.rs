@@ -31,7 +31,7 @@ pub const MIGRATIONS: &[(i64, &str)] = &[
 pub const LATEST_VERSION: i64 = 8;
 
 /// Migration 4: everything an agenda listing, a lookup by name and the due check need, per file,
-/// so they read the index and re-read only files whose stat changed (issue 14): the raw `status`,
+/// so they read the index and re-read only files whose stat changed: the raw `status`,
 /// `completed`, the `name` key, the raw trigger, checklist counts, the stripped body, the error of
 /// a file that does not parse (`broken`), and a stat signature beside size and mtime (inode and
 /// ctime, so a same-size edit within the mtime's granularity or with an mtime set back is seen).
@@ -53,7 +53,7 @@ ALTER TABLE memories ADD COLUMN file_ino INTEGER;
 ALTER TABLE memories ADD COLUMN file_ctime_ns INTEGER;
 "#;
 
-/// Migration 5: the memory index without a scan of every file (issue 14). `memories_by_file`
+/// Migration 5: the memory index without a scan of every file. `memories_by_file`
 /// finds a row by its file and covers the listing diff's inode comparison (`_nocase`: the
 /// unique-name rule, D12),
 /// `memory_dirs` holds the stat signature of
@@ -307,7 +307,7 @@ pub fn migrate(conn: &mut Connection) -> Result<(), DbError> {
     Ok(())
 }
 
-/// Migration 3 (issue 16): which timed due items were announced (`elroy remind`, the
+/// Migration 3: which timed due items were announced (`elroy remind`, the
 /// interfaces): per user, per item id (`agenda_items.id`, stable across renames), per trigger
 /// instant announced (stored UTC, `YYYY-MM-DD HH:MM:SS+00:00`, so a snoozed item fires again) and
 /// per channel (`remind` for the command line, `interface` for the chat front ends, which announce
@@ -324,7 +324,7 @@ CREATE TABLE due_announcements (
 );
 "#;
 
-/// Migration 6 (issue 14, agenda part): the agenda index answers each query from the rows it
+/// Migration 6: the agenda index answers each query from the rows it
 /// selects, so they are indexed by what the queries filter on: the date (`list_agenda_items`,
 /// `elroy agenda`), the name (duplicate checks, `print_due_item`), kind and status (the due
 /// check, `elroy due`, `elroy remind`), the rows to read again (no stored signature, or a file
@@ -345,7 +345,7 @@ CREATE INDEX agenda_items_stem_nocase ON agenda_items (user_id, stem COLLATE NOC
 CREATE INDEX agenda_items_active_names ON agenda_items (user_id, status, stem, name);
 "#;
 
-/// Migration 7 (issue 24): the agenda index keeps a repeating due item's rule (its `recurrence`
+/// Migration 7: the agenda index keeps a repeating due item's rule (its `recurrence`
 /// key, RFC 5545 text), and an item that is not `completed: true` and whose `status` is any word
 /// but `deleted` (`in_progress`, written by hand or another tool) is open, as in Elroy 0.5.0;
 /// earlier builds indexed such rows as `completed`, so no tool could find them until the file
@@ -359,7 +359,7 @@ UPDATE agenda_items SET status = 'created'
 UPDATE agenda_items SET file_size = NULL, file_mtime_ns = NULL;
 "#;
 
-/// Migration 8 (issue 27): compact codes of the memory vectors, so the embedding leg reads some 50
+/// Migration 8: compact codes of the memory vectors, so the embedding leg reads some 50
 /// bytes per memory instead of its whole `f32` vector (`elroy_memory::vectors`). Memory ids fall
 /// into chunks of 1,024 (`item_id >> 10`). `vector_chunks` counts, per user and chunk, the changes
 /// to the rows the codes are derived from: triggers bump `seq` on every insert, update and delete

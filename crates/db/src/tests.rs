@@ -191,7 +191,7 @@ fn user_names_are_stored_in_nfc() {
     assert_eq!(p.full_name.as_deref(), Some("Zo\u{eb} M\u{fc}ller"));
 }
 
-/// Migration 3 (issue 16): a version-2 database gains `due_announcements`, whose key lets one
+/// Migration 3: a version-2 database gains `due_announcements`, whose key lets one
 /// claim per (user, item, trigger, channel) succeed.
 #[test]
 fn migration_3_adds_due_announcements() {
@@ -224,7 +224,7 @@ fn migration_3_adds_due_announcements() {
     );
 }
 
-/// Migration 7 (issue 24): a version-6 index row of an item with `status: in_progress` (indexed
+/// Migration 7: a version-6 index row of an item with `status: in_progress` (indexed
 /// as `completed` by earlier builds, so no tool found it) is open again, every row is read once
 /// more, and rows keep a repeating item's rule.
 #[test]

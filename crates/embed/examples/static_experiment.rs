@@ -1,4 +1,4 @@
-//! Experiment (issue 27, ARCHITECTURE.md "Inference crate"): the load-time breakdown of
+//! Experiment (ARCHITECTURE.md "Inference crate"): the load-time breakdown of
 //! all-MiniLM-L6-v2 (each step 7 times, median), and a static-embedding model derived from it
 //! (model2vec's method: every vocabulary token through the model once, f16 rows, SIF/Zipf
 //! weights) written to OUT/static.safetensors and measured against the full model: load, embedding

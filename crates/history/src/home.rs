@@ -68,7 +68,7 @@ impl VersionedHome {
     /// for [`VersionedHome::commit_outside_edits`] (a session start, `elroy history`, `elroy
     /// undo`): a call commits only the paths it writes, and a hand edit of one of those is
     /// committed first as [`EXTERNAL_EDIT`] by the recorder, so no hand edit is ever committed
-    /// under a tool's name (issue 14: a home of 110,000 files costs one stat per file to walk).
+    /// under a tool's name (a home of 110,000 files costs one stat per file to walk).
     ///
     /// # Errors
     /// [`HistoryError`] when the repository cannot be created or opened.

@@ -1,4 +1,4 @@
-//! The machine a change was made on (issue 17, `elroy sync`): every commit elroy makes carries it
+//! The machine a change was made on (`elroy sync`): every commit elroy makes carries it
 //! in its author and committer e-mail, `elroy@MACHINE`, so that after a sync `elroy history` can
 //! name the machine a pulled change came from and `elroy undo` can pass over other machines'
 //! changes. Commits made before machines were recorded carry `elroy@localhost` and count as this

@@ -517,7 +517,7 @@ fn a_start_rebuilds_a_missing_or_stat_less_index_without_committing() {
 
 #[test]
 fn a_large_index_is_left_to_the_next_walk_which_refreshes_it_without_committing() {
-    // Issue 14: at 110,000 store files `.git/index` is 11 MB, read and rewritten whole to change one
+    // At 110,000 store files `.git/index` is 11 MB, read and rewritten whole to change one
     // entry; above 2 MiB a tool's commit leaves it, and the next walk refreshes the paths it left.
     let s = Setup::new();
     let repo = git2::Repository::open(s.root()).unwrap();
@@ -574,7 +574,7 @@ fn a_large_index_is_left_to_the_next_walk_which_refreshes_it_without_committing(
     assert_eq!(entry(&repo), Some(committed), "refreshed by the walk");
 }
 
-/// Issue 23: nothing is committed while git has not finished something in the home. The kind: a
+/// Nothing is committed while git has not finished something in the home. The kind: a
 /// merge in progress (`.git/MERGE_HEAD`, as a stopped `git merge` leaves it); another input: a
 /// tool's change to a file holding conflict markers, journaled with the markers and committed,
 /// once the person has resolved the file, as the resolution (never the markers).

@@ -339,7 +339,7 @@ fn a_git_lock_left_by_a_killed_process_does_not_stop_commits() {
     );
     assert!(!root.join(".git/index.lock").exists());
     // A fresh index lock (a git command running now) is left alone, and does not stop the commit
-    // either: the tree is built from HEAD's in memory (issue 13, item 5).
+    // either: the tree is built from HEAD's in memory.
     std::fs::File::create(root.join(".git/index.lock")).unwrap();
     write(root, "agenda/b.md", b"b\n");
     tool(&home, "add_agenda_item").unwrap();
@@ -411,7 +411,7 @@ fn head_id(root: &Path) -> String {
 
 #[test]
 fn a_warm_walk_sees_every_kind_of_hand_edit() {
-    // Issue 14: once a walk has stamped the home, the next one stats each store file and reads
+    // Once a walk has stamped the home, the next one stats each store file and reads
     // nothing else when nothing changed; each kind of hand edit is still seen.
     let dir = tempfile::tempdir().unwrap();
     let root = dir.path();

@@ -408,7 +408,7 @@ mod tests {
         assert_eq!(e.base_url, "http://127.0.0.1:9/v1");
     }
 
-    /// `elroy config` shows the model that will be used and why (issue 15 item 10).
+    /// `elroy config` shows the model that will be used and why.
     #[test]
     fn chat_model_choice_says_why() {
         let (_d, plain) = config("");

@@ -1,6 +1,6 @@
 //! The write journal: which files under a home were written, removed or renamed during a scope
 //! (a tool call, a piece of background work), so the versioned home commits exactly those paths
-//! instead of walking the whole tree (issue 14).
+//! instead of walking the whole tree.
 //!
 //! Every store change goes through [`crate::write_atomic`], [`crate::remove_file`] or
 //! [`crate::rename_file`]; each calls the journal just before it changes a file. While at least

@@ -1,5 +1,5 @@
 //! The stat signature of a file version, shared by the validated indexes of the agenda and memory
-//! stores (issue 14): a file whose signature is unchanged is not read again.
+//! stores: a file whose signature is unchanged is not read again.
 
 use std::path::Path;
 

@@ -1,6 +1,6 @@
 //! # elroy-mcp-client
 //!
-//! elroy as a [Model Context Protocol](https://modelcontextprotocol.io) client (issue 25): the
+//! elroy as a [Model Context Protocol](https://modelcontextprotocol.io) client: the
 //! servers configured in `mcp_servers` (and the `mcpServers` of `--mcp-config FILE`, in Claude
 //! Desktop's shape, see [`elroy_config::McpServer`]) lend their tools to elroy. Built on the
 //! official Rust SDK's client ([`rmcp`]): a stdio server is a child process whose pipes carry

@@ -110,7 +110,7 @@ pub fn cosine_distance(a: &[f64], b: &[f64]) -> f64 {
 /// vector's norm and non-zero entries computed once. The sums run over the same terms in the same
 /// order as in [`cosine_distance`] (a zero term changes no sum), so the distances are the same
 /// bits; but the work is the shared non-zero entries, not the dimensions: 500 TF-IDF vectors
-/// over a vocabulary of thousands took seconds pair by pair (issue 14, after-turn work).
+/// over a vocabulary of thousands took seconds pair by pair (after-turn work).
 pub fn distance_matrix(vectors: &[Vec<f64>]) -> Vec<Vec<f64>> {
     let n = vectors.len();
     let sparse: Vec<Vec<(usize, f64)>> = vectors

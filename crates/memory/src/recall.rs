@@ -792,7 +792,7 @@ pub fn fts_source(conn: &Connection, user_id: i64, kind: &str) -> rusqlite::Resu
 
 /// [`replace_fts_items`], recording `source` (the stamp of the store state `items` come from)
 /// in the same transaction, for [`fts_source`]: a caller whose store has not changed since
-/// skips loading its items (issue 14: recall and `examine_memories` no longer read the whole
+/// skips loading its items (recall and `examine_memories` no longer read the whole
 /// agenda per question).
 ///
 /// # Errors

@@ -102,7 +102,7 @@ pub(crate) fn set_fts(
 
 impl MemoryStore {
     /// Opens the store and brings its index up to date with [`MemoryStore::sync_if_changed`]
-    /// (`docs/formats.md#memory-index-sync` as issue 14 overrides it): nothing is listed when
+    /// (`docs/formats.md#memory-index-sync` as elroy overrides it): nothing is listed when
     /// `memories/` and `archive/` are as the last listing left them. The report holds what this
     /// sync did (empty when nothing changed).
     ///

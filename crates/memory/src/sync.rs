@@ -1,4 +1,4 @@
-//! The index sync (`docs/formats.md#memory-index-sync`, as issue 14 overrides it): memory files
+//! The index sync (`docs/formats.md#memory-index-sync`, as elroy overrides it): memory files
 //! written by Elroy, an editor or another process are picked up without a look at every file.
 //!
 //! - **Directories.** `memory_dirs` keeps the stat signature (mtime, ctime, inode) of `memories/`
@@ -376,7 +376,7 @@ impl MemoryStore {
         Ok(report)
     }
 
-    /// The sync of every command (`docs/formats.md#memory-index-sync` as issue 14 overrides it):
+    /// The sync of every command (`docs/formats.md#memory-index-sync` as elroy overrides it):
     /// when the signature of `memories/` or `archive/` differs from the one recorded at their last
     /// listing, each changed directory is listed (names only) and the listing is diffed against
     /// the index: new and replaced files (another inode: an editor's rename, `git checkout`) are

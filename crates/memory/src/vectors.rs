@@ -1,4 +1,4 @@
-//! Recall's embedding leg at scale (issue 27): compact sign-bit codes of the memory vectors,
+//! Recall's embedding leg at scale: compact sign-bit codes of the memory vectors,
 //! scanned first, then the exact `f32` vectors of the best few hundred rescored.
 //!
 //! Scoring every stored vector per question reads all of them (100,000 memories × 384 `f32`s is

@@ -227,7 +227,7 @@ fn a_half_embedded_store_ranks_a_planted_memory_as_keywords_alone_do() {
     }
 }
 
-// ---- The embedding leg's sign-bit codes (`elroy_memory::vectors`, issue 27) ----
+// ---- The embedding leg's sign-bit codes (`elroy_memory::vectors`) ----
 
 use elroy_memory::vectors;
 

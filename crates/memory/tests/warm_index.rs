@@ -1,4 +1,4 @@
-//! The memory index in `state.db` is a validated cache of the files (issue 14): a new store (a new
+//! The memory index in `state.db` is a validated cache of the files: a new store (a new
 //! elroy process) on a warm index lists no directory whose signature did not change and reads no
 //! file, and still sees every change made while no elroy ran: a file added, deleted or renamed
 //! by hand and an editor's write by rename at the next command (each changes the directory and

@@ -229,7 +229,7 @@ impl Session {
 /// How many active memories one consolidation clusters: the newest (highest ids). Clustering
 /// needs every pairwise distance (and TF-IDF a dense vector per memory over the vocabulary), so
 /// all of a home's memories would not fit in memory at scale: 100,000 memories asked for more
-/// than 24 GiB and the process was killed (issue 14's scale benchmark). Elroy 0.5.0 clusters all
+/// than 24 GiB and the process was killed (the scale benchmark). Elroy 0.5.0 clusters all
 /// active memories; older ones here are left as they are (a deliberate difference).
 /// They are read with [`MemoryStore::newest_active`] (by the primary key from its end), and with
 /// an embedding model only their vectors are computed and read

@@ -51,7 +51,7 @@ impl TurnInput {
         }
     }
 
-    /// A turn the assistant starts on its own (`proactive_reminders`, issue 16 item 4): `text`
+    /// A turn the assistant starts on its own (`proactive_reminders`): `text`
     /// tells the model what happened (a due item came due) and is sent but never stored, as for a
     /// hidden turn; unlike one, tools stay on so the model can act on the item. The reply is
     /// stored as any other; due items are injected as at the start of every turn (K5).

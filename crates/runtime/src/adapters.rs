@@ -106,7 +106,7 @@ impl MemoryRecall {
         prepared: &Prepared,
     ) -> Result<Vec<(RecallMetadata, String)>, PortError> {
         // Each turn sees files added, removed or renamed since the last listing (two `stat`s
-        // when nothing changed, `docs/formats.md#memory-index-sync` as issue 14 overrides it); a
+        // when nothing changed, `docs/formats.md#memory-index-sync` as elroy overrides it); a
         // sync that cannot write the index (a full disk) leaves the recall to the index as it is.
         let _ = self.0.sync_if_changed(query.time.now());
         let search = MemoryQuery {
@@ -206,7 +206,7 @@ impl StoreRecall {
     ) -> Result<Vec<(RecallMetadata, String)>, PortError> {
         let tz = &query.time.tz;
         // The agenda rows of `recall_fts` are rebuilt only when the agenda changed since they
-        // were built (issue 14): an unchanged agenda costs one directory stat, not a stat per item.
+        // were built: an unchanged agenda costs one directory stat, not a stat per item.
         let loaded =
             elroy_tools_memory::refresh_agenda_recall_rows(agenda, &self.db, self.user_id, tz)
                 .map_err(PortError::new)?;

@@ -194,7 +194,7 @@ pub fn check_home(config: &Config) -> DoctorReport {
                                 );
                             }
                             // A rule that cannot be read (a hand edit): the item fires once, at
-                            // its trigger_datetime, and then no more (issue 24).
+                            // its trigger_datetime, and then no more.
                             if let Some(Err(e)) = item
                                 .recurrence
                                 .as_deref()

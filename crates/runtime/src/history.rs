@@ -1,7 +1,7 @@
 //! The versioned home (elroy-history), started on first use: before the first tool call the
 //! registry observes, or when a session starts ([`VersionedHome::resume`]: time independent of the
 //! home's size). Outside edits are not looked for then: that is one stat per store file (110,000
-//! at the scale of issue 14), and nothing a session does needs it. The recorder commits a hand
+//! at large scale), and nothing a session does needs it. The recorder commits a hand
 //! edit of a file a call writes first, as `external edit` (so no tool takes it); the others are
 //! committed by `elroy history`, `elroy undo`, `/history` and `/undo`, before they read the
 //! history ([`VersionedHome::commit_outside_edits`]).

@@ -21,13 +21,13 @@
 //!   chat and fast model clients ([`models`]), the stores, and the adapters ([`adapters`]) from the
 //!   stores and the versioned home to the orchestrator's ports.
 //! - [`Runtime::reminders`] and [`Runtime::snooze_due_item`] ([`reminders`]): due items to
-//!   announce, the announcement ledger, the next trigger, snoozing (issue 16).
+//!   announce, the announcement ledger, the next trigger, snoozing.
 //!
 //! - [`Runtime::start_background_embedding`] ([`reembed`]): a session's background embedding of
 //!   the memories that lack a vector of the configured model (a switched `embedding_model`),
 //!   never blocking a turn.
 //! - [`sync::sync_home`]: `elroy sync` and the syncs of interactive sessions and `elroy remind
-//!   --watch` (issue 17), one entry point for every front end.
+//!   --watch`, one entry point for every front end.
 //! - [`doctor::check_home`]: `elroy doctor`, every store, file, the database and the versioned
 //!   home checked, as typed problems.
 //!
@@ -190,7 +190,7 @@ impl Runtime {
         warnings.extend(plugins.warnings);
         services.insert(Arc::new(elroy_plugins::Panels(plugins.panels)));
         services.insert(Arc::new(elroy_plugins::Untrusted(plugins.untrusted)));
-        // MCP servers (issue 25): configured here, started by whoever needs their tools.
+        // MCP servers: configured here, started by whoever needs their tools.
         let mcp = match elroy_mcp_client::McpClients::new(&config, Arc::clone(&warn)) {
             Ok(mcp) => mcp,
             Err(e) => {

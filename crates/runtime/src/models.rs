@@ -39,7 +39,7 @@ impl Models {
     ///
     /// A configured fast model that cannot be built (no key for its provider, a bad endpoint) is
     /// reported through `warn` — `fast model {name}: {reason}; background work uses the chat
-    /// model` — and background work uses the chat model (issue 13, "Background work").
+    /// model` — and background work uses the chat model.
     ///
     /// # Errors
     /// [`LlmError`] when no chat model can be chosen or its client built.

@@ -1,4 +1,4 @@
-//! Background embedding (issue 27): when a session starts (`elroy chat`, the full-screen
+//! Background embedding: when a session starts (`elroy chat`, the full-screen
 //! interface, `elroy mcp`) and active memories lack a vector of the configured embedding model
 //! (a new home imported, `embedding_model` switched, memories written by one-shot commands that
 //! left their vectors pending), one thread embeds them in batches of [`BATCH`] and reports its
@@ -348,7 +348,7 @@ mod tests {
 
     use elroy_db::rusqlite;
 
-    /// Issue 27: switching models re-embeds in the background. A home embedded with model X
+    /// Switching models re-embeds in the background. A home embedded with model X
     /// (`hash-32`) opened with model Y (`hash-64`): the thread embeds in batches while a search
     /// answers at once (it would wait forever if it embedded a pending memory: the gate holds
     /// them) with the vectors that exist plus keywords. Two inputs of the kind happen during the

@@ -1,4 +1,4 @@
-//! Reminders (issue 16): what is due and not yet announced, the announcement ledger, the next
+//! Reminders: what is due and not yet announced, the announcement ledger, the next
 //! trigger time, and snoozing — one API for `elroy remind`, `elroy due` and the chat interfaces.
 //!
 //! ```text

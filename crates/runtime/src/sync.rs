@@ -1,4 +1,4 @@
-//! `elroy sync` for every front end (issue 17): [`sync_home`] runs one sync of the configured
+//! `elroy sync` for every front end: [`sync_home`] runs one sync of the configured
 //! home with its remote; [`report_lines`] and [`status_line`] say what it did.
 
 use std::time::Duration;

@@ -1,4 +1,4 @@
-//! Identity across machines (issue 17 item 3): after a merge every memory id is unique per user
+//! Identity across machines: after a merge every memory id is unique per user
 //! again (`docs/formats.md#memory-ids`).
 //!
 //! Two machines number new memories independently, so after a merge two files of one user home can

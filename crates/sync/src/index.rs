@@ -1,4 +1,4 @@
-//! This machine's `state.db` after a pull renumbered memories (issue 17 item 3): the rows of a
+//! This machine's `state.db` after a pull renumbered memories: the rows of a
 //! memory whose id changed follow it, so recall, pins and the context window's references keep
 //! pointing at the same text. `state.db` itself never syncs.
 //!

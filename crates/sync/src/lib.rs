@@ -1,4 +1,4 @@
-//! `elroy sync`: one elroy home on several machines, through any git remote (issue 17).
+//! `elroy sync`: one elroy home on several machines, through any git remote.
 //!
 //! The versioned home (`elroy-history`) is already a git repository; syncing is fetch, merge, index
 //! update, push ([`sync`], in [`engine`]). What git cannot do for elroy is merge two versions of a

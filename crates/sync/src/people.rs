@@ -1,4 +1,4 @@
-//! User names across machines (issue 17 item 3): the full and preferred name of each user live in
+//! User names across machines: the full and preferred name of each user live in
 //! this machine's `state.db` (`user_preferences`, `docs/formats.md#users-and-preferences`), which
 //! never syncs, so `elroy sync` carries them in a small file of each user home, [`USER_NAMES_FILE`]
 //! (`user-names.yaml` at the top of the home for `DEFAULT`, `users/TOKEN/user-names.yaml` for

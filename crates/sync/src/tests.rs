@@ -1,8 +1,8 @@
-//! Home-level tests of [`crate::sync`] through the library API (issue 17's property test): two
+//! Home-level tests of [`crate::sync`] through the library API (the property test): two
 //! homes and a bare repository in a temporary directory, random edit sequences on both, then
 //! sync; every text written on either side is somewhere in the merged homes (in its file, a
 //! sibling, a renamed memory or a renamed twin) and no store file holds conflict markers. The
-//! edits include hand renames (`mv`, issue 23) and creations of the same name on both sides
+//! edits include hand renames (`mv`) and creations of the same name on both sides
 //! (twins).
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
@@ -287,7 +287,7 @@ fn a_sibling_deleted_by_hand_leaves_every_machine() {
     assert_eq!(files(&a), files(&b));
 }
 
-/// Issue 23, another kind of item renamed: a memory moved and rewritten by hand on one machine
+/// Another kind of item renamed: a memory moved and rewritten by hand on one machine
 /// (too different for git's rename detection) while the other adds a front-matter key to it;
 /// its `id` makes it one memory at the new path, with both changes.
 #[test]

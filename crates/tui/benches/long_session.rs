@@ -1,4 +1,4 @@
-//! The full-screen interface after a long session (issue 22 item 4): what one keystroke, one
+//! The full-screen interface after a long session: what one keystroke, one
 //! PageUp and one resize cost in elroy's own code — state change plus a whole frame drawn into
 //! ratatui's `TestBackend` at 120x40 (no terminal IO) — in an empty session and after 300 turns
 //! whose replies are 120 lines of markdown (headings, paragraphs, lists, a highlighted code

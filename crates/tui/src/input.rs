@@ -315,7 +315,7 @@ mod tests {
     }
 
     /// Backspace, Delete and the arrows work on what a person sees as one character. Cases: the
-    /// ZWJ sequence of issue 22 (`👩‍🔬x`, Backspace twice, `ok` gave `👩\u{200d}ok`), a flag
+    /// ZWJ sequence (`👩‍🔬x`, Backspace twice, `ok` gave `👩\u{200d}ok`), a flag
     /// (two regional indicators), a letter with a combining mark, and CJK (one char, two cells).
     #[test]
     fn editing_works_on_grapheme_clusters() {

@@ -1,4 +1,4 @@
-//! The MCP servers in the interface (issue 25): the status bar names servers still starting or
+//! The MCP servers in the interface: the status bar names servers still starting or
 //! failed, and the palette gains each server's tools (with their forms) once it is ready.
 
 use elroy_core::ToolRegistry;

@@ -1,4 +1,4 @@
-//! Reminders while the interface is open (issue 16 point 4): a [`ReminderSource`] is polled
+//! Reminders while the interface is open: a [`ReminderSource`] is polled
 //! about once a second; each due item it hands back appears at once as a reminder line, is
 //! highlighted in the Due tab and rings the bell. The model still receives due items at the start
 //! of the next turn as before (K5): this only shows them.

@@ -69,7 +69,7 @@ enum Msg {
     Names(elroy_commands::CompletionNames),
     /// A command's output, the model after it, and whether it was `/help` (the keys follow).
     Command(elroy_commands::CommandOutput, String, bool),
-    /// The background embedding's progress (issue 27).
+    /// The background embedding's progress.
     Embedding(elroy_runtime::reembed::EmbedProgress),
     /// The local servers the first-run search found.
     Servers(Vec<elroy_commands::LocalServer>),
@@ -443,7 +443,7 @@ async fn event_loop(
 ) -> Result<Outcome, String> {
     let (tx, mut rx) = mpsc::unbounded_channel();
     let runtime = chat.runtime();
-    // Memories lacking a vector of the configured embedding model (issue 27): embedded in the
+    // Memories lacking a vector of the configured embedding model: embedded in the
     // background, progress in the status bar, the end as a notice.
     let _embedding = {
         let tx = tx.clone();

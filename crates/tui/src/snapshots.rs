@@ -334,7 +334,7 @@ fn detail_view_raw_file() {
     insta::assert_snapshot!(screen);
 }
 
-/// `c` asks before completing, as delete asks for `d d`: in browse mode (issue 22's example)
+/// `c` asks before completing, as delete asks for `d d`: in browse mode (a reported case)
 /// and in the detail view (the other place `c` works); another key drops the question.
 #[test]
 fn c_asks_for_a_second_c_before_completing() {
@@ -531,7 +531,7 @@ fn proactive_reminders_start_a_turn_only_when_none_runs() {
     );
 }
 
-/// Below the minimum size one line says so instead of a partial layout (issue 22: at 101x5 the
+/// Below the minimum size one line says so instead of a partial layout (at 101x5 the
 /// input row was not drawn); another too-small size (too narrow: 20x30); and back at a usable
 /// size the typed input is drawn again.
 #[test]
@@ -554,7 +554,7 @@ fn a_window_too_small_says_so_and_the_input_comes_back() {
 }
 
 /// A hint is not appended again when it is already the last line: Ctrl+C on an empty input
-/// (issue 22's example) and Ctrl+R with nothing matching (another hint).
+/// (a reported case) and Ctrl+R with nothing matching (another hint).
 #[test]
 fn repeated_hints_are_not_appended() {
     let mut app = app();
@@ -578,7 +578,7 @@ fn ctrl_z_asks_the_event_loop_to_suspend() {
 }
 
 /// Tabs are expanded for display and kept in the stored text. Cases: a sidebar row
-/// (`Pack:\tpassport`, issue 22's example, drawn `Pack:   passport`), a code block (a Makefile
+/// (`Pack:\tpassport`, a reported case, drawn `Pack:   passport`), a code block (a Makefile
 /// recipe keeps its indent), a tool result and a detail view (other places tabs appear).
 #[test]
 fn tabs_are_expanded_wherever_text_is_shown() {
@@ -612,7 +612,7 @@ fn tabs_are_expanded_wherever_text_is_shown() {
 }
 
 /// The tab row keeps the selected tab visible and marks hidden tabs; a plugin's tab is reachable
-/// by its number key. Cases: 120 columns (issue 22's example: `Hello` was cut off silently)
+/// by its number key. Cases: 120 columns (reported example: `Hello` was cut off silently)
 /// and 100 columns with the last tab selected (hidden tabs on the left).
 #[test]
 fn the_tab_row_marks_hidden_tabs_and_plugin_tabs_have_number_keys() {
@@ -659,7 +659,7 @@ fn help_keys() {
 }
 
 /// The palette hides tools no person calls and keeps long names out of their descriptions.
-/// Cases: `get_fast_recall` (issue 22's example) and `restart_session` hidden;
+/// Cases: `get_fast_recall` (a reported case) and `restart_session` hidden;
 /// `get_source_content_for_memory` (29 characters, past the old 28-cell column) aligned.
 #[test]
 fn the_palette_hides_internal_tools_and_aligns_long_names() {

@@ -107,7 +107,7 @@ impl StoreSidebar {
             };
             let path = store.agenda_dir().join(format!("{}.md", due.stem));
             let detail = std::fs::read_to_string(&path).unwrap_or_else(|_| due.text.clone());
-            // A repeating item (issue 24) is marked ↻; the detail view says its rule in words.
+            // A repeating item is marked ↻; the detail view says its rule in words.
             let mark = if due.repetition().is_some() {
                 " ↻"
             } else {
@@ -390,7 +390,7 @@ mod tests {
         let due = rows(TabKind::Due);
         assert_eq!(due[0], ("Call the dentist".into(), "overdue 08:30".into()));
         assert_eq!(due[1], ("Water plants".into(), "18:00".into()));
-        // A repeating item is marked, its rule in words above the file (issue 24).
+        // A repeating item is marked, its rule in words above the file.
         assert_eq!(due[2], ("Stretch".into(), "20:00 ↻".into()));
         assert_eq!(due[3], ("In Paris".into(), "context".into()));
         let due_tab = tabs.iter().find(|t| t.kind == TabKind::Due).unwrap();

@@ -356,7 +356,7 @@ mod tests {
     }
 
     /// Unbreakable text breaks after its punctuation, never inside a word where a mark
-    /// exists. Cases: tool-result JSON (issue 22: it wrapped inside words) and a path.
+    /// exists. Cases: tool-result JSON (it wrapped inside words) and a path.
     #[test]
     fn overlong_json_and_paths_break_after_punctuation() {
         let spans = vec![Span::raw(

@@ -30,7 +30,7 @@ impl AgendaStore {
         self.create_due_item_repeating(new, None, now)
     }
 
-    /// [`AgendaStore::create_due_item`] with a repetition (issue 24): the rule goes in the
+    /// [`AgendaStore::create_due_item`] with a repetition: the rule goes in the
     /// `recurrence` key (sorted among the others, as every key Elroy writes) and `new.trigger`
     /// must be its first occurrence, so Elroy 0.5.0 reads the file as a one-off then.
     ///

@@ -1,4 +1,4 @@
-//! What the reminder commands read and change (issue 16): every active item with its id (for
+//! What the reminder commands read and change: every active item with its id (for
 //! `elroy agenda` and `elroy due`), the next trigger time (for `elroy remind --watch`), and
 //! snoozing (a new `trigger_datetime`, nothing else).
 

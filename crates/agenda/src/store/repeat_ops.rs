@@ -1,4 +1,4 @@
-//! The life cycle of a repeating due item (issue 24): each occurrence announced once moves
+//! The life cycle of a repeating due item: each occurrence announced once moves
 //! `trigger_datetime` to the next; completing an occurrence schedules the next; completing the
 //! series (or deleting the item) ends it; a snooze moves only the current occurrence
 //! ([`AgendaStore::snooze_due_item`], unchanged).
@@ -114,7 +114,7 @@ impl AgendaStore {
         })
     }
 
-    /// `complete_due_item` / `elroy due done` (issue 24): a repeating item completes the
+    /// `complete_due_item` / `elroy due done`: a repeating item completes the
     /// occurrence nearest to `now` and keeps the next one in `trigger_datetime` (the comment is
     /// kept as `closing_comment`): an overdue trigger moves to the first occurrence after `now`;
     /// a coming trigger nearer than the last passed occurrence (done early) moves to the one

@@ -1,4 +1,4 @@
-//! Three-way merge of one store file (issue 17, "Merging store files").
+//! Three-way merge of one store file.
 //!
 //! Input: the merge base and both sides of one path (each side `None` when the file does not exist
 //! there), with the commit time and host name of each side's change. Output: the files to write (the
@@ -210,7 +210,7 @@ pub struct MergeOutcome {
 ///
 /// When only one side changed the file (or both made the same change), that side wins as in git.
 /// Deleted on one side and edited on the other: the edit is kept ([`ReportEntry::EditKeptOverDelete`]).
-/// Otherwise the rules of the file's [`FileKind`] apply (issue 17, point 2):
+/// Otherwise the rules of the file's [`FileKind`] apply:
 ///
 /// - [`FileKind::Agenda`]: front-matter keys key by key (both changed one key: the later
 ///   [`Side::time`] wins, ours on a tie, [`ReportEntry::KeyConflict`]); checklist entries by id,

@@ -1,4 +1,4 @@
-//! The merge rules of issue 17 point 2, on files in elroy's format (from the `elroy-home-0.5.0`
+//! The merge rules, on files in elroy's format (from the `elroy-home-0.5.0`
 //! fixture and `docs/formats.md`'s worked examples), asserting the exact merged bytes and the
 //! report.
 

@@ -168,7 +168,7 @@ fn due_item_files_after_each_tool() {
             "create_due_item",
             r#"{"name":"Tea","text":"Make tea","trigger_time":"in 2 minutes"}"#
         ),
-        // Not one of Elroy's formats: Elroy's sentence and what was understood (issue 24).
+        // Not one of Elroy's formats: Elroy's sentence and what was understood.
         "Timed due item 'Tea' has been created for in 2 minutes (Mon 2026-11-30 08:55 +05:30)."
     );
     insta::assert_snapshot!("3_create_due_item_timed", home.file("Tea.md"));

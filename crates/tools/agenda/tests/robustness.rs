@@ -341,7 +341,7 @@ fn r10_relative_times() {
         let home = home_in("UTC");
         let args = serde_json::json!({"name": "Tea", "text": "x", "trigger_time": input});
         let r = home.call("create_due_item", &args.to_string());
-        // Not one of Elroy's formats: Elroy's sentence and what was understood (issue 24).
+        // Not one of Elroy's formats: Elroy's sentence and what was understood.
         let at = elroy_agenda::parse_stored_trigger(stored).unwrap();
         let understood = elroy_agenda::format_spoken_instant(at, &TimeZone::UTC);
         assert_eq!(
@@ -764,7 +764,7 @@ fn long_names_in_any_script_fit_the_file_system() {
     );
 }
 
-/// Issue 24: Elroy 0.5.0 skips only completed and deleted items, so an item whose `status` is any
+/// Elroy 0.5.0 skips only completed and deleted items, so an item whose `status` is any
 /// other word (`in_progress`, from a hand edit or another tool; `waiting`, the same kind) is found
 /// by every agenda and due-item tool and listed.
 #[test]

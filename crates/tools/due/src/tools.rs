@@ -30,7 +30,7 @@ elroy_core::tool_args! {
 
 /// `create_due_item` (`docs/tools.md#create_due_item`): returns `Pin(("AgendaItem", id))`.
 /// `trigger_time` is read by [`understand_trigger`]: Elroy 0.5.0's formats, times as people say
-/// them, and repetitions (issue 24), which store their rule in the `recurrence` key. When it was
+/// them, and repetitions, which store their rule in the `recurrence` key. When it was
 /// not one of Elroy's formats, the success text keeps Elroy's sentence and adds what was
 /// understood: `… created for tomorrow 9am (Wed 2026-03-18 09:00 +01:00).`, for a repetition with
 /// its rule in words.
@@ -118,7 +118,7 @@ impl TypedTool for CompleteDueItem {
             }
             None => format!("Due item '{name}' has been marked as completed."),
         };
-        // A repeating item: this occurrence is done; say when the next one is (issue 24).
+        // A repeating item: this occurrence is done; say when the next one is.
         match (occurrence.next, &occurrence.rule) {
             (Some(next), Some(rule)) => content.push_str(&format!(
                 " It repeats {rule}: next on {}.",

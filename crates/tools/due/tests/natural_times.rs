@@ -1,4 +1,4 @@
-//! Issue 16 point 6: `create_due_item` takes times as people say them (`tomorrow 9am`,
+//! `create_due_item` takes times as people say them (`tomorrow 9am`,
 //! `friday 17:00`, `next monday at 5:30 pm`), in the configured zone; a time earlier today is an
 //! error that says so; anything else keeps the `Invalid datetime format` message.
 
@@ -48,7 +48,7 @@ fn create_due_item_reads_natural_times_in_the_configured_zone() {
         let args = format!(r#"{{"name":"{name}","text":"t","trigger_time":"{when}"}}"#);
         let r = call(&registry, &ctx, "create_due_item", &args);
         assert!(!r.is_error, "{when}: {}", r.content);
-        // Issue 24: Elroy's sentence, then what was understood (weekday, local time, offset).
+        // Elroy's sentence, then what was understood (weekday, local time, offset).
         let ts: jiff::Timestamp =
             elroy_agenda::parse_absolute_time(shown, &jiff::tz::TimeZone::UTC).unwrap();
         let understood = elroy_agenda::format_spoken_instant(ts, &ctx.time.tz);
@@ -108,7 +108,7 @@ fn create_due_item_reads_natural_times_in_the_configured_zone() {
     );
 }
 
-/// Issue 24: a repetition through the tools. The file keeps Elroy's keys with
+/// A repetition through the tools. The file keeps Elroy's keys with
 /// `trigger_datetime` at the first occurrence and the rule in `recurrence`; `print_due_item`
 /// shows it in words; `complete_due_item` completes one occurrence and names the next;
 /// `delete_due_item` ends the series.

@@ -6,7 +6,7 @@ use elroy_db::{Db, DbError};
 use elroy_memory::recall;
 use jiff::tz::TimeZone;
 
-/// Brings the agenda rows of `recall_fts` for `user` up to date with the agenda store (issue 14):
+/// Brings the agenda rows of `recall_fts` for `user` up to date with the agenda store:
 /// rebuilt from every live item only when the agenda's recall stamp (its version and the time
 /// zone the renderings use) differs from the one they were built from, so an unchanged agenda
 /// costs one directory stat and one `meta` read, not a stat per item.

@@ -29,7 +29,7 @@ fn due_sections(ctx: &ToolContext, question: &str) -> Result<Vec<String>, ToolEr
     let user = crate::user_id(ctx)?;
     let tz = &ctx.time.tz;
     // The agenda rows of `recall_fts` are rebuilt only when the agenda changed since they were
-    // built (issue 14); then only the hits are looked up, a few at a time, until enough due
+    // built; then only the hits are looked up, a few at a time, until enough due
     // items are found: a section is built from the item's own file.
     let loaded = crate::refresh_agenda_recall_rows(&agenda, &db, user, tz).map_err(err)?;
     let tokens = recall::recall_tokens(question);
@@ -106,7 +106,7 @@ impl TypedTool for ExamineMemories {
     fn run(&self, ctx: &ToolContext, args: ExamineArgs) -> Result<ToolOutput, ToolError> {
         let store = store(ctx)?;
         // A memory search picks up files added, removed or renamed since the last listing
-        // (`docs/formats.md#memory-index-sync` as issue 14 overrides it); the memories it finds are
+        // (`docs/formats.md#memory-index-sync` as elroy overrides it); the memories it finds are
         // checked by stat. A sync that cannot write the index (a full disk) leaves the search to
         // the index as it is.
         let _ = store.sync_if_changed(ctx.time.now());

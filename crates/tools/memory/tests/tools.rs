@@ -569,7 +569,7 @@ fn memory_names_are_nfc() {
     assert_eq!(m.name, "Jos\u{e9}'s birthday");
 }
 
-/// Issue 13 item 4's kind, files never indexed: a memory file written by hand whose front matter
+/// the kind, files never indexed: a memory file written by hand whose front matter
 /// cannot be read has no index row, so no search finds it; `examine_memories` names it anyway
 /// (found by the adversarial run: only files indexed before and broken later were named).
 /// Another of the kind: a file that is not UTF-8. A file in `archive/` is not named.
@@ -661,7 +661,7 @@ fn new_due(agenda: &elroy_agenda::AgendaStore, name: &str, text: &str) {
 
 const OPERA: &str = r#"{"question":"Which opera tickets are booked?"}"#;
 
-/// Issue 14: the agenda rows of the recall index are rebuilt only when the agenda changed. An
+/// The agenda rows of the recall index are rebuilt only when the agenda changed. An
 /// item added after a question (its rows already built) is found by the next question.
 #[test]
 fn examine_memories_finds_a_due_item_added_since_the_last_question() {
@@ -738,7 +738,7 @@ fn examine_memories_finds_a_due_item_file_added_by_hand() {
     );
 }
 
-/// Issue 14: with the agenda unchanged since the last question, a question stats no agenda file
+/// With the agenda unchanged since the last question, a question stats no agenda file
 /// but those of its hits (none for a question no item matches), whatever the agenda's size.
 #[test]
 fn examine_memories_on_an_unchanged_agenda_stats_only_its_hits() {

@@ -1,4 +1,4 @@
-//! Which addresses the web tools may reach (issue 13 item 6).
+//! Which addresses the web tools may reach.
 //!
 //! The model chooses the URLs `fetch_page` and `web_search` open, partly from pages it has just
 //! read, so a page can steer elroy at the user's own machine, network or cloud metadata service.

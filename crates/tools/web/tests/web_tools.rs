@@ -395,7 +395,7 @@ async fn proxies_are_used_except_for_loopback_hosts() {
     assert_eq!(direct.seen.lock().unwrap().as_slice(), ["/doc"]);
 }
 
-/// Kind: the model makes elroy reach an address it must not (issue 13 item 6). Loopback and
+/// Kind: the model makes elroy reach an address it must not. Loopback and
 /// private addresses need `fetch_allow_private_addresses`, directly, through a redirect and
 /// through a DNS name; link-local and cloud metadata addresses are refused even with it.
 #[tokio::test]

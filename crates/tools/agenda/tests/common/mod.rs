@@ -87,7 +87,7 @@ impl Home {
     }
 }
 
-/// The 14 tools of issue 3.
+/// The 14 tools.
 pub const TOOLS: [&str; 14] = [
     "add_agenda_item",
     "add_agenda_checklist_item",
