@@ -4,3 +4,4 @@
 //! (docs/development.md, "Test layout").
 
 mod golden_schema;
+mod restart;
