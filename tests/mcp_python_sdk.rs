@@ -30,48 +30,11 @@ fn sdk_python() -> Result<PathBuf, String> {
 
 fn make_venv() -> Result<PathBuf, String> {
     let venv = sdk_venv();
-    let python = venv.join("bin/python");
-    let importable = |python: &Path| {
-        Command::new(python)
-            .args(["-c", "import mcp, pydantic"])
-            .stderr(Stdio::null())
-            .status()
-            .is_ok_and(|s| s.success())
-    };
-    if importable(&python) {
-        return Ok(python);
-    }
-    let made = Command::new("python3")
-        .args(["-m", "venv"])
-        .arg(&venv)
-        .output()
-        .map_err(|e| format!("python3 is not available: {e}"))?;
-    if !made.status.success() {
-        return Err(format!(
-            "python3 -m venv failed: {}",
-            stderr(&made).lines().last().unwrap_or_default()
-        ));
-    }
-    let pip = Command::new(venv.join("bin/pip"))
-        .args([
-            "install",
-            "--quiet",
-            "--disable-pip-version-check",
-            "--timeout",
-            "20",
-            "--retries",
-            "1",
-            "mcp",
-        ])
-        .output()
-        .map_err(|e| format!("pip could not run: {e}"))?;
-    if !pip.status.success() || !importable(&python) {
-        return Err(format!(
-            "pip install mcp failed (is PyPI reachable?): {}",
-            stderr(&pip).lines().last().unwrap_or_default()
-        ));
-    }
-    Ok(python)
+    let name = venv
+        .file_name()
+        .and_then(|n| n.to_str())
+        .unwrap_or("mcp-python-sdk");
+    common::python_venv(name, &["mcp"], "mcp, pydantic")
 }
 
 macro_rules! python_or_skip {

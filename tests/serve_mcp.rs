@@ -5,10 +5,10 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::Command;
 use std::sync::OnceLock;
 
-use crate::common::{TestHome, stderr, stdout};
+use crate::common::{self, TestHome, stderr, stdout};
 use crate::serve::{KEY, Served, home, http};
 use elroy_testkit::{MockServer, Reply};
 use serde_json::{Value, json};
@@ -120,10 +120,6 @@ fn mcp_over_http_with_elroys_rmcp_client() {
     assert!(stdout(&out).contains("failed"), "{}", stdout(&out));
 }
 
-fn python_venv() -> PathBuf {
-    Path::new(env!("CARGO_TARGET_TMPDIR")).join("serve-python-sdks")
-}
-
 /// The venv's python with `openai` and `mcp` importable, made once per test process.
 fn sdk_python() -> Result<PathBuf, String> {
     static PYTHON: OnceLock<Result<PathBuf, String>> = OnceLock::new();
@@ -131,50 +127,7 @@ fn sdk_python() -> Result<PathBuf, String> {
 }
 
 fn make_venv() -> Result<PathBuf, String> {
-    let venv = python_venv();
-    let python = venv.join("bin/python");
-    let importable = |python: &Path| {
-        Command::new(python)
-            .args(["-c", "import openai, mcp"])
-            .stderr(Stdio::null())
-            .status()
-            .is_ok_and(|s| s.success())
-    };
-    if importable(&python) {
-        return Ok(python);
-    }
-    let made = Command::new("python3")
-        .args(["-m", "venv"])
-        .arg(&venv)
-        .output()
-        .map_err(|e| format!("python3 is not available: {e}"))?;
-    if !made.status.success() {
-        return Err(format!(
-            "python3 -m venv failed: {}",
-            stderr(&made).lines().last().unwrap_or_default()
-        ));
-    }
-    let pip = Command::new(venv.join("bin/pip"))
-        .args([
-            "install",
-            "--quiet",
-            "--disable-pip-version-check",
-            "--timeout",
-            "20",
-            "--retries",
-            "1",
-            "openai",
-            "mcp",
-        ])
-        .output()
-        .map_err(|e| format!("pip could not run: {e}"))?;
-    if !pip.status.success() || !importable(&python) {
-        return Err(format!(
-            "pip install openai mcp failed (is PyPI reachable?): {}",
-            stderr(&pip).lines().last().unwrap_or_default()
-        ));
-    }
-    Ok(python)
+    common::python_venv("serve-python-sdks", &["openai", "mcp"], "openai, mcp")
 }
 
 macro_rules! python_or_skip {

@@ -94,3 +94,55 @@ pub fn home_with_model(server: &elroy_testkit::MockServer, extra_config: &str) -
     .unwrap();
     home
 }
+
+/// A Python virtual environment in the target directory (`$CARGO_TARGET_TMPDIR/NAME`, kept between
+/// runs) where `import IMPORTS` works after `pip install PACKAGES`; its python, or why not (no
+/// `python3 -m venv`, PyPI unreachable), for the test to print `SKIPPED: …`. The one place tests
+/// reach a package registry.
+pub fn python_venv(name: &str, packages: &[&str], imports: &str) -> Result<PathBuf, String> {
+    use std::process::Stdio;
+    let venv = Path::new(env!("CARGO_TARGET_TMPDIR")).join(name);
+    let python = venv.join("bin/python");
+    let importable = |python: &Path| {
+        Command::new(python)
+            .args(["-c", &format!("import {imports}")])
+            .stderr(Stdio::null())
+            .status()
+            .is_ok_and(|s| s.success())
+    };
+    if importable(&python) {
+        return Ok(python);
+    }
+    let made = Command::new("python3")
+        .args(["-m", "venv"])
+        .arg(&venv)
+        .output()
+        .map_err(|e| format!("python3 is not available: {e}"))?;
+    if !made.status.success() {
+        return Err(format!(
+            "python3 -m venv failed: {}",
+            stderr(&made).lines().last().unwrap_or_default()
+        ));
+    }
+    let pip = Command::new(venv.join("bin/pip"))
+        .args([
+            "install",
+            "--quiet",
+            "--disable-pip-version-check",
+            "--timeout",
+            "20",
+            "--retries",
+            "1",
+        ])
+        .args(packages)
+        .output()
+        .map_err(|e| format!("pip could not run: {e}"))?;
+    if !pip.status.success() || !importable(&python) {
+        return Err(format!(
+            "pip install {} failed (is PyPI reachable?): {}",
+            packages.join(" "),
+            stderr(&pip).lines().last().unwrap_or_default()
+        ));
+    }
+    Ok(python)
+}
