@@ -67,6 +67,36 @@ fn remember(home: &TestHome, text: &str) {
     assert!(out.status.success(), "{}", stderr(&out));
 }
 
+/// Waits (at most a minute) until no `elroy models embed --worker` of this home is running
+/// (`/proc`: its command line and its `ELROY_HOME`).
+fn wait_until_no_worker_runs(home: &Path) {
+    let wanted = format!("ELROY_HOME={}", home.display());
+    let running = || {
+        std::fs::read_dir("/proc")
+            .map(|entries| {
+                entries.filter_map(Result::ok).any(|entry| {
+                    let dir = entry.path();
+                    let cmdline = std::fs::read(dir.join("cmdline")).unwrap_or_default();
+                    let is_worker = cmdline.split(|b| *b == 0).any(|arg| arg == b"--worker");
+                    is_worker
+                        && std::fs::read(dir.join("environ"))
+                            .unwrap_or_default()
+                            .split(|b| *b == 0)
+                            .any(|var| var == wanted.as_bytes())
+                })
+            })
+            .unwrap_or(false)
+    };
+    let start = Instant::now();
+    while running() {
+        assert!(
+            start.elapsed() < Duration::from_secs(60),
+            "a worker of this home is still running"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
 /// Holds the home's worker lock, as a running worker does.
 fn hold_worker_lock(home: &TestHome) -> std::fs::File {
     let file = std::fs::OpenOptions::new()
@@ -172,6 +202,9 @@ fn a_killed_worker_is_resumed_by_the_next_command() {
         remember(&home, text);
     }
     assert_eq!(vectors(&home), (3, 0));
+    // The workers those writes started found the lock taken; they must be gone before the lock
+    // is let go, or one of them (with the real model) would take it instead of the worker below.
+    wait_until_no_worker_runs(&home.home());
     // An embeddings API that never answers: the kernel accepts connections into the listener's
     // backlog, nobody reads the request. (The built-in model cannot stand in: elroy refuses
     // model files that are not regular files before opening them, so a FIFO never blocks.)
