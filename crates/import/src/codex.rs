@@ -14,20 +14,15 @@ use serde_json::Value;
 use crate::ImportError;
 use crate::chats::Sink;
 use crate::convo::{Conversation, Message, Role, str_at, time_of};
-use crate::files::{json_lines, stem};
+use crate::files::{session_lines, stem};
 
 /// Reads one rollout file into `sink`.
 ///
 /// # Errors
 /// [`ImportError`] from the sink.
 pub(crate) fn read(file: &Path, sink: &mut Sink<'_>) -> Result<(), ImportError> {
-    let lines = match json_lines(file) {
-        Ok(lines) => lines,
-        Err(mut problem) => {
-            problem.conversation = Some(format!("session {}", stem(file)));
-            sink.problem(problem);
-            return Ok(());
-        }
+    let Some(lines) = session_lines(file, sink) else {
+        return Ok(());
     };
     let mut session = None;
     let mut project = None;

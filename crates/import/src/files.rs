@@ -107,6 +107,19 @@ pub(crate) fn json_lines(file: &Path) -> Result<Vec<(u64, Value)>, Problem> {
     Ok(out)
 }
 
+/// The JSON lines of one session file, or `None` after reporting to `sink` why the whole session
+/// is skipped (named `session STEM`).
+pub(crate) fn session_lines(file: &Path, sink: &mut Sink<'_>) -> Option<Vec<(u64, Value)>> {
+    match json_lines(file) {
+        Ok(lines) => Some(lines),
+        Err(mut problem) => {
+            problem.conversation = Some(format!("session {}", stem(file)));
+            sink.problem(problem);
+            None
+        }
+    }
+}
+
 /// The session id for problem reports: the file's stem.
 pub(crate) fn stem(file: &Path) -> String {
     file.file_stem()

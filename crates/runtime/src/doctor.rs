@@ -345,15 +345,7 @@ pub fn check_home(config: &Config) -> DoctorReport {
                 );
             }
         }
-        for dir in [
-            paths.user_home.join("agenda"),
-            paths.memory_dir.clone(),
-            paths.memory_dir.join("archive"),
-            paths
-                .user_home
-                .join(elroy_feature_requests::FEATURE_REQUESTS_DIR),
-            paths.user_home.clone(),
-        ] {
+        for dir in store_dirs(paths) {
             for file in interrupted_writes(&dir) {
                 push(
                     Area::VersionedHome,
@@ -412,6 +404,19 @@ pub fn check_home(config: &Config) -> DoctorReport {
 /// Temporary files of atomic writes (`.<name>.tmp-<pid>-<hex>`, elroy_markdown::write_atomic)
 /// that a killed process left in `dir`: older than a minute, so a write running now is not listed.
 /// No store reads them and the versioned home ignores hidden files; they only take space.
+/// The folders a killed write can leave a temporary file in: the stores' and the user home.
+pub(crate) fn store_dirs(paths: &elroy_config::HomePaths) -> [std::path::PathBuf; 5] {
+    [
+        paths.user_home.join("agenda"),
+        paths.memory_dir.clone(),
+        paths.memory_dir.join("archive"),
+        paths
+            .user_home
+            .join(elroy_feature_requests::FEATURE_REQUESTS_DIR),
+        paths.user_home.clone(),
+    ]
+}
+
 pub(crate) fn interrupted_writes(dir: &Path) -> Vec<std::path::PathBuf> {
     let Ok(entries) = std::fs::read_dir(dir) else {
         return Vec::new();

@@ -198,15 +198,7 @@ pub fn repair_home(config: &Config) -> Vec<String> {
         }
     }
     // 4. Temporary files of interrupted writes (older than a minute).
-    for dir in [
-        paths.user_home.join("agenda"),
-        paths.memory_dir.clone(),
-        paths.memory_dir.join("archive"),
-        paths
-            .user_home
-            .join(elroy_feature_requests::FEATURE_REQUESTS_DIR),
-        paths.user_home.clone(),
-    ] {
+    for dir in crate::doctor::store_dirs(paths) {
         for file in crate::doctor::interrupted_writes(&dir) {
             if std::fs::remove_file(&file).is_ok() {
                 done.push(format!(
