@@ -6,6 +6,7 @@
 //! secrets) lives in `elroy-permissions`, installed on the registry by the composition root.
 
 use std::fmt;
+use std::sync::Arc;
 
 use serde_json::{Map, Value};
 
@@ -217,4 +218,37 @@ pub enum Approval {
 pub trait Approver: Send + Sync {
     /// Asks the person and waits for the answer.
     fn approve<'a>(&'a self, request: &'a ApprovalRequest) -> BoxFuture<'a, Approval>;
+}
+
+/// The permission check the registry runs, also kept as a [`crate::Services`] entry so that a
+/// tool whose target moves while it runs can have the new target checked the same way: the
+/// composition root inserts it beside [`crate::ToolRegistry::set_permission_gate`].
+#[derive(Clone)]
+pub struct InstalledGate(pub Arc<dyn PermissionGate>);
+
+impl ToolContext {
+    /// Checks a call the running tool is about to make on the caller's behalf (`fetch_page`
+    /// following a redirect to another host checks the new URL) exactly as if the caller had
+    /// asked for it: the same modes, rules, grants and approval prompt. `Ok` when no check is
+    /// installed (a registry used as a library without one).
+    ///
+    /// # Errors
+    /// The refusal text, as [`PermissionGate::check`] gives it (`not permitted: …`).
+    pub async fn check_follow_up(
+        &self,
+        name: &str,
+        effect: ToolEffect,
+        arguments: &Map<String, Value>,
+    ) -> Result<(), String> {
+        let Some(gate) = self.services.get::<InstalledGate>() else {
+            return Ok(());
+        };
+        let spec = ToolSpec::new(name, "", None).with_effect(effect);
+        let call = GateCall {
+            spec: &spec,
+            origin: &ToolOrigin::Builtin,
+            arguments,
+        };
+        gate.0.check(self, call).await
+    }
 }

@@ -45,7 +45,7 @@ pub use context::{
 };
 pub use effect::{
     Approval, ApprovalRequest, Approver, CallTarget, Caller, Changes, EffectClass, GateCall,
-    PermissionGate, ToolEffect,
+    InstalledGate, PermissionGate, ToolEffect,
 };
 pub use embed::{EmbedError, Embedder};
 pub use error::ToolError;

@@ -215,8 +215,10 @@ impl Runtime {
         ));
         registry.set_call_observer(Arc::clone(&history) as Arc<dyn elroy_core::CallObserver>);
         let permissions = permissions::build_gate(&config, &warn)?;
-        registry
-            .set_permission_gate(Arc::clone(&permissions) as Arc<dyn elroy_core::PermissionGate>);
+        let gate = Arc::clone(&permissions) as Arc<dyn elroy_core::PermissionGate>;
+        registry.set_permission_gate(Arc::clone(&gate));
+        // The same check for a target that moves while a tool runs (a redirect to another host).
+        services.insert(Arc::new(elroy_core::InstalledGate(gate)));
         Ok(Runtime {
             permissions,
             config,

@@ -5,6 +5,9 @@
 use std::net::IpAddr;
 use std::time::Duration;
 
+use elroy_core::BoxFuture;
+use tokio::time::{Instant, timeout_at};
+
 use elroy_config::Config;
 use reqwest::header::{ACCEPT, CONTENT_TYPE, HeaderValue, LOCATION};
 use reqwest::{NoProxy, Proxy, StatusCode, Url, redirect};
@@ -29,6 +32,10 @@ pub fn install_crypto_provider() {
     // Err means a provider is already installed, which is just as good.
     let _ = rustls::crypto::ring::default_provider().install_default();
 }
+
+/// Asked before a redirect to another host is followed, with the new URL: `Ok` follows it,
+/// `Err` stops the request with that text.
+pub type RedirectCheck<'a> = dyn Fn(Url) -> BoxFuture<'a, Result<(), String>> + Send + Sync + 'a;
 
 /// A fetched response: final URL, status, `Content-Type` and at most `max_bytes` of the body.
 #[derive(Debug, Clone)]
@@ -154,68 +161,97 @@ impl WebClient {
     /// [`MAX_REDIRECTS`] times, each target checked like the first URL.
     ///
     /// # Errors
-    /// The `docs/tool-rules.md#http-rules` messages: `request timed out after {n} seconds: {url}`,
-    /// `request failed: {url}: {error}`, `too many redirects: {url}`, `redirect to unsupported URL
-    /// scheme '{scheme}': {url}` (`file:`, `data:`, `ftp:`, … are never followed, and never read as
-    /// an empty page), and `refused to fetch {url}: {address} is a loopback address (…)` (or
-    /// `{host} resolves to {address}, …`) for a hop whose address the rules of [`crate::address`]
-    /// refuse.
+    /// As [`WebClient::get_checked`].
     pub async fn get(
         &self,
         url: &Url,
         accept: Option<&'static str>,
         max_bytes: usize,
     ) -> Result<Fetched, String> {
-        let request = async {
-            let mut current = url.clone();
-            let mut redirects = 0usize;
-            let mut response = loop {
-                self.check_literal_host(&current)?;
-                let mut builder = self.client.get(current.clone());
-                if let Some(accept) = accept {
-                    builder = builder.header(ACCEPT, HeaderValue::from_static(accept));
-                }
-                let response = builder.send().await.map_err(|e| describe(&e, &current))?;
-                let Some(next) = redirect_target(&response, &current)? else {
-                    break response;
-                };
-                if redirects >= MAX_REDIRECTS {
-                    return Err(format!("too many redirects: {url}"));
-                }
-                redirects += 1;
-                current = next;
-            };
-            let final_url = current;
-            let status = response.status();
-            let content_type = response
-                .headers()
-                .get(CONTENT_TYPE)
-                .map(|v| String::from_utf8_lossy(v.as_bytes()).into_owned());
-            let mut body = Vec::new();
-            while body.len() < max_bytes {
-                match response.chunk().await {
-                    Ok(Some(chunk)) => {
-                        let take = chunk.len().min(max_bytes - body.len());
-                        body.extend_from_slice(&chunk[..take]);
-                    }
-                    Ok(None) => break,
-                    Err(e) => return Err(describe(&e, &final_url)),
-                }
-            }
-            Ok(Fetched {
-                final_url,
-                status,
-                content_type,
-                body,
-            })
-        };
-        match tokio::time::timeout(Duration::from_secs(self.timeout_seconds), request).await {
-            Ok(result) => result,
-            Err(_) => Err(format!(
+        let no_check: &RedirectCheck<'_> = &|_| Box::pin(std::future::ready(Ok(())));
+        self.get_checked(url, accept, max_bytes, no_check).await
+    }
+
+    /// [`WebClient::get`], with `check` asked before following a redirect to another host
+    /// (the permission rules judge hosts, so `http:` to `https:` on one host is not asked):
+    /// `fetch_page` asks the permission rules about the new URL there. The time
+    /// `check` takes (a person reading an approval prompt) does not count against the timeout.
+    ///
+    /// # Errors
+    /// The `docs/tool-rules.md#http-rules` messages: `request timed out after {n} seconds: {url}`,
+    /// `request failed: {url}: {error}`, `too many redirects: {url}`, `redirect to unsupported URL
+    /// scheme '{scheme}': {url}` (`file:`, `data:`, `ftp:`, … are never followed, and never read as
+    /// an empty page), `refused to fetch {url}: {address} is a loopback address (…)` (or
+    /// `{host} resolves to {address}, …`) for a hop whose address the rules of [`crate::address`]
+    /// refuse, and `check`'s refusal followed by `(redirected from {url})`.
+    pub async fn get_checked(
+        &self,
+        url: &Url,
+        accept: Option<&'static str>,
+        max_bytes: usize,
+        check: &RedirectCheck<'_>,
+    ) -> Result<Fetched, String> {
+        let mut deadline = Instant::now() + Duration::from_secs(self.timeout_seconds);
+        let timed_out = || {
+            format!(
                 "request timed out after {} seconds: {url}",
                 self.timeout_seconds
-            )),
+            )
+        };
+        let mut current = url.clone();
+        let mut redirects = 0usize;
+        let mut response = loop {
+            self.check_literal_host(&current)?;
+            let mut builder = self.client.get(current.clone());
+            if let Some(accept) = accept {
+                builder = builder.header(ACCEPT, HeaderValue::from_static(accept));
+            }
+            let response = timeout_at(deadline, builder.send())
+                .await
+                .map_err(|_| timed_out())?
+                .map_err(|e| describe(&e, &current))?;
+            let Some(next) = redirect_target(&response, &current)? else {
+                break response;
+            };
+            if redirects >= MAX_REDIRECTS {
+                return Err(format!("too many redirects: {url}"));
+            }
+            redirects += 1;
+            if next.host_str() != current.host_str() {
+                let asked = Instant::now();
+                check(next.clone())
+                    .await
+                    .map_err(|refusal| format!("{refusal} (redirected from {current})"))?;
+                deadline += asked.elapsed();
+            }
+            current = next;
+        };
+        let final_url = current;
+        let status = response.status();
+        let content_type = response
+            .headers()
+            .get(CONTENT_TYPE)
+            .map(|v| String::from_utf8_lossy(v.as_bytes()).into_owned());
+        let mut body = Vec::new();
+        while body.len() < max_bytes {
+            match timeout_at(deadline, response.chunk())
+                .await
+                .map_err(|_| timed_out())?
+            {
+                Ok(Some(chunk)) => {
+                    let take = chunk.len().min(max_bytes - body.len());
+                    body.extend_from_slice(&chunk[..take]);
+                }
+                Ok(None) => break,
+                Err(e) => return Err(describe(&e, &final_url)),
+            }
         }
+        Ok(Fetched {
+            final_url,
+            status,
+            content_type,
+            body,
+        })
     }
 
     /// Refuses a URL whose host is an address the rules forbid (names are checked by the

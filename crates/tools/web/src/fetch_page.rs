@@ -4,8 +4,9 @@ use std::sync::Arc;
 
 use elroy_core::{AsyncTypedTool, ToolContext, ToolEffect, ToolError, ToolOutput};
 use reqwest::Url;
+use serde_json::{Map, Value};
 
-use crate::client::{MAX_BODY_BYTES, WebClient};
+use crate::client::{MAX_BODY_BYTES, RedirectCheck, WebClient};
 use crate::content::{self, Kind};
 use crate::html_text::html_to_text;
 
@@ -42,7 +43,19 @@ impl AsyncTypedTool for FetchPage {
             Some(n) => n.min(MAX_MAX_CHARS),
         };
         let client = web_client(ctx)?;
-        let page = client.get(&url, Some(ACCEPT), MAX_BODY_BYTES).await?;
+        // A redirect to another host is a new target: the permission rules see it as a
+        // `fetch_page` of that URL by the same caller.
+        let check: &RedirectCheck<'_> = &|next: Url| {
+            Box::pin(async move {
+                let mut arguments = Map::new();
+                arguments.insert("url".into(), Value::String(next.to_string()));
+                ctx.check_follow_up(Self::NAME, Self::EFFECT, &arguments)
+                    .await
+            })
+        };
+        let page = client
+            .get_checked(&url, Some(ACCEPT), MAX_BODY_BYTES, check)
+            .await?;
         if page.status.as_u16() >= 400 {
             return Err(ToolError::new(format!(
                 "HTTP {} for {}",

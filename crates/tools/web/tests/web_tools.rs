@@ -4,7 +4,10 @@
 
 use crate::common;
 
+use std::sync::{Arc, Mutex};
+
 use common::{ALLOW_PRIVATE, Route, call, context, data, serve};
+use elroy_core::{BoxFuture, GateCall, InstalledGate, PermissionGate, ToolContext};
 use serde_json::json;
 
 const SPEC_PAGE: &str = "<html><head><title>Example Domain</title><style>p{color:red}</style></head>\n<body><nav>Home | About</nav>\n<h1>Example Domain</h1>\n<p>This domain is for use in   illustrative\nexamples.</p>\n<ul><li>One</li><li>Two <b>bold</b></li></ul>\n<script>var x = 1;</script>\n<footer>© 2026</footer></body></html>";
@@ -563,5 +566,91 @@ async fn local_and_private_addresses_are_refused_unless_allowed() {
         format!(
             "Error invoking tool web_search: refused to fetch {b}/html/?q=x: 127.0.0.1 is {loopback_hint}"
         )
+    );
+}
+
+/// A permission check that records what it is asked and refuses one host.
+struct RefuseHost {
+    host: &'static str,
+    asked: Mutex<Vec<String>>,
+}
+
+impl PermissionGate for RefuseHost {
+    fn check<'a>(
+        &'a self,
+        _ctx: &'a ToolContext,
+        call: GateCall<'a>,
+    ) -> BoxFuture<'a, Result<(), String>> {
+        let url = call.arguments["url"]
+            .as_str()
+            .unwrap_or_default()
+            .to_owned();
+        let refused = reqwest::Url::parse(&url).unwrap().host_str() == Some(self.host);
+        self.asked
+            .lock()
+            .unwrap()
+            .push(format!("{} {url}", call.spec.name));
+        Box::pin(std::future::ready(if refused {
+            Err(format!("not permitted: {} is not allowed", self.host))
+        } else {
+            Ok(())
+        }))
+    }
+}
+
+#[tokio::test]
+async fn a_redirect_to_another_host_is_checked_like_a_new_fetch() {
+    let target = serve(vec![("/json", Route::ok("application/json", "{\"a\": 1}"))]).await;
+    let port = target.base.rsplit(':').next().unwrap().to_owned();
+    let server = serve(vec![
+        (
+            "/away",
+            Route::redirect(&format!("http://localhost:{port}/json")),
+        ),
+        (
+            "/near",
+            Route::redirect(&format!("http://127.0.0.1:{port}/json")),
+        ),
+        ("/moved", Route::redirect("/json")),
+        ("/json", Route::ok("application/json", "{\"b\": 2}")),
+    ])
+    .await;
+    let home = tempfile::tempdir().unwrap();
+    let mut ctx = context(home.path(), &[]);
+    let gate = Arc::new(RefuseHost {
+        host: "localhost",
+        asked: Mutex::new(Vec::new()),
+    });
+    ctx.services.insert(Arc::new(InstalledGate(
+        Arc::clone(&gate) as Arc<dyn PermissionGate>
+    )));
+    let b = &server.base;
+
+    // Refused: the other host is never contacted, and the model reads why.
+    let away = call(&ctx, "fetch_page", json!({ "url": format!("{b}/away") })).await;
+    assert_eq!(
+        away.content,
+        format!(
+            "Error invoking tool fetch_page: not permitted: localhost is not allowed \
+             (redirected from {b}/away)"
+        )
+    );
+    assert!(target.seen.lock().unwrap().is_empty());
+    // The same host is not asked again: a rule names hosts, not paths or ports.
+    let moved = call(&ctx, "fetch_page", json!({ "url": format!("{b}/moved") })).await;
+    assert_eq!(moved.content, format!("URL: {b}/json\n\n{{\"b\": 2}}"));
+    let near = call(&ctx, "fetch_page", json!({ "url": format!("{b}/near") })).await;
+    assert!(!near.is_error, "{}", near.content);
+    assert_eq!(
+        *gate.asked.lock().unwrap(),
+        vec![format!("fetch_page http://localhost:{port}/json")]
+    );
+
+    // Without a check installed (the tools used as a library), redirects are followed.
+    let plain = context(home.path(), &[]);
+    let away = call(&plain, "fetch_page", json!({ "url": format!("{b}/away") })).await;
+    assert_eq!(
+        away.content,
+        format!("URL: http://localhost:{port}/json\n\n{{\"a\": 1}}")
     );
 }
