@@ -688,3 +688,64 @@ fn the_narrowest_rule_for_a_name_with_glob_characters_names_only_it() {
         );
     }
 }
+
+#[test]
+fn the_redactor_removes_longest_values_first_and_ignores_short_ones() {
+    let r = elroy_permissions::Redactor::new([
+        "sk-abc".to_owned(),
+        "  sk-abcdefgh  ".to_owned(),
+        "sk-abcdefgh-0123".to_owned(),
+        "sk-abcdefgh".to_owned(),
+    ]);
+    let mut text = "a sk-abcdefgh-0123 b sk-abcdefgh c sk-abc".to_owned();
+    assert!(r.finds(&text));
+    assert!(r.redact(&mut text));
+    assert_eq!(text, "a [redacted] b [redacted] c sk-abc");
+    assert!(!r.redact(&mut text));
+    assert!(elroy_permissions::Redactor::new(["short".to_owned()]).is_empty());
+}
+
+/// A configured key written into the notes file, a memory and the person's own message reaches
+/// the model as `[redacted]`: every request goes through the same redaction as tool results.
+#[test]
+fn a_configured_key_never_reaches_the_model_from_notes_memories_or_messages() {
+    const KEY: &str = "sk-test-KEY-0123456789abcdef";
+    let model = MockServer::start();
+    model.push(Reply::text("Noted."));
+    let home = common::home_with_model(&model, &format!("chat_model_api_key: {KEY}\n"));
+    std::fs::write(
+        home.home().join("MEMORY.md"),
+        format!("- The deploy key is {KEY}\n"),
+    )
+    .unwrap();
+    let remembered = home
+        .cmd()
+        .env("ELROY_NOW", NOW)
+        .args([
+            "remember",
+            &format!("Billing key for the garden shop: {KEY}"),
+        ])
+        .output()
+        .unwrap();
+    assert!(remembered.status.success(), "{}", stderr(&remembered));
+    let out = home
+        .cmd()
+        .env("ELROY_NOW", NOW)
+        .args([
+            "message",
+            &format!("What is the garden shop billing key? It was {KEY}"),
+        ])
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let sent = model.chat_requests();
+    assert!(!sent.is_empty());
+    for request in &sent {
+        let body = request.body.to_string();
+        assert!(!body.contains(KEY), "the key was sent: {body}");
+    }
+    let first = sent[0].body.to_string();
+    assert!(first.contains("The deploy key is [redacted]"), "{first}");
+    assert!(first.contains("It was [redacted]"), "{first}");
+}

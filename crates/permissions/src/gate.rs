@@ -10,6 +10,7 @@ use elroy_core::{
 };
 
 use crate::policy::{CallView, Decision, Policy, Refusal};
+use crate::redact::Redactor;
 use crate::rule::{ResolvedTarget, Rule};
 
 /// A refused call, as the person sees it: one line naming the rule that would allow it.
@@ -65,7 +66,7 @@ pub struct Gate {
     approver: RwLock<Option<Arc<dyn Approver>>>,
     notices: RwLock<Option<NoticeSink>>,
     saver: Option<RuleSaver>,
-    redactions: Vec<String>,
+    redactor: Redactor,
 }
 
 impl std::fmt::Debug for Gate {
@@ -76,29 +77,24 @@ impl std::fmt::Debug for Gate {
     }
 }
 
-/// Values shorter than this are not redacted (they would match ordinary words).
-const MIN_REDACTED_LEN: usize = 8;
-
 impl Gate {
     /// A gate for `policy` with no approver (every call that would ask is refused), no notice
     /// sink and no saver; `redactions` are secret values (API keys) removed from results.
     pub fn new(policy: Policy, redactions: Vec<String>) -> Self {
-        let mut redactions: Vec<String> = redactions
-            .into_iter()
-            .map(|v| v.trim().to_owned())
-            .filter(|v| v.len() >= MIN_REDACTED_LEN)
-            .collect();
-        // Longest first, so a key that contains another is removed whole.
-        redactions.sort_by_key(|v| std::cmp::Reverse(v.len()));
-        redactions.dedup();
         Gate {
             policy,
             granted: Mutex::new(Vec::new()),
             approver: RwLock::new(None),
             notices: RwLock::new(None),
             saver: None,
-            redactions,
+            redactor: Redactor::new(redactions),
         }
+    }
+
+    /// The secret values this gate removes from results, to remove them elsewhere the same way
+    /// (the runtime's model requests).
+    pub fn redactor(&self) -> &Redactor {
+        &self.redactor
     }
 
     /// Where *always allow* saves its rule.
@@ -304,10 +300,6 @@ impl PermissionGate for Gate {
     }
 
     fn redact(&self, content: &mut String) {
-        for value in &self.redactions {
-            if content.contains(value.as_str()) {
-                *content = content.replace(value.as_str(), "[redacted]");
-            }
-        }
+        self.redactor.redact(content);
     }
 }

@@ -17,6 +17,7 @@
 mod gate;
 pub mod path;
 mod policy;
+mod redact;
 mod rule;
 mod secrets;
 
@@ -25,5 +26,6 @@ pub use path::Roots;
 pub use policy::{
     CallView, Decision, Mode, ModeError, PermissionSettings, Policy, PolicyError, Refusal,
 };
+pub use redact::{REDACTED, Redactor};
 pub use rule::{ResolvedTarget, Rule, RuleError, Specifier};
 pub use secrets::{SecretKind, Secrets};

@@ -46,6 +46,7 @@ pub mod embedder;
 mod history;
 pub mod models;
 pub mod permissions;
+mod redacting_model;
 pub mod reembed;
 pub mod reminders;
 mod services;

@@ -83,13 +83,14 @@ fn fast_warning(name: &str, error: &LlmError) -> String {
 }
 
 /// A chat client for `endpoint` with the default retries, `idle` as the idle timeout and
-/// `enable_caching` (Anthropic prompt-cache markers).
+/// `enable_caching` (Anthropic prompt-cache markers), sending no configured secret value
+/// ([`crate::redacting_model`]).
 fn client(
     config: &Config,
     endpoint: ModelEndpoint,
     idle: Duration,
 ) -> Result<Arc<dyn ChatModel>, LlmError> {
-    elroy_llm::chat_client_with_caching(
+    let model = elroy_llm::chat_client_with_caching(
         endpoint,
         elroy_llm::RetryPolicy::default(),
         elroy_llm::Timeouts {
@@ -97,7 +98,10 @@ fn client(
             ..elroy_llm::Timeouts::default()
         },
         config.settings.enable_caching,
-    )
+    )?;
+    // The secret values the permission gate removes from results leave no request either.
+    let secrets = elroy_permissions::Redactor::new(crate::permissions::secret_values(config));
+    Ok(crate::redacting_model::redacting(model, secrets))
 }
 
 #[cfg(test)]

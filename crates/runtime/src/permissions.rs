@@ -32,7 +32,7 @@ fn is_secret_header(name: &str) -> bool {
 
 /// The secret values of this process: configured keys `elroy config` masks, credentials in the
 /// environment, and the credentials among MCP servers' `env` and `headers` (by their names).
-fn secret_values(config: &Config) -> Vec<String> {
+pub(crate) fn secret_values(config: &Config) -> Vec<String> {
     let mut values: Vec<String> = config
         .resolved()
         .iter()
