@@ -40,8 +40,8 @@ pub use store::{
     RecallEntry, UNREADABLE_AGENDA_FILES, to_fact,
 };
 pub use time::{
-    Understood, format_local_with_offset, format_python_utc, format_spoken_instant,
-    format_stored_trigger, format_update_stamp, invalid_datetime_message, is_elroy_form,
-    parse_absolute_time, parse_item_date, parse_stored_trigger, parse_trigger_time,
+    TriggerTimeError, Understood, format_local_with_offset, format_python_utc,
+    format_spoken_instant, format_stored_trigger, format_update_stamp, invalid_datetime_message,
+    is_elroy_form, parse_absolute_time, parse_item_date, parse_stored_trigger, parse_trigger_time,
     parse_trigger_time_with, understand_trigger,
 };

@@ -149,7 +149,7 @@ fn whole_seconds(ts: Timestamp) -> Option<Timestamp> {
 /// assert_eq!(parse_trigger_time("tomorrow", &now).unwrap().to_string(), "2026-12-01T03:30:00Z");
 /// assert!(parse_trigger_time("someday", &now).is_err());
 /// ```
-pub fn parse_trigger_time(input: &str, now: &ZonedDateTime) -> Result<Timestamp, String> {
+pub fn parse_trigger_time(input: &str, now: &ZonedDateTime) -> Result<Timestamp, TriggerTimeError> {
     parse_trigger_time_with(input, now, DEFAULT_DAY_START)
 }
 
@@ -169,9 +169,9 @@ pub fn parse_trigger_time_with(
     input: &str,
     now: &ZonedDateTime,
     day_start: Time,
-) -> Result<Timestamp, String> {
+) -> Result<Timestamp, TriggerTimeError> {
     let trimmed = input.trim();
-    let invalid = || invalid_datetime_message(trimmed);
+    let invalid = || TriggerTimeError::NotATime(trimmed.to_owned());
     if let Some(relative) = spoken::relative_time(trimmed, now) {
         return relative.map_err(|()| invalid());
     }
@@ -181,9 +181,30 @@ pub fn parse_trigger_time_with(
             .ok_or_else(invalid);
     }
     if let Some(result) = spoken::spoken_time(trimmed, now, day_start) {
-        return result;
+        return result.map_err(TriggerTimeError::CannotBeMeant);
     }
     Err(invalid())
+}
+
+/// Why a one-off `trigger_time` was not read ([`parse_trigger_time_with`]); its text is what the
+/// model or person reads.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum TriggerTimeError {
+    /// Not a form elroy reads (the trimmed input): Elroy 0.5.0's `Invalid datetime format: …`
+    /// message ([`invalid_datetime_message`]), which front ends may follow with the other forms
+    /// they accept.
+    #[error("{}", invalid_datetime_message(.0))]
+    NotATime(String),
+    /// A form elroy reads naming a time that cannot be meant (a time earlier today that has
+    /// passed, `tonight at 9am`, `february 30`): why.
+    #[error("{0}")]
+    CannotBeMeant(String),
+}
+
+impl From<TriggerTimeError> for String {
+    fn from(error: TriggerTimeError) -> Self {
+        error.to_string()
+    }
 }
 
 /// A `trigger_time` understood ([`understand_trigger`]).
@@ -251,16 +272,13 @@ pub fn understand_trigger(
             elroy_form: false,
         });
     }
-    let at = parse_trigger_time_with(trimmed, now, day_start).map_err(|e| {
-        if e.starts_with("Invalid datetime format") {
-            format!(
-                "{e}; elroy also accepts times as people say them (in 2 hours, tomorrow 9am, \
-                 friday, tonight at 9, march 20 10:30) and repetitions (every weekday at 9am, \
-                 every 2 weeks on monday at 10, 0 9 * * 1-5, RRULE:FREQ=DAILY)"
-            )
-        } else {
-            e
-        }
+    let at = parse_trigger_time_with(trimmed, now, day_start).map_err(|e| match e {
+        TriggerTimeError::NotATime(_) => format!(
+            "{e}; elroy also accepts times as people say them (in 2 hours, tomorrow 9am, \
+             friday, tonight at 9, march 20 10:30) and repetitions (every weekday at 9am, \
+             every 2 weeks on monday at 10, 0 9 * * 1-5, RRULE:FREQ=DAILY)"
+        ),
+        TriggerTimeError::CannotBeMeant(_) => e.to_string(),
     })?;
     Ok(Understood {
         at,
@@ -366,7 +384,8 @@ mod tests {
             "1x",
         ] {
             let err = parse_trigger_time(bad, &n).unwrap_err();
-            assert_eq!(err, invalid_datetime_message(bad), "{bad}");
+            assert_eq!(err, TriggerTimeError::NotATime(bad.into()), "{bad}");
+            assert_eq!(err.to_string(), invalid_datetime_message(bad), "{bad}");
         }
         assert!(parse_trigger_time("in 3650 days", &n).is_ok());
     }
@@ -409,7 +428,7 @@ mod tests {
             ("today at 8:30", "tomorrow 08:30"),
             ("monday 7am", "next monday 07:00"),
         ] {
-            let err = parse_trigger_time(input, &n).unwrap_err();
+            let err = parse_trigger_time(input, &n).unwrap_err().to_string();
             assert!(
                 err.contains("today, which has already passed"),
                 "{input}: {err}"
@@ -431,7 +450,8 @@ mod tests {
             "9am 5pm",
         ] {
             let err = parse_trigger_time(bad, &n).unwrap_err();
-            assert_eq!(err, invalid_datetime_message(bad), "{bad}");
+            assert_eq!(err, TriggerTimeError::NotATime(bad.into()), "{bad}");
+            assert_eq!(err.to_string(), invalid_datetime_message(bad), "{bad}");
         }
     }
 

@@ -4,8 +4,8 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 use elroy_agenda::{
-    DEFAULT_DAY_START, format_spoken_instant, parse_trigger_time, parse_trigger_time_with,
-    understand_trigger,
+    DEFAULT_DAY_START, TriggerTimeError, format_spoken_instant, parse_trigger_time,
+    parse_trigger_time_with, understand_trigger,
 };
 use jiff::tz::TimeZone;
 use jiff::{Timestamp, ZonedDateTime};
@@ -96,18 +96,20 @@ fn spoken_forms_in_two_zones() {
             "this evening at 12pm",
             "tonight at 15:00",
         ] {
-            let err = parse_trigger_time(bad, &now).unwrap_err();
+            let err = parse_trigger_time(bad, &now).unwrap_err().to_string();
             assert!(err.contains("not in the evening"), "{zone}: {bad}: {err}");
         }
         // A day without a time whose day start has passed today: said so, never moved.
-        let err = parse_trigger_time("tuesday", &now).unwrap_err();
+        let err = parse_trigger_time("tuesday", &now).unwrap_err().to_string();
         assert!(err.contains("already passed"), "{err}");
-        let err = parse_trigger_time("today", &now).unwrap_err();
+        let err = parse_trigger_time("today", &now).unwrap_err().to_string();
         assert!(err.contains("already passed"), "{err}");
         // Not a form: Elroy's message.
         let err = parse_trigger_time("someday soon", &now).unwrap_err();
+        assert_eq!(err, TriggerTimeError::NotATime("someday soon".into()));
         assert!(
-            err.starts_with("Invalid datetime format: 'someday soon'"),
+            err.to_string()
+                .starts_with("Invalid datetime format: 'someday soon'"),
             "{err}"
         );
     }

@@ -106,13 +106,12 @@ impl Runtime {
             // The parser's message is Elroy's (create_due_item's); a person snoozing is told the
             // spoken forms too.
             let trigger = elroy_agenda::parse_trigger_time_with(when, &now, self.time.day_start)
-                .map_err(|e| {
-                if e.starts_with("Invalid datetime format") {
-                    format!("{e}; or as people say it: 10m, 2h, tonight at 9, tomorrow 9am, friday 17:00")
-                } else {
-                    e
-                }
-            })?;
+                .map_err(|e| match e {
+                    elroy_agenda::TriggerTimeError::NotATime(_) => format!(
+                        "{e}; or as people say it: 10m, 2h, tonight at 9, tomorrow 9am, friday 17:00"
+                    ),
+                    elroy_agenda::TriggerTimeError::CannotBeMeant(_) => e.to_string(),
+                })?;
             let agenda = ctx
                 .services
                 .require::<AgendaStore>()
