@@ -231,7 +231,10 @@ impl StoreSidebar {
             return Ok(Vec::new());
         };
         let user = self.services.get::<UserId>().map(|u| u.0);
-        let list = sessions.0.list(user, None, LIST_LIMIT)?;
+        let list = sessions
+            .0
+            .list(user, None, LIST_LIMIT)
+            .map_err(|e| e.to_string())?;
         Ok(list
             .into_iter()
             .map(|s| SideItem {

@@ -2,7 +2,7 @@
 //! signatures and commits.
 
 use std::collections::BTreeMap;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use git2::{ErrorCode, IndexAddOption, ObjectType, Oid, Repository, Signature, StatusOptions};
 use jiff::Timestamp;
@@ -13,24 +13,53 @@ pub const FALLBACK_NAME: &str = "Elroy Contrib";
 /// The fallback e-mail.
 pub const FALLBACK_EMAIL: &str = "elroy-contrib@example.local";
 
+/// Why a git step of the Codex tools failed; the text is the tool error the caller reads.
+#[derive(Debug, thiserror::Error)]
+pub enum GitError {
+    /// `dir` has no repository and none could be made there.
+    #[error("Unable to initialise git repository at {}: {}", .dir.display(), .source.message())]
+    Init {
+        /// The directory.
+        dir: PathBuf,
+        /// git2's error.
+        source: git2::Error,
+    },
+    /// The configured (or fallback) name and e-mail make no valid signature.
+    #[error("invalid git signature: {}", .0.message())]
+    Signature(git2::Error),
+    /// A commit failed.
+    #[error("Unable to commit in {repo}: {}", .source.message())]
+    Commit {
+        /// The repository's working tree (its `.git` directory when bare).
+        repo: String,
+        /// git2's error.
+        source: git2::Error,
+    },
+}
+
+impl From<GitError> for elroy_core::ToolError {
+    fn from(error: GitError) -> Self {
+        elroy_core::ToolError::new(error.to_string())
+    }
+}
+
 /// Opens the repository whose root is `dir`, or initialises one there. A repository that merely
 /// encloses `dir` does not count. Returns the repository and whether it was created.
 ///
 /// # Errors
-/// `Unable to initialise git repository at {dir}: {error}`.
-pub fn open_or_init(dir: &Path) -> Result<(Repository, bool), String> {
+/// [`GitError::Init`].
+pub fn open_or_init(dir: &Path) -> Result<(Repository, bool), GitError> {
     if dir.join(".git").exists()
         && let Ok(repo) = Repository::open(dir)
     {
         return Ok((repo, false));
     }
-    Repository::init(dir).map(|r| (r, true)).map_err(|e| {
-        format!(
-            "Unable to initialise git repository at {}: {}",
-            dir.display(),
-            e.message()
-        )
-    })
+    Repository::init(dir)
+        .map(|r| (r, true))
+        .map_err(|source| GitError::Init {
+            dir: dir.to_path_buf(),
+            source,
+        })
 }
 
 /// Whether the repository has no commit yet.
@@ -43,7 +72,10 @@ pub fn is_unborn(repo: &Repository) -> bool {
 
 /// The signature for commits at `now`: the repository's `user.name` and `user.email` if both are
 /// set, else `Elroy Contrib <elroy-contrib@example.local>`.
-pub fn signature(repo: &Repository, now: Timestamp) -> Result<Signature<'static>, String> {
+///
+/// # Errors
+/// [`GitError::Signature`].
+pub fn signature(repo: &Repository, now: Timestamp) -> Result<Signature<'static>, GitError> {
     let configured = repo.config().ok().and_then(|c| {
         let name = c.get_string("user.name").ok()?;
         let email = c.get_string("user.email").ok()?;
@@ -52,8 +84,7 @@ pub fn signature(repo: &Repository, now: Timestamp) -> Result<Signature<'static>
     let (name, email) =
         configured.unwrap_or_else(|| (FALLBACK_NAME.to_owned(), FALLBACK_EMAIL.to_owned()));
     let time = git2::Time::new(now.as_second(), 0);
-    Signature::new(&name, &email, &time)
-        .map_err(|e| format!("invalid git signature: {}", e.message()))
+    Signature::new(&name, &email, &time).map_err(GitError::Signature)
 }
 
 fn head_parent(repo: &Repository) -> Result<Option<git2::Commit<'_>>, git2::Error> {
@@ -67,13 +98,13 @@ fn head_parent(repo: &Repository) -> Result<Option<git2::Commit<'_>>, git2::Erro
 /// uncommitted) with `message`; the index is updated for those files too.
 ///
 /// # Errors
-/// git2's message.
+/// [`GitError::Commit`] with git2's message.
 pub fn commit_files(
     repo: &Repository,
     files: &[&str],
     message: &str,
     now: Timestamp,
-) -> Result<Oid, String> {
+) -> Result<Oid, GitError> {
     let run = || -> Result<Oid, git2::Error> {
         let workdir = repo
             .workdir()
@@ -90,11 +121,14 @@ pub fn commit_files(
         }
         index.write()?;
         let tree = repo.find_tree(builder.write()?)?;
-        let sig = signature(repo, now).map_err(|e| git2::Error::from_str(&e))?;
+        let sig = signature(repo, now).map_err(|e| git2::Error::from_str(&e.to_string()))?;
         let parents: Vec<&git2::Commit<'_>> = parent.iter().collect();
         repo.commit(Some("HEAD"), &sig, &sig, message, &tree, &parents)
     };
-    run().map_err(|e| format!("Unable to commit in {}: {}", repo_label(repo), e.message()))
+    run().map_err(|source| GitError::Commit {
+        repo: repo_label(repo),
+        source,
+    })
 }
 
 /// Whether the working tree has any change or untracked file (ignored files aside).
@@ -108,8 +142,8 @@ pub fn has_changes(repo: &Repository) -> bool {
 /// Stages everything (additions, modifications, deletions) and commits it with `message`.
 ///
 /// # Errors
-/// git2's message.
-pub fn commit_all(repo: &Repository, message: &str, now: Timestamp) -> Result<Oid, String> {
+/// [`GitError::Commit`] with git2's message.
+pub fn commit_all(repo: &Repository, message: &str, now: Timestamp) -> Result<Oid, GitError> {
     let run = || -> Result<Oid, git2::Error> {
         let mut index = repo.index()?;
         index.add_all(["*"], IndexAddOption::DEFAULT, None)?;
@@ -117,11 +151,14 @@ pub fn commit_all(repo: &Repository, message: &str, now: Timestamp) -> Result<Oi
         index.write()?;
         let tree = repo.find_tree(index.write_tree()?)?;
         let parent = head_parent(repo)?;
-        let sig = signature(repo, now).map_err(|e| git2::Error::from_str(&e))?;
+        let sig = signature(repo, now).map_err(|e| git2::Error::from_str(&e.to_string()))?;
         let parents: Vec<&git2::Commit<'_>> = parent.iter().collect();
         repo.commit(Some("HEAD"), &sig, &sig, message, &tree, &parents)
     };
-    run().map_err(|e| format!("Unable to commit in {}: {}", repo_label(repo), e.message()))
+    run().map_err(|source| GitError::Commit {
+        repo: repo_label(repo),
+        source,
+    })
 }
 
 fn repo_label(repo: &Repository) -> String {

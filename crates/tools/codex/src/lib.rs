@@ -38,7 +38,7 @@ pub use sessions::{
 pub use sqlite::{SqliteSessionStore, open_session_store};
 pub use store::{
     CodexSession, CodexSessionStore, CodexSessions, CommandRecord, MemorySessionStore,
-    STALE_MESSAGE, Scope, SessionStatus, format_time,
+    STALE_MESSAGE, Scope, SessionStatus, SessionStoreError, format_time,
 };
 
 /// Registers `create_contrib_repo`, `edit_contrib_with_codex`, `inspect_elroy_with_codex` and

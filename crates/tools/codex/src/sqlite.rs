@@ -9,6 +9,7 @@ use jiff::Timestamp;
 
 use crate::store::{
     CodexSession, CodexSessionStore, CommandRecord, STALE_MESSAGE, Scope, SessionStatus,
+    SessionStoreError,
 };
 
 /// Codex sessions stored in the home's database.
@@ -24,8 +25,8 @@ impl SqliteSessionStore {
     }
 }
 
-fn user(user_id: Option<i64>) -> Result<i64, String> {
-    user_id.ok_or_else(|| "the user is not registered in the database".to_owned())
+fn user(user_id: Option<i64>) -> Result<i64, SessionStoreError> {
+    user_id.ok_or(SessionStoreError::NoUser)
 }
 
 const COLUMNS: &str = "id, session_id, scope, repo_path, prompt, model, status, summary, final_message, \
@@ -83,7 +84,7 @@ fn json_lists(session: &CodexSession) -> (String, String) {
 }
 
 impl CodexSessionStore for SqliteSessionStore {
-    fn insert(&self, user_id: Option<i64>, s: &CodexSession) -> Result<i64, String> {
+    fn insert(&self, user_id: Option<i64>, s: &CodexSession) -> Result<i64, SessionStoreError> {
         let user_id = user(user_id)?;
         let (touched, commands) = json_lists(s);
         self.db
@@ -114,10 +115,10 @@ impl CodexSessionStore for SqliteSessionStore {
                 )?;
                 Ok(c.last_insert_rowid())
             })
-            .map_err(|e| e.to_string())
+            .map_err(SessionStoreError::from)
     }
 
-    fn update(&self, user_id: Option<i64>, s: &CodexSession) -> Result<(), String> {
+    fn update(&self, user_id: Option<i64>, s: &CodexSession) -> Result<(), SessionStoreError> {
         let user_id = user(user_id)?;
         let (touched, commands) = json_lists(s);
         let write = |session_id: &str| {
@@ -148,20 +149,16 @@ impl CodexSessionStore for SqliteSessionStore {
             Ok(_) => Ok(()),
             // A thread id already recorded for this user (UNIQUE): keep the row's own id.
             Err(_) => {
-                let current: Option<String> = self
-                    .db
-                    .with_conn(|c| {
-                        c.query_row(
-                            "SELECT session_id FROM codex_sessions WHERE user_id = ?1 AND id = ?2",
-                            params![user_id, s.row_id],
-                            |r| r.get(0),
-                        )
-                        .optional()
-                    })
-                    .map_err(|e| e.to_string())?;
-                let current =
-                    current.ok_or_else(|| format!("Codex session row {} not found", s.row_id))?;
-                write(&current).map(|_| ()).map_err(|e| e.to_string())
+                let current: Option<String> = self.db.with_conn(|c| {
+                    c.query_row(
+                        "SELECT session_id FROM codex_sessions WHERE user_id = ?1 AND id = ?2",
+                        params![user_id, s.row_id],
+                        |r| r.get(0),
+                    )
+                    .optional()
+                })?;
+                let current = current.ok_or(SessionStoreError::RowNotFound(s.row_id))?;
+                write(&current).map(|_| ()).map_err(SessionStoreError::from)
             }
         }
     }
@@ -171,7 +168,7 @@ impl CodexSessionStore for SqliteSessionStore {
         user_id: Option<i64>,
         scope: Option<Scope>,
         limit: usize,
-    ) -> Result<Vec<CodexSession>, String> {
+    ) -> Result<Vec<CodexSession>, SessionStoreError> {
         let user_id = user(user_id)?;
         let limit = i64::try_from(limit).unwrap_or(i64::MAX);
         self.db
@@ -185,7 +182,7 @@ impl CodexSessionStore for SqliteSessionStore {
                     stmt.query_map(params![user_id, scope.map(Scope::as_str), limit], from_row)?;
                 rows.collect()
             })
-            .map_err(|e| e.to_string())
+            .map_err(SessionStoreError::from)
     }
 
     fn fail_stale(
@@ -193,7 +190,7 @@ impl CodexSessionStore for SqliteSessionStore {
         user_id: Option<i64>,
         cutoff: Timestamp,
         now: Timestamp,
-    ) -> Result<usize, String> {
+    ) -> Result<usize, SessionStoreError> {
         let user_id = user(user_id)?;
         self.db
             .with_conn(|c| {
@@ -208,7 +205,7 @@ impl CodexSessionStore for SqliteSessionStore {
                     ],
                 )
             })
-            .map_err(|e| e.to_string())
+            .map_err(SessionStoreError::from)
     }
 }
 

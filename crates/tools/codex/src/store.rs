@@ -151,39 +151,62 @@ pub trait CodexSessionStore: Send + Sync + std::fmt::Debug {
     /// Inserts `session` and returns its row id.
     ///
     /// # Errors
-    /// A short description of the storage failure.
-    fn insert(&self, user_id: Option<i64>, session: &CodexSession) -> Result<i64, String>;
+    /// [`SessionStoreError`].
+    fn insert(
+        &self,
+        user_id: Option<i64>,
+        session: &CodexSession,
+    ) -> Result<i64, SessionStoreError>;
 
     /// Replaces the row `session.row_id` with `session`.
     ///
     /// # Errors
-    /// A short description of the storage failure.
-    fn update(&self, user_id: Option<i64>, session: &CodexSession) -> Result<(), String>;
+    /// [`SessionStoreError`].
+    fn update(&self, user_id: Option<i64>, session: &CodexSession)
+    -> Result<(), SessionStoreError>;
 
     /// The user's sessions of `scope` (all when `None`), newest `updated_at` first, then highest
     /// row id, at most `limit`.
     ///
     /// # Errors
-    /// A short description of the storage failure.
+    /// [`SessionStoreError`].
     fn list(
         &self,
         user_id: Option<i64>,
         scope: Option<Scope>,
         limit: usize,
-    ) -> Result<Vec<CodexSession>, String>;
+    ) -> Result<Vec<CodexSession>, SessionStoreError>;
 
     /// Marks sessions still `running` that started before `cutoff` as `failed` with the final
     /// message `Elroy exited before the Codex session finished.`
     /// (`docs/formats.md#codex-sessions`); returns how many.
     ///
     /// # Errors
-    /// A short description of the storage failure.
+    /// [`SessionStoreError`].
     fn fail_stale(
         &self,
         user_id: Option<i64>,
         cutoff: Timestamp,
         now: Timestamp,
-    ) -> Result<usize, String>;
+    ) -> Result<usize, SessionStoreError>;
+}
+
+/// Why a [`CodexSessionStore`] call failed; its text is what the tool's caller reads after
+/// `Unable to record the Codex session: `.
+#[derive(Debug, thiserror::Error)]
+pub enum SessionStoreError {
+    /// The call has no database user (`ToolContext::user_id` is `None`).
+    #[error("the user is not registered in the database")]
+    NoUser,
+    /// The user already has a session with this id.
+    #[error("Codex session {0} already exists")]
+    Duplicate(String),
+    /// The user has no session row with this id.
+    #[error("Codex session row {0} not found")]
+    RowNotFound(i64),
+    /// The database refused (locked, full, read-only, …).
+    #[error(transparent)]
+    Database(#[from] elroy_db::DbError),
 }
 
 /// The final message of sessions that were still running when elroy exited.
@@ -216,16 +239,17 @@ impl MemorySessionStore {
 }
 
 impl CodexSessionStore for MemorySessionStore {
-    fn insert(&self, user_id: Option<i64>, session: &CodexSession) -> Result<i64, String> {
+    fn insert(
+        &self,
+        user_id: Option<i64>,
+        session: &CodexSession,
+    ) -> Result<i64, SessionStoreError> {
         let mut rows = self.rows();
         if rows
             .iter()
             .any(|(u, s)| *u == user_id && s.session_id == session.session_id)
         {
-            return Err(format!(
-                "Codex session {} already exists",
-                session.session_id
-            ));
+            return Err(SessionStoreError::Duplicate(session.session_id.clone()));
         }
         let id = rows.iter().map(|(_, s)| s.row_id).max().unwrap_or(0) + 1;
         let mut stored = session.clone();
@@ -234,12 +258,16 @@ impl CodexSessionStore for MemorySessionStore {
         Ok(id)
     }
 
-    fn update(&self, user_id: Option<i64>, session: &CodexSession) -> Result<(), String> {
+    fn update(
+        &self,
+        user_id: Option<i64>,
+        session: &CodexSession,
+    ) -> Result<(), SessionStoreError> {
         let mut rows = self.rows();
         let row = rows
             .iter_mut()
             .find(|(u, s)| *u == user_id && s.row_id == session.row_id)
-            .ok_or_else(|| format!("Codex session row {} not found", session.row_id))?;
+            .ok_or(SessionStoreError::RowNotFound(session.row_id))?;
         row.1 = session.clone();
         Ok(())
     }
@@ -249,7 +277,7 @@ impl CodexSessionStore for MemorySessionStore {
         user_id: Option<i64>,
         scope: Option<Scope>,
         limit: usize,
-    ) -> Result<Vec<CodexSession>, String> {
+    ) -> Result<Vec<CodexSession>, SessionStoreError> {
         let mut out: Vec<CodexSession> = self
             .rows()
             .iter()
@@ -270,7 +298,7 @@ impl CodexSessionStore for MemorySessionStore {
         user_id: Option<i64>,
         cutoff: Timestamp,
         now: Timestamp,
-    ) -> Result<usize, String> {
+    ) -> Result<usize, SessionStoreError> {
         let mut n = 0;
         for (u, s) in self.rows().iter_mut() {
             if *u == user_id && s.status == SessionStatus::Running && s.started_at < cutoff {
