@@ -38,13 +38,6 @@ impl DbIndex {
                 }
                 for p in parsed {
                     let stem = p.name.strip_suffix(".md").unwrap_or(&p.name);
-                    let stored = (!p.stamp.is_racy(wall)).then_some(p.stamp);
-                    let stamp_cols = (
-                        stored.map(|s| s.size),
-                        stored.map(|s| s.mtime_ns),
-                        stored.map(|s| s.ino),
-                        stored.map(|s| s.ctime_ns),
-                    );
                     let updated = format_db_time(timestamp_of_ns(p.stamp.mtime_ns));
                     let id = match known.get(&p.name) {
                         Some(id) => *id,
@@ -59,63 +52,7 @@ impl DbIndex {
                             next_id
                         }
                     };
-                    match &p.entry {
-                        Entry::Broken { message, .. } => {
-                            // A file that does not parse keeps its previous data
-                            // (`docs/formats.md#agenda-index`).
-                            tx.execute(
-                                "UPDATE agenda_items SET broken = ?3, file_size = ?4, \
-                                 file_mtime_ns = ?5, file_ino = ?6, file_ctime_ns = ?7, \
-                                 updated_at = ?8 WHERE user_id = ?1 AND id = ?2",
-                                params![
-                                    user,
-                                    id,
-                                    message,
-                                    stamp_cols.0,
-                                    stamp_cols.1,
-                                    stamp_cols.2,
-                                    stamp_cols.3,
-                                    updated
-                                ],
-                            )?;
-                        }
-                        Entry::Item(view) => {
-                            tx.execute(
-                                "UPDATE agenda_items SET name = ?3, kind = ?4, status = ?5, \
-                                 item_date = ?6, trigger_datetime = ?7, trigger_context = ?8, \
-                                 text_md5 = ?9, file_size = ?10, file_mtime_ns = ?11, \
-                                 file_ino = ?12, file_ctime_ns = ?13, name_key = ?14, \
-                                 raw_status = ?15, completed = ?16, trigger_raw = ?17, \
-                                 checklist_done = ?18, checklist_total = ?19, body = ?20, \
-                                 broken = NULL, updated_at = ?21, recurrence = ?22 \
-                                 WHERE user_id = ?1 AND id = ?2",
-                                params![
-                                    user,
-                                    id,
-                                    view.name(),
-                                    kind_word(view),
-                                    status_word(view),
-                                    view.date.map(|d| d.to_string()),
-                                    view.trigger_datetime.map(format_db_time),
-                                    view.trigger_context,
-                                    p.text_md5,
-                                    stamp_cols.0,
-                                    stamp_cols.1,
-                                    stamp_cols.2,
-                                    stamp_cols.3,
-                                    view.name_key,
-                                    view.status.as_str(),
-                                    view.completed,
-                                    view.trigger_raw,
-                                    view.checklist_completed as i64,
-                                    view.checklist_total as i64,
-                                    view.text,
-                                    updated,
-                                    view.recurrence
-                                ],
-                            )?;
-                        }
-                    }
+                    write_row(&tx, user, id, p, wall)?;
                 }
                 if !parsed.is_empty() || !gone.is_empty() {
                     bump_version(&tx, user)?;
@@ -226,4 +163,82 @@ impl DbIndex {
     pub(crate) fn removed(&self, stem: &str) -> Result<(), String> {
         self.mark_deleted(stem)
     }
+}
+
+/// Writes what the read file `p` says into its row `id`, with its stat signature unless it is
+/// racy (`wall`: now, in ns). A file that does not parse keeps its previous data
+/// (`docs/formats.md#agenda-index`).
+fn write_row(
+    tx: &rusqlite::Connection,
+    user: i64,
+    id: i64,
+    p: &Parsed,
+    wall: i64,
+) -> rusqlite::Result<()> {
+    let stored = (!p.stamp.is_racy(wall)).then_some(p.stamp);
+    let stamp_cols = (
+        stored.map(|s| s.size),
+        stored.map(|s| s.mtime_ns),
+        stored.map(|s| s.ino),
+        stored.map(|s| s.ctime_ns),
+    );
+    let updated = format_db_time(timestamp_of_ns(p.stamp.mtime_ns));
+    match &p.entry {
+        Entry::Broken { message, .. } => {
+            // A file that does not parse keeps its previous data
+            // (`docs/formats.md#agenda-index`).
+            tx.execute(
+                "UPDATE agenda_items SET broken = ?3, file_size = ?4, \
+                 file_mtime_ns = ?5, file_ino = ?6, file_ctime_ns = ?7, \
+                 updated_at = ?8 WHERE user_id = ?1 AND id = ?2",
+                params![
+                    user,
+                    id,
+                    message,
+                    stamp_cols.0,
+                    stamp_cols.1,
+                    stamp_cols.2,
+                    stamp_cols.3,
+                    updated
+                ],
+            )?;
+        }
+        Entry::Item(view) => {
+            tx.execute(
+                "UPDATE agenda_items SET name = ?3, kind = ?4, status = ?5, \
+                 item_date = ?6, trigger_datetime = ?7, trigger_context = ?8, \
+                 text_md5 = ?9, file_size = ?10, file_mtime_ns = ?11, \
+                 file_ino = ?12, file_ctime_ns = ?13, name_key = ?14, \
+                 raw_status = ?15, completed = ?16, trigger_raw = ?17, \
+                 checklist_done = ?18, checklist_total = ?19, body = ?20, \
+                 broken = NULL, updated_at = ?21, recurrence = ?22 \
+                 WHERE user_id = ?1 AND id = ?2",
+                params![
+                    user,
+                    id,
+                    view.name(),
+                    kind_word(view),
+                    status_word(view),
+                    view.date.map(|d| d.to_string()),
+                    view.trigger_datetime.map(format_db_time),
+                    view.trigger_context,
+                    p.text_md5,
+                    stamp_cols.0,
+                    stamp_cols.1,
+                    stamp_cols.2,
+                    stamp_cols.3,
+                    view.name_key,
+                    view.status.as_str(),
+                    view.completed,
+                    view.trigger_raw,
+                    view.checklist_completed as i64,
+                    view.checklist_total as i64,
+                    view.text,
+                    updated,
+                    view.recurrence
+                ],
+            )?;
+        }
+    }
+    Ok(())
 }
