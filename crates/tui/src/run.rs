@@ -11,7 +11,8 @@ use std::time::Duration;
 use elroy_commands::{ChatSession, Input};
 use elroy_config::Config;
 use elroy_core::Capabilities;
-use elroy_core::TimeContext;
+use elroy_core::{TimeContext, ToolRegistry};
+use elroy_mcp_client::McpClients;
 use elroy_orchestrator::{Session, TurnEvent, TurnInput};
 use ratatui::crossterm::cursor::Show;
 use ratatui::crossterm::event::{
@@ -533,17 +534,7 @@ async fn event_loop(
             },
             _ = tick.tick() => {
                 ticks += 1;
-                app.status.tick = app.status.tick.wrapping_add(1);
-                redraw = app.status.phase.is_some() || app.status.background.is_some();
-                if ticks.is_multiple_of(10) {
-                    lp.poll_reminders();
-                }
-                if let Some((mcp, registry)) = &mcp_view
-                    && ticks.is_multiple_of(5)
-                    && crate::mcp_status::refresh(&mut app, mcp, registry, &mut mcp_seen)
-                {
-                    redraw = true;
-                }
+                redraw = on_tick(&mut app, &mut lp, ticks, mcp_view.as_ref(), &mut mcp_seen);
             }
         }
         let mut queue = std::collections::VecDeque::from(actions);
@@ -563,6 +554,29 @@ async fn event_loop(
     gate.set_approver(None);
     gate.set_notice_sink(None);
     Ok(wind_down(app, lp, term, ending).await)
+}
+
+/// Every 100 ms: the spinner turns, reminders are polled each second and the MCP servers'
+/// state each half second. Whether the screen needs drawing.
+fn on_tick(
+    app: &mut App,
+    lp: &mut Loop,
+    ticks: u64,
+    mcp_view: Option<&(McpClients, ToolRegistry)>,
+    mcp_seen: &mut String,
+) -> bool {
+    app.status.tick = app.status.tick.wrapping_add(1);
+    let mut redraw = app.status.phase.is_some() || app.status.background.is_some();
+    if ticks.is_multiple_of(10) {
+        lp.poll_reminders();
+    }
+    if let Some((mcp, registry)) = mcp_view
+        && ticks.is_multiple_of(5)
+        && crate::mcp_status::refresh(app, mcp, registry, mcp_seen)
+    {
+        redraw = true;
+    }
+    redraw
 }
 
 /// One frame: the interface, and the first approval prompt over it.
