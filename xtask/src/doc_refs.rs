@@ -9,7 +9,12 @@
 //! formats, orchestrator, robustness and tools, each with `.md`; `shared/spec`; a section number
 //! after `§`), and a reference to
 //! `../shared` outside test code (files under `tests/`, `tests.rs`, or after a `#[cfg(test)]` line),
-//! since a clone without that directory must still explain itself.
+//! since a clone without that directory must still explain itself. And refused in every `.rs`,
+//! `.md` and `.toml` file read (the scanned directories, `docs/*.md`, README.md, ARCHITECTURE.md):
+//! a reference to a numbered issue (the word issue followed by a number, with or without `#`, any
+//! case), which resolves nowhere in the repository: a comment or page says what and why, and the
+//! history lives in the commit messages. (A changelog, which is history, would not be read; the
+//! repository has none.)
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -72,6 +77,7 @@ struct Patterns {
     old_file: Regex,
     old_section: Regex,
     shared: Regex,
+    issue: Regex,
 }
 
 impl Patterns {
@@ -83,6 +89,7 @@ impl Patterns {
             old_file: re(r"(?:^|[^\w/.-])((?:formats|orchestrator|robustness|tools)\.md)\b"),
             old_section: re(r"§\s?[0-9]"),
             shared: re(r"\.\./shared\b|\bshared/(?:spec|fixtures|golden|tools)\b"),
+            issue: re(r"(?i)\bissues?\s*[#-]?\s*[0-9]+\b"),
         }
     }
 }
@@ -177,8 +184,18 @@ fn check_code(
         || relative.split('/').any(|part| part == "tests")
         || relative.ends_with("/tests.rs");
     let mut in_tests = test_file;
+    let prose = [".rs", ".md", ".toml"]
+        .iter()
+        .any(|x| relative.ends_with(x));
     for (n, line) in text.lines().enumerate() {
         let at = format!("{relative}:{}", n + 1);
+        if let Some(m) = patterns.issue.find(line).filter(|_| prose) {
+            out.push(format!(
+                "{at}: `{}` refers to an issue, which resolves nowhere in the repository; say \
+                 what and why instead (the history belongs in the commit message)",
+                m.as_str()
+            ));
+        }
         if line.trim_start().starts_with("#[cfg(test)]") {
             in_tests = true;
         }
@@ -403,5 +420,38 @@ mod tests {
                 "docs/formats.md:5: docs/behaviour.md#recall: docs/behaviour.md has no heading with that anchor"
             ]
         );
+    }
+
+    #[test]
+    fn issue_numbers_are_refused_in_code_and_pages_and_plain_words_are_not() {
+        let dir = tree(&[
+            ("docs/formats.md", "# Formats\n\nKept since issue 31.\n"),
+            (
+                "crates/a/src/lib.rs",
+                "// A fix (Issue #12).\n// ISSUES 7 and 8\n// issue-4\n\
+                 // An issue with the lock; issue_id: 3; tissue 5; issues.\n",
+            ),
+            ("README.md", "The reader (see issue 2) and an open issue.\n"),
+            // Not prose of the repository: data files and a changelog are not refused.
+            ("crates/a/tests/data/chat.json", "{\"text\": \"issue 9\"}\n"),
+            ("CHANGELOG.md", "- issue 1: first release\n"),
+        ]);
+        let problems = problems(dir.path());
+        let at: Vec<&str> = problems
+            .iter()
+            .map(|p| p.split(": ").next().unwrap())
+            .collect();
+        assert_eq!(
+            at,
+            [
+                "crates/a/src/lib.rs:1",
+                "crates/a/src/lib.rs:2",
+                "crates/a/src/lib.rs:3",
+                "README.md:1",
+                "docs/formats.md:3",
+            ],
+            "{problems:#?}"
+        );
+        assert!(problems[0].contains("`Issue #12` refers to an issue"));
     }
 }

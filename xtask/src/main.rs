@@ -40,6 +40,7 @@ const USAGE: &str = "usage: cargo xtask schema [--check] | docs [--check]
                    migrations and store keys; check the test layout and the code's docs references
   docs --check     exit 1, showing the difference, when one is out of date, the layout is broken
                    or a reference in the code names a docs file or heading that does not exist
+                   (or an issue number, in code and docs)
   bench            build release and print the performance figures (cargo xtask bench --help)
   scale-home DIR   write a large synthetic home (cargo xtask scale-home --help)
   vector-recall    how much of the exact top 10 the embedding leg's codes find, on LoCoMo
@@ -97,7 +98,10 @@ fn docs(check: bool) -> ExitCode {
     };
     let references = match doc_refs::problems(&workspace_root()).as_slice() {
         [] => {
-            println!("docs references: every reference in the code names an existing heading");
+            println!(
+                "docs references: every reference in the code names an existing heading, and \
+                 none names an issue"
+            );
             ExitCode::SUCCESS
         }
         problems => {

@@ -575,7 +575,7 @@ declare_keys! {
         spec "Elroy 0.5.0, docs/formats.md#names-from-elroys-database";
     /// commit every change elroy makes to the markdown stores to a git repository in the home (elroy history, elroy undo)
     versioned_home: bool = B, default "true", env "ELROY_VERSIONED_HOME",
-        spec "the versioned-home issue (elroy history, elroy undo)";
+        spec "elroy";
     /// git remote elroy sync pulls from and pushes to: a path, file://, ssh:// or https:// URL, or scp-like user@host:path (elroy sync --remote URL sets it the first time)
     sync_remote: Option<String> = S, default null, env "ELROY_SYNC_REMOTE", spec "elroy";
     /// this machine's name in the history and in sync conflict files (default: the host name)

@@ -101,219 +101,251 @@ fn relative(elroy_home: &Path, path: &Path) -> String {
 /// because it is not trusted as it is now (`doctor/plugins.rs`; no plugin is run). Nothing a user
 /// wrote is changed.
 pub fn check_home(config: &Config) -> DoctorReport {
-    let paths = &config.paths;
-    let home = &paths.elroy_home;
-    let mut problems = Vec::new();
-    let mut push = |area: Area, path: Option<String>, message: String| {
-        problems.push(Problem {
+    let mut check = Check {
+        config,
+        home: &config.paths.elroy_home,
+        problems: Vec::new(),
+    };
+    let db = check.database();
+    // A broken database still lets the files be checked, through an index in memory.
+    if let Some(db) = db.or_else(|| Db::open_in_memory().ok()).map(Arc::new) {
+        check.indexed_stores(db);
+    }
+    check.memory_files();
+    check.feature_requests();
+    check.notebook();
+    if check.home.join(".git").exists() {
+        check.versioned_home();
+        check.leftover_files();
+    }
+    // --- the built-in embedder's model ---
+    if let Some((dir, message)) = crate::embedder::builtin_model_problem(config) {
+        let path = relative(check.home, &dir);
+        check.push(Area::EmbeddingModel, Some(path), message);
+    }
+    // --- plugins not trusted as they are now (none is run) ---
+    let mut problems = check.problems;
+    problems.extend(plugins::problems(config));
+    problems.sort_by(|a, b| (a.area, &a.path).cmp(&(b.area, &b.path)));
+    DoctorReport { problems }
+}
+
+/// One `elroy doctor` run: the home and the problems found so far.
+struct Check<'a> {
+    config: &'a Config,
+    home: &'a Path,
+    problems: Vec<Problem>,
+}
+
+impl Check<'_> {
+    fn push(&mut self, area: Area, path: Option<String>, message: String) {
+        self.problems.push(Problem {
             area,
             path,
             message,
         });
-    };
+    }
 
-    // --- the database ---
-    let db = match &paths.database {
-        DatabaseLocation::File(path) => {
-            let shown = relative(home, path);
-            match Db::open(path) {
-                Ok(db) => {
-                    match db.integrity_problems() {
-                        Ok(found) => found
-                            .into_iter()
-                            .for_each(|p| push(Area::Database, Some(shown.clone()), p)),
-                        Err(e) => push(Area::Database, Some(shown.clone()), e.to_string()),
-                    }
-                    Some(db)
-                }
-                Err(e) => {
-                    // The line names the file already: SQLite's own words after it.
-                    let message = match e {
-                        elroy_db::DbError::SqliteIn { source, .. } => source.to_string(),
-                        other => other.to_string(),
-                    };
-                    push(Area::Database, Some(shown), message);
-                    None
-                }
-            }
-        }
-        DatabaseLocation::Memory => Db::open_in_memory().ok(),
-    };
-
-    // --- agenda: through its index (a broken database still lets the files be checked) ---
-    let db = db.or_else(|| Db::open_in_memory().ok()).map(Arc::new);
-    if let Some(db) = db {
-        let token = &config.settings.user_token;
-        match db.ensure_user(token, jiff::Timestamp::now()) {
-            Ok(user) => {
-                // Memories: the full check re-indexes files edited in place that no query has
-                // touched (ARCHITECTURE.md, "memory index"); it writes no file.
-                let memory = crate::doctor_fix::memory_store(config, Arc::clone(&db), user);
-                if let Err(e) = memory.check_all(jiff::Timestamp::now()) {
-                    push(Area::Memories, None, e.to_string());
-                }
-                if let Some(message) = crate::doctor_vectors::missing_vectors(config, &db, user) {
-                    push(Area::Memories, None, message);
-                }
-                // A memory an update archived and then could not replace.
-                for m in memory.stranded_in_archive().unwrap_or_default() {
-                    push(
-                        Area::Memories,
-                        Some(relative(home, &memory.path_of(&m))),
-                        format!(
-                            "memory '{}' is only in the archive: nothing replaced it (an update \
-                             that failed halfway); elroy doctor --fix puts it back",
-                            m.name
-                        ),
-                    );
-                }
-                let agenda = elroy_agenda::AgendaStore::new(
-                    home,
-                    &paths.user_home,
-                    elroy_agenda::DbIndex::new(db, user),
-                );
-                match agenda.broken_files() {
-                    Ok(broken) => broken
+    /// The database: opened and checked (`PRAGMA integrity_check`); `None` when it cannot be
+    /// opened.
+    fn database(&mut self) -> Option<Db> {
+        let path = match &self.config.paths.database {
+            DatabaseLocation::File(path) => path,
+            DatabaseLocation::Memory => return Db::open_in_memory().ok(),
+        };
+        let shown = relative(self.home, path);
+        match Db::open(path) {
+            Ok(db) => {
+                match db.integrity_problems() {
+                    Ok(found) => found
                         .into_iter()
-                        .for_each(|(file, message)| push(Area::Agenda, Some(file), message)),
-                    Err(e) => push(Area::Agenda, None, e.to_string()),
+                        .for_each(|p| self.push(Area::Database, Some(shown.clone()), p)),
+                    Err(e) => self.push(Area::Database, Some(shown.clone()), e.to_string()),
                 }
-                // A due item whose trigger time cannot be read never fires (a hand edit such as
-                // `2026-12-01 8:30`): the file is valid, so only this check names it.
-                match agenda.active_items_with_ids(Some(elroy_agenda::Kind::Due), None) {
-                    Ok(items) => {
-                        for (_, item) in items {
-                            if let (Some(raw), None) = (&item.trigger_raw, item.trigger_datetime) {
-                                push(
-                                    Area::Agenda,
-                                    Some(format!("agenda/{}.md", item.stem)),
-                                    format!(
-                                        "trigger_datetime {raw:?} is not a time elroy can read \
-                                         (YYYY-MM-DD HH:MM:SS+00:00); this due item never fires"
-                                    ),
-                                );
-                            }
-                            // A rule that cannot be read (a hand edit): the item fires once, at
-                            // its trigger_datetime, and then no more.
-                            if let Some(Err(e)) = item
-                                .recurrence
-                                .as_deref()
-                                .map(elroy_agenda::Recurrence::from_text)
-                            {
-                                push(
-                                    Area::Agenda,
-                                    Some(format!("agenda/{}.md", item.stem)),
-                                    format!("{e}; this due item fires once and does not repeat"),
-                                );
-                            }
-                        }
-                    }
-                    Err(e) => push(Area::Agenda, None, e.to_string()),
-                }
-                // An agenda item whose date cannot be read is listed on no day
-                // (`docs/formats.md#agenda-item-keys`; `elroy agenda` warns when it meets one).
-                match agenda.items_with_unreadable_dates() {
-                    Ok(items) => {
-                        for (item, raw) in items {
-                            push(
-                                Area::Agenda,
-                                Some(format!("agenda/{}.md", item.stem)),
-                                format!(
-                                    "date {raw:?} is not a date elroy can read (YYYY-MM-DD); this \
-                                     item is listed on no day"
-                                ),
-                            );
-                        }
-                    }
-                    Err(e) => push(Area::Agenda, None, e.to_string()),
-                }
+                Some(db)
             }
-            Err(e) => push(Area::Database, None, e.to_string()),
+            Err(e) => {
+                // The line names the file already: SQLite's own words after it.
+                let message = match e {
+                    elroy_db::DbError::SqliteIn { source, .. } => source.to_string(),
+                    other => other.to_string(),
+                };
+                self.push(Area::Database, Some(shown), message);
+                None
+            }
         }
     }
 
-    // --- memories (read-only) ---
-    for (file, message) in elroy_memory::unreadable_memory_files(home, &paths.memory_dir) {
-        push(Area::Memories, Some(file), message);
-    }
-    for link in crate::doctor_fix::symlink_loops(&paths.memory_dir) {
-        push(
-            Area::Memories,
-            Some(relative(home, &link)),
-            crate::doctor_fix::SYMLINK_LOOP.to_owned(),
+    /// The stores read through their index in `db`: memories and agenda.
+    fn indexed_stores(&mut self, db: Arc<Db>) {
+        let token = &self.config.settings.user_token;
+        let user = match db.ensure_user(token, jiff::Timestamp::now()) {
+            Ok(user) => user,
+            Err(e) => return self.push(Area::Database, None, e.to_string()),
+        };
+        self.memory_index(&db, user);
+        let paths = &self.config.paths;
+        let agenda = elroy_agenda::AgendaStore::new(
+            self.home,
+            &paths.user_home,
+            elroy_agenda::DbIndex::new(db, user),
         );
-    }
-
-    // --- feature requests ---
-    let requests = elroy_feature_requests::FeatureRequestStore::new(home, &paths.user_home);
-    match requests.entries() {
-        Ok(entries) => {
-            for entry in entries {
-                if let elroy_feature_requests::Entry::Unreadable { file_name, error } = entry {
-                    push(
-                        Area::FeatureRequests,
-                        Some(requests.display(&file_name)),
-                        error.to_string(),
-                    );
-                }
-            }
+        match agenda.broken_files() {
+            Ok(broken) => broken
+                .into_iter()
+                .for_each(|(file, message)| self.push(Area::Agenda, Some(file), message)),
+            Err(e) => self.push(Area::Agenda, None, e.to_string()),
         }
-        Err(e) => push(Area::FeatureRequests, None, e.to_string()),
+        self.due_items(&agenda);
+        self.unreadable_dates(&agenda);
     }
 
-    // --- notebook ---
-    let notebook = elroy_notebook::Notebook::new(home, &paths.user_home);
-    for target in [
-        elroy_notebook::Target::SelfNotes,
-        elroy_notebook::Target::User,
-    ] {
-        if let Err(e) = notebook.read(target) {
-            push(
-                Area::Notebook,
-                Some(relative(home, &notebook.path(target))),
-                e.to_string(),
+    /// Memories: the full check re-indexes files edited in place that no query has touched
+    /// (ARCHITECTURE.md, "memory index"); it writes no file.
+    fn memory_index(&mut self, db: &Arc<Db>, user: i64) {
+        let memory = crate::doctor_fix::memory_store(self.config, Arc::clone(db), user);
+        if let Err(e) = memory.check_all(jiff::Timestamp::now()) {
+            self.push(Area::Memories, None, e.to_string());
+        }
+        if let Some(message) = crate::doctor_vectors::missing_vectors(self.config, db, user) {
+            self.push(Area::Memories, None, message);
+        }
+        // A memory an update archived and then could not replace.
+        for m in memory.stranded_in_archive().unwrap_or_default() {
+            self.push(
+                Area::Memories,
+                Some(relative(self.home, &memory.path_of(&m))),
+                format!(
+                    "memory '{}' is only in the archive: nothing replaced it (an update \
+                     that failed halfway); elroy doctor --fix puts it back",
+                    m.name
+                ),
             );
         }
     }
 
-    // --- the versioned home ---
-    if home.join(".git").exists() {
-        match elroy_history::VersionedHome::open(home).and_then(|h| h.check_readable()) {
-            Ok(_) => {}
-            Err(e) => push(
-                Area::VersionedHome,
-                Some(".git".to_owned()),
-                format!("the repository cannot be read: {e}"),
-            ),
+    /// Due items that never fire as meant: a trigger time or a repetition rule that cannot be
+    /// read.
+    fn due_items(&mut self, agenda: &elroy_agenda::AgendaStore) {
+        let items = match agenda.active_items_with_ids(Some(elroy_agenda::Kind::Due), None) {
+            Ok(items) => items,
+            Err(e) => return self.push(Area::Agenda, None, e.to_string()),
+        };
+        for (_, item) in items {
+            // A due item whose trigger time cannot be read never fires (a hand edit such as
+            // `2026-12-01 8:30`): the file is valid, so only this check names it.
+            if let (Some(raw), None) = (&item.trigger_raw, item.trigger_datetime) {
+                self.push(
+                    Area::Agenda,
+                    Some(format!("agenda/{}.md", item.stem)),
+                    format!(
+                        "trigger_datetime {raw:?} is not a time elroy can read \
+                         (YYYY-MM-DD HH:MM:SS+00:00); this due item never fires"
+                    ),
+                );
+            }
+            // A rule that cannot be read (a hand edit): the item fires once, at
+            // its trigger_datetime, and then no more.
+            if let Some(Err(e)) = item
+                .recurrence
+                .as_deref()
+                .map(elroy_agenda::Recurrence::from_text)
+            {
+                self.push(
+                    Area::Agenda,
+                    Some(format!("agenda/{}.md", item.stem)),
+                    format!("{e}; this due item fires once and does not repeat"),
+                );
+            }
         }
-        // What git has not finished (a merge, a rebase, a detached HEAD, an unmerged index):
-        // elroy commits nothing and `elroy sync` refuses until it is done.
-        match elroy_history::unfinished(home) {
-            Ok(states) => {
-                for state in states {
-                    let path = match &state {
-                        elroy_history::Unfinished::Unmerged { paths } => paths.first().cloned(),
-                        _ => Some(".git".to_owned()),
-                    };
-                    push(
-                        Area::VersionedHome,
-                        path,
+    }
+
+    /// An agenda item whose date cannot be read is listed on no day
+    /// (`docs/formats.md#agenda-item-keys`; `elroy agenda` warns when it meets one).
+    fn unreadable_dates(&mut self, agenda: &elroy_agenda::AgendaStore) {
+        match agenda.items_with_unreadable_dates() {
+            Ok(items) => {
+                for (item, raw) in items {
+                    self.push(
+                        Area::Agenda,
+                        Some(format!("agenda/{}.md", item.stem)),
                         format!(
-                            "{}: {}; until then elroy records no change and elroy sync refuses",
-                            state.state(),
-                            state.remedy()
+                            "date {raw:?} is not a date elroy can read (YYYY-MM-DD); this \
+                             item is listed on no day"
                         ),
                     );
                 }
             }
-            Err(e) => push(
+            Err(e) => self.push(Area::Agenda, None, e.to_string()),
+        }
+    }
+
+    /// Memory files that cannot be read, and symlink loops in the memories folder (read-only).
+    fn memory_files(&mut self) {
+        let (home, paths) = (self.home, &self.config.paths);
+        for (file, message) in elroy_memory::unreadable_memory_files(home, &paths.memory_dir) {
+            self.push(Area::Memories, Some(file), message);
+        }
+        for link in crate::doctor_fix::symlink_loops(&paths.memory_dir) {
+            self.push(
+                Area::Memories,
+                Some(relative(home, &link)),
+                crate::doctor_fix::SYMLINK_LOOP.to_owned(),
+            );
+        }
+    }
+
+    fn feature_requests(&mut self) {
+        let requests = elroy_feature_requests::FeatureRequestStore::new(
+            self.home,
+            &self.config.paths.user_home,
+        );
+        match requests.entries() {
+            Ok(entries) => {
+                for entry in entries {
+                    if let elroy_feature_requests::Entry::Unreadable { file_name, error } = entry {
+                        self.push(
+                            Area::FeatureRequests,
+                            Some(requests.display(&file_name)),
+                            error.to_string(),
+                        );
+                    }
+                }
+            }
+            Err(e) => self.push(Area::FeatureRequests, None, e.to_string()),
+        }
+    }
+
+    fn notebook(&mut self) {
+        let notebook = elroy_notebook::Notebook::new(self.home, &self.config.paths.user_home);
+        for target in [
+            elroy_notebook::Target::SelfNotes,
+            elroy_notebook::Target::User,
+        ] {
+            if let Err(e) = notebook.read(target) {
+                self.push(
+                    Area::Notebook,
+                    Some(relative(self.home, &notebook.path(target))),
+                    e.to_string(),
+                );
+            }
+        }
+    }
+
+    /// The versioned home: the repository readable, git finished, no conflict markers, nothing
+    /// unrecorded or waiting in the journal.
+    fn versioned_home(&mut self) {
+        let home = self.home;
+        if let Err(e) = elroy_history::VersionedHome::open(home).and_then(|h| h.check_readable()) {
+            self.push(
                 Area::VersionedHome,
                 Some(".git".to_owned()),
-                format!("the repository's state cannot be read: {e}"),
-            ),
+                format!("the repository cannot be read: {e}"),
+            );
         }
+        self.unfinished_git();
         for path in elroy_history::marker_files(home) {
-            push(
+            self.push(
                 Area::VersionedHome,
                 Some(path.clone()),
                 format!(
@@ -330,24 +362,57 @@ pub fn check_home(config: &Config) -> DoctorReport {
         // unfinished merge is named above and explains them).
         if elroy_history::unfinished(home).is_ok_and(|s| s.is_empty()) {
             for p in crate::doctor_fix::unrecorded_problems(home, waiting > 0) {
-                push(p.area, p.path, p.message);
+                self.push(p.area, p.path, p.message);
             }
         }
-        {
-            if waiting > 0 {
-                push(
+        if waiting > 0 {
+            self.push(
+                Area::VersionedHome,
+                Some(".git/elroy-pending.jsonl".to_owned()),
+                format!(
+                    "{waiting} saved change(s) are not recorded in the history yet; the next \
+                     elroy command or `elroy undo` records them"
+                ),
+            );
+        }
+    }
+
+    /// What git has not finished (a merge, a rebase, a detached HEAD, an unmerged index):
+    /// elroy commits nothing and `elroy sync` refuses until it is done.
+    fn unfinished_git(&mut self) {
+        let states = match elroy_history::unfinished(self.home) {
+            Ok(states) => states,
+            Err(e) => {
+                return self.push(
                     Area::VersionedHome,
-                    Some(".git/elroy-pending.jsonl".to_owned()),
-                    format!(
-                        "{waiting} saved change(s) are not recorded in the history yet; the next \
-                         elroy command or `elroy undo` records them"
-                    ),
+                    Some(".git".to_owned()),
+                    format!("the repository's state cannot be read: {e}"),
                 );
             }
+        };
+        for state in states {
+            let path = match &state {
+                elroy_history::Unfinished::Unmerged { paths } => paths.first().cloned(),
+                _ => Some(".git".to_owned()),
+            };
+            self.push(
+                Area::VersionedHome,
+                path,
+                format!(
+                    "{}: {}; until then elroy records no change and elroy sync refuses",
+                    state.state(),
+                    state.remedy()
+                ),
+            );
         }
+    }
+
+    /// Files a killed write left in the stores, and sync-conflict or merge leftovers.
+    fn leftover_files(&mut self) {
+        let (home, paths) = (self.home, &self.config.paths);
         for dir in store_dirs(paths) {
             for file in interrupted_writes(&dir) {
-                push(
+                self.push(
                     Area::VersionedHome,
                     Some(relative(home, &file)),
                     "left by a write that was interrupted (elroy was killed while saving); the \
@@ -359,11 +424,10 @@ pub fn check_home(config: &Config) -> DoctorReport {
                 continue;
             }
             for file in conflict_files(&dir) {
-                push(
+                self.push(
                     Area::VersionedHome,
                     Some(relative(home, &file)),
-                    "a sync-conflict or merge leftover file; merge it by hand and delete it"
-                        .to_owned(),
+                    LEFTOVER.to_owned(),
                 );
             }
         }
@@ -381,25 +445,18 @@ pub fn check_home(config: &Config) -> DoctorReport {
                 .iter()
                 .any(|notes| name.starts_with(notes) && name.len() > notes.len())
             {
-                push(
+                self.push(
                     Area::VersionedHome,
                     Some(relative(home, &file)),
-                    "a sync-conflict or merge leftover file; merge it by hand and delete it"
-                        .to_owned(),
+                    LEFTOVER.to_owned(),
                 );
             }
         }
     }
-
-    // --- the built-in embedder's model ---
-    if let Some((dir, message)) = crate::embedder::builtin_model_problem(config) {
-        push(Area::EmbeddingModel, Some(relative(home, &dir)), message);
-    }
-    // --- plugins not trusted as they are now (none is run) ---
-    problems.extend(plugins::problems(config));
-    problems.sort_by(|a, b| (a.area, &a.path).cmp(&(b.area, &b.path)));
-    DoctorReport { problems }
 }
+
+/// The problem of a sync-conflict or merge leftover file.
+const LEFTOVER: &str = "a sync-conflict or merge leftover file; merge it by hand and delete it";
 
 /// Temporary files of atomic writes (`.<name>.tmp-<pid>-<hex>`, elroy_markdown::write_atomic)
 /// that a killed process left in `dir`: older than a minute, so a write running now is not listed.

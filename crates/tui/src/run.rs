@@ -2,20 +2,21 @@
 //! palette or browse mode, background work after a reply, sidebar loads and reminders, all
 //! merged on one channel into [`App`]; the screen is drawn after each batch of messages.
 
-use crate::approval::{Prompt, PromptKey, TuiApprover};
+use crate::approval::{Prompt, TuiApprover};
 use std::io::Write;
 use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::Duration;
 
-use elroy_commands::{Action as CommandAction, ChatSession, Input};
+use elroy_commands::{ChatSession, Input};
 use elroy_config::Config;
 use elroy_core::Capabilities;
-use elroy_core::TimeContext;
+use elroy_core::{TimeContext, ToolRegistry};
+use elroy_mcp_client::McpClients;
 use elroy_orchestrator::{Session, TurnEvent, TurnInput};
 use ratatui::crossterm::cursor::Show;
 use ratatui::crossterm::event::{
-    DisableBracketedPaste, DisableMouseCapture, EnableBracketedPaste, EnableMouseCapture, Event,
+    DisableBracketedPaste, DisableMouseCapture, EnableBracketedPaste, EnableMouseCapture,
 };
 use ratatui::crossterm::execute;
 use ratatui::crossterm::terminal::{
@@ -25,11 +26,15 @@ use ratatui::{Terminal, backend::CrosstermBackend};
 use tokio::sync::{RwLock, mpsc};
 use tokio::task::JoinHandle;
 
+mod messages;
+
+use messages::{Msg, handle, on_input};
+
 use crate::app::{Action, App};
 use crate::conversation::NoticeKind;
 use crate::palette::PaletteEntry;
 use crate::reminders::{NoReminders, ReminderSource};
-use crate::sidebar::{SidebarSource, Tab};
+use crate::sidebar::SidebarSource;
 use crate::signals::{Ending, Received, Signals};
 use crate::source::StoreSidebar;
 use crate::terminal_input::Reader;
@@ -50,38 +55,6 @@ pub enum Outcome {
     /// `restart_session` asked for a restart with this resume message: the caller re-executes
     /// elroy with it in [`RESUME_VARIABLE`].
     Restart(String),
-}
-
-enum Msg {
-    Turn(u64, TurnEvent),
-    TurnEnd(u64, Result<Option<String>, String>),
-    Tool {
-        name: String,
-        arguments: String,
-        content: String,
-        is_error: bool,
-        form: bool,
-    },
-    Sidebar(Vec<Tab>),
-    Reminders(Vec<crate::app::Reminder>),
-    BackgroundDone(Vec<String>),
-    Tokens(usize),
-    Names(elroy_commands::CompletionNames),
-    /// A command's output, the model after it, and whether it was `/help` (the keys follow).
-    Command(elroy_commands::CommandOutput, String, bool),
-    /// The background embedding's progress.
-    Embedding(elroy_runtime::reembed::EmbedProgress),
-    /// The local servers the first-run search found.
-    Servers(Vec<elroy_commands::LocalServer>),
-    /// The first-run choice started (the lines to show, the model's name) or why not.
-    Adopted(Result<(Vec<String>, String), String>),
-    /// A model's call waits for the person's approval.
-    Approval(
-        elroy_core::ApprovalRequest,
-        tokio::sync::oneshot::Sender<elroy_core::Approval>,
-    ),
-    /// A model's call was refused: one line in the conversation.
-    Refused(String),
 }
 
 /// The terminal in raw mode on the alternate screen; restored when dropped (also on errors and
@@ -275,6 +248,33 @@ struct Loop {
 }
 
 impl Loop {
+    /// The loop of `chat`, sending its messages on `tx`.
+    fn new(tx: mpsc::UnboundedSender<Msg>, chat: ChatSession) -> Loop {
+        let time = chat.runtime().time.clone();
+        let sidebar: Arc<dyn SidebarSource> = Arc::new(StoreSidebar::new(
+            chat.runtime().services.clone(),
+            time.clone(),
+        ));
+        let reminders: Arc<dyn ReminderSource> = match InterfaceReminders::open(&chat, time.now()) {
+            Some(source) => Arc::new(source),
+            None => Arc::new(NoReminders),
+        };
+        Loop {
+            tx,
+            chat: Arc::new(RwLock::new(chat)),
+            time,
+            sidebar,
+            reminders,
+            turn: None,
+            generation: 0,
+            background: None,
+            loading: false,
+            reload: false,
+            restart: None,
+            prompts: std::collections::VecDeque::new(),
+        }
+    }
+
     fn start_turn(&mut self, input: TurnInput) {
         self.generation += 1;
         let generation = self.generation;
@@ -453,13 +453,6 @@ async fn event_loop(
             },
         ))
     };
-    let time = runtime.time.clone();
-    let sidebar: Arc<dyn SidebarSource> =
-        Arc::new(StoreSidebar::new(runtime.services.clone(), time.clone()));
-    let reminders: Arc<dyn ReminderSource> = match InterfaceReminders::open(&chat, time.now()) {
-        Some(source) => Arc::new(source),
-        None => Arc::new(NoReminders),
-    };
     // The MCP servers (started with the session): status bar and palette follow them.
     let mcp_view = runtime
         .mcp
@@ -479,20 +472,7 @@ async fn event_loop(
             let _ = refused.send(Msg::Refused(notice.to_string()));
         })));
     }
-    let mut lp = Loop {
-        tx,
-        chat: Arc::new(RwLock::new(chat)),
-        time,
-        sidebar,
-        reminders,
-        turn: None,
-        generation: 0,
-        background: None,
-        loading: false,
-        reload: false,
-        restart: None,
-        prompts: std::collections::VecDeque::new(),
-    };
+    let mut lp = Loop::new(tx, chat);
     let (events_tx, mut events) = mpsc::unbounded_channel();
     let reader = Reader::start(events_tx);
     lp.refresh();
@@ -516,14 +496,7 @@ async fn event_loop(
     loop {
         lp.prompts.retain(|p| !p.is_stale());
         if redraw {
-            term.terminal
-                .draw(|frame| {
-                    crate::ui::render(&app, frame);
-                    if let Some(prompt) = lp.prompts.front() {
-                        crate::approval::render(prompt, &app.theme, frame, frame.area());
-                    }
-                })
-                .map_err(|e| format!("cannot draw: {e}"))?;
+            draw(&mut term, &app, &lp)?;
         }
         redraw = true;
         let mut actions = Vec::new();
@@ -561,67 +534,16 @@ async fn event_loop(
             },
             _ = tick.tick() => {
                 ticks += 1;
-                app.status.tick = app.status.tick.wrapping_add(1);
-                redraw = app.status.phase.is_some() || app.status.background.is_some();
-                if ticks.is_multiple_of(10) {
-                    lp.poll_reminders();
-                }
-                if let Some((mcp, registry)) = &mcp_view
-                    && ticks.is_multiple_of(5)
-                    && crate::mcp_status::refresh(&mut app, mcp, registry, &mut mcp_seen)
-                {
-                    redraw = true;
-                }
+                redraw = on_tick(&mut app, &mut lp, ticks, mcp_view.as_ref(), &mut mcp_seen);
             }
         }
         let mut queue = std::collections::VecDeque::from(actions);
         while let Some(action) = queue.pop_front() {
-            match action {
-                Action::Send(text) => lp.start_turn(TurnInput::new(text)),
-                Action::Proactive(text) => lp.start_turn(TurnInput::proactive(text)),
-                Action::Cancel => {
-                    if let Some((_, handle)) = lp.turn.take() {
-                        handle.abort();
-                        app.on_turn_event(TurnEvent::Cancelled);
-                        queue.extend(app.on_turn_end());
-                    }
-                    // After the abort: a dropped prompt is a denial the turn must not act on.
-                    lp.prompts.clear();
-                }
-                Action::RunTool {
-                    name,
-                    arguments,
-                    form,
-                } => lp.run_tool(name, arguments, form),
-                Action::Command(text) => lp.run_command(text),
-                Action::Refresh => lp.refresh(),
-                Action::Edit(path) => {
-                    reader.pause();
-                    term.leave();
-                    let status = open_editor(&path);
-                    term.resume()
-                        .map_err(|e| format!("cannot set up the terminal: {e}"))?;
-                    reader.resume();
-                    if let Err(e) = status {
-                        app.notice(NoticeKind::Warning, e);
-                    }
-                    lp.refresh();
-                }
-                Action::Bell => {
-                    let _ = std::io::stdout().write_all(b"\x07");
-                    let _ = std::io::stdout().flush();
-                }
-                Action::Suspend => {
-                    term.leave();
-                    crate::signals::suspend_self();
-                    // Running again (continued, or the stop was ignored): the SIGCONT handler
-                    // may set the terminal up once more, which only repaints.
-                    term.reenter()
-                        .map_err(|e| format!("cannot set up the terminal: {e}"))?;
-                }
-                Action::UseModel(choice) => lp.adopt(choice),
-                Action::Quit => app.quitting = true,
-            }
+            let mut screen = Screen {
+                term: &mut term,
+                reader: &reader,
+            };
+            perform(&mut app, &mut lp, &mut screen, action, &mut queue)?;
         }
         if app.quitting || lp.restart.is_some() {
             break;
@@ -631,6 +553,120 @@ async fn event_loop(
     drop(reader);
     gate.set_approver(None);
     gate.set_notice_sink(None);
+    Ok(wind_down(app, lp, term, ending).await)
+}
+
+/// Every 100 ms: the spinner turns, reminders are polled each second and the MCP servers'
+/// state each half second. Whether the screen needs drawing.
+fn on_tick(
+    app: &mut App,
+    lp: &mut Loop,
+    ticks: u64,
+    mcp_view: Option<&(McpClients, ToolRegistry)>,
+    mcp_seen: &mut String,
+) -> bool {
+    app.status.tick = app.status.tick.wrapping_add(1);
+    let mut redraw = app.status.phase.is_some() || app.status.background.is_some();
+    if ticks.is_multiple_of(10) {
+        lp.poll_reminders();
+    }
+    if let Some((mcp, registry)) = mcp_view
+        && ticks.is_multiple_of(5)
+        && crate::mcp_status::refresh(app, mcp, registry, mcp_seen)
+    {
+        redraw = true;
+    }
+    redraw
+}
+
+/// One frame: the interface, and the first approval prompt over it.
+fn draw(term: &mut Terminal_, app: &App, lp: &Loop) -> Result<(), String> {
+    term.terminal
+        .draw(|frame| {
+            crate::ui::render(app, frame);
+            if let Some(prompt) = lp.prompts.front() {
+                crate::approval::render(prompt, &app.theme, frame, frame.area());
+            }
+        })
+        .map(|_| ())
+        .map_err(|e| format!("cannot draw: {e}"))
+}
+
+/// The terminal and its reader, which `$EDITOR` and a suspend take over for a while.
+struct Screen<'a> {
+    term: &'a mut Terminal_,
+    reader: &'a Reader,
+}
+
+/// Does what the app asked for; actions that follow (a cancelled turn's end) go to `queue`.
+fn perform(
+    app: &mut App,
+    lp: &mut Loop,
+    screen: &mut Screen<'_>,
+    action: Action,
+    queue: &mut std::collections::VecDeque<Action>,
+) -> Result<(), String> {
+    match action {
+        Action::Send(text) => lp.start_turn(TurnInput::new(text)),
+        Action::Proactive(text) => lp.start_turn(TurnInput::proactive(text)),
+        Action::Cancel => {
+            if let Some((_, handle)) = lp.turn.take() {
+                handle.abort();
+                app.on_turn_event(TurnEvent::Cancelled);
+                queue.extend(app.on_turn_end());
+            }
+            // After the abort: a dropped prompt is a denial the turn must not act on.
+            lp.prompts.clear();
+        }
+        Action::RunTool {
+            name,
+            arguments,
+            form,
+        } => lp.run_tool(name, arguments, form),
+        Action::Command(text) => lp.run_command(text),
+        Action::Refresh => lp.refresh(),
+        Action::Edit(path) => {
+            screen.reader.pause();
+            screen.term.leave();
+            let status = open_editor(&path);
+            screen
+                .term
+                .resume()
+                .map_err(|e| format!("cannot set up the terminal: {e}"))?;
+            screen.reader.resume();
+            if let Err(e) = status {
+                app.notice(NoticeKind::Warning, e);
+            }
+            lp.refresh();
+        }
+        Action::Bell => {
+            let _ = std::io::stdout().write_all(b"\x07");
+            let _ = std::io::stdout().flush();
+        }
+        Action::Suspend => {
+            screen.term.leave();
+            crate::signals::suspend_self();
+            // Running again (continued, or the stop was ignored): the SIGCONT handler
+            // may set the terminal up once more, which only repaints.
+            screen
+                .term
+                .reenter()
+                .map_err(|e| format!("cannot set up the terminal: {e}"))?;
+        }
+        Action::UseModel(choice) => lp.adopt(choice),
+        Action::Quit => app.quitting = true,
+    }
+    Ok(())
+}
+
+/// The end of the interface: the turn stopped, the terminal restored, background work after the
+/// last reply waited for at most [`QUIT_WAIT`].
+async fn wind_down(
+    mut app: App,
+    mut lp: Loop,
+    mut term: Terminal_,
+    ending: Option<Ending>,
+) -> Outcome {
     lp.prompts.clear();
     if let Some((_, handle)) = lp.turn.take() {
         handle.abort();
@@ -639,7 +675,6 @@ async fn event_loop(
     if ending.is_some() {
         term.leave();
     }
-    // Background work after the last reply: waited for at most QUIT_WAIT.
     let mut unfinished = None;
     if let Some(handle) = lp.background.take()
         && !handle.is_finished()
@@ -660,163 +695,11 @@ async fn event_loop(
     }
     if let Some(signal) = ending {
         eprintln!("elroy: ended by {}", signal.name());
-        return Ok(Outcome::Exit(signal.exit_code()));
+        return Outcome::Exit(signal.exit_code());
     }
-    Ok(match lp.restart {
+    match lp.restart {
         Some(message) => Outcome::Restart(message),
         None => Outcome::Exit(ExitCode::SUCCESS),
-    })
-}
-
-/// One terminal event into the approval prompt while one is up (keys and pastes), else into the
-/// app. Ctrl+C at a prompt denies the call and cancels the turn.
-fn on_input(
-    app: &mut App,
-    prompts: &mut std::collections::VecDeque<Prompt>,
-    event: Event,
-) -> Vec<Action> {
-    let Some(prompt) = prompts.front_mut() else {
-        return on_event(app, event);
-    };
-    match event {
-        Event::Key(key) => match prompt.on_key(key) {
-            PromptKey::Open => Vec::new(),
-            PromptKey::Answered => {
-                prompts.pop_front();
-                Vec::new()
-            }
-            PromptKey::Interrupt => vec![Action::Cancel],
-        },
-        Event::Paste(text) => {
-            prompt.on_paste(&text);
-            Vec::new()
-        }
-        other => on_event(app, other),
-    }
-}
-
-/// One terminal event into the app.
-fn on_event(app: &mut App, event: Event) -> Vec<Action> {
-    match event {
-        Event::Key(key) => return app.on_key(key),
-        Event::Paste(text) => app.on_paste(&text),
-        Event::Mouse(mouse) => app.on_mouse(mouse),
-        Event::Resize(..) => app.on_resize(),
-        _ => {}
-    }
-    Vec::new()
-}
-
-fn handle(app: &mut App, lp: &mut Loop, msg: Msg) -> Vec<Action> {
-    match msg {
-        Msg::Turn(generation, event) => {
-            if lp.turn.as_ref().is_some_and(|(g, _)| *g == generation) {
-                app.on_turn_event(event);
-            }
-            Vec::new()
-        }
-        Msg::TurnEnd(generation, result) => {
-            if lp.turn.as_ref().is_none_or(|(g, _)| *g != generation) {
-                return Vec::new();
-            }
-            lp.turn = None;
-            let ok = result.is_ok();
-            if let Ok(Some(message)) = result {
-                lp.restart = Some(message);
-            }
-            let actions = app.on_turn_end();
-            if ok {
-                lp.start_background(app);
-            }
-            actions
-        }
-        Msg::Tool {
-            name,
-            arguments,
-            content,
-            is_error,
-            form,
-        } => app.on_tool_result(&name, &arguments, content, is_error, form),
-        Msg::Sidebar(tabs) => {
-            lp.loading = false;
-            app.on_sidebar(tabs);
-            if std::mem::take(&mut lp.reload) {
-                lp.refresh();
-            }
-            Vec::new()
-        }
-        Msg::Reminders(reminders) => app.on_reminders(reminders),
-        Msg::BackgroundDone(failures) => {
-            app.status.background = None;
-            for failure in failures {
-                app.notice(
-                    NoticeKind::Warning,
-                    format!("warning: background work after the turn: {failure}"),
-                );
-            }
-            vec![Action::Refresh]
-        }
-        Msg::Names(names) => {
-            app.completion.models = names.models;
-            if app.completion.memories.is_empty() {
-                app.completion.memories = names.memories;
-            }
-            Vec::new()
-        }
-        Msg::Tokens(tokens) => {
-            app.status.tokens = Some(tokens);
-            Vec::new()
-        }
-        Msg::Approval(request, reply) => {
-            lp.prompts.push_back(Prompt::new(request, reply));
-            Vec::new()
-        }
-        Msg::Refused(text) => {
-            app.notice(NoticeKind::Warning, text);
-            Vec::new()
-        }
-        Msg::Embedding(progress) => {
-            use elroy_runtime::reembed::EmbedProgress;
-            match &progress {
-                EmbedProgress::Started { total, .. } => {
-                    app.status.embedding = Some(format!("embedding memories 0/{total}"));
-                }
-                EmbedProgress::Progress { done, total, .. } => {
-                    app.status.embedding = Some(format!("embedding memories {done}/{total}"));
-                }
-                EmbedProgress::Finished { .. } => {
-                    app.status.embedding = None;
-                    app.notice(NoticeKind::Info, progress.to_string());
-                }
-            }
-            Vec::new()
-        }
-        Msg::Servers(servers) => {
-            crate::first_run::on_servers(app, servers);
-            Vec::new()
-        }
-        Msg::Adopted(result) => {
-            let ok = result.is_ok();
-            crate::first_run::on_adopted(app, result);
-            if ok {
-                lp.load_names();
-            }
-            vec![Action::Refresh]
-        }
-        Msg::Command(mut output, model, help) => {
-            if help {
-                // The keys from the table the handlers use (crate::keys), after the commands.
-                output.lines.extend(crate::keys::help_lines(&app.tabs));
-            }
-            match &output.action {
-                Some(CommandAction::Exit) => app.quitting = true,
-                Some(CommandAction::ClearContext) => app.entries.clear(),
-                Some(CommandAction::SwitchModel(_)) | None => {}
-            }
-            app.status.model = model;
-            app.on_command_output(&output.lines, output.is_error);
-            vec![Action::Refresh]
-        }
     }
 }
 
