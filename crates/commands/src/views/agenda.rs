@@ -3,7 +3,7 @@
 use elroy_agenda::{AgendaError, AgendaStore, Item, Kind, split_updates};
 use jiff::civil::Date;
 
-use super::time::{Days, one_line};
+use super::time::Days;
 
 /// The plain agenda items of some days, by day then name, and the items on no day because their
 /// date cannot be read.
@@ -67,8 +67,9 @@ impl AgendaEntry {
         }
     }
 
-    /// The item's title on one line: the first line of its text when its name was made from
-    /// that line (`Plan_the_trip` from `Plan the trip`), else its name.
+    /// The item's title: the first line of its text when its name was made from that line
+    /// (`Plan_the_trip` from `Plan the trip`), else its name. As written (a tab stays a tab):
+    /// each front end makes it safe for its target ([`super::one_line`] for a table).
     pub fn title(&self) -> String {
         let name = self.item.name();
         let first = self.first_line();
@@ -76,7 +77,7 @@ impl AgendaEntry {
         if !first.is_empty() && (first == name || stem_of_first.eq_ignore_ascii_case(name)) {
             first
         } else {
-            one_line(name)
+            name.to_owned()
         }
     }
 
@@ -87,7 +88,8 @@ impl AgendaEntry {
     }
 
     fn first_line(&self) -> String {
-        one_line(self.item.main_text().lines().next().unwrap_or_default())
+        let first = self.item.main_text().lines().next().unwrap_or_default();
+        first.trim().to_owned()
     }
 }
 
