@@ -4,11 +4,10 @@ use jiff::Timestamp;
 use jiff::civil::Date;
 use jiff::tz::TimeZone;
 
-/// A due time where a person reads it: weekday, date, time and offset in `tz`, as the
-/// `create_due_item` confirmation writes it (`Sun 2026-12-06 09:00 +00:00`).
-pub fn due_time(at: Timestamp, tz: &TimeZone) -> String {
-    elroy_agenda::format_spoken_instant(at, tz)
-}
+/// A due time where a person reads it: weekday, date, time and offset in `tz`
+/// (`Sun 2026-12-06 09:00 +00:00`). The very function the `create_due_item` confirmation and
+/// `elroy due snooze` (`elroy_runtime`) write their times with, so the forms cannot drift apart.
+pub use elroy_agenda::format_spoken_instant as due_time;
 
 /// `in 2 h`, `overdue 35 min`, `now`: the distance from `now` to `trigger`, whole units cut
 /// down (minutes under an hour, hours and minutes under ten hours, hours under two days, then
