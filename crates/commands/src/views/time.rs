@@ -2,7 +2,6 @@
 
 use jiff::Timestamp;
 use jiff::civil::Date;
-use jiff::tz::TimeZone;
 
 /// A due time where a person reads it: weekday, date, time and offset in `tz`
 /// (`Sun 2026-12-06 09:00 +00:00`). The very function the `create_due_item` confirmation and
@@ -105,6 +104,8 @@ impl Days {
 #[cfg(test)]
 mod tests {
     #![allow(clippy::unwrap_used)]
+    use jiff::tz::TimeZone;
+
     use super::*;
 
     #[test]
