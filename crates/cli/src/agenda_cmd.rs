@@ -1,14 +1,15 @@
-//! `elroy agenda [DATE | today | tomorrow | week] [--json]`: the plain agenda items of a day or
-//! of the seven days from today, with checklist progress and the latest update; and the small
+//! `elroy agenda [DATE | today | tomorrow | yesterday | week] [--json]`: the plain agenda items of
+//! a day or of the seven days from today (elroy-commands' `views::agenda_days`, which `/agenda`
+//! and the interface's sidebar draw too), with checklist progress and the latest update; and the small
 //! table printer `elroy agenda` and `elroy due` share (colours from the configuration on a
 //! terminal, `NO_COLOR` honoured, plain text otherwise).
 
 use std::process::ExitCode;
 
-use elroy_agenda::{AgendaStore, Item, Kind, parse_item_date, split_updates};
+use elroy_agenda::{AgendaStore, split_updates};
+use elroy_commands::views::{self, one_line};
 use elroy_config::Config;
 use elroy_runtime::Runtime;
-use jiff::civil::Date;
 use serde_json::{Value, json};
 
 /// `elroy agenda …`
@@ -18,32 +19,13 @@ use serde_json::{Value, json};
                         elroy agenda 2026-12-24 --json"
 )]
 pub struct AgendaArgs {
-    /// Which days: `today` (default), `tomorrow`, `week` (today and the six days after), or a
-    /// date (YYYY-MM-DD)
-    #[arg(value_name = "DATE | today | tomorrow | week")]
+    /// Which days: `today` (default), `tomorrow`, `yesterday`, `week` (today and the six days
+    /// after), or a date (YYYY-MM-DD)
+    #[arg(value_name = "DATE | today | tomorrow | yesterday | week")]
     pub when: Option<String>,
     /// Print JSON instead of a table
     #[arg(long)]
     pub json: bool,
-}
-
-/// The days `when` names (first and last, inclusive), relative to `today`.
-fn days(when: Option<&str>, today: Date) -> Result<(Date, Date), String> {
-    let word = when.map(|w| w.trim().to_lowercase());
-    let one = |d: Date| Ok((d, d));
-    match word.as_deref() {
-        None | Some("today") => one(today),
-        Some("tomorrow") => one(today.tomorrow().map_err(|e| e.to_string())?),
-        Some("week") => Ok((
-            today,
-            today
-                .checked_add(jiff::Span::new().days(6))
-                .map_err(|e| e.to_string())?,
-        )),
-        Some(other) => parse_item_date(other).map(|d| (d, d)).ok_or_else(|| {
-            format!("not a day: '{other}' (use today, tomorrow, week or a date YYYY-MM-DD)")
-        }),
-    }
 }
 
 /// Opens the runtime (warnings to stderr) and the agenda store.
@@ -61,101 +43,63 @@ pub(crate) fn open_agenda(
     Ok((runtime, agenda))
 }
 
-/// The latest entry of an item's `## Updates`: `(stamp, note)`; the stamp is `None` when the
-/// line is not `- **YYYY-MM-DD HH:MM**: note`.
-fn latest_update(item: &Item) -> Option<(Option<String>, String)> {
-    let (_, updates) = split_updates(item.text());
-    let last = updates?
-        .lines()
-        .rev()
-        .find(|l| !l.trim().is_empty())?
-        .trim();
-    let entry = last.strip_prefix("- ").unwrap_or(last);
-    if let Some(rest) = entry.strip_prefix("**")
-        && let Some((stamp, note)) = rest.split_once("**:")
-    {
-        return Some((Some(stamp.to_owned()), note.trim().to_owned()));
-    }
-    Some((None, entry.to_owned()))
-}
-
 pub(crate) fn run(config: Config, args: &AgendaArgs) -> Result<ExitCode, String> {
     let style = Style::new(&config);
     let (runtime, agenda) = open_agenda(config)?;
-    let today = runtime.time.today();
-    let (first, last) = days(args.when.as_deref(), today)?;
-    let mut items: Vec<(Date, Item)> = agenda
-        .active_items_with_ids(Some(Kind::Agenda), Some((first, last)))
-        .map_err(|e| e.to_string())?
-        .into_iter()
-        .filter_map(|(_, i)| i.date.filter(|d| *d >= first && *d <= last).map(|d| (d, i)))
-        .collect();
-    items.sort_by(|(da, a), (db, b)| (da, a.name()).cmp(&(db, b.name())));
+    let days = views::Days::parse(args.when.as_deref(), runtime.time.today())
+        .map_err(|e| e.to_string())?;
+    let listing = views::agenda_days(&agenda, days).map_err(|e| e.to_string())?;
     // Items whose date cannot be read are on no day: say which, rather than leave them out
     // silently (the listing itself stays as Elroy's).
-    for (item, raw) in agenda
-        .items_with_unreadable_dates()
-        .map_err(|e| e.to_string())?
-    {
+    for (item, raw) in &listing.unreadable {
         crate::output::eprintln(&format!(
             "warning: {}: date {:?} is not a date elroy can read (YYYY-MM-DD); \
              this item is listed on no day",
             item.file,
-            one_line(&raw)
+            one_line(raw)
         ));
     }
     if args.json {
-        let list: Vec<Value> = items
-            .iter()
-            .map(|(date, item)| item_json(*date, item))
-            .collect();
+        let list: Vec<Value> = listing.entries.iter().map(item_json).collect();
         crate::output::println(
             &serde_json::to_string_pretty(&Value::Array(list)).unwrap_or_default(),
         )?;
         return Ok(ExitCode::SUCCESS);
     }
-    let range = if first == last {
-        first.to_string()
-    } else {
-        format!("{first} to {last}")
-    };
-    if items.is_empty() {
-        crate::output::println(&format!("No agenda items for {range}."))?;
+    if listing.entries.is_empty() {
+        crate::output::println(&format!("No agenda items for {}.", days.describe()))?;
         return Ok(ExitCode::SUCCESS);
     }
     let mut table = Table::new(&["DATE", "ITEM", "CHECKLIST", "LATEST UPDATE"]);
-    for (date, item) in &items {
-        let checklist = item.checklist();
-        let progress = if checklist.is_empty() {
-            String::new()
-        } else {
-            format!(
-                "{}/{}",
-                checklist.iter().filter(|c| c.completed).count(),
-                checklist.len()
-            )
-        };
-        let update = latest_update(item).map_or_else(String::new, |(stamp, note)| match stamp {
-            Some(stamp) => format!("{stamp} {note}"),
-            None => note,
-        });
+    for entry in &listing.entries {
+        let progress = entry
+            .progress
+            .map(|(done, total)| format!("{done}/{total}"))
+            .unwrap_or_default();
         table.row(vec![
-            Cell::plain(date.to_string()),
-            Cell::plain(one_line(item.name())),
+            Cell::plain(entry.date.to_string()),
+            Cell::plain(entry.title()),
             Cell::plain(progress),
-            Cell::plain(one_line(&update)),
+            Cell::plain(
+                entry
+                    .latest_update
+                    .as_ref()
+                    .map(views::LatestUpdate::line)
+                    .unwrap_or_default(),
+            ),
         ]);
     }
     crate::output::print(&table.render(&style))?;
     Ok(ExitCode::SUCCESS)
 }
 
-fn item_json(date: Date, item: &Item) -> Value {
+fn item_json(entry: &views::AgendaEntry) -> Value {
+    let item = &entry.item;
     let checklist = item.checklist();
     json!({
         "name": item.name(),
         "file": item.file,
-        "date": date.to_string(),
+        "date": entry.date.to_string(),
         "text": split_updates(item.text()).0.trim(),
         "checklist": checklist.iter().map(|c| json!({
             "id": c.id,
@@ -165,19 +109,8 @@ fn item_json(date: Date, item: &Item) -> Value {
         })).collect::<Vec<_>>(),
         "checklist_completed": checklist.iter().filter(|c| c.completed).count(),
         "checklist_total": checklist.len(),
-        "latest_update": latest_update(item).map(|(at, note)| json!({"at": at, "note": note})),
+        "latest_update": entry.latest_update.as_ref().map(|u| json!({"at": u.at, "note": u.note})),
     })
-}
-
-/// Text on one line: runs of whitespace become one space, and every other control character
-/// (C0, DEL, C1: ESC, BEL…) a space too, so nothing reaches the terminal as a command.
-pub(crate) fn one_line(text: &str) -> String {
-    text.chars()
-        .map(|c| if c.is_control() { ' ' } else { c })
-        .collect::<String>()
-        .split_whitespace()
-        .collect::<Vec<_>>()
-        .join(" ")
 }
 
 /// Terminal styling: the configuration's colours on a terminal without `NO_COLOR`, else none.
@@ -303,34 +236,5 @@ impl Table {
             ));
         }
         out
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    #![allow(clippy::unwrap_used)]
-    use super::*;
-
-    #[test]
-    fn days_of_the_argument() {
-        let today = jiff::civil::date(2026, 12, 1);
-        assert_eq!(days(None, today).unwrap(), (today, today));
-        assert_eq!(
-            days(Some("Tomorrow"), today).unwrap().0,
-            jiff::civil::date(2026, 12, 2)
-        );
-        assert_eq!(
-            days(Some("week"), today).unwrap(),
-            (today, jiff::civil::date(2026, 12, 7))
-        );
-        assert_eq!(
-            days(Some("2026-12-24"), today).unwrap().0,
-            jiff::civil::date(2026, 12, 24)
-        );
-        assert!(
-            days(Some("someday"), today)
-                .unwrap_err()
-                .contains("not a day: 'someday'")
-        );
     }
 }

@@ -23,7 +23,6 @@ use std::time::Duration;
 
 use elroy_commands::{Action, ChatSession, CommandOutput, CompletionNames, Input};
 use elroy_config::Config;
-use elroy_core::Capabilities;
 use elroy_orchestrator::{AfterTurn, Session, TurnEvent, TurnInput};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use rustyline::error::ReadlineError;
@@ -602,61 +601,6 @@ pub(crate) fn banner(model: &str, home: &std::path::Path) -> String {
     )
 }
 
-/// Opens the chat; when no chat model is configured, runs the local-server search both front
-/// ends share (`elroy_llm::probe::search`): prints the settings that use the first server found
-/// and, on a terminal, offers to use it and save it in elroy.conf.yaml; else explains the three
-/// ways to get a model.
-fn open_chat(config: Config) -> Result<ChatSession, String> {
-    let mut chat = ChatSession::open_without_model_allowed(
-        config,
-        Capabilities { can_restart: true },
-        elroy_runtime::stderr_warnings(),
-    )
-    .map_err(|e| e.to_string())?;
-    let Some(message) = chat.no_model().map(str::to_owned) else {
-        return Ok(chat);
-    };
-    let found = crate::block_on(elroy_commands::search_local_servers())?;
-    let Some(server) = found.first() else {
-        for line in elroy_llm::probe::no_model_help() {
-            crate::output::eprintln(&line);
-        }
-        return Err(message);
-    };
-    crate::output::eprintln(&format!(
-        "No chat model is configured, but {} answers at {}. To use it, set:",
-        server.name, server.base_url
-    ));
-    for line in server.settings() {
-        crate::output::eprintln(&format!("  {line}"));
-    }
-    crate::output::eprintln(
-        "(or chat_model_api_base and chat_model in elroy.conf.yaml; docs/models.md has details)",
-    );
-    use std::io::IsTerminal;
-    let Ok(choice) = elroy_commands::ModelChoice::local(server) else {
-        return Err(message);
-    };
-    if !std::io::stdin().is_terminal() || !std::io::stdout().is_terminal() {
-        return Err(message);
-    }
-    let _ = crate::output::print(&format!(
-        "Use {} from {} and save it in elroy.conf.yaml? [y/N] ",
-        choice.model(),
-        server.name
-    ));
-    let mut answer = String::new();
-    if std::io::stdin().read_line(&mut answer).is_err()
-        || !matches!(answer.trim().to_lowercase().as_str(), "y" | "yes")
-    {
-        return Err(message);
-    }
-    for line in elroy_commands::adopt_and_save(&mut chat, &choice)? {
-        crate::output::eprintln(&line);
-    }
-    Ok(chat)
-}
-
 pub(crate) fn run(config: Config) -> Result<ExitCode, String> {
     // Ctrl+C cancels a turn here; SIGTERM and SIGHUP stop the MCP servers and end elroy.
     elroy_mcp_client::signals::handled_by_front_end(&[
@@ -665,10 +609,7 @@ pub(crate) fn run(config: Config) -> Result<ExitCode, String> {
     let palette = Palette::from_config(&config);
     let history = config.paths.history_file();
     let home = config.paths.elroy_home.clone();
-    let mut chat = open_chat(config)?;
-    let Some(session) = chat.shared_session() else {
-        return Err(elroy_llm::select::NO_MODEL_MESSAGE.to_owned());
-    };
+    let mut chat = crate::chat_open::open_chat(config)?;
     for warning in &chat.runtime().warnings {
         tracing::warn!("{warning}");
     }
@@ -695,12 +636,14 @@ pub(crate) fn run(config: Config) -> Result<ExitCode, String> {
     let _ = crate::output::println(&format!(
         "{}{}{}",
         palette.system,
-        banner(session.model_name(), &home),
+        banner(chat.model_name().unwrap_or("none"), &home),
         palette.reset
     ));
 
     // `docs/behaviour.md#start-up-steps` step 7: the session-context pair.
-    if let Err(e) = session.add_session_context() {
+    if let Some(session) = chat.session()
+        && let Err(e) = session.add_session_context()
+    {
         tracing::warn!("could not add the session context: {e}");
     }
 
@@ -716,6 +659,7 @@ pub(crate) fn run(config: Config) -> Result<ExitCode, String> {
     // it.
     if let Ok(resume) = std::env::var(RESUME_VARIABLE)
         && !resume.trim().is_empty()
+        && let Some(session) = chat.shared_session()
     {
         let (restart_message, work) = run_turn(
             &runtime,
@@ -773,12 +717,19 @@ pub(crate) fn run(config: Config) -> Result<ExitCode, String> {
                         }
                     }
                     Input::NotCommand(text) => {
+                        let Some(session) = chat.shared_session() else {
+                            let not_sent = CommandOutput {
+                                lines: vec![crate::chat_open::NOT_SENT.to_owned()],
+                                is_error: true,
+                                action: None,
+                            };
+                            print_output(&not_sent, &palette);
+                            continue;
+                        };
                         finish_background(&runtime, &mut background, &palette, &printer);
                         let (restart_message, work) = run_turn(
                             &runtime,
-                            &chat
-                                .shared_session()
-                                .unwrap_or_else(|| Arc::clone(&session)),
+                            &session,
                             &TurnInput::new(text.trim()),
                             &palette,
                             &slot,

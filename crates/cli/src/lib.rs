@@ -10,6 +10,7 @@ mod agenda_cmd;
 mod args;
 mod chat;
 mod chat_approve;
+mod chat_open;
 mod config_cmd;
 mod doctor;
 mod due_cmd;
@@ -83,7 +84,7 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
                 FrontEnd::Plain | FrontEnd::NonInteractive => interactive(config, chat::run),
             }
         }
-        Some(Command::Message(args)) => message::run(load_config(&cli)?, args),
+        Some(Command::Message(args)) => message::run(load_config(&cli), args),
         Some(Command::History(args)) => history_cmd::history(&load_existing(&cli)?, args),
         Some(Command::Undo) => history_cmd::undo(&load_config(&cli)?),
         Some(Command::Sync(args)) => sync_cmd::run(&load_config(&cli)?, args),
@@ -113,7 +114,7 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
                         json: false,
                         tool: None,
                     };
-                    message::run(config, &args)
+                    message::run(Ok(config), &args)
                 }
             }
         }

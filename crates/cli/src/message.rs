@@ -1,5 +1,6 @@
 //! `elroy message [TEXT]`: one turn. TEXT, or standard input when TEXT is absent; prints the reply
-//! (or NDJSON events with `--json`); exits 1 with one clear line on stderr when the turn fails.
+//! (or NDJSON events with `--json`); exits 1 with one clear line on stderr when the turn fails (with
+//! `--json`: an `error` event on stdout, whatever failed).
 
 use std::process::ExitCode;
 
@@ -48,9 +49,27 @@ pub(crate) fn open_session(config: Config, capabilities: Capabilities) -> Result
     runtime.session(capabilities).map_err(|e| e.to_string())
 }
 
-pub(crate) fn run(config: Config, args: &MessageArgs) -> Result<ExitCode, String> {
-    let text = message_text(args)?;
-    run_text(config, text, args.json, args.tool.clone())
+/// `elroy message`, its configuration as loaded. With `--json` every error is one NDJSON event
+/// on standard output, `{"type": "error", "message": …}`, as a failed turn's (the contract of
+/// `docs/models.md#elroy-message`), and the exit status is 1; without, it is the usual
+/// `elroy: …` line on standard error.
+pub(crate) fn run(config: Result<Config, String>, args: &MessageArgs) -> Result<ExitCode, String> {
+    let result = config.and_then(|config| {
+        let text = message_text(args)?;
+        run_text(config, text, args.json, args.tool.clone())
+    });
+    match result {
+        Err(message) if args.json => {
+            output::println(&error_event(&message))?;
+            Ok(ExitCode::FAILURE)
+        }
+        other => other,
+    }
+}
+
+/// The NDJSON error event: `{"type":"error","message":…}`.
+fn error_event(message: &str) -> String {
+    serde_json::json!({"type": "error", "message": message}).to_string()
 }
 
 /// Runs one turn with `text` (also `elroy` with standard input that is not a terminal).
@@ -105,6 +124,8 @@ pub(crate) fn run_text(
             }
             Ok(ExitCode::SUCCESS)
         }
+        // With --json the turn's own error event is already on standard output.
+        Err(_) if json => Ok(ExitCode::FAILURE),
         Err(error) => Err(error.to_string()),
     }
 }

@@ -2,8 +2,9 @@
 //! for input is printed above the prompt, without disturbing what is being typed (rustyline's
 //! external printer redraws the prompt and the typed text below the printed line).
 //!
-//! The mechanism is independent of where reminders come from: a [`ReminderSource`] is asked
-//! every [`POLL_INTERVAL`] for the lines to announce; lines are printed only while the editor
+//! The mechanism is independent of where reminders come from: a [`ReminderSource`]
+//! (elroy-commands, the one the full-screen interface polls too) is asked every
+//! [`POLL_INTERVAL`] for the items to announce; their lines are printed only while the editor
 //! waits for input (during a turn the model receives due items itself,
 //! `docs/behaviour.md#due-items-in-a-turn`). The source is [`InterfaceReminders`] (elroy-commands):
 //! claimed in `state.db` on the `interface` channel, so an item is printed once across every
@@ -13,20 +14,13 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
-use elroy_commands::{ChatSession, InterfaceReminders};
+use elroy_commands::{ChatSession, InterfaceReminders, ReminderSource};
 use elroy_core::TimeContext;
 
 use crate::chat::SharedPrinter;
 
 /// How often the source is asked.
 pub const POLL_INTERVAL: Duration = Duration::from_secs(1);
-
-/// Where reminders come from.
-pub trait ReminderSource: Send {
-    /// The announcement lines of the items that came due since the last call, each returned once
-    /// (`⏰ 09:00 Call the dentist — Ask about the invoice`).
-    fn due_lines(&mut self) -> Vec<String>;
-}
 
 /// Stops the reminder thread when dropped.
 pub struct Reminders {
@@ -39,11 +33,12 @@ impl Drop for Reminders {
     }
 }
 
-/// Starts a thread that asks `source` every `interval` and hands each line to `print` — only
-/// while `at_prompt` is true (lines found meanwhile wait for the next prompt). Stops when the
-/// returned handle is dropped.
+/// Starts a thread that asks `source` every `interval` (at `time`'s clock) and hands each
+/// announcement's line to `print` — only while `at_prompt` is true (lines found meanwhile wait
+/// for the next prompt). Stops when the returned handle is dropped.
 pub fn start(
-    mut source: Box<dyn ReminderSource>,
+    source: Box<dyn ReminderSource>,
+    time: TimeContext,
     at_prompt: Arc<AtomicBool>,
     mut print: Box<dyn FnMut(&str) + Send>,
     interval: Duration,
@@ -55,7 +50,7 @@ pub fn start(
         .spawn(move || {
             let mut waiting: Vec<String> = Vec::new();
             while !stopped.load(Ordering::SeqCst) {
-                waiting.extend(source.due_lines());
+                waiting.extend(source.take_due(time.now()).into_iter().map(|a| a.line));
                 if at_prompt.load(Ordering::SeqCst) {
                     for line in waiting.drain(..) {
                         print(&line);
@@ -82,31 +77,14 @@ pub(crate) fn start_in_session(
         return None;
     }
     let source = InterfaceReminders::open(chat, chat.runtime().time.now())?;
-    let time = chat.runtime().time.clone();
-    let source = LedgerSource { source, time };
     let printer = printer.clone();
     Some(start(
         Box::new(source),
+        chat.runtime().time.clone(),
         Arc::clone(at_prompt),
         Box::new(move |line| printer.print(line)),
         POLL_INTERVAL,
     ))
-}
-
-/// [`InterfaceReminders`] at the runtime's clock.
-struct LedgerSource {
-    source: InterfaceReminders,
-    time: TimeContext,
-}
-
-impl ReminderSource for LedgerSource {
-    fn due_lines(&mut self) -> Vec<String> {
-        self.source
-            .take_due(self.time.now())
-            .into_iter()
-            .map(|a| a.line)
-            .collect()
-    }
 }
 
 #[cfg(test)]
@@ -115,19 +93,41 @@ mod tests {
     use std::sync::Mutex;
     use std::time::Instant;
 
+    use elroy_runtime::reminders::Announcement;
+
     use super::*;
 
     /// A source that yields its scripted lines one call at a time.
     struct Fake(Arc<Mutex<Vec<Vec<String>>>>);
 
     impl ReminderSource for Fake {
-        fn due_lines(&mut self) -> Vec<String> {
+        fn take_due(&self, _now: jiff::Timestamp) -> Vec<Announcement> {
             let mut script = self.0.lock().unwrap();
             if script.is_empty() {
-                Vec::new()
-            } else {
-                script.remove(0)
+                return Vec::new();
             }
+            script.remove(0).into_iter().map(announcement).collect()
+        }
+    }
+
+    fn announcement(line: String) -> Announcement {
+        let item = elroy_agenda::DueItem {
+            id: 0,
+            name: line.clone(),
+            stem: line.clone(),
+            trigger_datetime: None,
+            trigger_context: None,
+            trigger_raw: None,
+            text: String::new(),
+            recurrence: None,
+        };
+        Announcement {
+            item,
+            title: line.clone(),
+            body: String::new(),
+            when: String::new(),
+            occurrences: 1,
+            line,
         }
     }
 
@@ -153,6 +153,7 @@ mod tests {
         let sink = Arc::clone(&printed);
         let handle = start(
             Box::new(Fake(Arc::clone(&script))),
+            TimeContext::fixed(jiff::Timestamp::UNIX_EPOCH, jiff::tz::TimeZone::UTC),
             Arc::clone(&at_prompt),
             Box::new(move |line| sink.lock().unwrap().push(line.to_owned())),
             Duration::from_millis(5),

@@ -24,7 +24,7 @@ pub struct Candidate {
 }
 
 /// The day words `/agenda` accepts besides `YYYY-MM-DD`.
-pub(crate) const DAY_WORDS: &[&str] = &["today", "tomorrow", "yesterday"];
+pub(crate) const DAY_WORDS: &[&str] = &["today", "tomorrow", "yesterday", "week"];
 
 /// Candidates for Tab at byte offset `cursor` of `line` (clamped to the line, and to a character
 /// boundary): while the first word is being typed after `/`, the commands whose name starts with

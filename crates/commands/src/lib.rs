@@ -20,12 +20,13 @@ mod parse;
 mod reminders;
 mod run;
 mod session;
+pub mod views;
 
 pub use complete::{Candidate, CompletionNames, complete};
 /// The local-server search both front ends use, and what it finds (re-exported for elroy-tui).
 pub use elroy_llm::probe::{LocalServer, search as search_local_servers};
 pub use first_run::{ModelChoice, adopt_and_save, mask_key};
 pub use parse::{COMMANDS, Command, CommandInfo, Input, parse, unknown_message};
-pub use reminders::InterfaceReminders;
+pub use reminders::{InterfaceReminders, NoReminders, ReminderSource};
 pub use run::{Action, CommandOutput, run};
 pub use session::ChatSession;

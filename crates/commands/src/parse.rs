@@ -32,7 +32,7 @@ pub const COMMANDS: &[CommandInfo] = &[
     CommandInfo {
         name: "agenda",
         usage: "[DATE]",
-        help: "the agenda of a day (today, tomorrow or YYYY-MM-DD; default today)",
+        help: "the agenda of a day or a week (today, tomorrow, yesterday, week or YYYY-MM-DD; default today)",
     },
     CommandInfo {
         name: "due",

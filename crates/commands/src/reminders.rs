@@ -47,3 +47,29 @@ impl InterfaceReminders {
         }
     }
 }
+
+/// Where a front end's reminders come from: [`InterfaceReminders`] on a home, [`NoReminders`]
+/// without an agenda store, a scripted source in tests. The line chat prints each
+/// announcement's `line` above its prompt; the full-screen interface shows it as a reminder
+/// line, highlights the item in its Due tab and rings the bell.
+pub trait ReminderSource: Send + Sync {
+    /// The due items whose trigger is at or before `now` and that were not handed out yet; they
+    /// count as announced once returned. Failures (an unreadable agenda) give none.
+    fn take_due(&self, now: Timestamp) -> Vec<Announcement>;
+}
+
+impl ReminderSource for InterfaceReminders {
+    fn take_due(&self, now: Timestamp) -> Vec<Announcement> {
+        InterfaceReminders::take_due(self, now)
+    }
+}
+
+/// A source with nothing to announce (no agenda store).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct NoReminders;
+
+impl ReminderSource for NoReminders {
+    fn take_due(&self, _now: Timestamp) -> Vec<Announcement> {
+        Vec::new()
+    }
+}

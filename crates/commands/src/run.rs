@@ -1,6 +1,6 @@
 //! Running a command without the model.
 
-use elroy_agenda::{AgendaStore, Kind};
+use elroy_agenda::AgendaStore;
 use elroy_core::{Message, UserId};
 use elroy_history::VersionedHome;
 use elroy_transcript::{ContextItem, TranscriptStore};
@@ -8,6 +8,7 @@ use serde_json::{Value, json};
 
 use crate::parse::{Command, help_lines};
 use crate::session::ChatSession;
+use crate::views;
 
 /// What the front end should do after a command (the engine already did the work).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -123,10 +124,11 @@ const DEFAULT_NAME_CHARS: usize = 60;
 /// Runs `command` on `chat` without any chat-model request:
 ///
 /// - `/help`: the command list;
-/// - `/agenda [DATE]`: `list_agenda_items` for DATE (`today`, `tomorrow`, `yesterday` or
-///   `YYYY-MM-DD`, default today), one line per item with checklist progress;
-/// - `/due`: the active due items from the agenda store, timed ones by trigger time (in the
-///   configured zone, `overdue` marked), then contextual ones;
+/// - `/agenda [DAYS]`: the agenda items of DAYS ([`views::Days`]: `today`, `tomorrow`,
+///   `yesterday`, `week` or `YYYY-MM-DD`, default today), one line per item with checklist
+///   progress ([`views::agenda_days`]);
+/// - `/due`: [`views::due_list`]: timed items by trigger time ([`views::due_time`], and how far
+///   away or overdue), then contextual ones;
 /// - `/memories [QUESTION]`: `examine_memories` for QUESTION (its recall may embed the question
 ///   when embeddings are configured), else the active memories' names;
 /// - `/remember TEXT`: `create_memory` named after TEXT's first line (as `elroy remember`);
@@ -154,7 +156,7 @@ pub async fn run(command: &Command, chat: &mut ChatSession) -> CommandOutput {
             );
             CommandOutput::lines(lines)
         }
-        Command::Agenda(date) => agenda(chat, date.as_deref()).await,
+        Command::Agenda(date) => agenda(chat, date.as_deref()),
         Command::Due => due(chat),
         Command::Memories(None) => memory_names(chat),
         Command::Memories(Some(question)) => {
@@ -219,127 +221,100 @@ async fn tool(chat: &ChatSession, name: &str, arguments: &Value) -> CommandOutpu
     }
 }
 
-/// `today`/`tomorrow`/`yesterday` as `YYYY-MM-DD` in the configured zone; other text unchanged
-/// (the tool validates it).
-fn agenda_date(chat: &ChatSession, date: Option<&str>) -> String {
-    let today = chat.runtime().time.today();
-    let shifted = |days: i64| {
-        today
-            .checked_add(jiff::Span::new().days(days))
-            .unwrap_or(today)
-            .to_string()
-    };
-    match date.map(str::to_lowercase).as_deref() {
-        None | Some("today") => today.to_string(),
-        Some("tomorrow") => shifted(1),
-        Some("yesterday") => shifted(-1),
-        Some(_) => date.unwrap_or_default().to_owned(),
+/// The agenda store of `chat`'s home, or the output saying why there is none.
+fn agenda_store(chat: &ChatSession) -> Result<std::sync::Arc<AgendaStore>, CommandOutput> {
+    match chat.runtime().services.try_get::<AgendaStore>() {
+        Ok(Some(store)) => Ok(store),
+        Ok(None) => Err(CommandOutput::error("The agenda store is not available.")),
+        Err(e) => Err(CommandOutput::error(&e.to_string())),
     }
 }
 
-async fn agenda(chat: &ChatSession, date: Option<&str>) -> CommandOutput {
-    let day = agenda_date(chat, date);
-    let result = chat
-        .runtime()
-        .call_tool(
-            "list_agenda_items",
-            Some(&json!({ "item_date": day }).to_string()),
-        )
-        .await;
-    if result.is_error {
-        return CommandOutput::error(&result.content);
-    }
-    let Ok(listing) = serde_json::from_str::<Value>(&result.content) else {
-        return CommandOutput::text(&result.content);
+/// `/agenda [DAYS]`: [`views::agenda_days`] as markdown, one line per item with its checklist
+/// progress and the first line of its text when that says more than the title.
+fn agenda(chat: &ChatSession, word: Option<&str>) -> CommandOutput {
+    let days = match views::Days::parse(word, chat.runtime().time.today()) {
+        Ok(days) => days,
+        Err(e) => return CommandOutput::error(&e.to_string()),
     };
-    let items = listing["items"].as_array().cloned().unwrap_or_default();
-    if items.is_empty() {
-        return CommandOutput::text(&format!("Nothing on the agenda for {day}."));
+    let store = match agenda_store(chat) {
+        Ok(store) => store,
+        Err(out) => return out,
+    };
+    let listing = match views::agenda_days(&store, days) {
+        Ok(listing) => listing,
+        Err(e) => return CommandOutput::error(&e.to_string()),
+    };
+    if listing.entries.is_empty() {
+        return CommandOutput::text(&format!("No agenda items for {}.", days.describe()));
     }
-    let mut lines = vec![format!("**Agenda for {day}**")];
-    for item in items {
-        let name = item["name"].as_str().unwrap_or_default();
-        let text = item["text"].as_str().unwrap_or_default();
-        let total = item["checklist_total"].as_u64().unwrap_or(0);
-        let done = item["checklist_completed"].as_u64().unwrap_or(0);
-        let progress = if total > 0 {
-            format!(" ({done}/{total})")
-        } else {
+    let mut lines = vec![format!("**Agenda for {}**", days.describe())];
+    for entry in &listing.entries {
+        let day = if days.first == days.last {
             String::new()
-        };
-        let first = text.lines().next().unwrap_or_default().trim();
-        // The name is the file's stem, made from the first line (`Plan_the_trip_to_Lisbon`):
-        // the line itself is what a person wrote and reads.
-        let stem_of_first = first.replace(' ', "_");
-        if first.is_empty() {
-            lines.push(format!("- **{name}**{progress}"));
-        } else if first == name || stem_of_first.eq_ignore_ascii_case(name) {
-            lines.push(format!("- **{first}**{progress}"));
         } else {
-            lines.push(format!("- **{name}**{progress} — {first}"));
-        }
+            format!("{} ", entry.date)
+        };
+        let progress = entry
+            .progress
+            .map(|(done, total)| format!(" ({done}/{total})"))
+            .unwrap_or_default();
+        let note = entry
+            .note()
+            .map(|note| format!(" — {note}"))
+            .unwrap_or_default();
+        lines.push(format!("- {day}**{}**{progress}{note}", entry.title()));
     }
     CommandOutput::lines(lines)
 }
 
+/// `/due`: [`views::due_list`] as markdown: `- **NAME** (WHEN, RELATIVE) — TEXT` for timed
+/// items, `- **NAME** (when: CONTEXT) — TEXT` for the others.
 fn due(chat: &ChatSession) -> CommandOutput {
-    let runtime = chat.runtime();
-    let store = match runtime.services.try_get::<AgendaStore>() {
-        Ok(Some(store)) => store,
-        Ok(None) => return CommandOutput::error("The agenda store is not available."),
+    let store = match agenda_store(chat) {
+        Ok(store) => store,
+        Err(out) => return out,
+    };
+    let list = match views::due_list(&store, &chat.runtime().time) {
+        Ok(list) => list,
         Err(e) => return CommandOutput::error(&e.to_string()),
     };
-    let tz = runtime.time.tz.clone();
-    let entries = match store.recall_entries(&tz) {
-        Ok(entries) => entries,
-        Err(e) => return CommandOutput::error(&e.to_string()),
-    };
-    let mut items = Vec::new();
-    for entry in entries.into_iter().filter(|e| e.kind == Kind::Due) {
-        match store.item_by_id(entry.id) {
-            Ok(Some(item)) => items.push(item),
-            Ok(None) => {}
-            Err(e) => return CommandOutput::error(&e.to_string()),
-        }
-    }
-    if items.is_empty() {
+    if list.is_empty() {
         return CommandOutput::text("No due items.");
     }
-    items.sort_by(|a, b| {
-        (a.trigger_datetime.is_none(), a.trigger_datetime, &a.stem).cmp(&(
-            b.trigger_datetime.is_none(),
-            b.trigger_datetime,
-            &b.stem,
-        ))
-    });
-    let now = runtime.time.now();
+    let text = |summary: &str| {
+        if summary.is_empty() {
+            String::new()
+        } else {
+            format!(" — {summary}")
+        }
+    };
     let mut lines = vec!["**Due items**".to_owned()];
-    for item in &items {
-        let text = item.main_text().trim();
-        let text = text.lines().next().unwrap_or_default();
-        let when = match (item.trigger_datetime, &item.trigger_context) {
-            (Some(at), _) => {
-                let local = at
-                    .to_zoned_datetime(tz.clone())
-                    .strftime("%Y-%m-%d %H:%M")
-                    .to_string();
-                if at <= now {
-                    format!("{local}, overdue")
-                } else {
-                    local
-                }
-            }
-            (None, Some(context)) => format!("when: {context}"),
-            (None, None) => String::new(),
+    for timed in &list.timed {
+        let repeats = timed
+            .repeats
+            .as_ref()
+            .map(|rule| format!(", {rule}"))
+            .unwrap_or_default();
+        lines.push(format!(
+            "- **{}** ({}, {}{repeats}){}",
+            views::one_line(&timed.item.name),
+            timed.when,
+            timed.relative,
+            text(&timed.summary)
+        ));
+    }
+    for other in &list.contextual {
+        let when = if other.context.is_empty() {
+            String::new()
+        } else {
+            format!(" (when: {})", other.context)
         };
-        let mut line = format!("- **{}**", item.name());
-        if !when.is_empty() {
-            line.push_str(&format!(" ({when})"));
-        }
-        if !text.is_empty() {
-            line.push_str(&format!(" — {text}"));
-        }
-        lines.push(line);
+        lines.push(format!(
+            "- **{}**{when}{}",
+            views::one_line(&other.item.name),
+            text(&other.summary)
+        ));
     }
     CommandOutput::lines(lines)
 }
@@ -573,14 +548,14 @@ mod tests {
         // — Plan the trip to Lisbon`).
         assert_eq!(agenda.lines[1], "- **Water the plants**", "{agenda:?}");
         let tomorrow = typed(&mut chat, "/agenda tomorrow").await;
-        assert_eq!(tomorrow.lines, ["Nothing on the agenda for 2026-12-02."]);
+        assert_eq!(tomorrow.lines, ["No agenda items for 2026-12-02."]);
         let bad = typed(&mut chat, "/agenda someday").await;
         assert!(bad.is_error, "{bad:?}");
 
         let due = typed(&mut chat, "/due").await;
         assert_eq!(due.lines.len(), 3, "{due:?}");
         assert!(
-            due.lines[1].starts_with("- **Dentist** (2026-12-01 10:00)"),
+            due.lines[1].starts_with("- **Dentist** (Tue 2026-12-01 10:00 +00:00, in 30 min)"),
             "{due:?}"
         );
         assert!(

@@ -1,5 +1,6 @@
 //! The detail view's text: an item file rendered as a person reads it — title, date, status,
-//! due time in the local zone with its offset (the clock the sidebar rows use), context, then
+//! due time as every front end writes it (`elroy_commands::views::due_time`: `Wed 2026-12-02
+//! 13:30 +05:30`, in the configured zone), context, then
 //! the body with its checklist as `[x]` / `[ ]` and its updates. The file as stored is one key
 //! away (`v`, [`raw_markdown`]).
 
@@ -58,7 +59,7 @@ pub fn item_markdown(text: &str, tz: &TimeZone) -> String {
             ("trigger_datetime", v) => {
                 let raw = v.display_short();
                 match elroy_agenda::parse_stored_trigger(&raw) {
-                    Some(ts) => elroy_agenda::format_local_with_offset(ts, tz),
+                    Some(ts) => elroy_commands::views::due_time(ts, tz),
                     None => format!("{raw} (unreadable)"),
                 }
             }
@@ -125,8 +126,8 @@ fn checklist(body: &str) -> String {
 mod tests {
     use super::*;
 
-    /// A due item's detail: its time in the local zone with the offset (the sidebar's clock),
-    /// not the stored UTC, and no raw front matter. Another zone too.
+    /// A due item's detail: its time in the local zone as the tools confirm it, not the stored
+    /// UTC, and no raw front matter. Another zone too.
     #[test]
     fn a_due_item_shows_its_local_time_and_no_front_matter() {
         let text = "---\nname: Call Sam\ntrigger_datetime: 2026-12-02 08:00:00+00:00\nstatus: created\n---\nCall Sam\n\nAbout the lease.\n";
@@ -134,13 +135,13 @@ mod tests {
         let shown = item_markdown(text, &kolkata);
         assert!(shown.starts_with("# Call Sam\n"), "{shown}");
         assert!(
-            shown.contains("**Due:** 2026-12-02 13:30:00+05:30"),
+            shown.contains("**Due:** Wed 2026-12-02 13:30 +05:30"),
             "{shown}"
         );
         assert!(shown.contains("About the lease."), "{shown}");
         assert!(!shown.contains("---"), "{shown}");
         let ny = TimeZone::get("America/New_York").unwrap();
-        assert!(item_markdown(text, &ny).contains("**Due:** 2026-12-02 03:00:00-05:00"));
+        assert!(item_markdown(text, &ny).contains("**Due:** Wed 2026-12-02 03:00 -05:00"));
     }
 
     #[test]

@@ -238,12 +238,18 @@ pub fn draw(app: &App, frame: &mut Frame<'_>, area: Rect) -> Rect {
             Line::from(Span::styled(text, style))
         })
         .collect();
-    let width = area.width.saturating_sub(2).max(1) as usize;
+    // One column of space on the right, so the box never touches the sidebar's border.
+    let box_width = area.width.saturating_sub(1).max(3);
+    let width = box_width.saturating_sub(2).max(1) as usize;
     let rows: usize = lines.iter().map(|l| l.width().max(1).div_ceil(width)).sum();
     // The conversation keeps at least three rows.
     let height = (rows as u16 + 2).min(area.height.saturating_sub(3)).max(3);
     let (top, rest) = (
-        Rect { height, ..area },
+        Rect {
+            height,
+            width: box_width.min(area.width),
+            ..area
+        },
         Rect {
             y: area.y + height,
             height: area.height - height,

@@ -24,7 +24,6 @@ pub mod keys;
 pub mod markdown;
 pub mod mcp_status;
 pub mod palette;
-pub mod reminders;
 mod run;
 pub mod sidebar;
 pub mod signals;

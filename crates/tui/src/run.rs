@@ -33,13 +33,12 @@ use messages::{Msg, handle, on_input};
 use crate::app::{Action, App};
 use crate::conversation::NoticeKind;
 use crate::palette::PaletteEntry;
-use crate::reminders::{NoReminders, ReminderSource};
 use crate::sidebar::SidebarSource;
 use crate::signals::{Ending, Received, Signals};
 use crate::source::StoreSidebar;
 use crate::terminal_input::Reader;
 use crate::theme::Theme;
-use elroy_commands::InterfaceReminders;
+use elroy_commands::{InterfaceReminders, NoReminders, ReminderSource};
 
 /// How long quitting waits for background work after the last reply.
 pub const QUIT_WAIT: Duration = Duration::from_secs(5);
@@ -339,7 +338,15 @@ impl Loop {
         let tx = self.tx.clone();
         let now = self.time.now();
         tokio::task::spawn_blocking(move || {
-            let due = source.take_due(now);
+            let due: Vec<crate::app::Reminder> = source
+                .take_due(now)
+                .into_iter()
+                .map(|a| crate::app::Reminder {
+                    name: a.item.name.clone(),
+                    text: a.body,
+                    time: a.when,
+                })
+                .collect();
             if !due.is_empty() {
                 let _ = tx.send(Msg::Reminders(due));
             }

@@ -174,6 +174,37 @@ fn empty_home() {
     insta::assert_snapshot!(draw(&app, 120, 20));
 }
 
+/// The first-run panel in the conversation pane, a column of space between its box and the
+/// sidebar's border.
+#[test]
+fn first_run_panel_beside_the_sidebar() {
+    let mut app = app();
+    app.status.model = "no model".into();
+    app.first_run = Some(crate::first_run::FirstRun::searching());
+    crate::first_run::on_servers(
+        &mut app,
+        vec![elroy_commands::LocalServer {
+            name: "llama.cpp",
+            base_url: "http://127.0.0.1:8080/v1".into(),
+            models: vec!["smollm2".into()],
+        }],
+    );
+    app.on_sidebar(home_tabs());
+    let screen = draw(&app, 120, 24);
+    for line in screen
+        .lines()
+        .filter(|l| l.contains('┐') || l.contains('┘'))
+    {
+        let panel_end = line.find('┐').or_else(|| line.find('┘')).unwrap();
+        let rest = &line[panel_end + '┐'.len_utf8()..];
+        assert!(
+            rest.starts_with(' '),
+            "the panel touches the sidebar: {line}"
+        );
+    }
+    insta::assert_snapshot!(screen);
+}
+
 #[test]
 fn home_with_agenda_due_memories_requests_and_a_panel() {
     let mut app = app();
@@ -330,7 +361,10 @@ fn detail_view_raw_file() {
     );
     app.on_key(key(KeyCode::Char('v')));
     let again = draw(&app, 100, 22);
-    assert!(again.contains("Due: 2026-12-01 14:00:00+05:30"), "{again}");
+    assert!(
+        again.contains("Due: Tue 2026-12-01 14:00 +05:30"),
+        "{again}"
+    );
     insta::assert_snapshot!(screen);
 }
 

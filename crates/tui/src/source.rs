@@ -4,7 +4,8 @@
 
 use std::sync::Arc;
 
-use elroy_agenda::{AgendaStore, Kind};
+use elroy_agenda::AgendaStore;
+use elroy_commands::views;
 use elroy_core::{RecallKind, Services, TimeContext, UserId};
 use elroy_feature_requests::FeatureRequestStore;
 use elroy_memory::MemoryStore;
@@ -50,97 +51,84 @@ impl StoreSidebar {
         tab
     }
 
+    /// The agenda items of today and the next [`AGENDA_DAYS`] days ([`views::agenda_days`]),
+    /// each with its day (`today`, `Wed 02`) and checklist progress.
     fn agenda(&self) -> Result<Vec<SideItem>, String> {
         let store: Arc<AgendaStore> = self.services.require().map_err(|e| e.to_string())?;
         let today = self.time.today();
-        let mut items = Vec::new();
-        for offset in 0..=AGENDA_DAYS {
-            let date = today
-                .checked_add(offset.days())
-                .map_err(|e| e.to_string())?;
-            for listed in store.list_items(date).map_err(|e| e.to_string())? {
-                let path = store.agenda_dir().join(format!("{}.md", listed.stem));
-                let meta = match (offset, listed.checklist_total) {
-                    (0, 0) => "today".to_owned(),
-                    (0, n) => format!("today {}/{n}", listed.checklist_completed),
-                    (_, 0) => date.strftime("%a %d").to_string(),
-                    (_, n) => format!(
-                        "{} {}/{n}",
-                        date.strftime("%a %d"),
-                        listed.checklist_completed
-                    ),
+        let days = views::Days {
+            first: today,
+            last: today
+                .checked_add(AGENDA_DAYS.days())
+                .map_err(|e| e.to_string())?,
+        };
+        let listing = views::agenda_days(&store, days).map_err(|e| e.to_string())?;
+        Ok(listing
+            .entries
+            .into_iter()
+            .map(|entry| {
+                let day = if entry.date == today {
+                    "today".to_owned()
+                } else {
+                    entry.date.strftime("%a %d").to_string()
                 };
-                let detail = std::fs::read_to_string(&path).unwrap_or_else(|_| listed.text.clone());
-                items.push(SideItem {
-                    label: first_line(&listed.text),
+                let meta = match entry.progress {
+                    Some((done, total)) => format!("{day} {done}/{total}"),
+                    None => day,
+                };
+                let path = store.agenda_dir().join(format!("{}.md", entry.item.stem));
+                let detail =
+                    std::fs::read_to_string(&path).unwrap_or_else(|_| entry.item.text().to_owned());
+                SideItem {
+                    label: entry.title(),
                     meta,
-                    name: listed.stem.clone(),
+                    name: entry.item.stem.clone(),
                     view: Some(crate::detail::item_markdown(&detail, &self.time.tz)),
                     detail,
                     path: Some(path),
                     ..SideItem::default()
-                });
-            }
-        }
-        Ok(items)
+                }
+            })
+            .collect())
     }
 
+    /// The due list ([`views::due_list`], the order `elroy due` and `/due` show): timed items
+    /// with how far away or overdue they are (a repeating one marked ↻; the detail view gives
+    /// the time as the tools confirm it), then contextual ones.
     fn due(&self) -> Result<Vec<SideItem>, String> {
         let store: Arc<AgendaStore> = self.services.require().map_err(|e| e.to_string())?;
-        let now = self.time.now();
+        let list = views::due_list(&store, &self.time).map_err(|e| e.to_string())?;
+        let file = |stem: &str, text: &str| {
+            let path = store.agenda_dir().join(format!("{stem}.md"));
+            let detail = std::fs::read_to_string(&path).unwrap_or_else(|_| text.to_owned());
+            (path, detail)
+        };
         let mut items = Vec::new();
-        let timed = store
-            .due_now(jiff::Timestamp::MAX)
-            .map_err(|e| e.to_string())?;
-        let mut timed_names = std::collections::HashSet::new();
-        for due in timed {
-            let Some(at) = due.trigger_datetime else {
-                continue;
-            };
-            timed_names.insert(due.name.clone());
-            let local = at.to_zoned_datetime(self.time.tz.clone());
-            let overdue = at <= now;
-            let when = if local.date() == self.time.today() {
-                local.strftime("%H:%M").to_string()
-            } else {
-                local.strftime("%b %d %H:%M").to_string()
-            };
-            let path = store.agenda_dir().join(format!("{}.md", due.stem));
-            let detail = std::fs::read_to_string(&path).unwrap_or_else(|_| due.text.clone());
-            // A repeating item is marked ↻; the detail view says its rule in words.
-            let mark = if due.repetition().is_some() {
-                " ↻"
-            } else {
-                ""
-            };
+        for timed in list.timed {
+            let (path, detail) = file(&timed.item.stem, &timed.item.text);
+            let mark = if timed.repeats.is_some() { " ↻" } else { "" };
             items.push(SideItem {
                 view: Some(crate::detail::item_markdown(&detail, &self.time.tz)),
-                label: due.name.clone(),
-                meta: if overdue {
-                    format!("overdue {when}{mark}")
-                } else {
-                    format!("{when}{mark}")
-                },
-                name: due.name.clone(),
+                label: timed.item.name.clone(),
+                meta: format!("{}{mark}", timed.relative),
+                name: timed.item.name,
                 detail,
                 path: Some(path),
-                warn: overdue,
+                warn: timed.overdue,
                 highlight: false,
             });
         }
-        for entry in store
-            .recall_entries(&self.time.tz)
-            .map_err(|e| e.to_string())?
-        {
-            if entry.kind == Kind::Due && !timed_names.contains(&entry.name) {
-                items.push(SideItem {
-                    label: entry.name.clone(),
-                    meta: "context".into(),
-                    name: entry.name.clone(),
-                    detail: entry.fact.clone(),
-                    ..SideItem::default()
-                });
-            }
+        for other in list.contextual {
+            let (path, detail) = file(&other.item.stem, &other.item.text);
+            items.push(SideItem {
+                view: Some(crate::detail::item_markdown(&detail, &self.time.tz)),
+                label: other.item.name.clone(),
+                meta: "context".into(),
+                name: other.item.name,
+                detail,
+                path: Some(path),
+                ..SideItem::default()
+            });
         }
         Ok(items)
     }
@@ -391,14 +379,19 @@ mod tests {
             "only today and the next 7 days: {agenda:?}"
         );
         let due = rows(TabKind::Due);
-        assert_eq!(due[0], ("Call the dentist".into(), "overdue 08:30".into()));
-        assert_eq!(due[1], ("Water plants".into(), "18:00".into()));
+        // The order and the relative times of `elroy due` and `/due`.
+        assert_eq!(due[0], ("Call the dentist".into(), "overdue 30 min".into()));
+        assert_eq!(due[1], ("Water plants".into(), "in 9 h".into()));
         // A repeating item is marked, its rule in words above the file.
-        assert_eq!(due[2], ("Stretch".into(), "20:00 ↻".into()));
+        assert_eq!(due[2], ("Stretch".into(), "in 11 h ↻".into()));
         assert_eq!(due[3], ("In Paris".into(), "context".into()));
         let due_tab = tabs.iter().find(|t| t.kind == TabKind::Due).unwrap();
         assert!(due_tab.items[0].warn && !due_tab.items[1].warn);
         let view = due_tab.items[2].view.as_deref().unwrap_or_default();
+        assert!(
+            view.contains("**Due:** Tue 2026-12-01 20:00 +00:00"),
+            "{view}"
+        );
         assert!(
             view.contains("**Repeats:** every day at 20:00"),
             "the rule in words: {view}"
