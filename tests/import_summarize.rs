@@ -182,4 +182,21 @@ fn summarize_without_a_chat_model_fails_before_reading() {
         .unwrap();
     assert!(!out.status.success());
     assert!(stderr(&out).contains("--summarize needs a chat model"));
+    // An Elroy home has no conversations to summarise: refused, not ignored.
+    let out = home
+        .cmd()
+        .args([
+            "import",
+            "elroy",
+            home.root().to_str().unwrap(),
+            "--summarize",
+        ])
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    assert!(
+        stderr(&out).contains("--summarize applies to chat histories"),
+        "{}",
+        stderr(&out)
+    );
 }

@@ -70,6 +70,11 @@ pub(crate) fn run(config: Config, args: &ImportElroyArgs) -> Result<ExitCode, St
 
 pub(crate) fn run_import(config: Config, args: &ImportArgs) -> Result<ExitCode, String> {
     let Some(source) = Source::parse(&args.source) else {
+        if args.summarize {
+            return Err(
+                "--summarize applies to chat histories (chatgpt, claude, claude-code, codex, gemini), not to an Elroy home".into(),
+            );
+        }
         let [dir] = args.paths.as_slice() else {
             return Err("elroy import elroy takes one folder: the Elroy home".into());
         };
