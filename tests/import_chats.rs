@@ -12,12 +12,12 @@ use common::{TestHome, stderr, stdout};
 use serde_json::{Value, json};
 
 /// The fact said once, in the middle of a long conversation, and a question for it.
-const FACT: &str =
+pub(crate) const FACT: &str =
     "By the way, my sister Beatrice keeps three beehives on the roof of her flat in Lisbon.";
 const QUESTION: &str = r#"{"question":"Where does my sister keep her beehives?"}"#;
 /// The date the conversation took place (the import runs at `ELROY_NOW`, much later).
-const DAY: &str = "2024-03-05";
-const START: i64 = 1_709_647_200; // 2024-03-05T14:00:00Z
+pub(crate) const DAY: &str = "2024-03-05";
+pub(crate) const START: i64 = 1_709_647_200; // 2024-03-05T14:00:00Z
 const NOW: &str = "2026-06-01T09:00:00Z";
 
 const TOPICS: [&str; 12] = [
@@ -60,11 +60,11 @@ fn at(i: usize) -> i64 {
     START + 120 * i as i64
 }
 
-fn iso(secs: i64) -> String {
+pub(crate) fn iso(secs: i64) -> String {
     jiff::Timestamp::from_second(secs).unwrap().to_string()
 }
 
-fn write(dir: &Path, name: &str, text: &str) -> PathBuf {
+pub(crate) fn write(dir: &Path, name: &str, text: &str) -> PathBuf {
     let path = dir.join(name);
     std::fs::create_dir_all(path.parent().unwrap()).unwrap();
     std::fs::write(&path, text).unwrap();
@@ -75,7 +75,7 @@ fn lines(values: &[Value]) -> String {
     values.iter().map(|v| format!("{v}\n")).collect()
 }
 
-fn import(home: &TestHome, args: &[&str]) -> String {
+pub(crate) fn import(home: &TestHome, args: &[&str]) -> String {
     let out = home
         .cmd()
         .env("ELROY_NOW", NOW)
@@ -98,7 +98,7 @@ fn examine(home: &TestHome, question: &str) -> String {
     stdout(&out)
 }
 
-fn memory_files(home: &TestHome) -> usize {
+pub(crate) fn memory_files(home: &TestHome) -> usize {
     std::fs::read_dir(home.home().join("memories"))
         .map(|d| {
             d.flatten()
@@ -124,7 +124,7 @@ fn assert_fact_found(home: &TestHome, tool: &str) {
 
 /// A ChatGPT export: conversation trees with `current_node`. The first conversation has an
 /// edited message: the abandoned branch says the colour is vermilion, the active one teal.
-fn chatgpt_export(exchanges: usize, second: bool) -> String {
+pub(crate) fn chatgpt_export(exchanges: usize, second: bool) -> String {
     let mut mapping = serde_json::Map::new();
     let node = |id: &str, parent: Option<&str>, role: &str, text: &str, t: i64, hidden: bool| {
         json!({"id": id, "parent": parent, "children": [],
@@ -673,7 +673,7 @@ fn since_and_exclude_and_the_elroy_alias() {
     assert!(!out.status.success());
     let err = stderr(&out);
     assert!(
-        err.contains("--project applies to claude-code and codex"),
+        err.contains("--project applies to claude-code, codex and gemini"),
         "{err}"
     );
     let out = home

@@ -21,6 +21,7 @@ mod fixture_replay;
 mod history;
 mod import_chats;
 mod import_elroy;
+mod import_summarize;
 mod interface;
 mod mcp;
 mod mcp_client;

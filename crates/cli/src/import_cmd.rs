@@ -35,7 +35,7 @@ pub struct ImportArgs {
     /// Only what was said on or after DATE (2024-03-05, or a time with its offset)
     #[arg(long, value_name = "DATE")]
     pub since: Option<String>,
-    /// Only Claude Code and Codex sessions run in DIR or a folder inside it
+    /// Only Claude Code, Codex and Gemini CLI sessions run in DIR or a folder inside it
     #[arg(long, value_name = "DIR")]
     pub project: Option<PathBuf>,
     /// Leave out conversations whose title matches (case-insensitive, * as wildcard; repeatable)
@@ -44,6 +44,10 @@ pub struct ImportArgs {
     /// Print what would be imported; write nothing
     #[arg(long)]
     pub dry_run: bool,
+    /// Also distil each conversation into one memory with the chat model, the way elroy forms
+    /// its own (needs chat_model or a provider key)
+    #[arg(long)]
+    pub summarize: bool,
     /// How much of a conversation one memory holds
     #[arg(long, value_name = "UNIT", default_value = "span", value_parser = ["exchange", "span", "session"])]
     pub granularity: String,
@@ -66,6 +70,11 @@ pub(crate) fn run(config: Config, args: &ImportElroyArgs) -> Result<ExitCode, St
 
 pub(crate) fn run_import(config: Config, args: &ImportArgs) -> Result<ExitCode, String> {
     let Some(source) = Source::parse(&args.source) else {
+        if args.summarize {
+            return Err(
+                "--summarize applies to chat histories (chatgpt, claude, claude-code, codex, gemini), not to an Elroy home".into(),
+            );
+        }
         let [dir] = args.paths.as_slice() else {
             return Err("elroy import elroy takes one folder: the Elroy home".into());
         };
@@ -96,6 +105,12 @@ pub(crate) fn run_import(config: Config, args: &ImportArgs) -> Result<ExitCode, 
             _ => Granularity::Span,
         },
     };
+    // The model first: without one, `--summarize` fails before anything is read.
+    let mut summarizer = if args.summarize {
+        Some(ModelSummarizer::new(&config)?)
+    } else {
+        None
+    };
     let bar = ProgressBar::with_draw_target(None, ProgressDrawTarget::stderr());
     bar.set_style(
         ProgressStyle::with_template("{bar:30} {bytes}/{total_bytes} {bytes_per_sec} {msg}")
@@ -109,11 +124,64 @@ pub(crate) fn run_import(config: Config, args: &ImportArgs) -> Result<ExitCode, 
             p.conversations, p.memories
         ));
     };
-    let report = elroy_import::import_chats(&config, &options, &mut progress);
+    let report = elroy_import::import_chats_with(
+        &config,
+        &options,
+        summarizer
+            .as_mut()
+            .map(|s| s as &mut dyn elroy_import::Summarizer),
+        &mut progress,
+    );
     bar.finish_and_clear();
     let report = report.map_err(|e| e.to_string())?;
+    // The import wrote without an embedder; the detached worker fills the new memories'
+    // vectors now, in the background (nothing happens without an embedder).
+    if !args.dry_run
+        && report.memories + report.summaries > 0
+        && let Ok(runtime) = elroy_runtime::Runtime::open(config)
+    {
+        runtime.start_embed_worker_for_pending();
+    }
     crate::output::print(&report.to_string())?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// `--summarize`: the configured chat model (the fast model when one is set, as for elroy's own
+/// background memories) through `elroy_orchestrator::form_memory`.
+struct ModelSummarizer {
+    model: std::sync::Arc<dyn elroy_llm::ChatModel>,
+    assistant: String,
+    runtime: tokio::runtime::Runtime,
+}
+
+impl ModelSummarizer {
+    fn new(config: &Config) -> Result<Self, String> {
+        let warn = |w: &str| crate::output::eprintln(&format!("elroy: {w}"));
+        let models =
+            elroy_runtime::models::Models::build(config, &elroy_llm::select::process_env, &warn)
+                .map_err(|e| format!("--summarize needs a chat model: {e}"))?;
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .map_err(|e| e.to_string())?;
+        Ok(ModelSummarizer {
+            model: models.fast.unwrap_or(models.chat),
+            assistant: config.settings.default_assistant_name.clone(),
+            runtime,
+        })
+    }
+}
+
+impl elroy_import::Summarizer for ModelSummarizer {
+    fn summarize(&mut self, conversation: &str) -> Result<Option<(String, String)>, String> {
+        self.runtime
+            .block_on(elroy_orchestrator::form_memory(
+                self.model.as_ref(),
+                &self.assistant,
+                conversation.to_owned(),
+            ))
+            .map_err(|e| e.to_string())
+    }
 }
 
 /// `--since`: a date (the start of that day in the configured zone) or a time with an offset.

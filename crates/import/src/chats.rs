@@ -19,6 +19,7 @@ use jiff::tz::TimeZone;
 
 use crate::chunk::{self, Granularity};
 use crate::convo::{Conversation, Problem};
+use crate::summary::{Summaries, Summarizer};
 use crate::{ImportError, err};
 
 /// The `source_type` of the memory sources that keep the hashes of the exchanges a memory holds
@@ -104,7 +105,8 @@ pub struct ChatImportOptions {
     pub user_home: Option<PathBuf>,
     /// Only what was said at or after this time.
     pub since: Option<Timestamp>,
-    /// Only agent sessions whose working directory is this folder or inside it.
+    /// Only agent sessions whose working directory is this folder or inside it (an older Gemini
+    /// CLI session, whose folder is the hash of its project's path: this folder itself).
     pub project: Option<PathBuf>,
     /// Conversations whose title matches any of these are left out (case-insensitive; `*`
     /// matches any run of characters; without `*` a pattern matches anywhere in the title).
@@ -139,8 +141,11 @@ pub struct ChatImportReport {
     pub conversations: usize,
     /// Conversations that gave at least one memory.
     pub imported_conversations: usize,
-    /// Memories written (would be, with `--dry-run`).
+    /// Memories written (would be, with `--dry-run`), summaries not counted.
     pub memories: usize,
+    /// Summary memories written by the chat model (`--summarize`; with `--dry-run`, the
+    /// conversations that would be summarised).
+    pub summaries: usize,
     /// Exchanges written.
     pub exchanges: usize,
     /// Exchanges an earlier import already wrote (or met twice in this one).
@@ -168,6 +173,7 @@ pub(crate) struct Sink<'a> {
     /// The import's clock (`ELROY_NOW` or now): the date of words whose time no source records.
     now: Timestamp,
     known: HashSet<i64>,
+    summaries: Option<Summaries<'a>>,
     pub(crate) report: ChatImportReport,
     progress: Progress,
     done_bytes: u64,
@@ -208,7 +214,7 @@ impl Sink<'_> {
         let excluded = self.options.exclude.iter().any(|p| matches(p, &title));
         let outside = match (&self.options.project, &conv.project) {
             (None, _) => false,
-            (Some(want), Some(dir)) => !dir.starts_with(want),
+            (Some(want), Some(project)) => !project.within(want),
             (Some(_), None) => true,
         };
         if excluded || outside {
@@ -267,6 +273,33 @@ impl Sink<'_> {
                 self.report.memories += 1;
                 self.progress.memories += 1;
                 self.report.names.push(rendered.name);
+            }
+        }
+        if let Some(summaries) = &mut self.summaries {
+            if self.store.is_none() {
+                self.report.summaries += 1;
+                return Ok(());
+            }
+            match summaries.summarize(label, &conv, &runs, &self.tz) {
+                Ok(Some(summary)) => {
+                    if let Some(store) = &self.store {
+                        let at = summary.at.unwrap_or(self.now);
+                        store
+                            .create(
+                                &summary.title,
+                                &summary.text,
+                                std::slice::from_ref(&summary.source),
+                                at,
+                            )
+                            .map_err(err)?;
+                    }
+                    self.known.insert(summary.source.id);
+                    self.report.summaries += 1;
+                    self.progress.memories += 1;
+                    self.report.names.push(summary.title);
+                }
+                Ok(None) => {}
+                Err(note) => self.report.notes.push(note),
             }
         }
         Ok(())
@@ -336,12 +369,28 @@ pub fn import_chats(
     options: &ChatImportOptions,
     on_progress: &mut dyn FnMut(&Progress),
 ) -> Result<ChatImportReport, ImportError> {
+    import_chats_with(config, options, None, on_progress)
+}
+
+/// [`import_chats`], with `summarizer` (`--summarize`) distilling each conversation's new
+/// exchanges into one more memory ([`crate::summary`]); with `--dry-run` it is not called.
+///
+/// # Errors
+/// As [`import_chats`]. A failed summary is a note of the report, not an error.
+pub fn import_chats_with<'a>(
+    config: &Config,
+    options: &'a ChatImportOptions,
+    summarizer: Option<&'a mut dyn Summarizer>,
+    on_progress: &'a mut dyn FnMut(&Progress),
+) -> Result<ChatImportReport, ImportError> {
     let started = Instant::now();
     let now = config.now.unwrap_or_else(Timestamp::now);
     let source = options.source;
-    if options.project.is_some() && !matches!(source, Source::ClaudeCode | Source::Codex) {
+    if options.project.is_some()
+        && !matches!(source, Source::ClaudeCode | Source::Codex | Source::Gemini)
+    {
         return Err(ImportError(format!(
-            "--project applies to claude-code and codex sessions ({} conversations name no folder)",
+            "--project applies to claude-code, codex and gemini sessions ({} conversations name no folder)",
             source.label()
         )));
     }
@@ -410,6 +459,7 @@ pub fn import_chats(
         tz: config.timezone.clone(),
         now,
         known,
+        summaries: summarizer.map(Summaries::new),
         report: ChatImportReport {
             source: source.label().to_owned(),
             dry_run: options.dry_run,
@@ -429,13 +479,13 @@ pub fn import_chats(
     let mut report = sink.report;
     report.bytes = sink.progress.bytes.max(total);
     match versioned {
-        Some(Ok(home)) if report.memories > 0 => {
+        Some(Ok(home)) if report.memories + report.summaries > 0 => {
             let from = inputs
                 .iter()
                 .map(|p| p.display().to_string())
                 .collect::<Vec<_>>()
                 .join(", ");
-            let (id, n) = (source.id(), report.memories);
+            let (id, n) = (source.id(), report.memories + report.summaries);
             let message = |paths: &[String]| {
                 format!(
                     "{CHAT_COMMIT_PREFIX}{id}: {n} memories from {from}\n\n{}",
@@ -473,6 +523,18 @@ impl std::fmt::Display for ChatImportReport {
             self.imported_conversations,
             self.conversations
         )?;
+        if self.summaries > 0 {
+            let verb = if self.dry_run {
+                "would summarise"
+            } else {
+                "summarised"
+            };
+            writeln!(
+                f,
+                "{verb} {} conversations with the chat model (one memory each)",
+                self.summaries
+            )?;
+        }
         if self.known_exchanges > 0 {
             writeln!(f, "already imported: {} exchanges", self.known_exchanges)?;
         }

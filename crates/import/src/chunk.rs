@@ -149,16 +149,12 @@ pub(crate) fn render(
     let first = span.first().map_or(0, |e| e.index);
     let mut name = match &date {
         Some(d) => format!("{title} ({d})"),
-        None => title.clone(),
+        None => title,
     };
     if first > 0 {
         name.push_str(&format!(" #{}", first + 1));
     }
-    let when = at.map_or_else(|| "date unknown".to_owned(), |t| local(t, "%Y-%m-%d %H:%M"));
-    let mut text = format!(
-        "Imported from {tool}: conversation \"{title}\", {when} ({})",
-        conv.file.display()
-    );
+    let mut text = source_line(&format!("Imported from {tool}"), conv, at, tz);
     text.push('\n');
     let assistant = if tool == "Claude Code" {
         "Claude"
@@ -180,6 +176,29 @@ pub(crate) fn render(
         }
     }
     Rendered { name, text, at }
+}
+
+/// The line that heads an imported memory and names where its words come from:
+/// `{lead}: conversation "{title}", {local date and time} ({file})`.
+pub(crate) fn source_line(
+    lead: &str,
+    conv: &Conversation,
+    at: Option<Timestamp>,
+    tz: &TimeZone,
+) -> String {
+    let when = at.map_or_else(
+        || "date unknown".to_owned(),
+        |t| {
+            t.to_zoned_datetime(tz.clone())
+                .strftime("%Y-%m-%d %H:%M")
+                .to_string()
+        },
+    );
+    format!(
+        "{lead}: conversation \"{}\", {when} ({})",
+        conv.display_title(),
+        conv.file.display()
+    )
 }
 
 #[cfg(test)]

@@ -145,7 +145,7 @@ pub(crate) fn read(file: &Path, sink: &mut Sink<'_>) -> Result<(), ImportError> 
         id: session.unwrap_or_else(|| stem(file)),
         title,
         file: file.to_path_buf(),
-        project,
+        project: project.map(crate::convo::Project::Dir),
         started,
         messages,
         ids_unique: true,

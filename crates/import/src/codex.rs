@@ -83,7 +83,7 @@ pub(crate) fn read(file: &Path, sink: &mut Sink<'_>) -> Result<(), ImportError> 
         id: session.unwrap_or_else(|| stem(file)),
         title: None,
         file: file.to_path_buf(),
-        project,
+        project: project.map(crate::convo::Project::Dir),
         started,
         messages,
         ids_unique: false,

@@ -41,8 +41,8 @@ pub(crate) struct Conversation {
     pub title: Option<String>,
     /// The file it was read from.
     pub file: PathBuf,
-    /// The working directory of an agent session (Claude Code, Codex), for `--project`.
-    pub project: Option<PathBuf>,
+    /// Where an agent session ran (Claude Code, Codex, Gemini CLI), for `--project`.
+    pub project: Option<Project>,
     /// When it started, when known (the first message's time otherwise).
     pub started: Option<Timestamp>,
     /// The messages, in the order they were said.
@@ -65,6 +65,45 @@ impl Conversation {
             None => self.id.clone(),
         }
     }
+}
+
+/// Where an agent session ran, as its source records it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Project {
+    /// The working directory (Claude Code's and Codex's `cwd`, Gemini CLI's `.project_root`).
+    Dir(PathBuf),
+    /// The SHA-256 (lower-case hex) of the project folder's absolute path: the name of an older
+    /// Gemini CLI's folder under `~/.gemini/tmp`, which records no path.
+    Sha256(String),
+}
+
+impl Project {
+    /// Whether the session ran in `want` (an absolute path) or a folder inside it. A hashed
+    /// project can only be compared whole: it matches `want` itself (as given or with symbolic
+    /// links resolved), not a folder inside it.
+    pub fn within(&self, want: &Path) -> bool {
+        match self {
+            Project::Dir(dir) => dir.starts_with(want),
+            Project::Sha256(hash) => {
+                // Gemini CLI hashes the path as Node's `path.resolve` writes it: no trailing
+                // separator, no `.` parts; rebuilding it from its components does the same.
+                let written: PathBuf = want.components().collect();
+                let resolved = want.canonicalize().ok();
+                std::iter::once(written)
+                    .chain(resolved)
+                    .any(|p| sha256_hex(&p.to_string_lossy()) == *hash)
+            }
+        }
+    }
+}
+
+/// SHA-256 of `text`, lower-case hex.
+pub(crate) fn sha256_hex(text: &str) -> String {
+    use sha2::Digest;
+    sha2::Sha256::digest(text.as_bytes())
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
 }
 
 /// Something that kept a conversation (or a whole file) out of the import.

@@ -19,7 +19,9 @@ use serde_json::Value;
 
 use crate::ImportError;
 use crate::chats::Sink;
-use crate::convo::{Conversation, Message, Problem, Role, str_at, text_of, time_of, tool_line};
+use crate::convo::{
+    Conversation, Message, Problem, Project, Role, str_at, text_of, time_of, tool_line,
+};
 use crate::files::{json_lines, stem};
 
 /// Reads one session file into `sink`.
@@ -108,11 +110,27 @@ pub(crate) fn read(file: &Path, sink: &mut Sink<'_>) -> Result<(), ImportError> 
             .and_then(Value::as_str)
             .map(str::to_owned),
         file: file.to_path_buf(),
-        project: None,
+        project: project_of(file),
         started: time_of(meta.get("startTime")).or_else(|| messages.iter().find_map(|m| m.at)),
         messages,
         ids_unique: false,
     })
+}
+
+/// The project a session file belongs to, from its folder `~/.gemini/tmp/{project}/chats/`:
+/// newer Gemini CLI versions name the folder with a short slug and write the project's absolute
+/// path into its `.project_root` file; older ones name it with the SHA-256 of that path.
+fn project_of(file: &Path) -> Option<Project> {
+    let folder = file.parent()?.parent()?;
+    if let Ok(root) = std::fs::read_to_string(folder.join(".project_root")) {
+        let root = root.trim();
+        if !root.is_empty() {
+            return Some(Project::Dir(root.into()));
+        }
+    }
+    let name = folder.file_name()?.to_str()?;
+    (name.len() == 64 && name.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f')))
+        .then(|| Project::Sha256(name.to_owned()))
 }
 
 /// A session replayed record by record.

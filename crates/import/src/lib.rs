@@ -47,6 +47,7 @@ mod name_key;
 mod report;
 mod source_db;
 mod stream;
+mod summary;
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -59,12 +60,13 @@ use jiff::Timestamp;
 
 pub use chats::{
     CHAT_COMMIT_PREFIX, ChatImportOptions, ChatImportReport, IMPORT_SOURCE_TYPE, Progress, Source,
-    import_chats,
+    import_chats, import_chats_with,
 };
 pub use chunk::{Granularity, SPAN_CHARS};
 pub use convo::Problem;
 pub use report::{ImportReport, Skipped, Taken};
 use source_db::SourceDb;
+pub use summary::{SUMMARY_INPUT_CHARS, Summarizer};
 
 /// The summary prefix of the versioned-home commit of an import:
 /// `import-elroy: {n} files from {DIR}`, the changed paths in the body.

@@ -117,6 +117,30 @@ pub fn reflection_trigger(user_messages: &[&str]) -> Option<(String, String)> {
     })
 }
 
+/// Forms one memory from `conversation` the way elroy forms its own
+/// (`docs/behaviour.md#automatic-memory-creation` steps 2–3): `model` is asked with
+/// [`MEMORY_PROMPT`] (`{assistant}` replaced by `assistant`) about the conversation text, and its
+/// reply split by [`parse_memory_reply`] into a title and a text. `None` when the reply is empty.
+/// Automatic memory creation and `elroy import --summarize` both call it.
+///
+/// # Errors
+/// [`elroy_llm::LlmError`] when the model call fails.
+pub async fn form_memory(
+    model: &dyn elroy_llm::ChatModel,
+    assistant: &str,
+    conversation: String,
+) -> Result<Option<(String, String)>, elroy_llm::LlmError> {
+    let request = ChatRequest {
+        messages: vec![
+            Message::system(MEMORY_PROMPT.replace("{assistant}", assistant)),
+            Message::user(conversation),
+        ],
+        ..ChatRequest::default()
+    };
+    let reply = model.chat(&request).await?;
+    Ok(parse_memory_reply(&reply.content))
+}
+
 /// Splits a model reply into a memory title and text (`docs/behaviour.md#automatic-memory-creation`
 /// step 3): the first line starting with `#` gives the title (leading `#`s and whitespace removed),
 /// the lines after it (trimmed) the text; without such a line, the first non-empty line is the
@@ -303,9 +327,9 @@ impl Session {
             return Ok(None);
         };
         let body = self.conversation_text()?;
-        let system = MEMORY_PROMPT.replace("{assistant}", &self.assistant_name());
-        let reply = self.ask_fast_model(system, body).await?;
-        let Some((title, text)) = parse_memory_reply(&reply) else {
+        let model = p.fast_model.as_ref().unwrap_or(&p.model);
+        let Some((title, text)) = form_memory(model.as_ref(), &self.assistant_name(), body).await?
+        else {
             return Ok(None);
         };
         let now = p.time.now();

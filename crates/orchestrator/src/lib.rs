@@ -42,7 +42,7 @@ mod turn;
 
 pub use background::{
     AfterTurn, BackgroundFailure, BackgroundStep, MEMORY_PROMPT, REFLECTION_PHRASES,
-    REFLECTION_TITLE, SUMMARY_PROMPT, parse_memory_reply, reflection_trigger,
+    REFLECTION_TITLE, SUMMARY_PROMPT, form_memory, parse_memory_reply, reflection_trigger,
 };
 pub use classifier::{
     CLASSIFIER_PROMPT, classifier_prompt, classifier_schema, conversation_lines, parse_classifier,

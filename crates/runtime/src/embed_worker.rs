@@ -174,6 +174,33 @@ impl Runtime {
     }
 }
 
+impl Runtime {
+    /// Starts the detached worker when some active memory of the user lacks a current vector of
+    /// the configured embedder and no worker holds the lock: for commands that wrote memories
+    /// through a store of their own without an embedder (`elroy import`), so their vectors are
+    /// filled in the background right after, not at the next session. Does nothing without a
+    /// worker program ([`set_worker_program`]) or an embedder; never loads the model.
+    pub fn start_embed_worker_for_pending(&self) -> bool {
+        let Some(program) = PROGRAM.get() else {
+            return false;
+        };
+        let Some(store) = self.services.get::<MemoryStore>() else {
+            return false;
+        };
+        if store.options().embedder.is_none()
+            || store
+                .pending_embeddings(1)
+                .map_or(true, |ids| ids.is_empty())
+        {
+            return false;
+        }
+        if worker_running(&self.config.paths.user_home) {
+            return false;
+        }
+        spawn_worker(program, &self.config).is_ok()
+    }
+}
+
 /// Starts `program models embed --worker` detached: its own process group (a Ctrl-C in the
 /// terminal does not reach it), no standard streams, the resolved home, user, configuration
 /// file and embedding settings in its environment (flags are not passed on).
