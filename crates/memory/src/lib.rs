@@ -30,6 +30,7 @@ mod hash_embedder;
 mod model;
 mod op_tracked;
 mod pending;
+pub mod period;
 pub mod recall;
 mod search;
 mod store;
