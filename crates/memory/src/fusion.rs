@@ -63,9 +63,12 @@ pub fn fuse_in_context(
 }
 
 /// The keyword leg alone (no embedder) with `context`: each hit scores its keyword relevance
-/// plus `context.weight` times its best neighbour's.
+/// (times [`KEYWORD_WEIGHT`]) plus `context.weight` times its best neighbour's. Only hits are
+/// returned: without vectors a memory that shares no word with the question is not offered.
 pub fn keywords_in_context(keywords: &[(i64, f64)], context: &Context) -> Vec<i64> {
-    fuse_inner(keywords, &[], &HashMap::new(), context, false)
+    let mut order = fuse_inner(keywords, &[], &HashMap::new(), context, false);
+    order.retain(|id| keywords.iter().any(|(k, _)| k == id));
+    order
 }
 
 fn fuse_inner(
@@ -230,5 +233,33 @@ mod tests {
     fn no_vectors_keep_the_keyword_order() {
         let keywords = [(7, 1.0), (3, 0.6), (9, 0.6), (1, 0.2)];
         assert_eq!(fuse_scores(&keywords, &[], &HashMap::new()), [7, 3, 9, 1]);
+    }
+
+    /// Neighbour context: the turn after a strong hit (the answer to the question the hit asks)
+    /// joins the candidates above a weaker hit that has no neighbour found, and a hit whose
+    /// neighbour is strong rises above an equal one whose is not. Keywords alone the same way.
+    #[test]
+    fn a_strong_hit_lifts_its_neighbours() {
+        let keywords = [(1, 1.0), (5, 0.5), (8, 0.5)];
+        let embedding = [(1, 0.6f32), (5, 0.3), (8, 0.3)];
+        let similarity: HashMap<i64, f32> = [(2, 0.35f32), (9, 0.1)].into_iter().collect();
+        let context = Context {
+            neighbours: [(1, vec![2]), (8, vec![9])].into_iter().collect(),
+            weight: 0.5,
+        };
+        // 1: 1.0 + 0.5 × 0.35; 2: 0.35 + 0.5 × 1.0 = 0.85; 8: 0.5 + 0.05; 5: 0.5; 9: 0.1 + 0.25.
+        assert_eq!(
+            fuse_in_context(&keywords, &embedding, &similarity, &context),
+            [1, 2, 8, 5, 9]
+        );
+        assert_eq!(fuse_scores(&keywords, &embedding, &similarity), [1, 5, 8]);
+        let context = Context {
+            neighbours: [(8, vec![1])].into_iter().collect(),
+            weight: 0.5,
+        };
+        assert_eq!(
+            keywords_in_context(&[(1, 1.0), (5, 0.5), (8, 0.5)], &context),
+            [1, 8, 5]
+        );
     }
 }

@@ -23,21 +23,13 @@ pub const PERIOD_MAX_MEMORIES: usize = 2000;
 /// How many of the best memories written in the period a question names come first
 /// (`docs/behaviour.md#the-time-a-question-names`); the rest of the answer is the ranking
 /// over every memory. Tuned on LoCoMo's development conversations.
-pub const PERIOD_FIRST: usize = 3;
+pub const PERIOD_FIRST: usize = 5;
 
 /// How much of its best neighbour's score a memory gains ([`crate::fusion::Context`]).
-pub const NEIGHBOUR_WEIGHT: f64 = 0.0;
+pub const NEIGHBOUR_WEIGHT: f64 = 0.5;
 
 /// Memories written at most this many seconds apart, one id apart, are neighbours.
 pub const NEIGHBOUR_SECONDS: f64 = 1800.0;
-
-/// TEMPORARY tuning knob: `name` from the environment, else `default`.
-fn tune(name: &str, default: f64) -> f64 {
-    std::env::var(name)
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(default)
-}
 
 /// Memories found by [`MemoryStore::search_readable`]: each with its raw body, and the files
 /// that could not be read.
@@ -321,7 +313,7 @@ impl MemoryStore {
         within: Option<&[i64]>,
     ) -> Result<Vec<i64>, MemoryError> {
         let keywords = self.keywords(query, within)?;
-        let weight = tune("RANK_NEIGHBOUR_WEIGHT", NEIGHBOUR_WEIGHT);
+        let weight = NEIGHBOUR_WEIGHT;
         let Some(q) = vector else {
             if weight > 0.0 {
                 let ids: Vec<i64> = keywords.iter().map(|(id, _)| *id).collect();
@@ -391,7 +383,7 @@ impl MemoryStore {
             "[{}]",
             ids.iter().map(i64::to_string).collect::<Vec<_>>().join(",")
         );
-        let seconds = tune("RANK_NEIGHBOUR_SECONDS", NEIGHBOUR_SECONDS);
+        let seconds = NEIGHBOUR_SECONDS;
         let pairs: Vec<(i64, i64)> = self.db.with_conn(|c| {
             let mut st = c.prepare_cached(
                 "SELECT m.id, n.id FROM memories m JOIN memories n
@@ -422,11 +414,7 @@ impl MemoryStore {
             && !within.is_empty()
         {
             let first = self.ranking(query, vector, Some(&within))?;
-            ids = period_first(
-                first,
-                ids,
-                tune("RANK_PERIOD_FIRST", PERIOD_FIRST as f64) as usize,
-            );
+            ids = period_first(first, ids, PERIOD_FIRST);
         }
         let user = self.opts.user_id;
         let mut out = Vec::new();
