@@ -5,8 +5,8 @@
 //! For each of the ten conversations two homes are written through the library
 //! ([`MemoryStore::create`], the path `create_memory` takes): one memory per session observation
 //! (its text; the dialog ids it cites are its evidence) and one per dialog turn (`Speaker: text`,
-//! its dialog id), each written at its session's date and time ([`crate::locomo`]). Each question of categories 1–4 that has evidence is then asked through
-//! exactly what the `examine_memories` tool runs ([`MemoryStore::sync_if_changed`], then
+//! its dialog id), each written at its session's date and time ([`crate::locomo`]). Each question
+//! of categories 1–4 that has evidence is then asked through exactly what the `examine_memories` tool runs ([`MemoryStore::sync_if_changed`], then
 //! [`MemoryStore::search_readable`] with [`MemoryQuery::from_text`] and
 //! [`elroy_tools_memory::MAX_MEMORIES`]); a question is a hit at k when one of the first
 //! k memories returned carries one of its evidence ids. Modes: keywords only (no embedder) and
