@@ -6,10 +6,10 @@
 //! ([`MemoryStore::create`], the path `create_memory` takes): one memory per session observation
 //! (its text; the dialog ids it cites are its evidence) and one per dialog turn (`Speaker: text`,
 //! its dialog id), each written at its session's date and time ([`crate::locomo`]). Each question
-//! of categories 1–4 that has evidence is then asked through exactly what the `examine_memories` tool runs ([`MemoryStore::sync_if_changed`], then
-//! [`MemoryStore::search_readable`] with [`MemoryQuery::from_text`] and
-//! [`elroy_tools_memory::MAX_MEMORIES`]); a question is a hit at k when one of the first
-//! k memories returned carries one of its evidence ids. Modes: keywords only (no embedder) and
+//! of categories 1–4 that has evidence is then asked through exactly what the `examine_memories`
+//! tool runs ([`MemoryStore::sync_if_changed`], then [`MemoryStore::search_readable`] with
+//! [`MemoryQuery::from_text`] and [`elroy_tools_memory::MAX_MEMORIES`]); a question is a hit at
+//! k when one of the first k memories returned carries one of its evidence ids. Modes: keywords only (no embedder) and
 //! the built-in embedder (`elroy_embed` over `--model DIR`).
 //!
 //! Homes and vectors persist under the work directory (default `target/recall-bench/`): a home
