@@ -9,8 +9,8 @@
 //! of categories 1–4 that has evidence is then asked through exactly what the `examine_memories`
 //! tool runs ([`MemoryStore::sync_if_changed`], then [`MemoryStore::search_readable`] with
 //! [`MemoryQuery::from_text`] and [`elroy_tools_memory::MAX_MEMORIES`]); a question is a hit at
-//! k when one of the first k memories returned carries one of its evidence ids. Modes: keywords only (no embedder) and
-//! the built-in embedder (`elroy_embed` over `--model DIR`).
+//! k when one of the first k memories returned carries one of its evidence ids. Modes: keywords
+//! only (no embedder) and the built-in embedder (`elroy_embed` over `--model DIR`).
 //!
 //! Homes and vectors persist under the work directory (default `target/recall-bench/`): a home
 //! is rewritten only when its memories change, and every text the embedder sees is cached in
