@@ -17,11 +17,13 @@
 mod bench;
 mod doc_refs;
 mod formats_doc;
+mod locomo;
 mod recall_bench;
 mod recall_oneproc;
 mod scale_bench;
 mod scale_home;
 mod tools_doc;
+mod vector_cache;
 mod vector_recall;
 mod workspace_doc;
 

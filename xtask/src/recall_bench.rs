@@ -5,12 +5,12 @@
 //! For each of the ten conversations two homes are written through the library
 //! ([`MemoryStore::create`], the path `create_memory` takes): one memory per session observation
 //! (its text; the dialog ids it cites are its evidence) and one per dialog turn (`Speaker: text`,
-//! its dialog id). Each question of categories 1–4 that has evidence is then asked through
-//! exactly what the `examine_memories` tool runs ([`MemoryStore::sync_if_changed`], then
-//! [`MemoryStore::search_readable`] with [`MemoryQuery::from_text`] and
-//! [`elroy_tools_memory::MAX_MEMORIES`]); a question is a hit at k when one of the first
-//! k memories returned carries one of its evidence ids. Modes: keywords only (no embedder) and
-//! the built-in embedder (`elroy_embed` over `--model DIR`).
+//! its dialog id), each written at its session's date and time ([`crate::locomo`]). Each question
+//! of categories 1–4 that has evidence is then asked through exactly what the `examine_memories`
+//! tool runs ([`MemoryStore::sync_if_changed`], then [`MemoryStore::search_readable`] with
+//! [`MemoryQuery::from_text`] and [`elroy_tools_memory::MAX_MEMORIES`]); a question is a hit at
+//! k when one of the first k memories returned carries one of its evidence ids. Modes: keywords
+//! only (no embedder) and the built-in embedder (`elroy_embed` over `--model DIR`).
 //!
 //! Homes and vectors persist under the work directory (default `target/recall-bench/`): a home
 //! is rewritten only when its memories change, and every text the embedder sees is cached in
@@ -23,11 +23,14 @@
 use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use elroy_core::{EmbedError, Embedder};
+use elroy_core::Embedder;
 use elroy_memory::{MemoryQuery, MemoryStore, MemoryStoreOptions};
+
+use crate::locomo::{Item, Question, load_conversation};
+use crate::vector_cache::CachedEmbedder;
 
 /// The development split: the only conversations fusion rules may be tuned on.
 pub const DEV: [&str; 5] = ["26", "30", "41", "42", "43"];
@@ -43,7 +46,7 @@ const CATEGORIES: [(u64, &str); 4] = [
 ];
 
 /// Bumped when the way memories are written changes (homes are then rewritten).
-const HOME_FORMAT: &str = "recall-bench-1";
+const HOME_FORMAT: &str = "recall-bench-2";
 
 /// The conversation whose homes the whole-process timing uses (680 dialog turns).
 const TIMING_CONVERSATION: &str = "43";
@@ -113,270 +116,6 @@ impl StoreKind {
     }
 }
 
-/// One memory to write: its name, text and evidence ids.
-pub(crate) struct Item {
-    pub name: String,
-    pub text: String,
-    pub evidence: Vec<String>,
-}
-
-/// One question with evidence.
-pub(crate) struct Question {
-    pub text: String,
-    pub category: u64,
-    pub evidence: Vec<String>,
-}
-
-struct Conversation {
-    id: String,
-    observations: Vec<Item>,
-    turns: Vec<Item>,
-    questions: Vec<Question>,
-}
-
-/// Dialog ids of a field: a string (`"D1:3"`, sometimes `"D8:6; D9:17"`) or a list of them.
-fn dia_ids(value: &serde_json::Value) -> Vec<String> {
-    let mut out = Vec::new();
-    let mut push = |s: &str| {
-        for part in s.split([';', ',', ' ']) {
-            let part = part.trim();
-            if !part.is_empty() {
-                out.push(part.to_owned());
-            }
-        }
-    };
-    match value {
-        serde_json::Value::String(s) => push(s),
-        serde_json::Value::Array(items) => {
-            for item in items {
-                if let Some(s) = item.as_str() {
-                    push(s);
-                }
-            }
-        }
-        _ => {}
-    }
-    out
-}
-
-/// The sessions of a conversation in order: `(n, key)` for every `session_N` list.
-fn sessions(doc: &serde_json::Map<String, serde_json::Value>) -> Vec<u64> {
-    let mut out: Vec<u64> = doc
-        .iter()
-        .filter(|(_, v)| v.is_array())
-        .filter_map(|(k, _)| k.strip_prefix("session_")?.parse().ok())
-        .collect();
-    out.sort_unstable();
-    out
-}
-
-fn load_conversation(dir: &Path, id: &str) -> Result<Conversation, String> {
-    let path = dir.join(format!("{id}.json"));
-    let text = std::fs::read_to_string(&path).map_err(|e| format!("{}: {e}", path.display()))?;
-    let doc: serde_json::Value =
-        serde_json::from_str(&text).map_err(|e| format!("{}: {e}", path.display()))?;
-    let doc = doc
-        .as_object()
-        .ok_or_else(|| format!("{}: not a JSON object", path.display()))?;
-    let mut observations = Vec::new();
-    let mut turns = Vec::new();
-    for n in sessions(doc) {
-        if let Some(list) = doc.get(&format!("session_{n}")).and_then(|v| v.as_array()) {
-            for (i, turn) in list.iter().enumerate() {
-                let speaker = turn["speaker"].as_str().unwrap_or_default();
-                let said = turn["text"].as_str().unwrap_or_default();
-                turns.push(Item {
-                    name: format!("Session {n} turn {}", i + 1),
-                    text: format!("{speaker}: {said}"),
-                    evidence: dia_ids(&turn["dia_id"]),
-                });
-            }
-        }
-        if let Some(by_speaker) = doc
-            .get(&format!("session_{n}_observation"))
-            .and_then(|v| v.as_object())
-        {
-            let mut i = 0;
-            for list in by_speaker.values() {
-                for entry in list.as_array().into_iter().flatten() {
-                    let Some(text) = entry.get(0).and_then(|t| t.as_str()) else {
-                        continue;
-                    };
-                    i += 1;
-                    observations.push(Item {
-                        name: format!("Session {n} observation {i}"),
-                        text: text.to_owned(),
-                        evidence: entry.get(1).map(dia_ids).unwrap_or_default(),
-                    });
-                }
-            }
-        }
-    }
-    let questions = doc
-        .get("qa")
-        .and_then(|v| v.as_array())
-        .into_iter()
-        .flatten()
-        .filter_map(|q| {
-            let category = q["category"].as_u64()?;
-            let evidence = dia_ids(&q["evidence"]);
-            ((1..=4).contains(&category) && !evidence.is_empty()).then(|| Question {
-                text: q["question"].as_str().unwrap_or_default().to_owned(),
-                category,
-                evidence,
-            })
-        })
-        .collect();
-    Ok(Conversation {
-        id: id.to_owned(),
-        observations,
-        turns,
-        questions,
-    })
-}
-
-/// An embedder that remembers every vector it computed (persisted in `vectors-<model>.bin`): the
-/// built-in model is loaded only when a text is not cached. The model name is the one elroy
-/// stores (`elroy_embed::model_identity`, from the model's content), so the homes' vectors serve
-/// the real binary too, and the cache file is named by it (another model in the same directory
-/// has another cache).
-struct CachedEmbedder {
-    dir: PathBuf,
-    name: String,
-    model: std::sync::OnceLock<Result<elroy_embed::BuiltinEmbedder, String>>,
-    cache: Mutex<HashMap<String, Vec<f32>>>,
-    file: PathBuf,
-    added: Mutex<usize>,
-}
-
-impl std::fmt::Debug for CachedEmbedder {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("CachedEmbedder")
-            .field("name", &self.name)
-            .finish_non_exhaustive()
-    }
-}
-
-impl CachedEmbedder {
-    fn open(dir: &Path, work: &Path) -> CachedEmbedder {
-        let name = elroy_embed::model_identity(dir)
-            .map_or_else(|_| elroy_embed::UNAVAILABLE_MODEL.to_owned(), |id| id.name);
-        let base = name.trim_start_matches("builtin:");
-        let file = work.join(format!("vectors-{base}.bin"));
-        let cache = std::fs::read(&file)
-            .map(|bytes| decode_cache(&bytes))
-            .unwrap_or_default();
-        CachedEmbedder {
-            dir: dir.to_path_buf(),
-            name,
-            model: std::sync::OnceLock::new(),
-            cache: Mutex::new(cache),
-            file,
-            added: Mutex::new(0),
-        }
-    }
-
-    /// Whether the model can be used: cached vectors alone do not count (a new text needs it).
-    fn available(&self) -> Result<(), String> {
-        self.model
-            .get_or_init(|| {
-                elroy_embed::BuiltinEmbedder::load(&self.dir).map_err(|e| e.to_string())
-            })
-            .as_ref()
-            .map(|_| ())
-            .map_err(String::clone)
-    }
-
-    fn save(&self) -> Result<(), String> {
-        let added = self.added.lock().map(|a| *a).unwrap_or(0);
-        if added == 0 {
-            return Ok(());
-        }
-        let cache = self.cache.lock().map_err(|e| e.to_string())?;
-        let tmp = self.file.with_extension("bin.tmp");
-        std::fs::write(&tmp, encode_cache(&cache))
-            .and_then(|()| std::fs::rename(&tmp, &self.file))
-            .map_err(|e| format!("{}: {e}", self.file.display()))
-    }
-}
-
-impl Embedder for CachedEmbedder {
-    fn model(&self) -> &str {
-        &self.name
-    }
-
-    fn embed(&self, text: &str) -> Result<Vec<f32>, EmbedError> {
-        if let Some(v) = self.cache.lock().ok().and_then(|c| c.get(text).cloned()) {
-            return Ok(v);
-        }
-        let model = self
-            .model
-            .get_or_init(|| {
-                elroy_embed::BuiltinEmbedder::load(&self.dir).map_err(|e| e.to_string())
-            })
-            .as_ref()
-            .map_err(|e| EmbedError(e.clone()))?;
-        let v = model.embed_text(text).map_err(EmbedError)?;
-        if let Ok(mut c) = self.cache.lock() {
-            c.insert(text.to_owned(), v.clone());
-        }
-        if let Ok(mut a) = self.added.lock() {
-            *a += 1;
-        }
-        Ok(v)
-    }
-}
-
-/// `u32 count`, then per entry `u32 text length, text, u32 dims, dims × f32` (little-endian).
-fn encode_cache(cache: &HashMap<String, Vec<f32>>) -> Vec<u8> {
-    let mut out = Vec::new();
-    out.extend((cache.len() as u32).to_le_bytes());
-    let mut keys: Vec<&String> = cache.keys().collect();
-    keys.sort();
-    for k in keys {
-        let v = &cache[k];
-        out.extend((k.len() as u32).to_le_bytes());
-        out.extend(k.as_bytes());
-        out.extend((v.len() as u32).to_le_bytes());
-        for x in v {
-            out.extend(x.to_le_bytes());
-        }
-    }
-    out
-}
-
-/// The inverse of [`encode_cache`]; a truncated or damaged file gives what could be read.
-fn decode_cache(bytes: &[u8]) -> HashMap<String, Vec<f32>> {
-    let mut out = HashMap::new();
-    let mut at = 0usize;
-    let u32_at = |at: &mut usize| -> Option<usize> {
-        let b = bytes.get(*at..*at + 4)?;
-        *at += 4;
-        Some(u32::from_le_bytes([b[0], b[1], b[2], b[3]]) as usize)
-    };
-    let Some(count) = u32_at(&mut at) else {
-        return out;
-    };
-    for _ in 0..count {
-        let Some(len) = u32_at(&mut at) else { break };
-        let Some(text) = bytes.get(at..at + len) else {
-            break;
-        };
-        at += len;
-        let Some(dims) = u32_at(&mut at) else { break };
-        let Some(raw) = bytes.get(at..at + dims * 4) else {
-            break;
-        };
-        at += dims * 4;
-        let v = raw
-            .chunks_exact(4)
-            .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
-            .collect();
-        out.insert(String::from_utf8_lossy(text).into_owned(), v);
-    }
-    out
-}
-
 /// The model directory: `--model`, else as elroy's configuration defaults it.
 fn model_dir(options: &Options) -> PathBuf {
     if let Some(dir) = &options.model {
@@ -438,6 +177,8 @@ fn items_digest(items: &[Item]) -> String {
         text.push_str(&item.name);
         text.push('\u{2}');
         text.push_str(&item.text);
+        text.push('\u{3}');
+        text.push_str(&item.at.to_string());
     }
     elroy_memory::md5_hex(&text)
 }
@@ -462,10 +203,9 @@ fn ensure_home(
         std::fs::create_dir_all(&home).map_err(|e| format!("{}: {e}", home.display()))?;
         let dyn_embedder = embedder.map(|e| Arc::clone(e) as Arc<dyn Embedder>);
         let store = open_store(&home, dyn_embedder)?;
-        let at = now();
         for item in items {
             store
-                .create(&item.name, &item.text, &[], at)
+                .create(&item.name, &item.text, &[], item.at)
                 .map_err(|e| format!("{}: {e}", home.display()))?;
         }
         std::fs::write(&stamp, &digest).map_err(|e| format!("{}: {e}", stamp.display()))?;
@@ -918,34 +658,4 @@ fn print_oneproc_times(runs: &[(String, StoreKind, crate::recall_oneproc::OnePro
     println!(
         "(\"no vector\": memories without one when the first question was asked, summed over the homes; \"all embedded\": the longest wait from a home's last write until every memory had its vector, measured after its last question)"
     );
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn dia_ids_of_strings_and_lists() {
-        assert_eq!(dia_ids(&serde_json::json!("D1:3")), ["D1:3"]);
-        assert_eq!(
-            dia_ids(&serde_json::json!("D8:6; D9:17")),
-            ["D8:6", "D9:17"]
-        );
-        assert_eq!(
-            dia_ids(&serde_json::json!(["D1:3", "D2:4"])),
-            ["D1:3", "D2:4"]
-        );
-        assert!(dia_ids(&serde_json::json!(null)).is_empty());
-    }
-
-    #[test]
-    fn vector_cache_round_trips() {
-        let mut cache = HashMap::new();
-        cache.insert("a text".to_owned(), vec![0.5f32, -1.0]);
-        cache.insert("b".to_owned(), vec![2.0f32]);
-        assert_eq!(decode_cache(&encode_cache(&cache)), cache);
-        // A truncated file keeps what it holds whole.
-        let bytes = encode_cache(&cache);
-        assert_eq!(decode_cache(&bytes[..bytes.len() - 2]).len(), 1);
-    }
 }

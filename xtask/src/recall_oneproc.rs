@@ -14,7 +14,8 @@ use std::path::Path;
 use std::process::Stdio;
 use std::time::{Duration, Instant};
 
-use crate::recall_bench::{Item, Outcome, Question};
+use crate::locomo::{Item, Question};
+use crate::recall_bench::Outcome;
 
 /// What one store of one conversation gave through the one-process path.
 pub(crate) struct OneProcessRun {
@@ -103,6 +104,8 @@ pub(crate) fn write_and_ask(
     for item in items {
         let args = serde_json::json!({ "name": item.name, "text": item.text }).to_string();
         let mut cmd = elroy(binary, home, Some(model));
+        // Written when its session took place, as a person's memory would be.
+        cmd.env("ELROY_NOW", item.at.to_string());
         cmd.args(["tools", "call", "create_memory", "--args", &args]);
         writes.push(timed(cmd, "elroy tools call create_memory")?.1);
     }

@@ -35,6 +35,49 @@ pub fn fuse_scores(
     embedding: &[(i64, f32)],
     similarity: &HashMap<i64, f32>,
 ) -> Vec<i64> {
+    fuse_in_context(keywords, embedding, similarity, &Context::default())
+}
+
+/// The memories written next to the candidates of a search, and how much they count
+/// ([`fuse_in_context`]).
+#[derive(Debug, Clone, Default)]
+pub struct Context {
+    /// For a candidate, the memories written just before and after it in the same sitting.
+    pub neighbours: HashMap<i64, Vec<i64>>,
+    /// How much of its best neighbour's score a memory gains (0: none).
+    pub weight: f64,
+}
+
+/// [`fuse_scores`], where a memory also gains `context.weight` times the score of its best
+/// neighbour (a turn of a conversation is understood with the turns around it: the question
+/// before an answer names what the answer is about). A neighbour that neither leg found joins
+/// the candidates with its own cosine (from `similarity`, else 0) plus that share of its
+/// neighbour's score. Keyword hits without a vector keep their floor at their keyword rank.
+pub fn fuse_in_context(
+    keywords: &[(i64, f64)],
+    embedding: &[(i64, f32)],
+    similarity: &HashMap<i64, f32>,
+    context: &Context,
+) -> Vec<i64> {
+    fuse_inner(keywords, embedding, similarity, context, true)
+}
+
+/// The keyword leg alone (no embedder) with `context`: each hit scores its keyword relevance
+/// (times [`KEYWORD_WEIGHT`]) plus `context.weight` times its best neighbour's. Only hits are
+/// returned: without vectors a memory that shares no word with the question is not offered.
+pub fn keywords_in_context(keywords: &[(i64, f64)], context: &Context) -> Vec<i64> {
+    let mut order = fuse_inner(keywords, &[], &HashMap::new(), context, false);
+    order.retain(|id| keywords.iter().any(|(k, _)| k == id));
+    order
+}
+
+fn fuse_inner(
+    keywords: &[(i64, f64)],
+    embedding: &[(i64, f32)],
+    similarity: &HashMap<i64, f32>,
+    context: &Context,
+    floor: bool,
+) -> Vec<i64> {
     let known: HashMap<i64, f64> = embedding
         .iter()
         .map(|(id, s)| (*id, f64::from(*s)))
@@ -54,10 +97,31 @@ pub fn fuse_scores(
         });
         scores.insert(*id, cosine + KEYWORD_WEIGHT * relevance);
     }
+    if context.weight > 0.0 {
+        let base = scores.clone();
+        let own = |id: &i64| base.get(id).or_else(|| known.get(id)).copied();
+        for (id, neighbours) in &context.neighbours {
+            let Some(score) = base.get(id) else { continue };
+            let best = neighbours
+                .iter()
+                .filter_map(own)
+                .fold(None, |m: Option<f64>, s| Some(m.map_or(s, |m| m.max(s))));
+            if let Some(best) = best {
+                *scores.entry(*id).or_default() += context.weight * best;
+            }
+            for n in neighbours.iter().filter(|n| !base.contains_key(n)) {
+                let lifted = known.get(n).copied().unwrap_or(0.0) + context.weight * score;
+                let e = scores.entry(*n).or_insert(lifted);
+                *e = e.max(lifted);
+            }
+        }
+    }
     let mut items: Vec<(i64, f64)> = scores.into_iter().collect();
     items.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
     let mut order: Vec<i64> = items.into_iter().map(|(id, _)| id).collect();
-    floor_at_keyword_rank(&mut order, &unembedded);
+    if floor {
+        floor_at_keyword_rank(&mut order, &unembedded);
+    }
     order
 }
 
@@ -169,5 +233,33 @@ mod tests {
     fn no_vectors_keep_the_keyword_order() {
         let keywords = [(7, 1.0), (3, 0.6), (9, 0.6), (1, 0.2)];
         assert_eq!(fuse_scores(&keywords, &[], &HashMap::new()), [7, 3, 9, 1]);
+    }
+
+    /// Neighbour context: the turn after a strong hit (the answer to the question the hit asks)
+    /// joins the candidates above a weaker hit that has no neighbour found, and a hit whose
+    /// neighbour is strong rises above an equal one whose is not. Keywords alone the same way.
+    #[test]
+    fn a_strong_hit_lifts_its_neighbours() {
+        let keywords = [(1, 1.0), (5, 0.5), (8, 0.5)];
+        let embedding = [(1, 0.6f32), (5, 0.3), (8, 0.3)];
+        let similarity: HashMap<i64, f32> = [(2, 0.35f32), (9, 0.1)].into_iter().collect();
+        let context = Context {
+            neighbours: [(1, vec![2]), (8, vec![9])].into_iter().collect(),
+            weight: 0.5,
+        };
+        // 1: 1.0 + 0.5 × 0.35; 2: 0.35 + 0.5 × 1.0 = 0.85; 8: 0.5 + 0.05; 5: 0.5; 9: 0.1 + 0.25.
+        assert_eq!(
+            fuse_in_context(&keywords, &embedding, &similarity, &context),
+            [1, 2, 8, 5, 9]
+        );
+        assert_eq!(fuse_scores(&keywords, &embedding, &similarity), [1, 5, 8]);
+        let context = Context {
+            neighbours: [(8, vec![1])].into_iter().collect(),
+            weight: 0.5,
+        };
+        assert_eq!(
+            keywords_in_context(&[(1, 1.0), (5, 0.5), (8, 0.5)], &context),
+            [1, 8, 5]
+        );
     }
 }

@@ -10,8 +10,10 @@
 //!   ([`MemoryStore::sync`], names from Elroy's database per
 //!   `docs/formats.md#names-from-elroys-database`).
 //! - Recall (D9): SQLite FTS5 `bm25()` always ([`recall::keyword_leg`]), cosine similarity with
-//!   an explicit threshold when an [`elroy_core::Embedder`] is configured, fused by reciprocal
-//!   rank fusion ([`recall::fuse`], [`MemoryStore::search`]).
+//!   an explicit threshold when an [`elroy_core::Embedder`] is configured, fused by score
+//!   ([`recall::fuse_scores`], [`MemoryStore::search`]); the period a question names
+//!   ([`period`]) ranks its memories first, and a memory gains from its neighbours (the memories
+//!   written just before and after it).
 //! - [`consolidate`]: the pure part of consolidation (`docs/behaviour.md#consolidation`: TF-IDF,
 //!   DBSCAN, trimming, ordering); [`MemoryStore::record_op_tracked`] and
 //!   [`MemoryStore::take_consolidation_due`] carry its trigger to the orchestrator.
@@ -30,6 +32,7 @@ mod hash_embedder;
 mod model;
 mod op_tracked;
 mod pending;
+pub mod period;
 pub mod recall;
 mod search;
 mod store;

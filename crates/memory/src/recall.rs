@@ -9,176 +9,18 @@ use std::collections::HashMap;
 
 use rusqlite::Connection;
 
-/// The stop words of `docs/behaviour.md#query-tokens`, sorted.
-pub const STOP_WORDS: &[&str] = &[
-    "a",
-    "about",
-    "above",
-    "after",
-    "again",
-    "against",
-    "all",
-    "also",
-    "am",
-    "an",
-    "and",
-    "any",
-    "are",
-    "as",
-    "at",
-    "be",
-    "because",
-    "been",
-    "before",
-    "being",
-    "below",
-    "between",
-    "both",
-    "but",
-    "by",
-    "can",
-    "could",
-    "did",
-    "do",
-    "does",
-    "doing",
-    "down",
-    "during",
-    "each",
-    "either",
-    "else",
-    "even",
-    "ever",
-    "every",
-    "few",
-    "for",
-    "from",
-    "further",
-    "get",
-    "gets",
-    "got",
-    "had",
-    "has",
-    "have",
-    "having",
-    "he",
-    "hello",
-    "her",
-    "here",
-    "hers",
-    "herself",
-    "hey",
-    "him",
-    "himself",
-    "his",
-    "how",
-    "however",
-    "i",
-    "if",
-    "in",
-    "into",
-    "is",
-    "it",
-    "its",
-    "itself",
-    "just",
-    "let",
-    "like",
-    "made",
-    "make",
-    "many",
-    "may",
-    "me",
-    "might",
-    "more",
-    "most",
-    "much",
-    "must",
-    "my",
-    "myself",
-    "need",
-    "no",
-    "nor",
-    "not",
-    "now",
-    "of",
-    "off",
-    "okay",
-    "on",
-    "once",
-    "only",
-    "or",
-    "other",
-    "our",
-    "ours",
-    "ourselves",
-    "out",
-    "over",
-    "own",
-    "please",
-    "really",
-    "remember",
-    "same",
-    "shall",
-    "she",
-    "should",
-    "so",
-    "some",
-    "such",
-    "tell",
-    "than",
-    "thank",
-    "thanks",
-    "that",
-    "the",
-    "their",
-    "theirs",
-    "them",
-    "themselves",
-    "then",
-    "there",
-    "these",
-    "they",
-    "this",
-    "those",
-    "through",
-    "to",
-    "too",
-    "under",
-    "until",
-    "up",
-    "upon",
-    "us",
-    "user",
-    "users",
-    "very",
-    "want",
-    "was",
-    "we",
-    "were",
-    "what",
-    "when",
-    "where",
-    "which",
-    "while",
-    "who",
-    "whom",
-    "whose",
-    "why",
-    "will",
-    "with",
-    "would",
-    "yes",
-    "yet",
-    "you",
-    "your",
-    "yours",
-    "yourself",
-    "yourselves",
-];
+mod fts_index;
+mod fuzzy;
+mod tokens;
 
-/// The most tokens taken from one message (`T_cur`, `T_prev`).
-pub const MAX_TOKENS: usize = 16;
+pub use fts_index::{
+    FtsItem, delete_fts_row, fts_rowid, fts_source, insert_fts_row, replace_fts_items,
+    replace_fts_items_from,
+};
+use fuzzy::widen_unmatched;
+pub use fuzzy::{FUZZY_ALTERNATIVES, FUZZY_MIN_CHARS, edit_distance, fuzzy_distance};
+use tokens::token_grams;
+pub use tokens::{MAX_GRAMS, MAX_TOKENS, STOP_WORDS, previous_tokens, recall_tokens};
 
 /// How many rows the keyword leg takes by `bm25()` before the coverage check.
 pub const KEYWORD_CANDIDATES: usize = 20;
@@ -188,82 +30,7 @@ pub const RRF_K: f64 = 60.0;
 
 pub use crate::fusion::{KEYWORD_WEIGHT, fuse_scores};
 
-/// The fuzzy fallback ([`widen_unmatched`]) widens tokens of at least this many letters.
-pub const FUZZY_MIN_CHARS: usize = 3;
-
-/// The fuzzy fallback takes at most this many near terms for one token.
-pub const FUZZY_ALTERNATIVES: usize = 3;
-
-/// The query tokens of a text (`docs/behaviour.md#query-tokens`): put in NFC, lower-cased, split at
-/// every character that is neither a letter, a digit nor a combining mark (Thai vowel and tone
-/// marks, decomposed accents belong to their word), kept when at least 3 characters long, 2 with a
-/// digit, or 2 of a script written without spaces (`東京`, `서울`: a whole word there, see
-/// [`elroy_db::grams`]), stop words dropped, de-duplicated (first occurrence kept), at most
-/// [`MAX_TOKENS`].
-pub fn recall_tokens(text: &str) -> Vec<String> {
-    let mut out = recall_tokens_unbounded(text);
-    out.truncate(MAX_TOKENS);
-    out
-}
-
-/// `T_prev` of `docs/formats.md#item-names-and-stems`: the previous message's tokens minus
-/// `current`, at most [`MAX_TOKENS`].
-pub fn previous_tokens(previous_text: &str, current: &[String]) -> Vec<String> {
-    let mut out: Vec<String> = Vec::new();
-    for t in recall_tokens_unbounded(previous_text) {
-        if !current.contains(&t) && !out.contains(&t) {
-            out.push(t);
-            if out.len() == MAX_TOKENS {
-                break;
-            }
-        }
-    }
-    out
-}
-
-fn recall_tokens_unbounded(text: &str) -> Vec<String> {
-    let lower = elroy_markdown::normalize_name(text).to_lowercase();
-    let mut out: Vec<String> = Vec::new();
-    let is_word_char =
-        |c: char| c.is_alphanumeric() || unicode_normalization::char::is_combining_mark(c);
-    for t in lower.split(|c: char| !is_word_char(c)) {
-        let n = t.chars().count();
-        let keep = n >= 3
-            || (n == 2
-                && t.chars()
-                    .any(|c| c.is_numeric() || elroy_db::grams::is_gram_char(c)));
-        if keep && STOP_WORDS.binary_search(&t).is_err() && !out.iter().any(|o| o == t) {
-            out.push(t.to_owned());
-        }
-    }
-    out
-}
-
-/// At most this many character bigrams of one message take part in a query (a word of a script
-/// without spaces is one or two bigrams, so this is some 32–64 words, as [`MAX_TOKENS`] bounds the
-/// words of other scripts). A long pasted CJK text then costs what a short one does: without the
-/// bound a 20,000-character question took 17 s (thousands of `OR` terms).
-pub const MAX_GRAMS: usize = 4 * MAX_TOKENS;
-
-/// The character bigrams of `tokens` (their runs of scripts without spaces), de-duplicated, the
-/// first [`MAX_GRAMS`] in order.
-fn token_grams(tokens: &[String]) -> Vec<String> {
-    let mut seen = std::collections::HashSet::new();
-    let mut out: Vec<String> = Vec::new();
-    for t in tokens {
-        for g in elroy_db::grams::grams(t) {
-            if out.len() == MAX_GRAMS {
-                return out;
-            }
-            if seen.insert(g.clone()) {
-                out.push(g);
-            }
-        }
-    }
-    out
-}
-
-fn quote(token: &str) -> String {
+pub(crate) fn quote(token: &str) -> String {
     format!("\"{}\"", token.replace('"', "\"\""))
 }
 
@@ -303,7 +70,40 @@ pub fn keyword_leg_scored(
     current: &[String],
     previous: &[String],
 ) -> rusqlite::Result<Vec<(i64, f64)>> {
-    let mut words = word_ranking(conn, "recall_fts", user_id, kind, current, previous, None)?;
+    let scope = Scope {
+        user_id,
+        kind,
+        within: None,
+    };
+    keyword_leg_in(conn, scope, current, previous)
+}
+
+/// Which rows a ranking reads: the user's rows of one kind, or only those of the items
+/// `within` (a period's memories, `crate::period`).
+#[derive(Debug, Clone, Copy)]
+pub struct Scope<'a> {
+    /// The user.
+    pub user_id: i64,
+    /// `memory` or `agenda`.
+    pub kind: &'a str,
+    /// Only these item ids, when given.
+    pub within: Option<&'a [i64]>,
+}
+
+/// [`keyword_leg_scored`] over the rows of `scope`: with `within`, the leg as it would be over
+/// those items alone (the best of them by `bm25()`, the coverage rule, relevances divided by the
+/// best of them).
+///
+/// # Errors
+/// `rusqlite::Error`.
+pub fn keyword_leg_in(
+    conn: &Connection,
+    scope: Scope<'_>,
+    current: &[String],
+    previous: &[String],
+) -> rusqlite::Result<Vec<(i64, f64)>> {
+    let Scope { user_id, kind, .. } = scope;
+    let mut words = word_ranking(conn, "recall_fts", scope, current, previous, None)?;
     if words.is_empty() {
         // The fuzzy fallback: tokens that match nothing are widened to near words. Only when
         // nothing qualified: finding near words reads the doclists of every indexed term sharing
@@ -311,7 +111,7 @@ pub fn keyword_leg_scored(
         // a question that merely holds one word the memories lack (docs/performance.md).
         if let Some(terms) = widen_unmatched(conn, user_id, kind, current)? {
             let previous: Vec<String> = previous.iter().map(|t| quote(t)).collect();
-            words = term_ranking(conn, "recall_fts", user_id, kind, &terms, &previous, None)?;
+            words = term_ranking(conn, "recall_fts", scope, &terms, &previous, None)?;
         }
     }
     let all_grams = token_grams(current);
@@ -334,15 +134,7 @@ pub fn keyword_leg_scored(
             rest.push(g);
         }
     }
-    let grams = word_ranking(
-        conn,
-        "recall_grams",
-        user_id,
-        kind,
-        &current_grams,
-        &rest,
-        Some(1),
-    )?;
+    let grams = word_ranking(conn, "recall_grams", scope, &current_grams, &rest, Some(1))?;
     if words.is_empty() {
         return Ok(normalized(grams));
     }
@@ -384,15 +176,14 @@ fn normalized(ranking: Vec<(i64, f64)>) -> Vec<(i64, f64)> {
 fn word_ranking(
     conn: &Connection,
     table: &str,
-    user_id: i64,
-    kind: &str,
+    scope: Scope<'_>,
     current: &[String],
     previous: &[String],
     need: Option<usize>,
 ) -> rusqlite::Result<Vec<(i64, f64)>> {
     let current: Vec<String> = current.iter().map(|t| quote(t)).collect();
     let previous: Vec<String> = previous.iter().map(|t| quote(t)).collect();
-    term_ranking(conn, table, user_id, kind, &current, &previous, need)
+    term_ranking(conn, table, scope, &current, &previous, need)
 }
 
 /// [`word_ranking`] over FTS5 expressions, one per query term (a quoted token, or a token
@@ -404,8 +195,7 @@ fn word_ranking(
 fn term_ranking(
     conn: &Connection,
     table: &str,
-    user_id: i64,
-    kind: &str,
+    scope: Scope<'_>,
     current: &[String],
     previous: &[String],
     need: Option<usize>,
@@ -417,17 +207,36 @@ fn term_ranking(
     let query = query.join(" OR ");
     // Rows of this user and kind occupy one rowid range and parity (see [`fts_rowid`]), so the
     // filter needs no lookup of the UNINDEXED columns; within it rowid order is item-id order.
+    let Scope {
+        user_id,
+        kind,
+        within,
+    } = scope;
     let lo = fts_rowid(user_id, kind, 0);
     let hi = fts_rowid(user_id + 1, kind, 0) - 1;
     let parity = lo & 1;
+    // Only some items: their rowids as a JSON array (`json_each`), one statement for any count.
+    let (only, rowids) = match within {
+        Some(ids) => (
+            "AND rowid IN (SELECT value FROM json_each(?6))",
+            format!(
+                "[{}]",
+                ids.iter()
+                    .map(|id| fts_rowid(user_id, kind, *id).to_string())
+                    .collect::<Vec<_>>()
+                    .join(",")
+            ),
+        ),
+        None => ("AND ?6 IS NOT NULL", String::new()),
+    };
     let mut st = conn.prepare_cached(&format!(
         "SELECT rowid, rank FROM {table}
-         WHERE {table} MATCH ?1 AND rowid BETWEEN ?2 AND ?3 AND (rowid & 1) = ?4
+         WHERE {table} MATCH ?1 AND rowid BETWEEN ?2 AND ?3 AND (rowid & 1) = ?4 {only}
          ORDER BY rank, rowid LIMIT ?5"
     ))?;
     let rows: Vec<(i64, i64, f64)> = st
         .query_map(
-            rusqlite::params![query, lo, hi, parity, KEYWORD_CANDIDATES as i64],
+            rusqlite::params![query, lo, hi, parity, KEYWORD_CANDIDATES as i64, rowids],
             |r| Ok((r.get::<_, i64>(0)?, r.get::<_, f64>(1)?)),
         )?
         .map(|r| r.map(|(rowid, rank)| (rowid, (rowid - lo) >> 1, -rank)))
@@ -467,225 +276,6 @@ fn term_ranking(
         .filter(|(rowid, _, _)| qualifying.contains(rowid))
         .map(|(_, id, score)| (id, score))
         .collect())
-}
-
-/// Whether the FTS5 expression `expression` matches a `recall_fts` row of `user_id` and `kind`.
-fn matches_any(
-    conn: &Connection,
-    user_id: i64,
-    kind: &str,
-    expression: &str,
-) -> rusqlite::Result<bool> {
-    let lo = fts_rowid(user_id, kind, 0);
-    let hi = fts_rowid(user_id + 1, kind, 0) - 1;
-    let mut st = conn.prepare_cached(
-        "SELECT count(*) FROM (SELECT 1 FROM recall_fts
-         WHERE recall_fts MATCH ?1 AND rowid BETWEEN ?2 AND ?3 AND (rowid & 1) = ?4 LIMIT 1)",
-    )?;
-    let n: i64 = st.query_row(rusqlite::params![expression, lo, hi, lo & 1], |r| r.get(0))?;
-    Ok(n > 0)
-}
-
-/// The fuzzy fallback of `docs/behaviour.md#keyword-leg`: the terms of `current` with each
-/// token that matches no row of the user widened, so that a shortened or misspelt word (a
-/// nickname, a typo in a place name) still counts. A token of at least
-/// [`FUZZY_MIN_CHARS`] letters becomes `("t" OR "t"*)` when some word starts with it, else
-/// `("t" OR "u"* …)` with the [`FUZZY_ALTERNATIVES`] most frequent indexed terms `u` that share
-/// its first two letters and lie within [`fuzzy_distance`] edits (insertion, deletion,
-/// substitution, transposition) of it or of its stem ([`stem`]). `None` when no token was widened.
-///
-/// # Errors
-/// `rusqlite::Error`.
-fn widen_unmatched(
-    conn: &Connection,
-    user_id: i64,
-    kind: &str,
-    current: &[String],
-) -> rusqlite::Result<Option<Vec<String>>> {
-    let mut terms: Vec<String> = current.iter().map(|t| quote(t)).collect();
-    let mut widened = false;
-    for (i, token) in current.iter().enumerate() {
-        let chars: Vec<char> = token.chars().collect();
-        if chars.len() < FUZZY_MIN_CHARS || !chars.iter().all(|c| c.is_alphabetic()) {
-            continue;
-        }
-        if chars.iter().any(|c| elroy_db::grams::is_gram_char(*c)) {
-            continue;
-        }
-        if matches_any(conn, user_id, kind, &terms[i])? {
-            continue;
-        }
-        let prefix = format!("{}*", quote(token));
-        if matches_any(conn, user_id, kind, &prefix)? {
-            terms[i] = format!("({} OR {prefix})", quote(token));
-            widened = true;
-            continue;
-        }
-        let mut near = Vec::new();
-        for (term, docs) in terms_near(conn, token, &stem(conn, token)?)? {
-            let alternative = format!("{}*", quote(&term));
-            if matches_any(conn, user_id, kind, &alternative)? {
-                near.push((docs, alternative));
-            }
-        }
-        if near.is_empty() {
-            continue;
-        }
-        near.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
-        near.truncate(FUZZY_ALTERNATIVES);
-        let alternatives: Vec<String> = near.into_iter().map(|(_, a)| a).collect();
-        terms[i] = format!("({} OR {})", quote(token), alternatives.join(" OR "));
-        widened = true;
-    }
-    Ok(widened.then_some(terms))
-}
-
-/// The tokenizer of `recall_fts` (migration 1 of `elroy_db::migrations`), which [`stem`] runs.
-const RECALL_FTS_TOKENIZER: &str = "porter unicode61 remove_diacritics 2";
-
-/// `token` as `recall_fts` indexes it: through its own tokenizer (Porter stemming, diacritics
-/// removed), run on a private temporary table, so the stem is exactly the indexed term a word
-/// written that way would have (`seatle` → `seatl`, `seattle` → `seattl`). `token` itself when
-/// the tokenizer gives no single term.
-///
-/// # Errors
-/// `rusqlite::Error`.
-fn stem(conn: &Connection, token: &str) -> rusqlite::Result<String> {
-    conn.execute_batch(&format!(
-        "CREATE VIRTUAL TABLE IF NOT EXISTS temp.recall_stemmer
-           USING fts5(t, tokenize = '{RECALL_FTS_TOKENIZER}');
-         CREATE VIRTUAL TABLE IF NOT EXISTS temp.recall_stemmer_vocab
-           USING fts5vocab(temp, recall_stemmer, 'row');
-         DELETE FROM temp.recall_stemmer;"
-    ))?;
-    conn.execute("INSERT INTO temp.recall_stemmer (t) VALUES (?1)", [token])?;
-    let mut st = conn.prepare_cached("SELECT term FROM temp.recall_stemmer_vocab")?;
-    let terms: Vec<String> = st
-        .query_map([], |r| r.get(0))?
-        .collect::<rusqlite::Result<_>>()?;
-    conn.execute("DELETE FROM temp.recall_stemmer", [])?;
-    Ok(match <[String; 1]>::try_from(terms) {
-        Ok([term]) => term,
-        Err(_) => token.to_owned(),
-    })
-}
-
-/// Indexed terms (stems of any user's rows, from an `fts5vocab` table over `recall_fts`) that
-/// share `token`'s first two characters and lie within [`fuzzy_distance`] edits of `token` or of
-/// its indexed form `stemmed`, each by its own length ([`stem`]: a stem is compared with stems,
-/// so `seatle`, stem `seatl`, finds `seattl` of `Seattle`), with the number of rows holding each.
-fn terms_near(
-    conn: &Connection,
-    token: &str,
-    stemmed: &str,
-) -> rusqlite::Result<Vec<(String, i64)>> {
-    conn.execute_batch(
-        "CREATE VIRTUAL TABLE IF NOT EXISTS temp.recall_fts_vocab
-         USING fts5vocab(main, recall_fts, 'row')",
-    )?;
-    let head: String = token.chars().take(2).collect();
-    let mut end = head.clone();
-    // The first string after every string starting with `head`.
-    end.push(char::MAX);
-    let mut st = conn.prepare_cached(
-        "SELECT term, doc FROM temp.recall_fts_vocab WHERE term >= ?1 AND term < ?2",
-    )?;
-    let rows = st.query_map(rusqlite::params![head, end], |r| {
-        Ok((r.get::<_, String>(0)?, r.get::<_, i64>(1)?))
-    })?;
-    let mut out = Vec::new();
-    for row in rows {
-        let (term, docs) = row?;
-        // Each word allows the edits of its own length: a short stem of a long word is held to
-        // the stricter bound.
-        let near = |word: &str| {
-            let max = fuzzy_distance(word);
-            term.chars().count().abs_diff(word.chars().count()) <= max
-                && edit_distance(word, &term) <= max
-        };
-        if near(token) || (stemmed != token && near(stemmed)) {
-            out.push((term, docs));
-        }
-    }
-    Ok(out)
-}
-
-/// The edits [`widen_unmatched`] allows for `token`: 1 up to 7 characters, 2 from 8.
-pub fn fuzzy_distance(token: &str) -> usize {
-    if token.chars().count() >= 8 { 2 } else { 1 }
-}
-
-/// The optimal-string-alignment distance of `a` and `b` (insertions, deletions, substitutions
-/// and transpositions of adjacent characters, each counting 1), over characters.
-pub fn edit_distance(a: &str, b: &str) -> usize {
-    let a: Vec<char> = a.chars().collect();
-    let b: Vec<char> = b.chars().collect();
-    let mut rows = vec![vec![0usize; b.len() + 1]; a.len() + 1];
-    for (i, row) in rows.iter_mut().enumerate() {
-        row[0] = i;
-    }
-    for (j, cell) in rows[0].iter_mut().enumerate() {
-        *cell = j;
-    }
-    for i in 1..=a.len() {
-        for j in 1..=b.len() {
-            let cost = usize::from(a[i - 1] != b[j - 1]);
-            let mut d = (rows[i - 1][j] + 1)
-                .min(rows[i][j - 1] + 1)
-                .min(rows[i - 1][j - 1] + cost);
-            if i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] {
-                d = d.min(rows[i - 2][j - 2] + 1);
-            }
-            rows[i][j] = d;
-        }
-    }
-    rows[a.len()][b.len()]
-}
-
-/// Writes the search rows of one item: `recall_fts` (name, body and the UNINDEXED columns) and,
-/// when the name or body has characters of a script written without spaces, `recall_grams`
-/// (their bigrams). Both rows must have been removed before ([`delete_fts_row`]).
-///
-/// # Errors
-/// `rusqlite::Error`.
-pub fn insert_fts_row(
-    conn: &Connection,
-    user_id: i64,
-    kind: &str,
-    item_id: i64,
-    name: &str,
-    body: &str,
-) -> rusqlite::Result<()> {
-    let rowid = fts_rowid(user_id, kind, item_id);
-    conn.prepare_cached(
-        "INSERT INTO recall_fts (rowid, name, body, kind, user_id, item_id)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
-    )?
-    .execute(rusqlite::params![rowid, name, body, kind, user_id, item_id])?;
-    let grams = elroy_db::grams::index_text(&format!("{name}\n{body}"));
-    if !grams.is_empty() {
-        conn.prepare_cached("INSERT INTO recall_grams (rowid, grams) VALUES (?1, ?2)")?
-            .execute(rusqlite::params![rowid, grams])?;
-    }
-    Ok(())
-}
-
-/// Removes the search rows (`recall_fts` and `recall_grams`) of one item.
-///
-/// # Errors
-/// `rusqlite::Error`.
-pub fn delete_fts_row(
-    conn: &Connection,
-    user_id: i64,
-    kind: &str,
-    item_id: i64,
-) -> rusqlite::Result<()> {
-    let rowid = fts_rowid(user_id, kind, item_id);
-    conn.prepare_cached("DELETE FROM recall_fts WHERE rowid = ?1")?
-        .execute([rowid])?;
-    conn.prepare_cached("DELETE FROM recall_grams WHERE rowid = ?1")?
-        .execute([rowid])?;
-    Ok(())
 }
 
 /// L2-normalises `v` in place (all zeros stay zeros).
@@ -731,171 +321,9 @@ pub fn fuse(rankings: &[Vec<i64>]) -> Vec<i64> {
     items.into_iter().map(|(id, _)| id).collect()
 }
 
-/// The `recall_fts` rowid of an item: `(user_id << 40) | (item_id << 1) | k`, `k` = 0 for
-/// memories and 1 for agenda items. A fixed rowid makes replacing or removing an item's row a
-/// rowid lookup (the `kind`, `user_id` and `item_id` columns are `UNINDEXED`). Ids must stay
-/// below 2^39 and user ids below 2^23.
-pub fn fts_rowid(user_id: i64, kind: &str, item_id: i64) -> i64 {
-    (user_id << 40) | (item_id << 1) | i64::from(kind != crate::store::KIND)
-}
-
-/// One item for [`replace_fts_items`]: its id, name and rendering (`docs/formats.md#renderings`).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct FtsItem {
-    /// The item id (`recall_metadata.memory_id`).
-    pub id: i64,
-    /// The item name.
-    pub name: String,
-    /// The rendering (search text).
-    pub body: String,
-}
-
-/// Replaces every `recall_fts` (and `recall_grams`) row of `user_id` and `kind` (`agenda` for agenda and due items)
-/// with `items`, in one transaction: the search index of a store that keeps no index of its own.
-/// Pass only active items (`docs/formats.md#search-index-and-embeddings`). Nothing is written when
-/// `items` are those of the last replacement (an MD5 digest of ids, names and bodies kept in
-/// `meta`): every recall and `examine_memories` call passes the whole agenda, and rewriting 10,000
-/// rows each time cost ~10,000 page writes per question on a large home.
-///
-/// # Errors
-/// `rusqlite::Error`.
-pub fn replace_fts_items(
-    conn: &mut Connection,
-    user_id: i64,
-    kind: &str,
-    items: &[FtsItem],
-) -> rusqlite::Result<()> {
-    replace_fts_items_inner(conn, user_id, kind, items, None)
-}
-
-/// The `meta` key of the source stamp of `kind`'s rows (see [`fts_source`]).
-fn source_key(user_id: i64, kind: &str) -> String {
-    format!("fts_source:{user_id}:{kind}")
-}
-
-/// The source stamp recorded by the last [`replace_fts_items_from`] for `user_id` and `kind`
-/// (`None`: never, or the rows were replaced without one since): what the caller's store was
-/// when the rows were built (for the agenda: its version and the time zone of the renderings).
-/// Equal to the store's current stamp: the rows are current and need no rebuild.
-///
-/// # Errors
-/// `rusqlite::Error`.
-pub fn fts_source(conn: &Connection, user_id: i64, kind: &str) -> rusqlite::Result<Option<String>> {
-    use rusqlite::OptionalExtension;
-    conn.query_row(
-        "SELECT value FROM meta WHERE key = ?1",
-        [source_key(user_id, kind)],
-        |r| r.get(0),
-    )
-    .optional()
-}
-
-/// [`replace_fts_items`], recording `source` (the stamp of the store state `items` come from)
-/// in the same transaction, for [`fts_source`]: a caller whose store has not changed since
-/// skips loading its items (recall and `examine_memories` no longer read the whole
-/// agenda per question).
-///
-/// # Errors
-/// `rusqlite::Error`.
-pub fn replace_fts_items_from(
-    conn: &mut Connection,
-    user_id: i64,
-    kind: &str,
-    source: &str,
-    items: &[FtsItem],
-) -> rusqlite::Result<()> {
-    replace_fts_items_inner(conn, user_id, kind, items, Some(source))
-}
-
-fn replace_fts_items_inner(
-    conn: &mut Connection,
-    user_id: i64,
-    kind: &str,
-    items: &[FtsItem],
-    source: Option<&str>,
-) -> rusqlite::Result<()> {
-    use md5::{Digest, Md5};
-    use rusqlite::OptionalExtension;
-    let mut hasher = Md5::new();
-    for item in items {
-        hasher.update(item.id.to_le_bytes());
-        for text in [&item.name, &item.body] {
-            hasher.update((text.len() as u64).to_le_bytes());
-            hasher.update(text.as_bytes());
-        }
-    }
-    let digest = format!("{:x}", hasher.finalize());
-    let key = format!("fts_digest:{user_id}:{kind}");
-    let stored: Option<String> = conn
-        .query_row("SELECT value FROM meta WHERE key = ?1", [&key], |r| {
-            r.get(0)
-        })
-        .optional()?;
-    let source_key = source_key(user_id, kind);
-    if stored.as_deref() == Some(digest.as_str()) {
-        let set_source = match source {
-            Some(source) => conn.execute(
-                "INSERT INTO meta (key, value) VALUES (?1, ?2)
-                 ON CONFLICT(key) DO UPDATE SET value = excluded.value",
-                [&source_key, source],
-            ),
-            None => Ok(0),
-        };
-        return set_source.map(|_| ());
-    }
-    let tx = conn.transaction()?;
-    let lo = fts_rowid(user_id, kind, 0);
-    let hi = fts_rowid(user_id + 1, kind, 0) - 1;
-    for table in ["recall_fts", "recall_grams"] {
-        tx.execute(
-            &format!("DELETE FROM {table} WHERE rowid BETWEEN ?1 AND ?2 AND (rowid & 1) = ?3"),
-            rusqlite::params![lo, hi, lo & 1],
-        )?;
-    }
-    for item in items {
-        insert_fts_row(&tx, user_id, kind, item.id, &item.name, &item.body)?;
-    }
-    tx.execute(
-        "INSERT INTO meta (key, value) VALUES (?1, ?2)
-         ON CONFLICT(key) DO UPDATE SET value = excluded.value",
-        [&key, &digest],
-    )?;
-    match source {
-        Some(source) => tx.execute(
-            "INSERT INTO meta (key, value) VALUES (?1, ?2)
-             ON CONFLICT(key) DO UPDATE SET value = excluded.value",
-            [&source_key, source],
-        )?,
-        // Rows replaced without a stamp: a stamp kept from before no longer describes them.
-        None => tx.execute("DELETE FROM meta WHERE key = ?1", [&source_key])?,
-    };
-    tx.commit()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn stop_words_sorted() {
-        assert!(STOP_WORDS.windows(2).all(|w| w[0] < w[1]));
-    }
-
-    #[test]
-    fn tokens_of_spec_example() {
-        assert_eq!(recall_tokens("What is my dog called?"), ["dog", "called"]);
-        assert_eq!(
-            recall_tokens("Q2 report, q2 REPORT 42 x1 ab"),
-            ["q2", "report", "42", "x1"]
-        );
-        assert_eq!(recall_tokens("Café in 京都 2026"), ["café", "京都", "2026"]);
-        assert_eq!(recall_tokens("Cafe\u{301} x"), ["café"]);
-        assert_eq!(recall_tokens("ที่ทะเล"), ["ที่ทะเล"]);
-        assert_eq!(
-            previous_tokens("the dog park", &["dog".to_owned()]),
-            ["park"]
-        );
-    }
 
     #[test]
     fn fusion_orders() {
@@ -903,34 +331,5 @@ mod tests {
         // 1: 1/61 + 1/62; 2: 1/62 + 1/61 → tie → lower id first; 3 only once.
         assert_eq!(fuse(&[vec![1, 2, 3], vec![2, 1]]), [1, 2, 3]);
         assert_eq!(fuse(&[vec![5], vec![4]]), [4, 5]);
-    }
-
-    /// The fuzzy fallback's edit distance: transpositions count one.
-    #[test]
-    fn edit_distances() {
-        assert_eq!(edit_distance("tenessee", "tennesse"), 2);
-        assert_eq!(edit_distance("jon", "john"), 1);
-        assert_eq!(edit_distance("recieve", "receive"), 1);
-        assert_eq!(edit_distance("kayak", "kayak"), 0);
-        assert_eq!(fuzzy_distance("tenessee"), 2);
-        assert_eq!(fuzzy_distance("john"), 1);
-    }
-
-    /// A long text in a script without spaces (a pasted Chinese document) gives a bounded query:
-    /// the first `MAX_GRAMS` distinct bigrams, in order (found by an adversarial run: 20,000
-    /// characters made a query of ~20,000 terms). Another of the kind: the previous message.
-    #[test]
-    fn bigrams_of_a_long_text_are_bounded() {
-        let text: String = (0..20_000u32)
-            .filter_map(|i| char::from_u32(0x4E00 + (i * 7919) % 20_000))
-            .collect();
-        let grams = token_grams(&recall_tokens(&text));
-        assert_eq!(grams.len(), MAX_GRAMS);
-        let first: Vec<char> = text.chars().take(2).collect();
-        assert_eq!(grams[0], first.iter().collect::<String>());
-        let previous = token_grams(&previous_tokens(&text, &[]));
-        assert_eq!(previous.len(), MAX_GRAMS);
-        // Short texts are untouched.
-        assert_eq!(token_grams(&recall_tokens("東京タワー")).len(), 4);
     }
 }

@@ -7,12 +7,29 @@ use rusqlite::params;
 use crate::model::Memory;
 use std::collections::HashMap;
 
-use crate::recall::{self, fuse_scores, keyword_leg, keyword_leg_scored};
+use crate::fusion::{Context, fuse_in_context, keywords_in_context};
+use crate::period::Period;
+use crate::recall::{self, Scope, keyword_leg_in};
 use crate::store::{MEMORY_COLUMNS, row_to_memory};
 use crate::{MemoryError, MemoryStore};
 
 /// The most items the embedding leg ranks.
 pub const EMBEDDING_CANDIDATES: usize = 10;
+
+/// A period a question names is looked at only when it holds at most this many memories (a
+/// wider one, such as a year of a large home, says little about which memory is meant).
+pub const PERIOD_MAX_MEMORIES: usize = 2000;
+
+/// How many of the best memories written in the period a question names come first
+/// (`docs/behaviour.md#the-time-a-question-names`); the rest of the answer is the ranking
+/// over every memory. Tuned on LoCoMo's development conversations.
+pub const PERIOD_FIRST: usize = 5;
+
+/// How much of its best neighbour's score a memory gains ([`crate::fusion::Context`]).
+pub const NEIGHBOUR_WEIGHT: f64 = 0.5;
+
+/// Memories written at most this many seconds apart, one id apart, are neighbours.
+pub const NEIGHBOUR_SECONDS: f64 = 1800.0;
 
 /// Memories found by [`MemoryStore::search_readable`]: each with its raw body, and the files
 /// that could not be read.
@@ -46,6 +63,9 @@ pub struct MemoryQuery {
     pub previous: Vec<String>,
     /// The text embedded for the embedding leg (ignored without an embedder; empty skips it).
     pub embedding_text: Option<String>,
+    /// The period the question names ([`crate::period::named_period`]): memories written then
+    /// rank first.
+    pub period: Option<Period>,
 }
 
 impl MemoryQuery {
@@ -56,6 +76,7 @@ impl MemoryQuery {
             current: recall::recall_tokens(text),
             previous: Vec::new(),
             embedding_text: Some(text.to_owned()),
+            period: crate::period::named_period(text),
         }
     }
 }
@@ -66,10 +87,43 @@ impl MemoryStore {
     /// # Errors
     /// [`MemoryError::Db`].
     pub fn keyword_ranking(&self, query: &MemoryQuery) -> Result<Vec<i64>, MemoryError> {
+        Ok(self
+            .keywords(query, None)?
+            .into_iter()
+            .map(|(id, _)| id)
+            .collect())
+    }
+
+    /// The keyword leg with relevances over every active memory, or over `within` alone.
+    fn keywords(
+        &self,
+        query: &MemoryQuery,
+        within: Option<&[i64]>,
+    ) -> Result<Vec<(i64, f64)>, MemoryError> {
+        let scope = Scope {
+            user_id: self.opts.user_id,
+            kind: crate::store::KIND,
+            within,
+        };
+        Ok(self
+            .db
+            .with_conn(|c| keyword_leg_in(c, scope, &query.current, &query.previous))?)
+    }
+
+    /// The active memories written in `period` (by `created_at`, UTC), by id; `None` when there
+    /// are more than [`PERIOD_MAX_MEMORIES`].
+    fn period_ids(&self, period: &Period) -> Result<Option<Vec<i64>>, MemoryError> {
         let user = self.opts.user_id;
-        Ok(self.db.with_conn(|c| {
-            keyword_leg(c, user, crate::store::KIND, &query.current, &query.previous)
-        })?)
+        let ids: Vec<i64> = self.db.with_conn(|c| {
+            let mut st = c.prepare_cached(&format!(
+                "SELECT id FROM memories WHERE user_id = ?1 AND is_active = 1 AND {}
+                 ORDER BY id LIMIT ?2",
+                period.sql_condition("created_at")
+            ))?;
+            st.query_map(params![user, PERIOD_MAX_MEMORIES as i64 + 1], |r| r.get(0))?
+                .collect()
+        })?;
+        Ok((ids.len() <= PERIOD_MAX_MEMORIES).then_some(ids))
     }
 
     /// The embedding ranking of active memories: cosine similarity with the embedded
@@ -250,6 +304,103 @@ impl MemoryStore {
         Ok(found)
     }
 
+    /// The ranking of the active memories (or of `within` alone): the keyword leg, fused with
+    /// the embedding leg when `vector` is given.
+    fn ranking(
+        &self,
+        query: &MemoryQuery,
+        vector: Option<&[f32]>,
+        within: Option<&[i64]>,
+    ) -> Result<Vec<i64>, MemoryError> {
+        let keywords = self.keywords(query, within)?;
+        let weight = NEIGHBOUR_WEIGHT;
+        let Some(q) = vector else {
+            if weight > 0.0 {
+                let ids: Vec<i64> = keywords.iter().map(|(id, _)| *id).collect();
+                let context = Context {
+                    neighbours: self.neighbours(&ids)?,
+                    weight,
+                };
+                return Ok(keywords_in_context(&keywords, &context));
+            }
+            return Ok(keywords.into_iter().map(|(id, _)| id).collect());
+        };
+        // Score fusion (`docs/behaviour.md#fusion-and-selection`): the keyword hits'
+        // similarities are read by id when the embedding leg did not rank them.
+        let embedding = match within {
+            None => self.vector_scores(q)?,
+            Some(ids) => {
+                let mut scored: Vec<(i64, f32)> = self
+                    .similarities(q, ids)?
+                    .into_iter()
+                    .filter(|(_, s)| *s >= self.opts.cosine_threshold)
+                    .collect();
+                scored.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+                scored.truncate(EMBEDDING_CANDIDATES);
+                scored
+            }
+        };
+        let outside: Vec<i64> = keywords
+            .iter()
+            .map(|(id, _)| *id)
+            .filter(|id| !embedding.iter().any(|(e, _)| e == id))
+            .collect();
+        let mut similarity = self.similarities(q, &outside)?;
+        let mut context = Context {
+            neighbours: HashMap::new(),
+            weight,
+        };
+        if weight > 0.0 {
+            let mut ids: Vec<i64> = keywords.iter().map(|(id, _)| *id).collect();
+            for (id, _) in &embedding {
+                if !ids.contains(id) {
+                    ids.push(*id);
+                }
+            }
+            context.neighbours = self.neighbours(&ids)?;
+            let unknown: Vec<i64> = context
+                .neighbours
+                .values()
+                .flatten()
+                .copied()
+                .filter(|n| !ids.contains(n) && !similarity.contains_key(n))
+                .collect();
+            similarity.extend(self.similarities(q, &unknown)?);
+        }
+        Ok(fuse_in_context(
+            &keywords,
+            &embedding,
+            &similarity,
+            &context,
+        ))
+    }
+
+    /// For each of `ids`, the active memories written just before and after it (ids one apart)
+    /// within [`NEIGHBOUR_SECONDS`] of it: the same sitting.
+    fn neighbours(&self, ids: &[i64]) -> Result<HashMap<i64, Vec<i64>>, MemoryError> {
+        let user = self.opts.user_id;
+        let list = format!(
+            "[{}]",
+            ids.iter().map(i64::to_string).collect::<Vec<_>>().join(",")
+        );
+        let seconds = NEIGHBOUR_SECONDS;
+        let pairs: Vec<(i64, i64)> = self.db.with_conn(|c| {
+            let mut st = c.prepare_cached(
+                "SELECT m.id, n.id FROM memories m JOIN memories n
+                   ON n.user_id = m.user_id AND n.id IN (m.id - 1, m.id + 1) AND n.is_active = 1
+                 WHERE m.user_id = ?1 AND m.id IN (SELECT value FROM json_each(?2))
+                   AND abs(julianday(n.created_at) - julianday(m.created_at)) * 86400.0 <= ?3",
+            )?;
+            st.query_map(params![user, list, seconds], |r| Ok((r.get(0)?, r.get(1)?)))?
+                .collect()
+        })?;
+        let mut out: HashMap<i64, Vec<i64>> = HashMap::new();
+        for (m, n) in pairs {
+            out.entry(m).or_default().push(n);
+        }
+        Ok(out)
+    }
+
     /// The ranking of [`MemoryStore::search`] as the index has it, without a look at the files.
     fn search_index(
         &self,
@@ -257,25 +408,14 @@ impl MemoryStore {
         vector: Option<&[f32]>,
         limit: usize,
     ) -> Result<Vec<Memory>, MemoryError> {
-        let ids = match vector {
-            None => self.keyword_ranking(query)?,
-            Some(q) => {
-                // Score fusion (`docs/behaviour.md#fusion-and-selection`): the keyword hits'
-                // similarities are read by id when the embedding leg did not rank them.
-                let user = self.opts.user_id;
-                let keywords = self.db.with_conn(|c| {
-                    keyword_leg_scored(c, user, crate::store::KIND, &query.current, &query.previous)
-                })?;
-                let embedding = self.vector_scores(q)?;
-                let outside: Vec<i64> = keywords
-                    .iter()
-                    .map(|(id, _)| *id)
-                    .filter(|id| !embedding.iter().any(|(e, _)| e == id))
-                    .collect();
-                let similarity = self.similarities(q, &outside)?;
-                fuse_scores(&keywords, &embedding, &similarity)
-            }
-        };
+        let mut ids = self.ranking(query, vector, None)?;
+        if let Some(period) = &query.period
+            && let Some(within) = self.period_ids(period)?
+            && !within.is_empty()
+        {
+            let first = self.ranking(query, vector, Some(&within))?;
+            ids = period_first(first, ids, PERIOD_FIRST);
+        }
         let user = self.opts.user_id;
         let mut out = Vec::new();
         for id in ids {
@@ -300,4 +440,16 @@ impl MemoryStore {
         }
         Ok(out)
     }
+}
+
+/// The best `first` of `in_period` (the ranking over the period a question names), then the
+/// rest of `all` (the ranking over every memory) without them.
+fn period_first(in_period: Vec<i64>, all: Vec<i64>, first: usize) -> Vec<i64> {
+    let mut out: Vec<i64> = in_period.into_iter().take(first).collect();
+    for id in all {
+        if !out.contains(&id) {
+            out.push(id);
+        }
+    }
+    out
 }

@@ -15,6 +15,7 @@ fn ids(store: &elroy_memory::MemoryStore, current: &str, previous: &str) -> Vec<
         previous: previous_tokens(previous, &cur),
         current: cur,
         embedding_text: None,
+        period: None,
     };
     store.keyword_ranking(&query).unwrap()
 }
@@ -168,6 +169,7 @@ fn bigram_recall_in_turns_and_for_agenda_items() {
                 current: recall_tokens("東京タワーはいつ行く？"),
                 previous: Vec::new(),
                 embedding_text: None,
+                period: None,
             },
             2,
         )

@@ -9,6 +9,7 @@ mod consolidation_input;
 mod fixture;
 mod keyword_leg;
 mod reactivation;
+mod recall_period;
 mod recall_quality;
 mod store;
 mod warm_index;

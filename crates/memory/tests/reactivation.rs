@@ -14,6 +14,7 @@ fn finds(store: &MemoryStore, words: &str) -> Vec<i64> {
         current: recall::recall_tokens(words),
         previous: Vec::new(),
         embedding_text: None,
+        period: None,
     };
     store
         .search(&query, 5)

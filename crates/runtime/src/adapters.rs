@@ -113,6 +113,7 @@ impl MemoryRecall {
             current: prepared.current.clone(),
             previous: prepared.previous.clone(),
             embedding_text: Some(embedding_query_text(query.conversation)),
+            period: None,
         };
         let found = self
             .0
