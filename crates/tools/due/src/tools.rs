@@ -4,7 +4,8 @@ use elroy_agenda::{
     AgendaError, AgendaStore, NewDueItem, format_spoken_instant, understand_trigger,
 };
 use elroy_core::{
-    Effect, RecallItem, RecallKind, ToolContext, ToolEffect, ToolError, ToolOutput, TypedTool,
+    Effect, Lineage, RecallItem, RecallKind, ToolContext, ToolEffect, ToolError, ToolFamily,
+    ToolOutput, TypedTool,
 };
 
 fn tool_error(e: AgendaError) -> ToolError {
@@ -41,6 +42,8 @@ impl TypedTool for CreateDueItem {
     type Args = CreateDueItemArgs;
     const NAME: &'static str = "create_due_item";
     const EFFECT: ToolEffect = ToolEffect::HOME_ADDS;
+    const FAMILY: Option<&'static ToolFamily> = Some(&crate::FAMILY);
+    const LINEAGE: Lineage = Lineage::Elroy050;
     const DESCRIPTION: &'static str =
         "Create a due item that can be triggered by time and/or context.";
 
@@ -98,6 +101,8 @@ impl TypedTool for CompleteDueItem {
     type Args = CloseDueItemArgs;
     const NAME: &'static str = "complete_due_item";
     const EFFECT: ToolEffect = ToolEffect::HOME_OVERWRITES;
+    const FAMILY: Option<&'static ToolFamily> = Some(&crate::FAMILY);
+    const LINEAGE: Lineage = Lineage::Elroy050;
     const DESCRIPTION: &'static str = "Mark a due item as completed.";
 
     fn run(&self, ctx: &ToolContext, args: Self::Args) -> Result<ToolOutput, ToolError> {
@@ -150,6 +155,8 @@ impl TypedTool for DeleteDueItem {
     type Args = DeleteDueItemArgs;
     const NAME: &'static str = "delete_due_item";
     const EFFECT: ToolEffect = ToolEffect::HOME_OVERWRITES;
+    const FAMILY: Option<&'static ToolFamily> = Some(&crate::FAMILY);
+    const LINEAGE: Lineage = Lineage::Elroy050;
     const DESCRIPTION: &'static str = "Delete a due item permanently.";
 
     fn run(&self, ctx: &ToolContext, args: Self::Args) -> Result<ToolOutput, ToolError> {
@@ -180,6 +187,8 @@ impl TypedTool for PrintDueItem {
     type Args = DueNameArgs;
     const NAME: &'static str = "print_due_item";
     const EFFECT: ToolEffect = ToolEffect::HOME_READS;
+    const FAMILY: Option<&'static ToolFamily> = Some(&crate::FAMILY);
+    const LINEAGE: Lineage = Lineage::Elroy050;
     const DESCRIPTION: &'static str = "Print the details for a due item by name.";
 
     fn run(&self, ctx: &ToolContext, args: Self::Args) -> Result<ToolOutput, ToolError> {
@@ -205,6 +214,8 @@ impl TypedTool for RenameDueItem {
     type Args = RenameDueItemArgs;
     const NAME: &'static str = "rename_due_item";
     const EFFECT: ToolEffect = ToolEffect::HOME_OVERWRITES;
+    const FAMILY: Option<&'static ToolFamily> = Some(&crate::FAMILY);
+    const LINEAGE: Lineage = Lineage::Elroy050;
     const DESCRIPTION: &'static str = "Rename an existing due item.";
 
     fn run(&self, ctx: &ToolContext, args: Self::Args) -> Result<ToolOutput, ToolError> {
@@ -240,6 +251,8 @@ impl TypedTool for UpdateDueItemText {
     type Args = UpdateDueItemTextArgs;
     const NAME: &'static str = "update_due_item_text";
     const EFFECT: ToolEffect = ToolEffect::HOME_OVERWRITES;
+    const FAMILY: Option<&'static ToolFamily> = Some(&crate::FAMILY);
+    const LINEAGE: Lineage = Lineage::Elroy050;
     const DESCRIPTION: &'static str = "Update the text of an existing due item.";
 
     fn run(&self, ctx: &ToolContext, args: Self::Args) -> Result<ToolOutput, ToolError> {
