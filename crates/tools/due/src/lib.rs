@@ -2,7 +2,8 @@
 //!
 //! The due-item tools of `docs/tools.md#due-items` over [`elroy_agenda::AgendaStore`]:
 //! `create_due_item` (pins the new item, D13), `complete_due_item`, `delete_due_item` (unpins),
-//! `print_due_item`, `rename_due_item` and `update_due_item_text`. Schemas and success strings are
+//! `print_due_item`, `rename_due_item` and `update_due_item_text`, and elroy's own
+//! `list_due_items`. Schemas and success strings are
 //! Elroy 0.5.0's (K1, K3); trigger times accept relative forms and are shown in local time with
 //! the offset (D7).
 
@@ -11,9 +12,9 @@ mod tools;
 use elroy_core::{ToolFamily, ToolRegistry, sync_tool};
 
 pub use tools::{
-    CloseDueItemArgs, CompleteDueItem, CreateDueItem, CreateDueItemArgs, DeleteDueItem,
-    DeleteDueItemArgs, DueNameArgs, PrintDueItem, RenameDueItem, RenameDueItemArgs,
-    UpdateDueItemText, UpdateDueItemTextArgs,
+    CloseDueItemArgs, CompleteDueItem, CreateDueItem, CreateDueItemArgs, DEFAULT_LIST_LIMIT,
+    DeleteDueItem, DeleteDueItemArgs, DueNameArgs, ListDueItems, ListDueItemsArgs, PrintDueItem,
+    RenameDueItem, RenameDueItemArgs, UpdateDueItemText, UpdateDueItemTextArgs,
 };
 
 /// The family `docs/tools.md` lists these tools under; every tool of the crate names it.
@@ -71,6 +72,7 @@ pub const FAMILY: ToolFamily = ToolFamily {
 pub fn register(registry: &mut ToolRegistry) {
     registry
         .register(sync_tool(CreateDueItem))
+        .register(sync_tool(ListDueItems))
         .register(sync_tool(PrintDueItem))
         .register(sync_tool(RenameDueItem))
         .register(sync_tool(UpdateDueItemText))
