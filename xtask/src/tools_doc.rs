@@ -115,7 +115,7 @@ fn tool_section(spec: &ToolSpec, out: &mut String) {
 }
 
 /// The families of the built-in tools, in the order of each one's first registered tool.
-fn families<'a>(specs: &[&'a ToolSpec]) -> Vec<&'static ToolFamily> {
+fn families(specs: &[&ToolSpec]) -> Vec<&'static ToolFamily> {
     let mut families: Vec<&'static ToolFamily> = Vec::new();
     for family in specs.iter().filter_map(|s| s.family) {
         if !families.contains(&family) {
