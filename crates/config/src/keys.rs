@@ -371,7 +371,7 @@ declare_keys! {
     /// assistant name when the user set none
     default_assistant_name: String = S, default "Elroy", env "ELROY_DEFAULT_ASSISTANT_NAME",
         spec "Elroy 0.5.0";
-    /// register the 41 built-in tools
+    /// register the built-in tools (`docs/tools.md`)
     include_base_tools: bool = B, default "true", env "ELROY_INCLUDE_BASE_TOOLS",
         spec "Elroy 0.5.0";
     /// plugin paths

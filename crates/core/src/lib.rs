@@ -7,7 +7,9 @@
 //!   arguments once with
 //!   [`tool_args!`], which produces both the argument struct and its parameter list, so schema and
 //!   parsing cannot drift (robustness R14).
-//! - [`Tool`], [`TypedTool`], [`AsyncTypedTool`]: what a tool is.
+//! - [`Tool`], [`TypedTool`], [`AsyncTypedTool`]: what a tool is; its definition also declares
+//!   its [`ToolFamily`], its [`Lineage`] (Elroy 0.5.0's or elroy's own) and whether the palette
+//!   lists it, so that docs, tests and front ends derive them instead of keeping lists.
 //! - [`ToolRegistry`]: deterministic order, lookup, argument validation and coercion (D3), the error
 //!   contract (D1), unknown tools (D2).
 //! - [`ToolOutput`], [`ToolResult`], [`ToolError`], [`Effect`]: what a call produces
@@ -29,6 +31,7 @@ mod context;
 mod effect;
 mod embed;
 mod error;
+mod family;
 mod message;
 mod output;
 pub mod pyjson;
@@ -49,6 +52,7 @@ pub use effect::{
 };
 pub use embed::{EmbedError, Embedder};
 pub use error::ToolError;
+pub use family::{Lineage, ToolFamily};
 pub use message::{
     Message, RecallItem, RecallKind, RecallMetadata, RecallPayload, Role, SYNTHETIC_MODEL, ToolCall,
 };

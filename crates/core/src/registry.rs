@@ -103,6 +103,8 @@ pub trait ObservedCall: Send {
 struct Entry {
     tool: Arc<dyn Tool>,
     origin: ToolOrigin,
+    /// When a built-in tool was registered, counted from 0 (0 for other tools): the docs' order.
+    registered: usize,
 }
 
 /// The tools of a session, keyed by name.
@@ -113,6 +115,8 @@ struct Entry {
 #[derive(Clone, Default)]
 pub struct ToolRegistry {
     builtin: BTreeMap<String, Entry>,
+    /// Built-in registrations so far (the next one's [`Entry::registered`]).
+    registrations: usize,
     plugins: BTreeMap<String, Entry>,
     /// The source's tools as of the last [`ToolRegistry::snapshot`] / [`ToolRegistry::ready`].
     sourced: BTreeMap<String, Entry>,
@@ -170,8 +174,10 @@ impl ToolRegistry {
             Entry {
                 tool,
                 origin: ToolOrigin::Builtin,
+                registered: self.registrations,
             },
         );
+        self.registrations += 1;
         self
     }
 
@@ -195,6 +201,7 @@ impl ToolRegistry {
             Entry {
                 tool,
                 origin: ToolOrigin::Plugin { path },
+                registered: 0,
             },
         );
         Ok(())
@@ -260,7 +267,14 @@ impl ToolRegistry {
         for SourcedTool { tool, origin } in tools {
             let name = tool.spec().name.clone();
             if self.accepts_sourced(&name) {
-                self.sourced.insert(name, Entry { tool, origin });
+                self.sourced.insert(
+                    name,
+                    Entry {
+                        tool,
+                        origin,
+                        registered: 0,
+                    },
+                );
             }
         }
     }
@@ -344,6 +358,15 @@ impl ToolRegistry {
     /// Specs of the built-in tools only, sorted by name (what `docs/tools_schema.md` lists).
     pub fn builtin_specs(&self) -> Vec<&ToolSpec> {
         self.builtin.values().map(|e| e.tool.spec()).collect()
+    }
+
+    /// Specs of the built-in tools in the order they were registered: `docs/tools.md` lists
+    /// families in the order of their first tool and each family's tools in this order, so a
+    /// family's `register` decides its reading order.
+    pub fn builtin_specs_in_registration_order(&self) -> Vec<&ToolSpec> {
+        let mut entries: Vec<&Entry> = self.builtin.values().collect();
+        entries.sort_by_key(|e| e.registered);
+        entries.into_iter().map(|e| e.tool.spec()).collect()
     }
 
     /// The unknown-tool message (D2): `Unknown tool '{name}'. Available tools: {sorted names}`.
@@ -539,7 +562,14 @@ mod tests {
 
     #[test]
     fn order_and_names() {
-        assert_eq!(registry().names(), ["echo", "pwd"]);
+        let r = registry();
+        assert_eq!(r.names(), ["echo", "pwd"]);
+        let registered: Vec<&str> = r
+            .builtin_specs_in_registration_order()
+            .iter()
+            .map(|s| s.name.as_str())
+            .collect();
+        assert_eq!(registered, ["pwd", "echo"]);
     }
 
     #[test]

@@ -2,7 +2,7 @@
 
 use serde_json::{Map, Value, json};
 
-use crate::ToolEffect;
+use crate::{Lineage, ToolEffect, ToolFamily};
 
 /// The JSON-schema type of one tool parameter.
 ///
@@ -131,6 +131,15 @@ pub struct ToolSpec {
     /// What the tool may reach (`docs/security.md#effects`); not part of the schema JSON.
     /// [`ToolSpec::new`] starts from [`ToolEffect::EXECUTE`], the most cautious.
     pub effect: ToolEffect,
+    /// The family `docs/tools.md` lists the tool under; `None` for plugin and MCP tools (a
+    /// built-in tool without one fails `cargo xtask docs --check`). Not part of the schema JSON.
+    pub family: Option<&'static ToolFamily>,
+    /// Elroy 0.5.0's tool or elroy's own (the golden-schema test compares the former). Not part
+    /// of the schema JSON.
+    pub lineage: Lineage,
+    /// Whether the full-screen interface's command palette lists the tool. `false` for tools no
+    /// person calls (the model still sees them, `elroy tools call` still runs them).
+    pub in_palette: bool,
 }
 
 impl ToolSpec {
@@ -146,6 +155,9 @@ impl ToolSpec {
             params,
             parameters_extra: Map::new(),
             effect: ToolEffect::EXECUTE,
+            family: None,
+            lineage: Lineage::Own,
+            in_palette: true,
         }
     }
 

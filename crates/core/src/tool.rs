@@ -7,7 +7,8 @@ use std::pin::Pin;
 use std::sync::Arc;
 
 use crate::{
-    ToolArgs, ToolContext, ToolEffect, ToolError, ToolOutput, ToolSpec, ValidatedArgs, parse_args,
+    Lineage, ToolArgs, ToolContext, ToolEffect, ToolError, ToolFamily, ToolOutput, ToolSpec,
+    ValidatedArgs, parse_args,
 };
 
 /// A boxed, sendable future (what [`Tool::call`] returns).
@@ -45,6 +46,12 @@ pub trait TypedTool: Send + Sync + 'static {
     const DESCRIPTION: &'static str;
     /// What the tool may reach (`docs/security.md#effects`).
     const EFFECT: ToolEffect;
+    /// The family `docs/tools.md` lists it under (every built-in tool names one).
+    const FAMILY: Option<&'static ToolFamily> = None;
+    /// Elroy 0.5.0's tool (its schema must equal Elroy's golden schema) or elroy's own.
+    const LINEAGE: Lineage = Lineage::Own;
+    /// Whether the command palette lists it; `false` for a tool no person calls.
+    const IN_PALETTE: bool = true;
 
     /// Runs the tool.
     ///
@@ -65,6 +72,12 @@ pub trait AsyncTypedTool: Send + Sync + 'static {
     const DESCRIPTION: &'static str;
     /// What the tool may reach (`docs/security.md#effects`).
     const EFFECT: ToolEffect;
+    /// The family `docs/tools.md` lists it under (every built-in tool names one).
+    const FAMILY: Option<&'static ToolFamily> = None;
+    /// Elroy 0.5.0's tool (its schema must equal Elroy's golden schema) or elroy's own.
+    const LINEAGE: Lineage = Lineage::Own;
+    /// Whether the command palette lists it; `false` for a tool no person calls.
+    const IN_PALETTE: bool = true;
 
     /// Runs the tool.
     ///
@@ -77,8 +90,23 @@ pub trait AsyncTypedTool: Send + Sync + 'static {
     ) -> impl Future<Output = Result<ToolOutput, ToolError>> + Send;
 }
 
-fn spec_of<A: ToolArgs>(name: &str, description: &str, effect: ToolEffect) -> ToolSpec {
-    ToolSpec::new(name, description, A::parameters()).with_effect(effect)
+/// What a tool's definition declares besides its arguments, gathered for [`spec_of`].
+struct Declared {
+    name: &'static str,
+    description: &'static str,
+    effect: ToolEffect,
+    family: Option<&'static ToolFamily>,
+    lineage: Lineage,
+    in_palette: bool,
+}
+
+fn spec_of<A: ToolArgs>(d: Declared) -> ToolSpec {
+    ToolSpec {
+        family: d.family,
+        lineage: d.lineage,
+        in_palette: d.in_palette,
+        ..ToolSpec::new(d.name, d.description, A::parameters()).with_effect(d.effect)
+    }
 }
 
 struct SyncAdapter<T> {
@@ -125,10 +153,17 @@ impl<T: AsyncTypedTool> Tool for AsyncAdapter<T> {
 }
 
 /// Wraps a [`TypedTool`] as a registrable [`Tool`]; its spec comes from `T::NAME`,
-/// `T::DESCRIPTION` and `T::Args`.
+/// `T::DESCRIPTION`, `T::Args` and the other constants of its definition.
 pub fn sync_tool<T: TypedTool>(tool: T) -> Arc<dyn Tool> {
     Arc::new(SyncAdapter {
-        spec: spec_of::<T::Args>(T::NAME, T::DESCRIPTION, T::EFFECT),
+        spec: spec_of::<T::Args>(Declared {
+            name: T::NAME,
+            description: T::DESCRIPTION,
+            effect: T::EFFECT,
+            family: T::FAMILY,
+            lineage: T::LINEAGE,
+            in_palette: T::IN_PALETTE,
+        }),
         tool,
     })
 }
@@ -136,8 +171,78 @@ pub fn sync_tool<T: TypedTool>(tool: T) -> Arc<dyn Tool> {
 /// Wraps an [`AsyncTypedTool`] as a registrable [`Tool`].
 pub fn async_tool<T: AsyncTypedTool>(tool: T) -> Arc<dyn Tool> {
     Arc::new(AsyncAdapter {
-        spec: spec_of::<T::Args>(T::NAME, T::DESCRIPTION, T::EFFECT),
+        spec: spec_of::<T::Args>(Declared {
+            name: T::NAME,
+            description: T::DESCRIPTION,
+            effect: T::EFFECT,
+            family: T::FAMILY,
+            lineage: T::LINEAGE,
+            in_palette: T::IN_PALETTE,
+        }),
         tool,
         _marker: PhantomData,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::NoArgs;
+
+    const FAMILY: ToolFamily = ToolFamily {
+        title: "Tests",
+        guide: "Tools of this test.",
+    };
+
+    struct Plain;
+    impl TypedTool for Plain {
+        type Args = NoArgs;
+        const NAME: &'static str = "plain";
+        const DESCRIPTION: &'static str = "Declares only what it must.";
+        const EFFECT: ToolEffect = ToolEffect::HOME_READS;
+        fn run(&self, _: &ToolContext, _: NoArgs) -> Result<ToolOutput, ToolError> {
+            Ok(ToolOutput::text("ok"))
+        }
+    }
+
+    struct Declared;
+    impl AsyncTypedTool for Declared {
+        type Args = NoArgs;
+        const NAME: &'static str = "declared";
+        const DESCRIPTION: &'static str = "Declares everything.";
+        const EFFECT: ToolEffect = ToolEffect::HOME_ADDS;
+        const FAMILY: Option<&'static ToolFamily> = Some(&FAMILY);
+        const LINEAGE: Lineage = Lineage::Elroy050;
+        const IN_PALETTE: bool = false;
+        async fn run(&self, _: &ToolContext, _: NoArgs) -> Result<ToolOutput, ToolError> {
+            Ok(ToolOutput::text("ok"))
+        }
+    }
+
+    /// The defaults of a definition and declared values both reach the spec, and neither
+    /// changes the schema JSON the model sees.
+    #[test]
+    fn the_definitions_constants_reach_the_spec() {
+        let plain = sync_tool(Plain);
+        let spec = plain.spec();
+        assert_eq!(
+            (spec.family, spec.lineage, spec.in_palette, spec.effect),
+            (None, Lineage::Own, true, ToolEffect::HOME_READS)
+        );
+        let declared = async_tool(Declared);
+        let spec = declared.spec();
+        assert_eq!(
+            (spec.family, spec.lineage, spec.in_palette, spec.effect),
+            (
+                Some(&FAMILY),
+                Lineage::Elroy050,
+                false,
+                ToolEffect::HOME_ADDS
+            )
+        );
+        assert_eq!(
+            spec.to_json(),
+            ToolSpec::new("declared", "Declares everything.", None).to_json()
+        );
+    }
 }

@@ -1,30 +1,26 @@
 //! The command palette (Ctrl+P): every tool and interface command, fuzzy-filtered with nucleo's
 //! matcher; a tool with parameters opens a [`Form`] generated from its schema.
 
+use std::sync::OnceLock;
+
 use elroy_core::{ParamType, ToolSpec};
 use nucleo_matcher::pattern::{AtomKind, CaseMatching, Normalization, Pattern};
 use nucleo_matcher::{Config as MatcherConfig, Matcher, Utf32Str};
 
-/// Tools the palette does not list, each with the reason: no person calls them (the model
-/// still sees them, and `elroy tools call` still runs them).
-pub const HIDDEN_TOOLS: &[(&str, &str)] = &[
-    (
-        "get_fast_recall",
-        "a no-op the model answers synthetic recall context with",
-    ),
-    (
-        "restart_session",
-        "the model's way to reload elroy after a change; a person leaves and starts elroy",
-    ),
-    (
-        "get_current_date",
-        "tells the model the date; the person has a clock",
-    ),
-];
-
-/// Whether the palette lists the tool `name` (not in [`HIDDEN_TOOLS`]).
+/// Whether the palette lists the tool `name`: every tool but the built-in ones whose definitions
+/// say no person calls them (`ToolSpec::in_palette`, declared as `TypedTool::IN_PALETTE`; the
+/// model still sees them, and `elroy tools call` still runs them).
 pub fn shown_in_palette(name: &str) -> bool {
-    !HIDDEN_TOOLS.iter().any(|(hidden, _)| *hidden == name)
+    static HIDDEN: OnceLock<Vec<String>> = OnceLock::new();
+    let hidden = HIDDEN.get_or_init(|| {
+        elroy_tools_builtin::builtin_registry()
+            .builtin_specs()
+            .into_iter()
+            .filter(|spec| !spec.in_palette)
+            .map(|spec| spec.name.clone())
+            .collect()
+    });
+    !hidden.iter().any(|hidden| hidden == name)
 }
 
 /// What a palette entry runs.
@@ -280,6 +276,18 @@ mod tests {
 
     fn spec(name: &str) -> ToolSpec {
         ToolSpec::new(name, format!("Does {name}."), None)
+    }
+
+    /// The hidden tools are the ones whose definitions say so, and only those: the three
+    /// session tools no person calls, not the rest of their family nor unknown (plugin) names.
+    #[test]
+    fn the_palette_hides_what_the_definitions_hide() {
+        for hidden in ["get_fast_recall", "restart_session", "get_current_date"] {
+            assert!(!shown_in_palette(hidden), "{hidden}");
+        }
+        for shown in ["add_agenda_item", "memory", "read_file", "hello_plugin"] {
+            assert!(shown_in_palette(shown), "{shown}");
+        }
     }
 
     #[test]

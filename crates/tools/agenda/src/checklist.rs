@@ -1,7 +1,7 @@
 //! The checklist tools (`docs/tools.md#agenda`).
 
 use elroy_agenda::AgendaStore;
-use elroy_core::{ToolContext, ToolEffect, ToolError, ToolOutput, TypedTool};
+use elroy_core::{Lineage, ToolContext, ToolEffect, ToolError, ToolFamily, ToolOutput, TypedTool};
 
 use crate::tool_error;
 
@@ -22,6 +22,8 @@ impl TypedTool for AddAgendaChecklistItem {
     type Args = AddAgendaChecklistItemArgs;
     const NAME: &'static str = "add_agenda_checklist_item";
     const EFFECT: ToolEffect = ToolEffect::HOME_ADDS;
+    const FAMILY: Option<&'static ToolFamily> = Some(&crate::FAMILY);
+    const LINEAGE: Lineage = Lineage::Elroy050;
     const DESCRIPTION: &'static str = "Add a checklist sub-task to an agenda item.";
 
     fn run(&self, ctx: &ToolContext, args: Self::Args) -> Result<ToolOutput, ToolError> {
@@ -52,6 +54,8 @@ impl TypedTool for CompleteAgendaChecklistItem {
     type Args = CompleteAgendaChecklistItemArgs;
     const NAME: &'static str = "complete_agenda_checklist_item";
     const EFFECT: ToolEffect = ToolEffect::HOME_OVERWRITES;
+    const FAMILY: Option<&'static ToolFamily> = Some(&crate::FAMILY);
+    const LINEAGE: Lineage = Lineage::Elroy050;
     const DESCRIPTION: &'static str = "Mark a single checklist sub-task as completed.";
 
     fn run(&self, ctx: &ToolContext, args: Self::Args) -> Result<ToolOutput, ToolError> {
@@ -83,6 +87,8 @@ impl TypedTool for EditAgendaChecklistItem {
     type Args = EditAgendaChecklistItemArgs;
     const NAME: &'static str = "edit_agenda_checklist_item";
     const EFFECT: ToolEffect = ToolEffect::HOME_OVERWRITES;
+    const FAMILY: Option<&'static ToolFamily> = Some(&crate::FAMILY);
+    const LINEAGE: Lineage = Lineage::Elroy050;
     const DESCRIPTION: &'static str = "Update the text of an agenda checklist item.";
 
     fn run(&self, ctx: &ToolContext, args: Self::Args) -> Result<ToolOutput, ToolError> {

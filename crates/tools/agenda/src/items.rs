@@ -3,8 +3,8 @@
 
 use elroy_agenda::AgendaStore;
 use elroy_core::{
-    Effect, RecallItem, RecallKind, ToolArgs, ToolContext, ToolEffect, ToolError, ToolOutput,
-    TypedTool,
+    Effect, Lineage, RecallItem, RecallKind, ToolArgs, ToolContext, ToolEffect, ToolError,
+    ToolFamily, ToolOutput, TypedTool,
 };
 use serde_json::json;
 
@@ -26,6 +26,8 @@ impl TypedTool for AddAgendaItem {
     type Args = AddAgendaItemArgs;
     const NAME: &'static str = "add_agenda_item";
     const EFFECT: ToolEffect = ToolEffect::HOME_ADDS;
+    const FAMILY: Option<&'static ToolFamily> = Some(&crate::FAMILY);
+    const LINEAGE: Lineage = Lineage::Elroy050;
     const DESCRIPTION: &'static str = "Add a new agenda item for a given date (defaults to today).";
 
     fn run(&self, ctx: &ToolContext, args: Self::Args) -> Result<ToolOutput, ToolError> {
@@ -68,6 +70,8 @@ impl TypedTool for CompleteAgendaItem {
     type Args = ItemNameArgs;
     const NAME: &'static str = "complete_agenda_item";
     const EFFECT: ToolEffect = ToolEffect::HOME_OVERWRITES;
+    const FAMILY: Option<&'static ToolFamily> = Some(&crate::FAMILY);
+    const LINEAGE: Lineage = Lineage::Elroy050;
     const DESCRIPTION: &'static str = "Mark an agenda item as completed.";
 
     fn run(&self, ctx: &ToolContext, args: Self::Args) -> Result<ToolOutput, ToolError> {
@@ -88,6 +92,8 @@ impl TypedTool for DeleteAgendaItem {
     type Args = ItemNameArgs;
     const NAME: &'static str = "delete_agenda_item";
     const EFFECT: ToolEffect = ToolEffect::HOME_OVERWRITES;
+    const FAMILY: Option<&'static ToolFamily> = Some(&crate::FAMILY);
+    const LINEAGE: Lineage = Lineage::Elroy050;
     const DESCRIPTION: &'static str = "Delete an agenda item permanently.";
 
     fn run(&self, ctx: &ToolContext, args: Self::Args) -> Result<ToolOutput, ToolError> {
@@ -120,6 +126,8 @@ impl TypedTool for AddAgendaItemUpdate {
     type Args = AddAgendaItemUpdateArgs;
     const NAME: &'static str = "add_agenda_item_update";
     const EFFECT: ToolEffect = ToolEffect::HOME_ADDS;
+    const FAMILY: Option<&'static ToolFamily> = Some(&crate::FAMILY);
+    const LINEAGE: Lineage = Lineage::Elroy050;
     const DESCRIPTION: &'static str = "Append a timestamped progress note to an agenda item.";
 
     fn run(&self, ctx: &ToolContext, args: Self::Args) -> Result<ToolOutput, ToolError> {
@@ -151,6 +159,8 @@ impl TypedTool for ListAgendaItems {
     type Args = ListAgendaItemsArgs;
     const NAME: &'static str = "list_agenda_items";
     const EFFECT: ToolEffect = ToolEffect::HOME_READS;
+    const FAMILY: Option<&'static ToolFamily> = Some(&crate::FAMILY);
+    const LINEAGE: Lineage = Lineage::Elroy050;
     const DESCRIPTION: &'static str = "List agenda items for a given date (defaults to today).";
 
     fn run(&self, ctx: &ToolContext, args: Self::Args) -> Result<ToolOutput, ToolError> {

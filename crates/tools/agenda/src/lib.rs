@@ -1,6 +1,6 @@
 //! # elroy-tools-agenda
 //!
-//! The 8 agenda tools of `docs/tools.md#agenda` over [`elroy_agenda::AgendaStore`]:
+//! The agenda tools of `docs/tools.md#agenda` over [`elroy_agenda::AgendaStore`]:
 //! `add_agenda_item`, `add_agenda_checklist_item`, `add_agenda_item_update`,
 //! `complete_agenda_checklist_item`, `complete_agenda_item`, `delete_agenda_item`,
 //! `edit_agenda_checklist_item` and `list_agenda_items`. Schemas are Elroy 0.5.0's (K1), success
@@ -10,7 +10,7 @@
 mod checklist;
 mod items;
 
-use elroy_core::{ToolError, ToolRegistry, sync_tool};
+use elroy_core::{ToolError, ToolFamily, ToolRegistry, sync_tool};
 
 pub use checklist::{
     AddAgendaChecklistItem, AddAgendaChecklistItemArgs, CompleteAgendaChecklistItem,
@@ -21,17 +21,26 @@ pub use items::{
     CompleteAgendaItem, DeleteAgendaItem, ItemNameArgs, ListAgendaItems, ListAgendaItemsArgs,
 };
 
-/// Registers the 8 agenda tools.
+/// The family `docs/tools.md` lists these tools under; every tool of the crate names it.
+pub const FAMILY: ToolFamily = ToolFamily {
+    title: "Agenda",
+    guide: "Dated to-do items, one markdown file each in `agenda/` (front matter with the date, \
+            status and checklist; the text and a `## Updates` log as the body). An item is named \
+            by its file stem or a unique part of it. Completing an item keeps its file; deleting \
+            removes it.",
+};
+
+/// Registers the agenda tools, in the order `docs/tools.md` lists them.
 pub fn register(registry: &mut ToolRegistry) {
     registry
         .register(sync_tool(AddAgendaItem))
-        .register(sync_tool(AddAgendaChecklistItem))
+        .register(sync_tool(ListAgendaItems))
         .register(sync_tool(AddAgendaItemUpdate))
+        .register(sync_tool(AddAgendaChecklistItem))
+        .register(sync_tool(EditAgendaChecklistItem))
         .register(sync_tool(CompleteAgendaChecklistItem))
         .register(sync_tool(CompleteAgendaItem))
-        .register(sync_tool(DeleteAgendaItem))
-        .register(sync_tool(EditAgendaChecklistItem))
-        .register(sync_tool(ListAgendaItems));
+        .register(sync_tool(DeleteAgendaItem));
 }
 
 /// Store failures become tool errors with the same message.

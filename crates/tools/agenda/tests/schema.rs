@@ -1,4 +1,4 @@
-//! The 8 agenda tools' schemas equal Elroy's golden entries by value and key order (K1).
+//! The agenda tools' schemas equal Elroy's golden entries by value and key order (K1).
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
@@ -12,8 +12,14 @@ fn schemas_equal_golden_entries() {
         serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
     let mut registry = elroy_core::ToolRegistry::new();
     elroy_tools_agenda::register(&mut registry);
-    assert_eq!(registry.len(), 8);
-    for spec in registry.specs() {
+    // The tools whose definitions say they are Elroy 0.5.0's; elroy's own are not golden.
+    let elroy: Vec<_> = registry
+        .specs()
+        .into_iter()
+        .filter(|spec| spec.lineage.is_elroy())
+        .collect();
+    assert_eq!(elroy.len(), 8, "Elroy 0.5.0 has 8 of them");
+    for spec in elroy {
         let want = golden
             .iter()
             .find(|g| g["function"]["name"] == spec.name.as_str())

@@ -10,20 +10,21 @@ mod schema_doc;
 
 pub use schema_doc::{SCHEMA_DOC_PATH, tools_schema_markdown};
 
-/// A registry holding every built-in tool (`docs/tools.md`: the 40 seed tools and `memory`).
+/// A registry holding every built-in tool (`docs/tools.md`), registered family by family in the
+/// order `docs/tools.md` presents them.
 pub fn builtin_registry() -> ToolRegistry {
     let mut registry = ToolRegistry::new();
-    // One line per tool family.
-    elroy_tools_fs::register(&mut registry);
-    elroy_tools_session::register(&mut registry);
+    // One line per tool family, in the order docs/tools.md presents them.
     elroy_tools_agenda::register(&mut registry);
     elroy_tools_due::register(&mut registry);
-    elroy_tools_restart::register(&mut registry);
-    elroy_tools_feature_requests::register(&mut registry);
+    elroy_tools_memory::register(&mut registry);
     elroy_tools_notebook::register(&mut registry);
+    elroy_tools_feature_requests::register(&mut registry);
+    elroy_tools_user::register(&mut registry);
+    elroy_tools_session::register(&mut registry);
+    elroy_tools_restart::register(&mut registry);
+    elroy_tools_fs::register(&mut registry);
     elroy_tools_web::register(&mut registry);
     elroy_tools_codex::register(&mut registry);
-    elroy_tools_memory::register(&mut registry);
-    elroy_tools_user::register(&mut registry);
     registry
 }

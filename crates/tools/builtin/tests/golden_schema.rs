@@ -1,10 +1,13 @@
-//! Every registered built-in tool's schema equals Elroy's golden schema by value and key order
-//! (`shared/golden/tools_schema.json`, decision K1), and `docs/tools_schema.md` is current (K2).
+//! Every built-in tool whose definition says it is Elroy 0.5.0's (`Lineage::Elroy050`) has a
+//! schema equal to Elroy's golden schema by value and key order
+//! (`testdata/golden/tools_schema.json`, decision K1), every golden tool is one of them, and
+//! elroy's own tools are not in the golden file; `docs/tools_schema.md` is current (K2).
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 use std::path::PathBuf;
 
+use elroy_core::Lineage;
 use elroy_tools_builtin::{SCHEMA_DOC_PATH, builtin_registry, tools_schema_markdown};
 use serde_json::Value;
 
@@ -60,15 +63,35 @@ fn all_40_golden_tools_are_registered_and_equal_golden_by_value_and_key_order() 
     assert_eq!(compared, 40, "every golden tool is compared");
 }
 
+/// Kind: a tool's declared lineage disagrees with the golden file, either way (an Elroy tool
+/// that Elroy does not have, an own tool whose name Elroy uses).
 #[test]
-fn every_builtin_is_golden_or_memory() {
+fn the_declared_lineage_of_every_builtin_matches_the_golden_file() {
     let golden = golden();
-    for name in builtin_registry().names() {
-        assert!(
-            name == "memory" || golden.iter().any(|g| golden_name(g) == name),
-            "{name} is not one of Elroy's 40 tools nor `memory`"
-        );
+    let registry = builtin_registry();
+    let mut own = 0;
+    for spec in registry.builtin_specs() {
+        let in_golden = golden.iter().any(|g| golden_name(g) == spec.name);
+        match spec.lineage {
+            Lineage::Elroy050 => assert!(
+                in_golden,
+                "{} is declared Elroy 0.5.0's but is not in the golden file: \
+                 declare `const LINEAGE: Lineage = Lineage::Own` (the default)",
+                spec.name
+            ),
+            Lineage::Own => {
+                own += 1;
+                assert!(
+                    !in_golden,
+                    "{} is Elroy 0.5.0's (in the golden file): declare \
+                     `const LINEAGE: Lineage = Lineage::Elroy050`",
+                    spec.name
+                );
+            }
+        }
     }
+    assert!(own >= 1, "`memory` at least is elroy's own");
+    assert_eq!(registry.builtin_specs().len(), golden.len() + own);
 }
 
 #[test]

@@ -5,7 +5,9 @@
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-use elroy_core::{CallTarget, ToolContext, ToolEffect, ToolError, ToolOutput, TypedTool};
+use elroy_core::{
+    CallTarget, Lineage, ToolContext, ToolEffect, ToolError, ToolFamily, ToolOutput, TypedTool,
+};
 use jiff::Timestamp;
 
 use crate::git;
@@ -26,6 +28,8 @@ impl TypedTool for CreateContribRepo {
     type Args = CreateContribRepoArgs;
     const NAME: &'static str = "create_contrib_repo";
     const EFFECT: ToolEffect = ToolEffect::EXECUTE.with_target(CallTarget::Path("path"));
+    const FAMILY: Option<&'static ToolFamily> = Some(&crate::FAMILY);
+    const LINEAGE: Lineage = Lineage::Elroy050;
     const DESCRIPTION: &'static str = "Create a new contrib plugin repository that Elroy can load tools and UI panels from.\n\nSets up a minimal git repository at the given path with stub files for both\ntool functions and a sidebar UI plugin. After creation, point elroy's\n``contrib_tools_path`` config option at this directory so Elroy loads everything\non startup.\n\nEach ``.py`` file (except those starting with ``_``) is scanned for:\n- Functions decorated with ``@tool`` \u{2192} registered as assistant tools.\n- A module-level ``ELROY_PLUGIN`` variable (``ElroyPlugin`` instance) \u{2192} adds a\n tab to the TUI sidebar with the widget returned by ``widget_factory``.";
 
     fn run(&self, ctx: &ToolContext, args: CreateContribRepoArgs) -> Result<ToolOutput, ToolError> {

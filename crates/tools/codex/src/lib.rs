@@ -26,7 +26,7 @@ mod sqlite;
 mod store;
 pub mod stubs;
 
-use elroy_core::{ToolRegistry, async_tool, sync_tool};
+use elroy_core::{ToolFamily, ToolRegistry, async_tool, sync_tool};
 
 pub use contrib::{CreateContribRepo, CreateContribRepoArgs};
 pub use events::{Events, parse_events};
@@ -39,6 +39,13 @@ pub use sqlite::{SqliteSessionStore, open_session_store};
 pub use store::{
     CodexSession, CodexSessionStore, CodexSessions, CommandRecord, MemorySessionStore,
     STALE_MESSAGE, Scope, SessionStatus, SessionStoreError, format_time,
+};
+
+/// The family `docs/tools.md` lists these tools under; every tool of the crate names it.
+pub const FAMILY: ToolFamily = ToolFamily {
+    title: "Codex and contrib plugins",
+    guide: "Runs of the Codex CLI: a read-only inspection of elroy's source, and edits to the \
+            contrib plugin repository in the home, whose executables become tools.",
 };
 
 /// Registers `create_contrib_repo`, `edit_contrib_with_codex`, `inspect_elroy_with_codex` and

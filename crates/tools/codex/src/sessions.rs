@@ -5,7 +5,9 @@
 use std::path::PathBuf;
 
 use elroy_config::Config;
-use elroy_core::{AsyncTypedTool, ToolContext, ToolEffect, ToolError, ToolOutput, TypedTool};
+use elroy_core::{
+    AsyncTypedTool, Lineage, ToolContext, ToolEffect, ToolError, ToolFamily, ToolOutput, TypedTool,
+};
 use serde_json::json;
 
 use crate::contrib::ensure_home_contrib;
@@ -57,6 +59,8 @@ impl AsyncTypedTool for EditContribWithCodex {
     type Args = EditContribArgs;
     const NAME: &'static str = "edit_contrib_with_codex";
     const EFFECT: ToolEffect = ToolEffect::EXECUTE;
+    const FAMILY: Option<&'static ToolFamily> = Some(&crate::FAMILY);
+    const LINEAGE: Lineage = Lineage::Elroy050;
     const DESCRIPTION: &'static str = "Run a Codex edit session directly in the Elroy-home contrib plugin directory.\n\nUse this for assistant self-improvements that should be loaded through the plugin system instead\nof changing core Elroy source code. Elroy ensures the contrib directory exists as a git repo,\nruns Codex directly in that directory, records the session, and commits completed changes.";
 
     async fn run(&self, ctx: &ToolContext, args: EditContribArgs) -> Result<ToolOutput, ToolError> {
@@ -126,6 +130,8 @@ impl AsyncTypedTool for InspectElroyWithCodex {
     type Args = InspectElroyArgs;
     const NAME: &'static str = "inspect_elroy_with_codex";
     const EFFECT: ToolEffect = ToolEffect::EXECUTE;
+    const FAMILY: Option<&'static ToolFamily> = Some(&crate::FAMILY);
+    const LINEAGE: Lineage = Lineage::Elroy050;
     const DESCRIPTION: &'static str = "Run a read-only Codex inspection session against the running Elroy source tree and optional logs.\n\nUse this when you want a separate Codex session to investigate bugs, inspect code paths, or review\nrecent logs without making edits.";
 
     async fn run(
@@ -184,6 +190,8 @@ impl TypedTool for ListCodexSessions {
     type Args = ListCodexSessionsArgs;
     const NAME: &'static str = "list_codex_sessions";
     const EFFECT: ToolEffect = ToolEffect::HOME_READS;
+    const FAMILY: Option<&'static ToolFamily> = Some(&crate::FAMILY);
+    const LINEAGE: Lineage = Lineage::Elroy050;
     const DESCRIPTION: &'static str =
         "List recently recorded Codex sessions and their latest summaries.";
 

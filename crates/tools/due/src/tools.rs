@@ -1,10 +1,12 @@
 //! The due-item tools (`docs/tools.md#due-items`).
 
 use elroy_agenda::{
-    AgendaError, AgendaStore, NewDueItem, format_spoken_instant, understand_trigger,
+    AgendaError, AgendaStore, NewDueItem, format_local_with_offset, format_spoken_instant,
+    understand_trigger,
 };
 use elroy_core::{
-    Effect, RecallItem, RecallKind, ToolContext, ToolEffect, ToolError, ToolOutput, TypedTool,
+    Effect, Lineage, RecallItem, RecallKind, ToolContext, ToolEffect, ToolError, ToolFamily,
+    ToolOutput, TypedTool,
 };
 
 fn tool_error(e: AgendaError) -> ToolError {
@@ -41,6 +43,8 @@ impl TypedTool for CreateDueItem {
     type Args = CreateDueItemArgs;
     const NAME: &'static str = "create_due_item";
     const EFFECT: ToolEffect = ToolEffect::HOME_ADDS;
+    const FAMILY: Option<&'static ToolFamily> = Some(&crate::FAMILY);
+    const LINEAGE: Lineage = Lineage::Elroy050;
     const DESCRIPTION: &'static str =
         "Create a due item that can be triggered by time and/or context.";
 
@@ -98,6 +102,8 @@ impl TypedTool for CompleteDueItem {
     type Args = CloseDueItemArgs;
     const NAME: &'static str = "complete_due_item";
     const EFFECT: ToolEffect = ToolEffect::HOME_OVERWRITES;
+    const FAMILY: Option<&'static ToolFamily> = Some(&crate::FAMILY);
+    const LINEAGE: Lineage = Lineage::Elroy050;
     const DESCRIPTION: &'static str = "Mark a due item as completed.";
 
     fn run(&self, ctx: &ToolContext, args: Self::Args) -> Result<ToolOutput, ToolError> {
@@ -150,6 +156,8 @@ impl TypedTool for DeleteDueItem {
     type Args = DeleteDueItemArgs;
     const NAME: &'static str = "delete_due_item";
     const EFFECT: ToolEffect = ToolEffect::HOME_OVERWRITES;
+    const FAMILY: Option<&'static ToolFamily> = Some(&crate::FAMILY);
+    const LINEAGE: Lineage = Lineage::Elroy050;
     const DESCRIPTION: &'static str = "Delete a due item permanently.";
 
     fn run(&self, ctx: &ToolContext, args: Self::Args) -> Result<ToolOutput, ToolError> {
@@ -180,6 +188,8 @@ impl TypedTool for PrintDueItem {
     type Args = DueNameArgs;
     const NAME: &'static str = "print_due_item";
     const EFFECT: ToolEffect = ToolEffect::HOME_READS;
+    const FAMILY: Option<&'static ToolFamily> = Some(&crate::FAMILY);
+    const LINEAGE: Lineage = Lineage::Elroy050;
     const DESCRIPTION: &'static str = "Print the details for a due item by name.";
 
     fn run(&self, ctx: &ToolContext, args: Self::Args) -> Result<ToolOutput, ToolError> {
@@ -205,6 +215,8 @@ impl TypedTool for RenameDueItem {
     type Args = RenameDueItemArgs;
     const NAME: &'static str = "rename_due_item";
     const EFFECT: ToolEffect = ToolEffect::HOME_OVERWRITES;
+    const FAMILY: Option<&'static ToolFamily> = Some(&crate::FAMILY);
+    const LINEAGE: Lineage = Lineage::Elroy050;
     const DESCRIPTION: &'static str = "Rename an existing due item.";
 
     fn run(&self, ctx: &ToolContext, args: Self::Args) -> Result<ToolOutput, ToolError> {
@@ -240,6 +252,8 @@ impl TypedTool for UpdateDueItemText {
     type Args = UpdateDueItemTextArgs;
     const NAME: &'static str = "update_due_item_text";
     const EFFECT: ToolEffect = ToolEffect::HOME_OVERWRITES;
+    const FAMILY: Option<&'static ToolFamily> = Some(&crate::FAMILY);
+    const LINEAGE: Lineage = Lineage::Elroy050;
     const DESCRIPTION: &'static str = "Update the text of an existing due item.";
 
     fn run(&self, ctx: &ToolContext, args: Self::Args) -> Result<ToolOutput, ToolError> {
@@ -251,5 +265,71 @@ impl TypedTool for UpdateDueItemText {
             "Due item '{}' text has been updated.",
             args.name
         )))
+    }
+}
+
+/// How many due items `list_due_items` lists when the call gives no `limit`.
+pub const DEFAULT_LIST_LIMIT: usize = 50;
+
+elroy_core::tool_args! {
+    /// Arguments of `list_due_items`.
+    pub struct ListDueItemsArgs {
+        limit: Option<i64> => "Most items to list, soonest first (default 50).",
+    }
+}
+
+/// `list_due_items` (`docs/tools.md#list_due_items`): every active due item, so the model can
+/// answer "what reminders do I have?" without knowing a name first. Compact JSON:
+/// `{"total": N, "items": [{"name", "trigger_time", "repeats", "trigger_context", "text"}]}`,
+/// timed items by their next trigger time, then items with only a context by name; times in the
+/// configured zone with the offset (D7), absent values `null`; at most `limit` items, `total`
+/// counting them all.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct ListDueItems;
+
+impl TypedTool for ListDueItems {
+    type Args = ListDueItemsArgs;
+    const NAME: &'static str = "list_due_items";
+    const EFFECT: ToolEffect = ToolEffect::HOME_READS;
+    const FAMILY: Option<&'static ToolFamily> = Some(&crate::FAMILY);
+    const DESCRIPTION: &'static str = "List the active due items (reminders), soonest first: name, \
+        trigger time, repetition, trigger context and text.";
+
+    fn run(&self, ctx: &ToolContext, args: Self::Args) -> Result<ToolOutput, ToolError> {
+        let limit = match args.limit {
+            None => DEFAULT_LIST_LIMIT,
+            Some(n) => usize::try_from(n)
+                .ok()
+                .filter(|n| *n > 0)
+                .ok_or_else(|| ToolError::new(format!("limit must be at least 1, not {n}")))?,
+        };
+        let store = ctx.services.require::<AgendaStore>()?;
+        let mut items = store.active_due_items().map_err(tool_error)?;
+        // Timed items first (`None` sorts before `Some`, hence the flag), soonest first.
+        items.sort_by(|a, b| {
+            (a.trigger_datetime.is_none(), a.trigger_datetime, &a.name).cmp(&(
+                b.trigger_datetime.is_none(),
+                b.trigger_datetime,
+                &b.name,
+            ))
+        });
+        let listed: Vec<serde_json::Value> = items
+            .iter()
+            .take(limit)
+            .map(|item| {
+                serde_json::json!({
+                    "name": item.name,
+                    "trigger_time": item
+                        .trigger_datetime
+                        .map(|ts| format_local_with_offset(ts, &ctx.time.tz)),
+                    "repeats": item.repeats(),
+                    "trigger_context": item.trigger_context,
+                    "text": item.text,
+                })
+            })
+            .collect();
+        Ok(ToolOutput::json(
+            &serde_json::json!({"total": items.len(), "items": listed}),
+        ))
     }
 }

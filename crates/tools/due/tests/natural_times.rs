@@ -1,6 +1,7 @@
 //! `create_due_item` takes times as people say them (`tomorrow 9am`,
 //! `friday 17:00`, `next monday at 5:30 pm`), in the configured zone; a time earlier today is an
-//! error that says so; anything else keeps the `Invalid datetime format` message.
+//! error that says so; anything else keeps the `Invalid datetime format` message. `list_due_items`
+//! shows them in that zone, soonest first.
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
@@ -215,4 +216,101 @@ fn create_due_item_takes_a_repetition() {
     let deleted = call(&registry, &ctx, "delete_due_item", r#"{"name":"Standup"}"#);
     assert!(!deleted.is_error);
     assert!(!home.join("agenda/Standup.md").exists());
+}
+
+/// `list_due_items`: every active due item, timed ones soonest first (a tie by name) in the
+/// configured zone with repetitions in words, then those with only a context; completed and
+/// deleted items are gone; `limit` bounds the list while `total` counts them all, and a limit
+/// below 1 is an error. Cases: an empty home, then one-offs, a repetition and a context-only
+/// item, listed in Berlin and again in UTC.
+#[test]
+fn list_due_items_lists_them_soonest_first_in_the_configured_zone() {
+    let dir = tempfile::tempdir().unwrap();
+    let home = dir.path().to_path_buf();
+    let mut registry = ToolRegistry::new();
+    elroy_tools_due::register(&mut registry);
+    let mut ctx = ToolContext::new(UserInfo {
+        id: Some(1),
+        token: "DEFAULT".into(),
+        elroy_home: home.clone(),
+        user_home: home.clone(),
+    });
+    // Monday 2026-11-30 10:00 in Berlin (UTC+1).
+    ctx.time = TimeContext::fixed(
+        "2026-11-30T09:00:00Z".parse().unwrap(),
+        jiff::tz::TimeZone::get("Europe/Berlin").unwrap(),
+    );
+    ctx.services.insert(Arc::new(
+        AgendaStore::open(&home, &home, "DEFAULT").unwrap(),
+    ));
+    let empty = call(&registry, &ctx, "list_due_items", "{}");
+    assert_eq!(empty.content, r#"{"total":0,"items":[]}"#);
+    for args in [
+        r#"{"name":"Pub","text":"Quiz night","trigger_time":"friday 17:00"}"#,
+        r#"{"name":"Umbrella","text":"Regenschirm ☂","trigger_context":"when it rains"}"#,
+        r#"{"name":"Standup","text":"Daily sync","trigger_time":"every weekday at 9am"}"#,
+        r#"{"name":"Dentist","text":"Teeth","trigger_time":"tomorrow 9am"}"#,
+        r#"{"name":"Gone","text":"x","trigger_time":"tomorrow 10am"}"#,
+        r#"{"name":"Done","text":"x","trigger_time":"tonight at 9"}"#,
+    ] {
+        let r = call(&registry, &ctx, "create_due_item", args);
+        assert!(!r.is_error, "{args}: {}", r.content);
+    }
+    assert!(!call(&registry, &ctx, "delete_due_item", r#"{"name":"Gone"}"#).is_error);
+    assert!(!call(&registry, &ctx, "complete_due_item", r#"{"name":"Done"}"#).is_error);
+    let all = call(&registry, &ctx, "list_due_items", "{}");
+    assert!(!all.is_error && all.effects.is_empty(), "{}", all.content);
+    assert_eq!(
+        all.content,
+        concat!(
+            r#"{"total":4,"items":["#,
+            r#"{"name":"Dentist","trigger_time":"2026-12-01 09:00:00+01:00","repeats":null,"trigger_context":null,"text":"Teeth"},"#,
+            r#"{"name":"Standup","trigger_time":"2026-12-01 09:00:00+01:00","repeats":"every weekday at 09:00","trigger_context":null,"text":"Daily sync"},"#,
+            r#"{"name":"Pub","trigger_time":"2026-12-04 17:00:00+01:00","repeats":null,"trigger_context":null,"text":"Quiz night"},"#,
+            r#"{"name":"Umbrella","trigger_time":null,"repeats":null,"trigger_context":"when it rains","text":"Regenschirm ☂"}"#,
+            "]}"
+        )
+    );
+    // The same items in another configured zone: the same order, the times in that zone.
+    ctx.time = TimeContext::fixed(
+        "2026-11-30T09:00:00Z".parse().unwrap(),
+        jiff::tz::TimeZone::UTC,
+    );
+    let utc: serde_json::Value =
+        serde_json::from_str(&call(&registry, &ctx, "list_due_items", "{}").content).unwrap();
+    let times: Vec<serde_json::Value> = utc["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|item| item["trigger_time"].clone())
+        .collect();
+    assert_eq!(
+        times,
+        [
+            serde_json::json!("2026-12-01 08:00:00+00:00"),
+            serde_json::json!("2026-12-01 08:00:00+00:00"),
+            serde_json::json!("2026-12-04 16:00:00+00:00"),
+            serde_json::Value::Null,
+        ]
+    );
+    for limit in [r#"{"limit":2}"#, r#"{"limit":"2"}"#] {
+        let two: serde_json::Value =
+            serde_json::from_str(&call(&registry, &ctx, "list_due_items", limit).content).unwrap();
+        assert_eq!(two["total"], 4, "{limit}");
+        let names: Vec<&str> = two["items"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|item| item["name"].as_str().unwrap())
+            .collect();
+        assert_eq!(names, ["Dentist", "Standup"], "{limit}");
+    }
+    for (limit, shown) in [(r#"{"limit":0}"#, "0"), (r#"{"limit":-3}"#, "-3")] {
+        let refused = call(&registry, &ctx, "list_due_items", limit);
+        assert!(refused.is_error);
+        assert_eq!(
+            refused.content,
+            format!("Error invoking tool list_due_items: limit must be at least 1, not {shown}")
+        );
+    }
 }

@@ -6,18 +6,26 @@
 //! [`FeatureRequestStore`] the runtime puts in the context's services.
 
 use elroy_core::{
-    NoArgs, ToolContext, ToolEffect, ToolError, ToolOutput, ToolRegistry, TypedTool, sync_tool,
-    tool_args,
+    Lineage, NoArgs, ToolContext, ToolEffect, ToolError, ToolFamily, ToolOutput, ToolRegistry,
+    TypedTool, sync_tool, tool_args,
 };
 use elroy_feature_requests::{EditRequest, Entry, FeatureRequestStore, MakeOutcome};
 use elroy_markdown::MarkdownError;
+
+/// The family `docs/tools.md` lists these tools under; every tool of the crate names it.
+pub const FAMILY: ToolFamily = ToolFamily {
+    title: "Feature requests",
+    guide: "A backlog of ideas for elroy itself, one markdown file each in `feature-requests/`. \
+            A new request that is very similar to an existing one (title, aliases and \
+            description compared as Elroy 0.5.0 does) is merged into it instead of duplicated.",
+};
 
 /// Registers `make_feature_request`, `edit_feature_request` and `list_feature_requests`.
 pub fn register(registry: &mut ToolRegistry) {
     registry
         .register(sync_tool(MakeFeatureRequest))
-        .register(sync_tool(EditFeatureRequest))
-        .register(sync_tool(ListFeatureRequests));
+        .register(sync_tool(ListFeatureRequests))
+        .register(sync_tool(EditFeatureRequest));
 }
 
 fn store(ctx: &ToolContext) -> Result<std::sync::Arc<FeatureRequestStore>, ToolError> {
@@ -48,6 +56,8 @@ impl TypedTool for MakeFeatureRequest {
     type Args = MakeFeatureRequestArgs;
     const NAME: &'static str = "make_feature_request";
     const EFFECT: ToolEffect = ToolEffect::HOME_ADDS;
+    const FAMILY: Option<&'static ToolFamily> = Some(&crate::FAMILY);
+    const LINEAGE: Lineage = Lineage::Elroy050;
     const DESCRIPTION: &'static str = "Create or merge a markdown feature request for future product work.\n\nUse this when the user asks for a net new capability, workflow, or product behavior\nthat Elroy does not currently support. First consider calling `list_feature_requests`\nto inspect the existing backlog. This tool will also try to merge into an existing\nfeature request when the request appears duplicative, to avoid backlog bloat.";
 
     fn run(&self, ctx: &ToolContext, args: Self::Args) -> Result<ToolOutput, ToolError> {
@@ -92,6 +102,8 @@ impl TypedTool for EditFeatureRequest {
     type Args = EditFeatureRequestArgs;
     const NAME: &'static str = "edit_feature_request";
     const EFFECT: ToolEffect = ToolEffect::HOME_OVERWRITES;
+    const FAMILY: Option<&'static ToolFamily> = Some(&crate::FAMILY);
+    const LINEAGE: Lineage = Lineage::Elroy050;
     const DESCRIPTION: &'static str = "Edit an existing markdown feature request.\n\nUse this when a feature request already exists and needs a better title,\nrefined summary, updated rationale, or status change. Prefer this over creating\na duplicate request for the same product need.";
 
     fn run(&self, ctx: &ToolContext, args: Self::Args) -> Result<ToolOutput, ToolError> {
@@ -119,6 +131,8 @@ impl TypedTool for ListFeatureRequests {
     type Args = NoArgs;
     const NAME: &'static str = "list_feature_requests";
     const EFFECT: ToolEffect = ToolEffect::HOME_READS;
+    const FAMILY: Option<&'static ToolFamily> = Some(&crate::FAMILY);
+    const LINEAGE: Lineage = Lineage::Elroy050;
     const DESCRIPTION: &'static str = "List the current markdown-backed feature requests.\n\nUse this before creating a new feature request when you suspect the request may\nalready exist. This helps avoid duplicate backlog entries by surfacing the\ncanonical titles, aliases, statuses, and brief summaries of existing requests.";
 
     fn run(&self, ctx: &ToolContext, _args: NoArgs) -> Result<ToolOutput, ToolError> {

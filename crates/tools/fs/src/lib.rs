@@ -10,11 +10,17 @@ mod path;
 mod pwd;
 mod read_file;
 
-use elroy_core::{ToolRegistry, sync_tool};
+use elroy_core::{ToolFamily, ToolRegistry, sync_tool};
 
 pub use ls::{Ls, LsArgs};
 pub use pwd::Pwd;
 pub use read_file::{ReadFile, ReadFileArgs};
+
+/// The family `docs/tools.md` lists these tools under; every tool of the crate names it.
+pub const FAMILY: ToolFamily = ToolFamily {
+    title: "Files",
+    guide: "Read-only access to local files, relative to the directory elroy was started in.",
+};
 
 /// Registers `pwd`, `ls` and `read_file`.
 pub fn register(registry: &mut ToolRegistry) {

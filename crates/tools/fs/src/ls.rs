@@ -2,7 +2,7 @@
 
 use std::path::{Path, PathBuf};
 
-use elroy_core::{ToolContext, ToolEffect, ToolError, ToolOutput, TypedTool};
+use elroy_core::{Lineage, ToolContext, ToolEffect, ToolError, ToolFamily, ToolOutput, TypedTool};
 use serde_json::{Value, json};
 
 use crate::path::{display, home_dir, resolve};
@@ -26,6 +26,8 @@ impl TypedTool for Ls {
     type Args = LsArgs;
     const NAME: &'static str = "ls";
     const EFFECT: ToolEffect = ToolEffect::reads_path("path");
+    const FAMILY: Option<&'static ToolFamily> = Some(&crate::FAMILY);
+    const LINEAGE: Lineage = Lineage::Elroy050;
     const DESCRIPTION: &'static str =
         "List a file or directory, with bounded recursive expansion for directories.";
 

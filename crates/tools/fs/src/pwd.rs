@@ -1,6 +1,8 @@
 //! `pwd` (`docs/tools.md#pwd`).
 
-use elroy_core::{NoArgs, ToolContext, ToolEffect, ToolError, ToolOutput, TypedTool};
+use elroy_core::{
+    Lineage, NoArgs, ToolContext, ToolEffect, ToolError, ToolFamily, ToolOutput, TypedTool,
+};
 
 /// Returns the absolute working directory of the call.
 #[derive(Debug, Clone, Copy, Default)]
@@ -11,6 +13,8 @@ impl TypedTool for Pwd {
     const NAME: &'static str = "pwd";
     // Its target is the working directory (no argument names another).
     const EFFECT: ToolEffect = ToolEffect::reads_path("path");
+    const FAMILY: Option<&'static ToolFamily> = Some(&crate::FAMILY);
+    const LINEAGE: Lineage = Lineage::Elroy050;
     const DESCRIPTION: &'static str =
         "Return the current working directory for filesystem tool calls.";
 

@@ -1,6 +1,6 @@
 //! `read_file` (`docs/tools.md#read_file`; robustness R17, R18).
 
-use elroy_core::{ToolContext, ToolEffect, ToolError, ToolOutput, TypedTool};
+use elroy_core::{Lineage, ToolContext, ToolEffect, ToolError, ToolFamily, ToolOutput, TypedTool};
 use serde_json::json;
 
 use crate::path::{display, home_dir, resolve};
@@ -30,6 +30,8 @@ impl TypedTool for ReadFile {
     type Args = ReadFileArgs;
     const NAME: &'static str = "read_file";
     const EFFECT: ToolEffect = ToolEffect::reads_path("path");
+    const FAMILY: Option<&'static ToolFamily> = Some(&crate::FAMILY);
+    const LINEAGE: Lineage = Lineage::Elroy050;
     const DESCRIPTION: &'static str = "Read a text file, optionally constrained to a line range.";
 
     fn run(&self, ctx: &ToolContext, args: ReadFileArgs) -> Result<ToolOutput, ToolError> {

@@ -2,7 +2,9 @@
 //! (`docs/tools.md#add_memory_to_current_context`) and `drop_memory_from_current_context`
 //! (`docs/tools.md#drop_memory_from_current_context`).
 
-use elroy_core::{Effect, ToolContext, ToolEffect, ToolError, ToolOutput, TypedTool};
+use elroy_core::{
+    Effect, Lineage, ToolContext, ToolEffect, ToolError, ToolFamily, ToolOutput, TypedTool,
+};
 
 use crate::{err, memory_item, store};
 
@@ -21,6 +23,8 @@ impl TypedTool for PrintMemory {
     type Args = PrintMemoryArgs;
     const NAME: &'static str = "print_memory";
     const EFFECT: ToolEffect = ToolEffect::HOME_READS;
+    const FAMILY: Option<&'static ToolFamily> = Some(&crate::FAMILY);
+    const LINEAGE: Lineage = Lineage::Elroy050;
     const DESCRIPTION: &'static str = "Retrieve and return a memory by its exact name.";
 
     fn run(&self, ctx: &ToolContext, args: PrintMemoryArgs) -> Result<ToolOutput, ToolError> {
@@ -68,6 +72,8 @@ impl TypedTool for AddMemoryToCurrentContext {
     type Args = AddMemoryArgs;
     const NAME: &'static str = "add_memory_to_current_context";
     const EFFECT: ToolEffect = ToolEffect::HOME_ADDS;
+    const FAMILY: Option<&'static ToolFamily> = Some(&crate::FAMILY);
+    const LINEAGE: Lineage = Lineage::Elroy050;
     const DESCRIPTION: &'static str =
         "Adds memory with the given name to the current conversation context.";
 
@@ -112,6 +118,8 @@ impl TypedTool for DropMemoryFromCurrentContext {
     type Args = DropMemoryArgs;
     const NAME: &'static str = "drop_memory_from_current_context";
     const EFFECT: ToolEffect = ToolEffect::HOME_ADDS;
+    const FAMILY: Option<&'static ToolFamily> = Some(&crate::FAMILY);
+    const LINEAGE: Lineage = Lineage::Elroy050;
     const DESCRIPTION: &'static str =
         "Drops the memory with the given name from current context. Does NOT delete the memory.";
 

@@ -1,7 +1,9 @@
 //! `create_memory` (`docs/tools.md#create_memory`) and `update_outdated_or_incorrect_memory`
 //! (`docs/tools.md#update_outdated_or_incorrect_memory`).
 
-use elroy_core::{Effect, ToolContext, ToolEffect, ToolError, ToolOutput, TypedTool};
+use elroy_core::{
+    Effect, Lineage, ToolContext, ToolEffect, ToolError, ToolFamily, ToolOutput, TypedTool,
+};
 use elroy_memory::MemorySource;
 use elroy_transcript::TranscriptStore;
 
@@ -26,6 +28,8 @@ impl TypedTool for CreateMemory {
     type Args = CreateMemoryArgs;
     const NAME: &'static str = "create_memory";
     const EFFECT: ToolEffect = ToolEffect::HOME_ADDS;
+    const FAMILY: Option<&'static ToolFamily> = Some(&crate::FAMILY);
+    const LINEAGE: Lineage = Lineage::Elroy050;
     const DESCRIPTION: &'static str = CREATE_DESCRIPTION;
 
     fn run(&self, ctx: &ToolContext, args: CreateMemoryArgs) -> Result<ToolOutput, ToolError> {
@@ -85,6 +89,8 @@ impl TypedTool for UpdateOutdatedOrIncorrectMemory {
     type Args = UpdateMemoryArgs;
     const NAME: &'static str = "update_outdated_or_incorrect_memory";
     const EFFECT: ToolEffect = ToolEffect::HOME_OVERWRITES;
+    const FAMILY: Option<&'static ToolFamily> = Some(&crate::FAMILY);
+    const LINEAGE: Lineage = Lineage::Elroy050;
     const DESCRIPTION: &'static str = "Updates an existing memory with new information.\nIn general, when new information arises, new memories should be created rather than updating.\nReserve use of this tool for cases in which the information in a memory changes or becomes out of date.";
 
     fn run(&self, ctx: &ToolContext, args: UpdateMemoryArgs) -> Result<ToolOutput, ToolError> {

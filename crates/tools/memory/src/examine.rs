@@ -1,6 +1,8 @@
 //! `examine_memories` (`docs/tools.md#examine_memories`, D10): readable markdown sections.
 
-use elroy_core::{Effect, ToolContext, ToolEffect, ToolError, ToolOutput, TypedTool};
+use elroy_core::{
+    Effect, Lineage, ToolContext, ToolEffect, ToolError, ToolFamily, ToolOutput, TypedTool,
+};
 use elroy_memory::{MemoryQuery, recall};
 
 use crate::source::resolve_sources;
@@ -101,6 +103,8 @@ impl TypedTool for ExamineMemories {
     type Args = ExamineArgs;
     const NAME: &'static str = "examine_memories";
     const EFFECT: ToolEffect = ToolEffect::HOME_READS;
+    const FAMILY: Option<&'static ToolFamily> = Some(&crate::FAMILY);
+    const LINEAGE: Lineage = Lineage::Elroy050;
     const DESCRIPTION: &'static str = "Search through memories for the answer to a question.\n\nThis function searches summarized memories and goals. Each memory also contains source information.\n\nIf a retrieved memory is relevant but lacks detail to answer the question, use the get_source_content_for_memory tool. This can be useful in cases where broad information about a topic is provided, but more exact recollection is necessary.";
 
     fn run(&self, ctx: &ToolContext, args: ExamineArgs) -> Result<ToolOutput, ToolError> {

@@ -18,7 +18,9 @@ mod source;
 
 use std::sync::Arc;
 
-use elroy_core::{RecallItem, RecallKind, ToolContext, ToolError, ToolRegistry, sync_tool};
+use elroy_core::{
+    RecallItem, RecallKind, ToolContext, ToolError, ToolFamily, ToolRegistry, sync_tool,
+};
 use elroy_memory::MemoryStore;
 
 pub use agenda_rows::{RecallRowsError, refresh_agenda_recall_rows};
@@ -28,16 +30,26 @@ pub use elroy_transcript::render_snapshot;
 pub use examine::{ExamineMemories, MAX_MEMORIES};
 pub use source::GetSourceContentForMemory;
 
+/// The family `docs/tools.md` lists these tools under; every tool of the crate names it.
+pub const FAMILY: ToolFamily = ToolFamily {
+    title: "Memories",
+    guide: "Long-term memories: one markdown file each in `memories/`, indexed in `state.db` \
+            for recall (keyword search, plus embeddings when an embedding model is \
+            configured). Relevant memories are recalled into the conversation automatically; \
+            these tools let the model (or you) create, read, search and correct them, and pin \
+            or unpin one in the current context window.",
+};
+
 /// Registers the seven memory tools.
 pub fn register(registry: &mut ToolRegistry) {
     registry
         .register(sync_tool(CreateMemory))
         .register(sync_tool(PrintMemory))
-        .register(sync_tool(UpdateOutdatedOrIncorrectMemory))
         .register(sync_tool(ExamineMemories))
-        .register(sync_tool(GetSourceContentForMemory))
+        .register(sync_tool(UpdateOutdatedOrIncorrectMemory))
         .register(sync_tool(AddMemoryToCurrentContext))
-        .register(sync_tool(DropMemoryFromCurrentContext));
+        .register(sync_tool(DropMemoryFromCurrentContext))
+        .register(sync_tool(GetSourceContentForMemory));
 }
 
 pub(crate) fn store(ctx: &ToolContext) -> Result<Arc<MemoryStore>, ToolError> {

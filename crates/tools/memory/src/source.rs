@@ -2,7 +2,7 @@
 //! conversation snapshot rendering is
 //! [`elroy_transcript::render_snapshot`].
 
-use elroy_core::{ToolContext, ToolEffect, ToolError, ToolOutput, TypedTool};
+use elroy_core::{Lineage, ToolContext, ToolEffect, ToolError, ToolFamily, ToolOutput, TypedTool};
 use elroy_db::Db;
 use elroy_memory::{Memory, MemoryStore};
 use elroy_transcript::{TranscriptStore, render_snapshot};
@@ -80,6 +80,8 @@ impl TypedTool for GetSourceContentForMemory {
     type Args = GetSourceArgs;
     const NAME: &'static str = "get_source_content_for_memory";
     const EFFECT: ToolEffect = ToolEffect::HOME_READS;
+    const FAMILY: Option<&'static ToolFamily> = Some(&crate::FAMILY);
+    const LINEAGE: Lineage = Lineage::Elroy050;
     const DESCRIPTION: &'static str = "Retrieves content of the source for a memory, by source type and name.\n\nFor a given memory, there can be multiple sources.";
 
     fn run(&self, ctx: &ToolContext, args: GetSourceArgs) -> Result<ToolOutput, ToolError> {

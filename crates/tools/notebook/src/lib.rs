@@ -11,10 +11,18 @@ mod args;
 pub use args::MemoryArgs;
 
 use elroy_core::{
-    ToolContext, ToolEffect, ToolError, ToolOutput, ToolRegistry, TypedTool, sync_tool,
+    ToolContext, ToolEffect, ToolError, ToolFamily, ToolOutput, ToolRegistry, TypedTool, sync_tool,
 };
 use elroy_notebook::{Edit, Notebook, Target};
 use serde_json::Value;
+
+/// The family `docs/tools.md` lists these tools under; every tool of the crate names it.
+pub const FAMILY: ToolFamily = ToolFamily {
+    title: "Notes files",
+    guide: "Two plain notes files in the home: `MEMORY.md` (the assistant's own working notes) \
+            and `USER.md` (what it knows about you). Both are loaded at the start of every \
+            session; a change shows up from the next session on.",
+};
 
 /// Registers the `memory` tool.
 pub fn register(registry: &mut ToolRegistry) {
@@ -88,6 +96,7 @@ impl TypedTool for MemoryTool {
     type Args = MemoryArgs;
     const NAME: &'static str = "memory";
     const EFFECT: ToolEffect = ToolEffect::HOME_OVERWRITES;
+    const FAMILY: Option<&'static ToolFamily> = Some(&crate::FAMILY);
     const DESCRIPTION: &'static str = "Keep durable notes that carry over to future sessions. Two notes files exist: MEMORY.md holds your own working notes (target self, the default) and USER.md holds what you know about the user (target user). action=add appends text as a new bullet line; action=replace changes the first exact occurrence of text into with; action=remove deletes the first exact occurrence of text. Changes are saved to disk at once but only show up in your instructions from the next session on; they do not alter this conversation.";
 
     fn run(&self, ctx: &ToolContext, args: MemoryArgs) -> Result<ToolOutput, ToolError> {

@@ -10,7 +10,8 @@
 //! `ELROY_RESTART_RESUME_MESSAGE`).
 
 use elroy_core::{
-    Effect, ToolContext, ToolEffect, ToolError, ToolOutput, ToolRegistry, TypedTool, sync_tool,
+    Effect, Lineage, ToolContext, ToolEffect, ToolError, ToolFamily, ToolOutput, ToolRegistry,
+    TypedTool, sync_tool,
 };
 
 /// The resume message when the model gives none (`docs/tools.md#restart_session`).
@@ -38,6 +39,10 @@ impl TypedTool for RestartSession {
     type Args = RestartArgs;
     const NAME: &'static str = "restart_session";
     const EFFECT: ToolEffect = ToolEffect::HOME_ADDS;
+    const FAMILY: Option<&'static ToolFamily> = Some(&elroy_tools_session::FAMILY);
+    const LINEAGE: Lineage = Lineage::Elroy050;
+    // Not in the palette: the model's way to reload elroy after a change; a person leaves and starts elroy.
+    const IN_PALETTE: bool = false;
     const DESCRIPTION: &'static str =
         "Restart the active Elroy session after the current response completes.";
 

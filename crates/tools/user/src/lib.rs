@@ -8,16 +8,23 @@
 use std::sync::Arc;
 
 use elroy_core::{
-    NoArgs, ToolContext, ToolEffect, ToolError, ToolOutput, ToolRegistry, TypedTool, sync_tool,
+    Lineage, NoArgs, ToolContext, ToolEffect, ToolError, ToolFamily, ToolOutput, ToolRegistry,
+    TypedTool, sync_tool,
 };
 use elroy_db::{Db, PreferenceField, UserPreferences};
+
+/// The family `docs/tools.md` lists these tools under; every tool of the crate names it.
+pub const FAMILY: ToolFamily = ToolFamily {
+    title: "User profile",
+    guide: "Your full and preferred names, kept in the database for the current user token.",
+};
 
 /// Registers the four user tools.
 pub fn register(registry: &mut ToolRegistry) {
     registry
         .register(sync_tool(GetUserFullName))
-        .register(sync_tool(GetUserPreferredName))
         .register(sync_tool(SetUserFullName))
+        .register(sync_tool(GetUserPreferredName))
         .register(sync_tool(SetUserPreferredName));
 }
 
@@ -53,6 +60,8 @@ impl TypedTool for GetUserFullName {
     type Args = NoArgs;
     const NAME: &'static str = "get_user_full_name";
     const EFFECT: ToolEffect = ToolEffect::HOME_READS;
+    const FAMILY: Option<&'static ToolFamily> = Some(&crate::FAMILY);
+    const LINEAGE: Lineage = Lineage::Elroy050;
     const DESCRIPTION: &'static str = "Returns the user's full name.";
 
     fn run(&self, ctx: &ToolContext, _: NoArgs) -> Result<ToolOutput, ToolError> {
@@ -72,6 +81,8 @@ impl TypedTool for GetUserPreferredName {
     type Args = NoArgs;
     const NAME: &'static str = "get_user_preferred_name";
     const EFFECT: ToolEffect = ToolEffect::HOME_READS;
+    const FAMILY: Option<&'static ToolFamily> = Some(&crate::FAMILY);
+    const LINEAGE: Lineage = Lineage::Elroy050;
     const DESCRIPTION: &'static str = "Returns the user's preferred name.";
 
     fn run(&self, ctx: &ToolContext, _: NoArgs) -> Result<ToolOutput, ToolError> {
@@ -98,6 +109,8 @@ impl TypedTool for SetUserFullName {
     type Args = SetUserFullNameArgs;
     const NAME: &'static str = "set_user_full_name";
     const EFFECT: ToolEffect = ToolEffect::HOME_OVERWRITES;
+    const FAMILY: Option<&'static ToolFamily> = Some(&crate::FAMILY);
+    const LINEAGE: Lineage = Lineage::Elroy050;
     const DESCRIPTION: &'static str = "Sets the user's full name.\n\nGuidance for usage:\n- Should predominantly be used relatively in the user journey. However, ensure to not be pushy in getting personal information early.\n- For existing users, this should be used relatively rarely.";
 
     fn run(&self, ctx: &ToolContext, args: SetUserFullNameArgs) -> Result<ToolOutput, ToolError> {
@@ -138,6 +151,8 @@ impl TypedTool for SetUserPreferredName {
     type Args = SetUserPreferredNameArgs;
     const NAME: &'static str = "set_user_preferred_name";
     const EFFECT: ToolEffect = ToolEffect::HOME_OVERWRITES;
+    const FAMILY: Option<&'static ToolFamily> = Some(&crate::FAMILY);
+    const LINEAGE: Lineage = Lineage::Elroy050;
     const DESCRIPTION: &'static str = "Set the user's preferred name. Should predominantly be used relatively early in first conversations, and relatively rarely afterward.";
 
     fn run(

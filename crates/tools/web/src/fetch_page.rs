@@ -2,7 +2,9 @@
 
 use std::sync::Arc;
 
-use elroy_core::{AsyncTypedTool, ToolContext, ToolEffect, ToolError, ToolOutput};
+use elroy_core::{
+    AsyncTypedTool, Lineage, ToolContext, ToolEffect, ToolError, ToolFamily, ToolOutput,
+};
 use reqwest::Url;
 use serde_json::{Map, Value};
 
@@ -33,6 +35,8 @@ impl AsyncTypedTool for FetchPage {
     type Args = FetchPageArgs;
     const NAME: &'static str = "fetch_page";
     const EFFECT: ToolEffect = ToolEffect::fetches_url("url");
+    const FAMILY: Option<&'static ToolFamily> = Some(&crate::FAMILY);
+    const LINEAGE: Lineage = Lineage::Elroy050;
     const DESCRIPTION: &'static str = "Fetch a web page and return its readable text content.";
 
     async fn run(&self, ctx: &ToolContext, args: FetchPageArgs) -> Result<ToolOutput, ToolError> {

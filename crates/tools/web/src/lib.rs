@@ -21,7 +21,7 @@ mod fetch_page;
 pub mod html_text;
 mod web_search;
 
-use elroy_core::{ToolRegistry, async_tool};
+use elroy_core::{ToolFamily, ToolRegistry, async_tool};
 
 pub use client::{Fetched, MAX_BODY_BYTES, MAX_REDIRECTS, WebClient, install_crypto_provider};
 pub use fetch_page::{DEFAULT_MAX_CHARS, FetchPage, FetchPageArgs, MAX_MAX_CHARS};
@@ -30,9 +30,16 @@ pub use web_search::{
     parse_results,
 };
 
+/// The family `docs/tools.md` lists these tools under; every tool of the crate names it.
+pub const FAMILY: ToolFamily = ToolFamily {
+    title: "Web",
+    guide: "Web search (DuckDuckGo) and the readable text of a page. These are the only tools \
+            that use the network.",
+};
+
 /// Registers `fetch_page` and `web_search`.
 pub fn register(registry: &mut ToolRegistry) {
     registry
-        .register(async_tool(FetchPage))
-        .register(async_tool(WebSearch));
+        .register(async_tool(WebSearch))
+        .register(async_tool(FetchPage));
 }

@@ -2,7 +2,8 @@
 //! `scraper`.
 
 use elroy_core::{
-    AsyncTypedTool, Changes, EffectClass, ToolContext, ToolEffect, ToolError, ToolOutput,
+    AsyncTypedTool, Changes, EffectClass, Lineage, ToolContext, ToolEffect, ToolError, ToolFamily,
+    ToolOutput,
 };
 use reqwest::Url;
 use scraper::{Html, Selector};
@@ -43,6 +44,8 @@ impl AsyncTypedTool for WebSearch {
     type Args = WebSearchArgs;
     const NAME: &'static str = "web_search";
     const EFFECT: ToolEffect = ToolEffect::new(EffectClass::Network, Changes::Nothing);
+    const FAMILY: Option<&'static ToolFamily> = Some(&crate::FAMILY);
+    const LINEAGE: Lineage = Lineage::Elroy050;
     const DESCRIPTION: &'static str =
         "Search the web using DuckDuckGo and return a list of results.";
 
