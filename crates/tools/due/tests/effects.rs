@@ -3,34 +3,15 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-use std::sync::Arc;
+use elroy_core::{Effect, RecallItem, RecallKind};
 
-use elroy_agenda::AgendaStore;
-use elroy_core::{
-    Effect, RecallItem, RecallKind, TimeContext, ToolContext, ToolRegistry, UserInfo,
-};
-
-use crate::call;
+use crate::{call, setup};
 
 #[test]
 fn pin_on_create_unpin_on_delete() {
     let dir = tempfile::tempdir().unwrap();
     let home = dir.path().to_path_buf();
-    let mut registry = ToolRegistry::new();
-    elroy_tools_due::register(&mut registry);
-    let mut ctx = ToolContext::new(UserInfo {
-        id: Some(1),
-        token: "DEFAULT".into(),
-        elroy_home: home.clone(),
-        user_home: home.clone(),
-    });
-    ctx.time = TimeContext::fixed(
-        "2026-11-30T03:23:24Z".parse().unwrap(),
-        jiff::tz::TimeZone::UTC,
-    );
-    ctx.services.insert(Arc::new(
-        AgendaStore::open(&home, &home, "DEFAULT").unwrap(),
-    ));
+    let (registry, ctx) = setup(&home, "2026-11-30T03:23:24Z", jiff::tz::TimeZone::UTC);
     let item = |id| RecallItem {
         memory_type: RecallKind::AgendaItem,
         memory_id: id,

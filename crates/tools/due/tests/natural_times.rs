@@ -5,33 +5,20 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-use std::sync::Arc;
+use elroy_core::TimeContext;
 
-use elroy_agenda::AgendaStore;
-use elroy_core::{TimeContext, ToolContext, ToolRegistry, UserInfo};
-
-use crate::call;
+use crate::{call, setup};
 
 #[test]
 fn create_due_item_reads_natural_times_in_the_configured_zone() {
     let dir = tempfile::tempdir().unwrap();
     let home = dir.path().to_path_buf();
-    let mut registry = ToolRegistry::new();
-    elroy_tools_due::register(&mut registry);
-    let mut ctx = ToolContext::new(UserInfo {
-        id: Some(1),
-        token: "DEFAULT".into(),
-        elroy_home: home.clone(),
-        user_home: home.clone(),
-    });
     // Monday 2026-11-30 10:00 in Berlin (UTC+1).
-    ctx.time = TimeContext::fixed(
-        "2026-11-30T09:00:00Z".parse().unwrap(),
+    let (registry, ctx) = setup(
+        &home,
+        "2026-11-30T09:00:00Z",
         jiff::tz::TimeZone::get("Europe/Berlin").unwrap(),
     );
-    ctx.services.insert(Arc::new(
-        AgendaStore::open(&home, &home, "DEFAULT").unwrap(),
-    ));
     for (name, when, shown) in [
         ("Dentist", "tomorrow 9am", "2026-12-01 09:00:00+01:00"),
         ("Rent", "tomorrow at 9am", "2026-12-01 09:00:00+01:00"),
@@ -117,22 +104,12 @@ fn create_due_item_reads_natural_times_in_the_configured_zone() {
 fn create_due_item_takes_a_repetition() {
     let dir = tempfile::tempdir().unwrap();
     let home = dir.path().to_path_buf();
-    let mut registry = ToolRegistry::new();
-    elroy_tools_due::register(&mut registry);
-    let mut ctx = ToolContext::new(UserInfo {
-        id: Some(1),
-        token: "DEFAULT".into(),
-        elroy_home: home.clone(),
-        user_home: home.clone(),
-    });
     // Monday 2026-11-30 10:00 in Berlin (UTC+1).
-    ctx.time = TimeContext::fixed(
-        "2026-11-30T09:00:00Z".parse().unwrap(),
+    let (registry, ctx) = setup(
+        &home,
+        "2026-11-30T09:00:00Z",
         jiff::tz::TimeZone::get("Europe/Berlin").unwrap(),
     );
-    ctx.services.insert(Arc::new(
-        AgendaStore::open(&home, &home, "DEFAULT").unwrap(),
-    ));
     let r = call(
         &registry,
         &ctx,
@@ -227,22 +204,12 @@ fn create_due_item_takes_a_repetition() {
 fn list_due_items_lists_them_soonest_first_in_the_configured_zone() {
     let dir = tempfile::tempdir().unwrap();
     let home = dir.path().to_path_buf();
-    let mut registry = ToolRegistry::new();
-    elroy_tools_due::register(&mut registry);
-    let mut ctx = ToolContext::new(UserInfo {
-        id: Some(1),
-        token: "DEFAULT".into(),
-        elroy_home: home.clone(),
-        user_home: home.clone(),
-    });
     // Monday 2026-11-30 10:00 in Berlin (UTC+1).
-    ctx.time = TimeContext::fixed(
-        "2026-11-30T09:00:00Z".parse().unwrap(),
+    let (registry, mut ctx) = setup(
+        &home,
+        "2026-11-30T09:00:00Z",
         jiff::tz::TimeZone::get("Europe/Berlin").unwrap(),
     );
-    ctx.services.insert(Arc::new(
-        AgendaStore::open(&home, &home, "DEFAULT").unwrap(),
-    ));
     let empty = call(&registry, &ctx, "list_due_items", "{}");
     assert_eq!(empty.content, r#"{"total":0,"items":[]}"#);
     for args in [
