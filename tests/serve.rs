@@ -662,3 +662,30 @@ fn sigterm_drains_the_turn_in_progress() {
         .unwrap();
     assert_eq!(stored, 1);
 }
+
+/// The server runs the built-in embedder's forward passes on one thread (it replaces itself with
+/// `RAYON_NUM_THREADS=1`, keeping its process id), and keeps a value the person set.
+#[test]
+#[cfg(target_os = "linux")]
+fn the_server_runs_inference_on_one_thread_unless_told_otherwise() {
+    let server = MockServer::start();
+    let home = home(&server, "");
+    let environ = |served: &Served| {
+        std::fs::read(format!("/proc/{}/environ", served.pid()))
+            .unwrap()
+            .split(|b| *b == 0)
+            .map(|v| String::from_utf8_lossy(v).into_owned())
+            .filter(|v| v.starts_with("RAYON_NUM_THREADS="))
+            .collect::<Vec<_>>()
+    };
+    let served = Served::start(&home, &[("ELROY_SERVE_KEY", KEY)]);
+    assert_eq!(environ(&served), ["RAYON_NUM_THREADS=1"]);
+    let models = http(&served.addr, "GET", "/v1/models", Some(KEY), &[], None);
+    assert_eq!(models.status, 200, "{}", models.body);
+    drop(served);
+    let told = Served::start(
+        &home,
+        &[("ELROY_SERVE_KEY", KEY), ("RAYON_NUM_THREADS", "2")],
+    );
+    assert_eq!(environ(&told), ["RAYON_NUM_THREADS=2"]);
+}

@@ -23,7 +23,12 @@ fn scrubbed(name: &str) -> bool {
     name.starts_with("ELROY_")
         || matches!(
             name,
-            "OPENAI_API_KEY" | "ANTHROPIC_API_KEY" | "GEMINI_API_KEY" | "OPENAI_API_BASE" | "TZ"
+            "OPENAI_API_KEY"
+                | "ANTHROPIC_API_KEY"
+                | "GEMINI_API_KEY"
+                | "OPENAI_API_BASE"
+                | "TZ"
+                | "RAYON_NUM_THREADS"
         )
 }
 

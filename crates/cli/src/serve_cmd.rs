@@ -18,6 +18,7 @@ pub struct ServeArgs {
 }
 
 pub(crate) fn run(cli: &Cli, args: &ServeArgs) -> Result<ExitCode, String> {
+    one_inference_thread();
     let config = crate::load_config(cli)?;
     let settings = elroy_serve::ServeSettings::from_config(&config, args.bind.as_deref())
         .map_err(|e| e.to_string())?;
@@ -58,4 +59,36 @@ pub(crate) fn run(cli: &Cli, args: &ServeArgs) -> Result<ExitCode, String> {
     })?;
     crate::output::eprintln("elroy serve: stopped");
     Ok(ExitCode::SUCCESS)
+}
+
+/// The environment variable the built-in embedder's inference library (candle) reads its thread
+/// count from, once per process; it has no other setting.
+const INFERENCE_THREADS: &str = "RAYON_NUM_THREADS";
+
+/// Makes the server's built-in embedder run each forward pass on one thread: the server answers
+/// its requests concurrently on threads of its own, and a question's forward pass is so small that
+/// splitting it over the cores costs more than it saves (`examine_memories` through `/mcp`, 700
+/// memories, quiet 2-core machine: 18.0 ms median split, 14.2 ms on one thread;
+/// docs/performance.md). candle reads the count only from the environment, which a running
+/// program cannot safely change, so the server replaces itself once (same process id, same
+/// arguments) with the variable set, unless the person set it. If that fails, it goes on as it is.
+fn one_inference_thread() {
+    #[cfg(unix)]
+    {
+        use std::os::unix::process::CommandExt;
+        if std::env::var_os(INFERENCE_THREADS).is_some() {
+            return;
+        }
+        let Ok(exe) = std::env::current_exe() else {
+            return;
+        };
+        let mut argv = std::env::args_os();
+        let mut command = std::process::Command::new(exe);
+        if let Some(arg0) = argv.next() {
+            command.arg0(arg0);
+        }
+        // `exec` returns only when it failed.
+        let error = command.args(argv).env(INFERENCE_THREADS, "1").exec();
+        tracing::debug!("elroy serve: could not set {INFERENCE_THREADS}: {error}");
+    }
 }
