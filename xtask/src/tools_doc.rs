@@ -127,11 +127,7 @@ fn families(specs: &[&ToolSpec]) -> Vec<&'static ToolFamily> {
 
 /// How many built-in tools there are, how many of them are Elroy 0.5.0's, and elroy's own.
 fn counts(specs: &[&ToolSpec]) -> String {
-    let own: Vec<String> = specs
-        .iter()
-        .filter(|s| !s.lineage.is_elroy())
-        .map(|s| format!("`{}`", s.name))
-        .collect();
+    let own = elroy_tools_builtin::own_tool_names(specs);
     format!(
         "elroy has {} built-in tools: the {} tools of Elroy 0.5.0, whose schemas are Elroy's byte for \
          byte, and {} of its own: {}.\n",

@@ -8,7 +8,7 @@ use elroy_core::ToolRegistry;
 
 mod schema_doc;
 
-pub use schema_doc::{SCHEMA_DOC_PATH, tools_schema_markdown};
+pub use schema_doc::{SCHEMA_DOC_PATH, own_tool_names, tools_schema_markdown};
 
 /// A registry holding every built-in tool (`docs/tools.md`), registered family by family in the
 /// order `docs/tools.md` presents them.

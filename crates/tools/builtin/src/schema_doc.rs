@@ -1,6 +1,6 @@
 //! `docs/tools_schema.md` (decision K2): generated from the built-in tools of the registry.
 
-use elroy_core::{ToolRegistry, pyjson};
+use elroy_core::{ToolRegistry, ToolSpec, pyjson};
 
 /// Where the schema reference lives, relative to the workspace root.
 pub const SCHEMA_DOC_PATH: &str = "docs/tools_schema.md";
@@ -18,17 +18,23 @@ not listed here: `elroy tools schema NAME` shows any registered tool, plugins in
 /// (their schemas kept exactly) and which are elroy's own.
 fn lineage_sentence(registry: &ToolRegistry) -> String {
     let specs = registry.builtin_specs();
-    let own: Vec<String> = specs
-        .iter()
-        .filter(|s| !s.lineage.is_elroy())
-        .map(|s| format!("`{}`", s.name))
-        .collect();
+    let own = own_tool_names(&specs);
     format!(
         "The {} tools that Elroy 0.5.0 also has keep Elroy's schemas exactly (names, descriptions, parameters and\n\
          key order); elroy's own ({}) are described in `docs/tools.md`.\n",
         specs.len() - own.len(),
         own.join(", ")
     )
+}
+
+/// elroy's own tools among `specs` (those Elroy 0.5.0 does not have), in their order, each as
+/// `` `name` ``: the generated docs name them.
+pub fn own_tool_names(specs: &[&ToolSpec]) -> Vec<String> {
+    specs
+        .iter()
+        .filter(|s| !s.lineage.is_elroy())
+        .map(|s| format!("`{}`", s.name))
+        .collect()
 }
 
 /// The full text of `docs/tools_schema.md` for the built-in tools of `registry`: our header and
