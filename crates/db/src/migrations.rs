@@ -15,7 +15,8 @@ use crate::DbError;
 /// ([`AGENDA_QUERY_INDEXES`]). Migration 7 marks open the rows of items that are not completed and
 /// whose `status` is not `deleted` ([`OPEN_STATUSES`]). Migration 8 adds the compact sign-bit codes
 /// of memory vectors that recall's embedding leg scans before it rescores with the exact vectors
-/// ([`VECTOR_CODES`]).
+/// ([`VECTOR_CODES`]). Migration 9 indexes memories by when they were written, for the period a
+/// recall question names ([`MEMORIES_BY_CREATED`]).
 pub const MIGRATIONS: &[(i64, &str)] = &[
     (1, SCHEMA_V1),
     (2, crate::grams::GRAMS_SCHEMA),
@@ -25,10 +26,17 @@ pub const MIGRATIONS: &[(i64, &str)] = &[
     (6, AGENDA_QUERY_INDEXES),
     (7, OPEN_STATUSES),
     (8, VECTOR_CODES),
+    (9, MEMORIES_BY_CREATED),
 ];
 
 /// The newest schema version this build knows.
-pub const LATEST_VERSION: i64 = 8;
+pub const LATEST_VERSION: i64 = 9;
+
+/// Migration 9: the memories written in a date range, for a question that names a period ("in
+/// June 2023", "on 8 May"): without it the range is a scan of every memory (18 ms at 100,000).
+const MEMORIES_BY_CREATED: &str = r#"
+CREATE INDEX memories_by_created ON memories (user_id, created_at);
+"#;
 
 /// Migration 4: everything an agenda listing, a lookup by name and the due check need, per file,
 /// so they read the index and re-read only files whose stat changed: the raw `status`,
