@@ -749,3 +749,52 @@ fn a_configured_key_never_reaches_the_model_from_notes_memories_or_messages() {
     assert!(first.contains("The deploy key is [redacted]"), "{first}");
     assert!(first.contains("It was [redacted]"), "{first}");
 }
+
+/// A server that answers every request with a redirect to `location` and counts them.
+fn redirector(location: String) -> (String, std::sync::Arc<std::sync::atomic::AtomicUsize>) {
+    use std::io::{Read, Write};
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let base = format!("http://{}", listener.local_addr().unwrap());
+    let hits = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let counted = std::sync::Arc::clone(&hits);
+    std::thread::spawn(move || {
+        for mut stream in listener.incoming().flatten() {
+            let mut buf = [0u8; 4096];
+            let _ = stream.read(&mut buf);
+            counted.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            let _ = write!(
+                stream,
+                "HTTP/1.1 302 Found\r\nLocation: {location}\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
+            );
+        }
+    });
+    (base, hits)
+}
+
+/// The real binary: an allowed host that redirects to another host does not carry the call
+/// there; the redirect is judged as a fetch of the new URL, refused where nobody can approve it.
+#[test]
+fn a_redirect_from_an_allowed_host_to_another_is_refused_in_elroy_message() {
+    let model = MockServer::start();
+    let elsewhere = MockServer::start();
+    elsewhere.fallback(Reply::text("the other host's words"));
+    let port = elsewhere.root_url().rsplit(':').next().unwrap().to_owned();
+    let (allowed, hits) = redirector(format!("http://localhost:{port}/collect?k=1"));
+    model
+        .push(Reply::tool_call(
+            "fetch_page",
+            serde_json::json!({"url": format!("{allowed}/r")}).to_string(),
+        ))
+        .push(Reply::text("Done."));
+    let home = home_with_key(&model, "");
+    let out = message(&home, &["--allow", "fetch_page(domain:127.0.0.1)"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let fetched = &results(&model.chat_requests()[1])[0];
+    assert!(
+        fetched.starts_with("Error invoking tool fetch_page: not permitted:")
+            && fetched.contains(&format!("(redirected from {allowed}/r)")),
+        "{fetched}"
+    );
+    assert_eq!(hits.load(std::sync::atomic::Ordering::SeqCst), 1);
+    assert_eq!(page_hits(&elsewhere), 0, "the other host was reached");
+}
