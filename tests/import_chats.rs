@@ -109,6 +109,15 @@ pub(crate) fn memory_files(home: &TestHome) -> usize {
 }
 
 /// The fact is among the memories `examine_memories` returns, with the day it was said.
+/// Every memory file's text, joined (in no particular order).
+fn memory_texts(home: &TestHome) -> String {
+    std::fs::read_dir(home.home().join("memories"))
+        .unwrap()
+        .flatten()
+        .map(|e| std::fs::read_to_string(e.path()).unwrap())
+        .collect()
+}
+
 fn assert_fact_found(home: &TestHome, tool: &str) {
     let found = examine(home, QUESTION);
     let section = found
@@ -269,11 +278,7 @@ fn chatgpt_active_branch_dated_found_and_idempotent() {
         !colour.contains("vermilion") && !colour.contains("Vermilion"),
         "abandoned branch: {colour}"
     );
-    let all = std::fs::read_dir(home.home().join("memories"))
-        .unwrap()
-        .flatten()
-        .map(|e| std::fs::read_to_string(e.path()).unwrap())
-        .collect::<String>();
+    let all = memory_texts(&home);
     assert!(!all.contains("quokka"), "hidden system message imported");
     assert!(
         all.contains("[tool: web]") && all.contains("[tool result: web]"),
@@ -387,11 +392,7 @@ fn claude_export_found_branch_and_broken_conversation() {
         "{out}"
     );
     assert_fact_found(&home, "Claude");
-    let all: String = std::fs::read_dir(home.home().join("memories"))
-        .unwrap()
-        .flatten()
-        .map(|e| std::fs::read_to_string(e.path()).unwrap())
-        .collect();
+    let all = memory_texts(&home);
     assert!(all.contains("[tool: web_search fig leaves]"), "{all}");
     assert!(!all.contains("vermilion"), "retry branch imported");
     let again = import(&home, &["claude", file.to_str().unwrap()]);
@@ -464,11 +465,7 @@ fn claude_code_sessions_condense_tools_and_skip_broken_ones() {
     );
     assert!(out.contains("from 1 of 1 conversations"), "{out}");
     assert_fact_found(&home, "Claude Code");
-    let all: String = std::fs::read_dir(home.home().join("memories"))
-        .unwrap()
-        .flatten()
-        .map(|e| std::fs::read_to_string(e.path()).unwrap())
-        .collect();
+    let all = memory_texts(&home);
     assert!(all.contains("[tool: Edit /work/garden/plan.md]"), "{all}");
     assert!(
         all.contains("[tool result: Edit /work/garden/plan.md]"),
@@ -536,11 +533,7 @@ fn codex_response_items_only_and_grown_file() {
     let out = import(&home, &["codex"]);
     assert!(out.contains("cx-2.jsonl:1"), "{out}");
     assert_fact_found(&home, "Codex");
-    let all: String = std::fs::read_dir(home.home().join("memories"))
-        .unwrap()
-        .flatten()
-        .map(|e| std::fs::read_to_string(e.path()).unwrap())
-        .collect();
+    let all = memory_texts(&home);
     assert_eq!(
         all.matches(FACT).count(),
         1,
@@ -614,11 +607,7 @@ fn gemini_json_and_jsonl_deduplicated_by_id() {
     assert!(out.contains("cccc.jsonl:2"), "{out}");
     assert!(out.contains("from 2 of 2 conversations"), "{out}");
     assert_fact_found(&home, "Gemini CLI");
-    let all: String = std::fs::read_dir(home.home().join("memories"))
-        .unwrap()
-        .flatten()
-        .map(|e| std::fs::read_to_string(e.path()).unwrap())
-        .collect();
+    let all = memory_texts(&home);
     assert_eq!(
         all.matches("Step 4 is").count(),
         1,
