@@ -237,3 +237,147 @@ fn a_killed_worker_is_resumed_by_the_next_command() {
     assert!(stdout(&out).contains("beagle"), "{}", stdout(&out));
     wait_for_vectors(&home, 3);
 }
+
+/// The pids of this home's running `elroy models embed --worker` processes.
+fn worker_pids(home: &Path) -> Vec<u32> {
+    let wanted = format!("ELROY_HOME={}", home.display());
+    let Ok(entries) = std::fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    entries
+        .filter_map(Result::ok)
+        .filter_map(|entry| {
+            let pid: u32 = entry.file_name().to_str()?.parse().ok()?;
+            let dir = entry.path();
+            let cmdline = std::fs::read(dir.join("cmdline")).ok()?;
+            let environ = std::fs::read(dir.join("environ")).ok()?;
+            let is_worker = cmdline.split(|b| *b == 0).any(|arg| arg == b"--worker");
+            let ours = environ.split(|b| *b == 0).any(|v| v == wanted.as_bytes());
+            (is_worker && ours).then_some(pid)
+        })
+        .collect()
+}
+
+/// The resident worker's socket (`docs/formats.md#home-layout`).
+fn socket_path(home: &Path) -> PathBuf {
+    home.join(".embed-worker.sock")
+}
+
+/// Waits (at most two minutes) until the home's worker listens on its socket.
+fn wait_for_socket(home: &Path) {
+    let start = Instant::now();
+    while std::os::unix::net::UnixStream::connect(socket_path(home)).is_err() {
+        assert!(
+            start.elapsed() < Duration::from_secs(120),
+            "no worker listens"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// `elroy` of `home` whose worker keeps the model for a minute, logging at debug level.
+fn resident(home: &TestHome) -> std::process::Command {
+    let mut cmd = home.cmd();
+    cmd.env("ELROY_EMBEDDING_WORKER_IDLE_SECONDS", "60")
+        .env("ELROY_LOG_LEVEL", "debug");
+    cmd
+}
+
+/// Times the log says a question's vector came from the resident worker.
+fn answered_by_worker(home: &TestHome) -> usize {
+    std::fs::read_to_string(home.home().join("logs").join("elroy.log"))
+        .unwrap_or_default()
+        .matches("question embedded by the resident worker")
+        .count()
+}
+
+fn ask(cmd: &mut std::process::Command, question: &str) -> String {
+    let args = format!(r#"{{"question":"{question}"}}"#);
+    let out = cmd
+        .args(["tools", "call", "examine_memories", "--args", &args])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    stdout(&out)
+}
+
+/// The worker a write started keeps the model after embedding (`embedding_worker_idle_seconds`)
+/// and answers the next processes' questions on its socket (the owner's only), so they load no
+/// model; a memory written meanwhile is embedded by that worker when the writer tells it; the
+/// worker ends when its socket is removed, and when its idle time passes with no request.
+#[cfg(unix)]
+#[test]
+fn the_worker_a_write_started_answers_the_next_questions() {
+    use std::os::unix::fs::PermissionsExt;
+    let home = home_with_tiny_model();
+    let out = resident(&home)
+        .args(["remember", "the dog is a beagle."])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    wait_for_vectors(&home, 1);
+    wait_for_socket(&home.home());
+    let mode = std::fs::metadata(socket_path(&home.home()))
+        .unwrap()
+        .permissions()
+        .mode();
+    assert_eq!(mode & 0o777, 0o600);
+    assert!(ask(&mut resident(&home), "Is the dog a beagle?").contains("beagle"));
+    assert!(ask(&mut resident(&home), "What is the dog?").contains("beagle"));
+    assert_eq!(answered_by_worker(&home), 2);
+    assert_eq!(worker_pids(&home.home()).len(), 1);
+    // A write while it stays: the writer tells it, it embeds, no second worker runs.
+    let out = resident(&home)
+        .args(["remember", "a cat."])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    wait_for_vectors(&home, 2);
+    assert_eq!(worker_pids(&home.home()).len(), 1);
+    std::fs::remove_file(socket_path(&home.home())).unwrap();
+    wait_until_no_worker_runs(&home.home());
+    assert!(!lock_is_held(&home.home()));
+    // Another of the kind: a worker whose idle time passes ends by itself.
+    let out = resident(&home)
+        .env("ELROY_EMBEDDING_WORKER_IDLE_SECONDS", "1")
+        .args(["remember", "a beagle is a dog."])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    wait_for_vectors(&home, 3);
+    wait_until_no_worker_runs(&home.home());
+    assert!(!socket_path(&home.home()).exists());
+}
+
+/// A question with no worker running starts one and gets its vector from it; a worker killed
+/// while it stays leaves a stale socket, and the next question still gets its answer, from a
+/// new worker that replaced the socket.
+#[cfg(unix)]
+#[test]
+fn a_question_starts_a_worker_and_a_killed_one_is_replaced() {
+    let home = home_with_tiny_model();
+    for text in ["the dog is a beagle.", "the cat is a cat."] {
+        remember(&home, text);
+    }
+    wait_for_vectors(&home, 2);
+    wait_until_no_worker_runs(&home.home());
+    assert!(ask(&mut resident(&home), "Is the dog a beagle?").contains("beagle"));
+    assert_eq!(answered_by_worker(&home), 1);
+    let pids = worker_pids(&home.home());
+    assert_eq!(pids.len(), 1, "{pids:?}");
+    let killed = std::process::Command::new("kill")
+        .args(["-KILL", &pids[0].to_string()])
+        .status()
+        .unwrap();
+    assert!(killed.success());
+    wait_until_no_worker_runs(&home.home());
+    assert!(
+        socket_path(&home.home()).exists(),
+        "the killed worker's socket stays"
+    );
+    assert!(ask(&mut resident(&home), "Is the cat a cat?").contains("cat"));
+    assert_eq!(answered_by_worker(&home), 2);
+    assert_eq!(worker_pids(&home.home()).len(), 1);
+    std::fs::remove_file(socket_path(&home.home())).unwrap();
+    wait_until_no_worker_runs(&home.home());
+}

@@ -50,7 +50,8 @@ impl TestHome {
         self.dir.path()
     }
 
-    /// `elroy` with this home, a scrubbed environment and `TZ=UTC0`.
+    /// `elroy` with this home, a scrubbed environment, `TZ=UTC0` and no resident embedding worker
+    /// (`ELROY_EMBEDDING_WORKER_IDLE_SECONDS=0`).
     pub fn cmd(&self) -> Command {
         let mut cmd = Command::new(env!("CARGO_BIN_EXE_elroy"));
         for (name, _) in std::env::vars() {
@@ -58,8 +59,11 @@ impl TestHome {
                 cmd.env_remove(&name);
             }
         }
+        // No embedding worker stays after its work (tests that need one say so), so no
+        // process outlives its test.
         cmd.env("HOME", self.dir.path())
             .env("ELROY_HOME", self.home())
+            .env("ELROY_EMBEDDING_WORKER_IDLE_SECONDS", "0")
             .env("TZ", "UTC0");
         cmd.current_dir(self.dir.path());
         cmd

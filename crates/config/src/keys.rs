@@ -524,6 +524,9 @@ declare_keys! {
     /// built-in embedder's model directory (default $ELROY_HOME/models/all-MiniLM-L6-v2); used when embedding_model is builtin or no embeddings API is configured
     embedding_model_path: Option<String> = S, default null, env "ELROY_EMBEDDING_MODEL_PATH",
         spec "elroy";
+    /// seconds the embedding worker keeps the built-in model loaded after its last request, answering other elroy processes' questions on a socket in the user home so they need not load it; 0: the worker exits when every memory has its vector, and each process loads the model itself
+    embedding_worker_idle_seconds: u64 = I, default "300",
+        env "ELROY_EMBEDDING_WORKER_IDLE_SECONDS", spec "docs/behaviour.md#embeddings";
     /// where elroy models fetch downloads model files from (<base>/<NAME>/resolve/main/<file>)
     models_base_url: String = S, default "https://huggingface.co/sentence-transformers",
         env "ELROY_MODELS_BASE_URL", spec "elroy";

@@ -20,11 +20,15 @@
 
 use std::fs::File;
 use std::path::{Path, PathBuf};
+use std::process::Child;
 use std::sync::OnceLock;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
 
 use elroy_memory::MemoryStore;
 
 use crate::Runtime;
+use crate::embed_server::{Reply, Server, notify_pending, socket_path};
 
 /// The arguments that run the worker (`elroy models embed --worker`).
 pub const WORKER_ARGS: [&str; 3] = ["models", "embed", "--worker"];
@@ -32,6 +36,14 @@ pub const WORKER_ARGS: [&str; 3] = ["models", "embed", "--worker"];
 /// The program started as the worker; unset (no worker is ever started) until a front end
 /// names it with [`set_worker_program`].
 static PROGRAM: OnceLock<PathBuf> = OnceLock::new();
+
+/// Set in the worker process: its embedder embeds in the process, never through its own socket.
+static IN_WORKER: AtomicBool = AtomicBool::new(false);
+
+/// Whether this process is the embedding worker ([`Runtime::run_embed_worker`]).
+pub(crate) fn in_worker() -> bool {
+    IN_WORKER.load(Ordering::Relaxed)
+}
 
 /// Names the elroy executable that [`WORKER_ARGS`] run (the CLI: its own path). Without it,
 /// memories left without a vector wait for the next session (library users and tests).
@@ -115,8 +127,10 @@ pub enum WorkerRun {
 
 impl Runtime {
     /// The worker's whole run (see the module documentation): under the lock, every pending
-    /// memory embedded; after letting go, one more look.
+    /// memory embedded, the model kept and served on the socket while requests come
+    /// (`embedding_worker_idle_seconds`, built-in embedder only); after letting go, one more look.
     pub fn run_embed_worker(&self) -> WorkerRun {
+        IN_WORKER.store(true, Ordering::Relaxed);
         let path = lock_path(&self.config.paths.user_home);
         // The lock first: opening the store may already read the model's files.
         let Some(mut lock) = WorkerLock::try_acquire(&path) else {
@@ -128,9 +142,15 @@ impl Runtime {
         if store.options().embedder.is_none() {
             return WorkerRun::NoEmbedder;
         }
+        // Bound before the first look at what is pending, so a writer that finds the lock held
+        // can always reach this worker.
+        let mut server = self.bind_resident_server();
         let mut stored = 0;
         loop {
-            let (done, stopped) = crate::reembed::embed_pending_quietly(&store);
+            let (done, stopped) = match server.take() {
+                Some(server) => serve_while_embedding(&store, server, self.idle()),
+                None => crate::reembed::embed_pending_quietly(&store),
+            };
             stored += done;
             drop(lock);
             store.clear_vectors_pending();
@@ -147,6 +167,26 @@ impl Runtime {
                 None => return WorkerRun::Done { stored },
             }
         }
+    }
+
+    /// How long a worker keeps its model after the last request (`embedding_worker_idle_seconds`).
+    fn idle(&self) -> Duration {
+        Duration::from_secs(self.config.settings.embedding_worker_idle_seconds)
+    }
+
+    /// The worker's socket, when it is worth keeping the model: the built-in embedder (an API
+    /// costs a process nothing to load) and a non-zero idle time. `None` also when the socket
+    /// cannot be bound (then the worker embeds and exits, as with no idle time).
+    fn bind_resident_server(&self) -> Option<Server> {
+        if self.idle().is_zero() || !crate::embedder::uses_builtin(&self.config) {
+            return None;
+        }
+        let path = socket_path(&self.config.paths.user_home);
+        Server::bind(&path)
+            .inspect_err(|e| {
+                tracing::debug!("embedding worker: no socket at {}: {e}", path.display())
+            })
+            .ok()
     }
 
     /// Starts the detached worker when this process left memories without a current vector
@@ -166,11 +206,22 @@ impl Runtime {
         if store.options().embedder.is_none() || !store.vectors_left_pending() {
             return false;
         }
+        self.wake_or_start_worker(program)
+    }
+
+    /// Tells the running worker that memories wait (a resident worker embeds them only when
+    /// told), or starts one when none runs or the running one cannot be reached (it is ending:
+    /// it looks once more after letting go of its lock, and a worker started meanwhile finds
+    /// the lock taken and exits).
+    fn wake_or_start_worker(&self, program: &Path) -> bool {
         let user_home = &self.config.paths.user_home;
+        if worker_running(user_home) && notify_pending(&socket_path(user_home)) {
+            return true;
+        }
         if worker_running(user_home) {
             return false;
         }
-        spawn_worker(program, &self.config).is_ok()
+        start(program, &self.config).is_ok()
     }
 }
 
@@ -194,24 +245,95 @@ impl Runtime {
         {
             return false;
         }
-        if worker_running(&self.config.paths.user_home) {
-            return false;
-        }
-        spawn_worker(program, &self.config).is_ok()
+        self.wake_or_start_worker(program)
     }
+}
+
+/// Embeds what is pending while `server` answers questions on another thread, and again each
+/// time a writer says more is pending, until the server has been idle for `idle` (its socket is
+/// then gone, so writers start a new worker). A pass that stops on failures (the model cannot
+/// be loaded) ends serving too. Returns the vectors stored and whether a pass stopped.
+fn serve_while_embedding(store: &MemoryStore, server: Server, idle: Duration) -> (usize, bool) {
+    let Some(embedder) = store.options().embedder.clone() else {
+        return (0, false);
+    };
+    let socket = server.path().to_owned();
+    let embed = move |model: &str, text: &str| {
+        if model != embedder.model() {
+            return Reply::Error(format!(
+                "this worker embeds with {}, not {model}",
+                embedder.model()
+            ));
+        }
+        match embedder.embed(text) {
+            Ok(vector) => Reply::Vector(vector),
+            Err(e) => Reply::Error(e.to_string()),
+        }
+    };
+    let (tx, rx) = std::sync::mpsc::channel();
+    let (mut stored, mut stopped) = (0, false);
+    std::thread::scope(|s| {
+        s.spawn(move || server.serve(idle, &embed, tx));
+        loop {
+            let (done, failed) = crate::reembed::embed_pending_quietly(store);
+            stored += done;
+            if failed {
+                stopped = true;
+                // The serving thread sees its socket gone within a second and ends.
+                let _ = std::fs::remove_file(&socket);
+                return;
+            }
+            if rx.recv().is_err() {
+                return;
+            }
+            while rx.try_recv().is_ok() {}
+        }
+    });
+    (stored, stopped)
+}
+
+/// Starts the worker for a process that wants a question's vector and found no worker to ask:
+/// the child, so the caller can see it exit early. `None` without a worker program, while another
+/// worker holds the lock (it has no socket: an API embedder's, or one that is ending), or when
+/// it cannot be started.
+pub(crate) fn start_for_question(config: &elroy_config::Config) -> Option<Child> {
+    let program = PROGRAM.get()?;
+    if worker_running(&config.paths.user_home) {
+        return None;
+    }
+    spawn_worker(program, config).ok()
+}
+
+/// Starts the worker and reaps it on a thread, so a long-lived process (a chat, `elroy mcp`)
+/// keeps no zombie.
+fn start(program: &Path, config: &elroy_config::Config) -> std::io::Result<()> {
+    let child = spawn_worker(program, config)?;
+    reap_in_background(child);
+    Ok(())
+}
+
+/// Waits for `child` on a thread of its own.
+pub(crate) fn reap_in_background(mut child: Child) {
+    let _ = std::thread::Builder::new()
+        .name("elroy-embed-worker-reaper".into())
+        .spawn(move || child.wait());
 }
 
 /// Starts `program models embed --worker` detached: its own process group (a Ctrl-C in the
 /// terminal does not reach it), no standard streams, the resolved home, user, configuration
 /// file and embedding settings in its environment (flags are not passed on).
-fn spawn_worker(program: &Path, config: &elroy_config::Config) -> std::io::Result<()> {
+fn spawn_worker(program: &Path, config: &elroy_config::Config) -> std::io::Result<Child> {
     let mut cmd = std::process::Command::new(program);
     cmd.args(WORKER_ARGS)
         .stdin(std::process::Stdio::null())
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::null())
         .env("ELROY_HOME", &config.paths.elroy_home)
-        .env("ELROY_USER_TOKEN", &config.settings.user_token);
+        .env("ELROY_USER_TOKEN", &config.settings.user_token)
+        .env(
+            "ELROY_EMBEDDING_WORKER_IDLE_SECONDS",
+            config.settings.embedding_worker_idle_seconds.to_string(),
+        );
     if let Some(file) = &config.config_file {
         cmd.env("ELROY_CONFIG_PATH", file);
     }
@@ -233,12 +355,7 @@ fn spawn_worker(program: &Path, config: &elroy_config::Config) -> std::io::Resul
         use std::os::unix::process::CommandExt;
         cmd.process_group(0);
     }
-    let mut child = cmd.spawn()?;
-    // Reaped by a thread, so a long-lived process (a chat, `elroy mcp`) keeps no zombie.
-    let _ = std::thread::Builder::new()
-        .name("elroy-embed-worker-reaper".into())
-        .spawn(move || child.wait());
-    Ok(())
+    cmd.spawn()
 }
 
 #[cfg(test)]

@@ -55,6 +55,9 @@ fn choose(config: &Config) -> Choice {
 /// warning saying how to get the model ([`load_warning`]), and recall keeps to keywords. Without
 /// an explicit request (`builtin` or `embedding_model_path`) an absent default directory is not
 /// an error: recall keeps to keywords silently (`elroy models fetch` gets the model).
+///
+/// A process whose built-in model is not loaded asks the resident worker for a question's
+/// vector first, and starts one when none runs ([`crate::resident::ResidentEmbedder`]).
 pub fn recall_embedder(
     config: &Config,
     warn: &WarningSink,
@@ -62,8 +65,14 @@ pub fn recall_embedder(
     match choose(config) {
         Choice::Keywords => None,
         Choice::Api(api) => Some(api),
-        Choice::Builtin(dir) => builtin(dir, warn),
+        Choice::Builtin(dir) => builtin(dir, config, warn),
     }
+}
+
+/// Whether recall of `config` uses the built-in embedder (the decision of [`recall_embedder`];
+/// nothing is loaded).
+pub fn uses_builtin(config: &Config) -> bool {
+    matches!(choose(config), Choice::Builtin(_))
 }
 
 /// For `elroy doctor`: when a session of `config` would use the built-in embedder (the same
@@ -88,11 +97,18 @@ pub fn load_warning(e: &elroy_embed::LoadError) -> String {
 }
 
 #[cfg(feature = "builtin-embedder")]
-fn builtin(dir: PathBuf, warn: &WarningSink) -> Option<Arc<dyn elroy_core::Embedder>> {
+fn builtin(
+    dir: PathBuf,
+    config: &Config,
+    warn: &WarningSink,
+) -> Option<Arc<dyn elroy_core::Embedder>> {
     let warn = warn.clone();
     let on_error: elroy_embed::OnLoadError =
         Box::new(move |e: &elroy_embed::LoadError| warn(&load_warning(e)));
-    Some(Arc::new(elroy_embed::LazyEmbedder::new(dir, on_error)))
+    let local = elroy_embed::LazyEmbedder::new(dir, on_error);
+    Some(Arc::new(crate::resident::ResidentEmbedder::new(
+        local, config,
+    )))
 }
 
 #[cfg(feature = "builtin-embedder")]
@@ -106,7 +122,11 @@ fn builtin_problem(dir: PathBuf) -> Option<(PathBuf, String)> {
 const NOT_BUILT: &str = "this elroy was built without the built-in embedder (cargo feature builtin-embedder); recall uses keywords only";
 
 #[cfg(not(feature = "builtin-embedder"))]
-fn builtin(_dir: PathBuf, warn: &WarningSink) -> Option<Arc<dyn elroy_core::Embedder>> {
+fn builtin(
+    _dir: PathBuf,
+    _config: &Config,
+    warn: &WarningSink,
+) -> Option<Arc<dyn elroy_core::Embedder>> {
     warn(NOT_BUILT);
     None
 }

@@ -41,6 +41,7 @@ pub mod doctor;
 mod doctor_fix;
 pub mod doctor_vectors;
 mod effects;
+pub mod embed_server;
 pub mod embed_worker;
 pub mod embedder;
 mod history;
@@ -49,6 +50,8 @@ pub mod permissions;
 mod redacting_model;
 pub mod reembed;
 pub mod reminders;
+#[cfg(feature = "builtin-embedder")]
+pub mod resident;
 mod services;
 pub mod sync;
 mod write_failure;

@@ -133,13 +133,21 @@ impl Runtime {
         }
         store.set_background_embedding(true);
         let thread_store = Arc::clone(&store);
-        let lock = crate::embed_worker::lock_path(&self.config.paths.user_home);
+        let user_home = self.config.paths.user_home.clone();
+        let lock = crate::embed_worker::lock_path(&user_home);
         let spawned = std::thread::Builder::new()
             .name("elroy-embed".into())
             .spawn(move || {
                 // One embedding at a time per home: a detached worker (`crate::embed_worker`)
                 // that runs now finishes first, and none starts while this one runs.
-                let lock = crate::embed_worker::WorkerLock::acquire(&lock);
+                let lock = crate::embed_worker::WorkerLock::try_acquire(&lock).or_else(|| {
+                    // A resident worker embeds what is pending when told; this thread then
+                    // finds nothing left once the worker lets go.
+                    crate::embed_server::notify_pending(&crate::embed_server::socket_path(
+                        &user_home,
+                    ));
+                    crate::embed_worker::WorkerLock::acquire(&lock)
+                });
                 let (stored, _) = embed_all(&thread_store, &progress);
                 drop(lock);
                 thread_store.set_background_embedding(false);
