@@ -34,6 +34,7 @@ mod op_tracked;
 mod pending;
 pub mod period;
 pub mod recall;
+mod relative_period;
 mod search;
 mod store;
 mod stranded;

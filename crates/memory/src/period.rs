@@ -1,6 +1,8 @@
 //! The time a question names (`docs/behaviour.md#the-time-a-question-names`): a day (`on 13
 //! October, 2023`, `May 3, 2023`), a month (`in May 2023`), a year (`in 2023`) or a month of any
-//! year (`in June`), read from the words of the question. Recall then ranks the memories written
+//! year (`in June`), read from the words of the question; with the day it is asked
+//! ([`named_period_on`]), also a time relative to it (`last week`, `last May`, `three days ago`:
+//! `crate::relative_period`). Recall then ranks the memories written
 //! in that period before the others ([`crate::MemoryStore::search`]).
 //!
 //! Only the extraction is done here, over the question's words; the dates are `jiff` civil dates
@@ -69,7 +71,8 @@ const MONTH_LEADS: [&str; 12] = [
     "in", "during", "of", "since", "until", "before", "after", "by", "early", "late", "mid", "last",
 ];
 
-fn month(word: &str) -> Option<i8> {
+/// The month a word names (`may`, `sept`), 1–12.
+pub(crate) fn month(word: &str) -> Option<i8> {
     MONTHS.iter().find(|(n, _)| *n == word).map(|(_, m)| *m)
 }
 
@@ -156,15 +159,33 @@ fn at(words: &[&str], i: usize) -> Option<(Period, usize)> {
     None
 }
 
+/// The period `text` names when asked on `today`: a date it names ([`named_period`]) first, else
+/// a time relative to `today` (`last week`, `last May`, `three days ago`), else a month of any
+/// year (`in June`).
+pub fn named_period_on(text: &str, today: Date) -> Option<Period> {
+    let absolute = named_period(text);
+    if let Some(Period::Days { .. }) = absolute {
+        return absolute;
+    }
+    let lower = text.to_lowercase();
+    let words = words(&lower);
+    crate::relative_period::relative_period(&words, today).or(absolute)
+}
+
+/// The words of a lowercase text (runs of letters and digits).
+fn words(lower: &str) -> Vec<&str> {
+    lower
+        .split(|c: char| !c.is_alphanumeric())
+        .filter(|w| !w.is_empty())
+        .collect()
+}
+
 /// The period `text` names, if any. Several dated periods (`between August 11 and August 15
 /// 2023`) give the span from the first day of the earliest to the end of the latest; a month of
 /// any year counts only when nothing more precise is named.
 pub fn named_period(text: &str) -> Option<Period> {
     let lower = text.to_lowercase();
-    let words: Vec<&str> = lower
-        .split(|c: char| !c.is_alphanumeric())
-        .filter(|w| !w.is_empty())
-        .collect();
+    let words = words(&lower);
     let mut found = Vec::new();
     let mut i = 0;
     while i < words.len() {

@@ -79,6 +79,16 @@ impl MemoryQuery {
             period: crate::period::named_period(text),
         }
     }
+
+    /// [`MemoryQuery::from_text`] for a question asked on `today` (the person's day): a time it
+    /// names relative to that day (`last week`, `last May`, `three days ago`) is read too
+    /// ([`crate::period::named_period_on`]).
+    pub fn from_text_on(text: &str, today: jiff::civil::Date) -> Self {
+        MemoryQuery {
+            period: crate::period::named_period_on(text, today),
+            ..MemoryQuery::from_text(text)
+        }
+    }
 }
 
 impl MemoryStore {

@@ -92,5 +92,36 @@ fn the_memory_of_the_named_period_ranks_first() {
             first(store, "Which band did I see at the concert in March 2022?"),
             may
         );
+        // A time relative to the day the question is asked.
+        let asked = |question: &str, today: &str| {
+            let query = MemoryQuery::from_text_on(question, today.parse().unwrap());
+            store.search(&query, 5).unwrap()[0].id
+        };
+        assert_eq!(
+            asked(
+                "Which band did I see at the concert last week?",
+                "2023-08-24"
+            ),
+            august
+        );
+        assert_eq!(
+            asked(
+                "Which band did I see at the concert a year ago?",
+                "2025-03-01"
+            ),
+            october
+        );
+        assert_eq!(
+            asked(
+                "Which band did I see at the concert last August?",
+                "2024-01-15"
+            ),
+            august
+        );
+        // The same words without the day they were asked name no period.
+        assert_eq!(
+            first(store, "Which band did I see at the concert last week?"),
+            may
+        );
     }
 }

@@ -116,7 +116,10 @@ impl TypedTool for ExamineMemories {
         let _ = store.sync_if_changed(ctx.time.now());
         // A memory whose file cannot be read is skipped and named; the others are returned.
         let found = store
-            .search_readable(&MemoryQuery::from_text(&args.question), MAX_MEMORIES)
+            .search_readable(
+                &MemoryQuery::from_text_on(&args.question, ctx.time.today()),
+                MAX_MEMORIES,
+            )
             .map_err(err)?;
         let skipped = found.skipped_lines();
         // Memories whose file left memories/ (seen by the sync or by the search) leave the
