@@ -381,3 +381,58 @@ fn a_question_starts_a_worker_and_a_killed_one_is_replaced() {
     std::fs::remove_file(socket_path(&home.home())).unwrap();
     wait_until_no_worker_runs(&home.home());
 }
+
+/// `elroy models embed` (a foreground embedding with its progress, as a session's background
+/// one) while a resident worker stays: after a model switch every memory is pending for the new
+/// model, the command asks the worker to yield instead of waiting out its idle time (ten minutes
+/// here), and embeds them itself.
+#[cfg(unix)]
+#[test]
+fn a_foreground_embedding_does_not_wait_for_a_resident_worker() {
+    let home = home_with_tiny_model();
+    let out = resident(&home)
+        .env("ELROY_EMBEDDING_WORKER_IDLE_SECONDS", "600")
+        .args(["remember", "the dog is a beagle."])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    wait_for_vectors(&home, 1);
+    wait_for_socket(&home.home());
+    // Another model: the tiny one with a different configuration file.
+    let other = home.root().join("models").join("other");
+    std::fs::create_dir_all(&other).unwrap();
+    for entry in std::fs::read_dir(home.root().join("models").join("tiny")).unwrap() {
+        let entry = entry.unwrap();
+        std::fs::copy(entry.path(), other.join(entry.file_name())).unwrap();
+    }
+    let config = other.join("config.json");
+    let text = std::fs::read_to_string(&config).unwrap();
+    std::fs::write(&config, format!("{text}\n ")).unwrap();
+    let mut embed = resident(&home)
+        .env("ELROY_EMBEDDING_MODEL_PATH", &other)
+        .args(["models", "embed"])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let start = Instant::now();
+    let status = loop {
+        if let Some(status) = embed.try_wait().unwrap() {
+            break status;
+        }
+        assert!(
+            start.elapsed() < Duration::from_secs(120),
+            "elroy models embed waits for the resident worker"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    assert!(status.success());
+    wait_until_no_worker_runs(&home.home());
+    let db = rusqlite::Connection::open(home.home().join("state.db")).unwrap();
+    let models: i64 = db
+        .query_row("SELECT count(DISTINCT model) FROM embeddings", [], |r| {
+            r.get(0)
+        })
+        .unwrap();
+    assert_eq!(models, 2);
+}

@@ -49,6 +49,9 @@ pub enum Request {
     },
     /// A memory was written without its vector: embed what is pending.
     Pending,
+    /// Stop serving and exit once the work in hand is done: another process wants the worker
+    /// lock to embed in the foreground with its own progress (`elroy models embed`, a session).
+    Yield,
 }
 
 /// The worker's answer to [`Request::Embed`].
@@ -110,6 +113,17 @@ pub fn notify_pending(socket: &Path) -> bool {
         .is_ok()
 }
 
+/// Asks the worker at `socket` to stop serving and exit after the work in hand. `false` when
+/// no worker listens.
+pub fn ask_to_yield(socket: &Path) -> bool {
+    connect(socket)
+        .and_then(|stream| {
+            stream.set_write_timeout(Some(Duration::from_secs(1)))?;
+            send(&stream, &Request::Yield).map_err(AskError::Io)
+        })
+        .is_ok()
+}
+
 fn connect(socket: &Path) -> Result<UnixStream, AskError> {
     UnixStream::connect(socket).map_err(|e| match e.kind() {
         io::ErrorKind::NotFound | io::ErrorKind::ConnectionRefused => AskError::NoWorker,
@@ -155,7 +169,8 @@ impl Server {
         &self.path
     }
 
-    /// Answers requests until none came for `idle` or the socket file is gone: `embed` with
+    /// Answers requests until none came for `idle`, the socket file is gone or a client asks it
+    /// to yield: `embed` with
     /// `embed(model, text)`, `pending` by a message on `pending` (the worker's embedding loop
     /// runs beside; `embed` requests are never queued behind it). Returns when done, having
     /// closed the socket and removed its file (a client that connected meanwhile sees the
@@ -184,6 +199,7 @@ impl Server {
                 Some(Request::Pending) => {
                     let _ = pending.send(());
                 }
+                Some(Request::Yield) => return,
                 None => {}
             }
             last = Instant::now();
@@ -242,7 +258,7 @@ mod tests {
     /// A question's vector over the socket, a refusal for another model, a pending notice
     /// passed to the embedding loop, a malformed line ignored; the socket is the owner's only,
     /// and the worker stops when its socket file is removed, which a client then sees as no
-    /// worker.
+    /// worker, or when a client asks it to yield.
     #[test]
     fn the_worker_answers_over_its_socket_until_the_socket_is_gone() {
         let dir = tempfile::tempdir().unwrap();
@@ -264,6 +280,15 @@ mod tests {
             assert_eq!(ask(&path, "m", "", wait).unwrap(), vec![0.0, 1.0]);
             std::fs::remove_file(&path).unwrap();
         });
+        // Another of the kind: a client asks it to yield.
+        let server = Server::bind(&path).unwrap();
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::scope(|s| {
+            s.spawn(move || server.serve(Duration::from_secs(60), &fake_embed, tx));
+            assert!(ask_to_yield(&path));
+        });
+        assert!(rx.recv().is_err());
+        assert!(!path.exists());
         // The serving thread ended and dropped its sender.
         assert!(rx.recv().is_err());
         assert!(matches!(

@@ -140,10 +140,18 @@ impl Runtime {
             .spawn(move || {
                 // One embedding at a time per home: a detached worker (`crate::embed_worker`)
                 // that runs now finishes first, and none starts while this one runs.
+                // Nothing pending: no lock taken, a resident worker keeps serving.
+                if thread_store
+                    .pending_embeddings(1)
+                    .map_or(true, |p| p.is_empty())
+                {
+                    thread_store.set_background_embedding(false);
+                    return 0;
+                }
+                // A resident worker is asked to finish what it has in hand and exit, so the
+                // wait is for that work, not for its idle time.
                 let lock = crate::embed_worker::WorkerLock::try_acquire(&lock).or_else(|| {
-                    // A resident worker embeds what is pending when told; this thread then
-                    // finds nothing left once the worker lets go.
-                    crate::embed_server::notify_pending(&crate::embed_server::socket_path(
+                    crate::embed_server::ask_to_yield(&crate::embed_server::socket_path(
                         &user_home,
                     ));
                     crate::embed_worker::WorkerLock::acquire(&lock)
