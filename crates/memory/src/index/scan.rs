@@ -6,7 +6,7 @@ use std::path::PathBuf;
 
 use elroy_markdown::{FileStamp, HomeLock, list_md_dir, wall_clock_ns};
 use jiff::Timestamp;
-use rusqlite::params;
+use rusqlite::{Connection, params};
 
 use super::dirs::MISSING_DIR;
 use super::{DIRS, ROW_COLUMNS, Row, SyncReport, row_by_file, row_of};
@@ -114,124 +114,144 @@ impl MemoryStore {
         assign_ids: bool,
     ) -> Result<SyncReport, MemoryError> {
         let _lock = HomeLock::acquire(&self.opts.elroy_home)?;
-        let user = self.opts.user_id;
-        self.db.with_conn_mapped(|c| -> Result<SyncReport, MemoryError> {
-            let tx = c.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
-            let mut report = SyncReport::default();
-            let stored = self.stored_dir_sigs(&tx)?;
-            let before = self.dir_sigs();
-            let listed_at = wall_clock_ns();
-            tx.execute_batch(
-                "CREATE TEMP TABLE IF NOT EXISTS memory_listing (
+        self.db
+            .with_conn_mapped(|c| -> Result<SyncReport, MemoryError> {
+                let tx = c.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
+                let mut report = SyncReport::default();
+                let stored = self.stored_dir_sigs(&tx)?;
+                let before = self.dir_sigs();
+                let listed_at = wall_clock_ns();
+                tx.execute_batch(
+                    "CREATE TEMP TABLE IF NOT EXISTS memory_listing (
                    dir TEXT NOT NULL, name TEXT NOT NULL, ino INTEGER NOT NULL,
                    PRIMARY KEY (dir, name));
                  DELETE FROM temp.memory_listing;",
-            )?;
-            let mut listed = Vec::new();
-            let mut candidates: Vec<Found> = Vec::new();
-            let mut gone: Vec<Row> = Vec::new();
-            for (i, prefix) in DIRS.iter().enumerate() {
-                if !all && stored[i] == Some(before[i]) {
-                    continue;
-                }
-                listed.push(i);
-                let dir = self.dir_path(prefix);
-                let names = list_md_dir(&dir, &self.display(&dir))?.files;
-                {
-                    let mut insert = tx.prepare_cached(
-                        "INSERT OR IGNORE INTO temp.memory_listing (dir, name, ino) VALUES (?1, ?2, ?3)",
-                    )?;
-                    for (name, ino) in &names {
-                        // Off Unix the listing has no inodes; the rows keep 0 there.
-                        insert.execute(params![prefix, name, ino.unwrap_or(0)])?;
-                    }
-                }
-                // Names with no row (or unreadable entry) of the same inode.
-                let fresh: Vec<String> = {
-                    let mut st = tx.prepare_cached(
-                        "SELECT l.name FROM temp.memory_listing l
-                         WHERE l.dir = ?2
-                           AND NOT EXISTS (SELECT 1 FROM memories m WHERE m.user_id = ?1
-                                 AND m.file_name = ?2 || l.name AND m.file_ino = l.ino)
-                           AND (?3 OR NOT EXISTS (SELECT 1 FROM memory_unreadable u
-                                 WHERE u.user_id = ?1 AND u.file_name = ?2 || l.name
-                                   AND u.file_ino = l.ino))
-                         ORDER BY l.name",
-                    )?;
-                    st.query_map(params![user, prefix, mode == Mode::Full], |r| r.get(0))?
-                        .collect::<rusqlite::Result<_>>()?
-                };
-                let fresh_set: HashSet<&str> = fresh.iter().map(String::as_str).collect();
-                let mut check: Vec<String> = Vec::new();
-                if mode == Mode::Full {
-                    check.extend(
-                        names
-                            .iter()
-                            .filter(|(n, _)| !fresh_set.contains(n.as_str()))
-                            .map(|(n, _)| n.clone()),
-                    );
-                }
-                // A name whose inode differs may still be the same file (file systems whose
-                // listing reports other inode numbers than `stat`): its full signature decides.
-                let mut found: Vec<Found> = Vec::new();
-                for name in fresh.iter().chain(&check) {
-                    let file_name = format!("{prefix}{name}");
-                    let path = dir.join(name);
-                    let row = row_by_file(&tx, user, &file_name)?;
-                    if row
-                        .as_ref()
-                        .is_some_and(|r| r.matches(FileStamp::of_file(&path)))
-                    {
+                )?;
+                let mut listed = Vec::new();
+                let mut candidates: Vec<Found> = Vec::new();
+                let mut gone: Vec<Row> = Vec::new();
+                for (i, prefix) in DIRS.iter().enumerate() {
+                    if !all && stored[i] == Some(before[i]) {
                         continue;
                     }
-                    found.push(Found {
-                        file_name,
-                        path,
-                        in_archive: !prefix.is_empty(),
-                    });
+                    listed.push(i);
+                    let (found, left) = self.diff_dir(&tx, prefix, mode)?;
+                    candidates.extend(found);
+                    gone.extend(left);
                 }
-                found.sort_by(|a, b| a.file_name.cmp(&b.file_name));
-                candidates.extend(found);
-                // Rows whose file left the directory (inactive ones once: their inode is
-                // cleared, so a file that comes back is read again).
-                let mut st = tx.prepare_cached(&format!(
-                    "SELECT {} FROM memories m
-                     WHERE m.user_id = ?1 AND {} AND (m.is_active = 1 OR m.file_ino IS NOT NULL)
-                       AND NOT EXISTS (SELECT 1 FROM temp.memory_listing l
-                           WHERE l.dir = ?2 AND l.name = substr(m.file_name, length(?2) + 1))",
-                    ROW_COLUMNS
-                        .split(", ")
-                        .map(|c| format!("m.{c}"))
-                        .collect::<Vec<_>>()
-                        .join(", "),
-                    in_dir("m"),
-                ))?;
-                gone.extend(
-                    st.query_map(params![user, prefix], row_of)?
-                        .collect::<rusqlite::Result<Vec<_>>>()?,
-                );
-                tx.execute(
-                    &format!(
-                        "DELETE FROM memory_unreadable WHERE user_id = ?1 AND {}
-                           AND NOT EXISTS (SELECT 1 FROM temp.memory_listing l WHERE l.dir = ?2
-                               AND l.name = substr(memory_unreadable.file_name, length(?2) + 1))",
-                        in_dir("memory_unreadable")
-                    ),
-                    params![user, prefix],
-                )?;
-            }
-            self.index_files(&tx, candidates, gone, &mut report, now, assign_ids)?;
-            // Each listed directory's signature is kept when it did not change while it was
-            // listed and indexed (an id written into a file changes it) and is not racy.
-            let after = self.dir_sigs();
-            for i in listed {
-                let trusted = after[i] == before[i]
-                    && (before[i] == MISSING_DIR || !before[i].is_racy(listed_at));
-                self.store_dir_sig(&tx, DIRS[i], trusted.then_some(after[i]))?;
-            }
-            tx.execute_batch("DELETE FROM temp.memory_listing;")?;
-            tx.commit()?;
-            Ok(report)
-        })
+                self.index_files(&tx, candidates, gone, &mut report, now, assign_ids)?;
+                // Each listed directory's signature is kept when it did not change while it was
+                // listed and indexed (an id written into a file changes it) and is not racy.
+                let after = self.dir_sigs();
+                for i in listed {
+                    let trusted = after[i] == before[i]
+                        && (before[i] == MISSING_DIR || !before[i].is_racy(listed_at));
+                    self.store_dir_sig(&tx, DIRS[i], trusted.then_some(after[i]))?;
+                }
+                tx.execute_batch("DELETE FROM temp.memory_listing;")?;
+                tx.commit()?;
+                Ok(report)
+            })
     }
+
+    /// Lists the directory of `prefix` into `temp.memory_listing` and diffs it against the index
+    /// in SQL: the files to read ([`Mode`]), in name order, and the rows whose file left it
+    /// ([`left_dir`]).
+    fn diff_dir(
+        &self,
+        tx: &Connection,
+        prefix: &str,
+        mode: Mode,
+    ) -> Result<(Vec<Found>, Vec<Row>), MemoryError> {
+        let user = self.opts.user_id;
+        let dir = self.dir_path(prefix);
+        let names = list_md_dir(&dir, &self.display(&dir))?.files;
+        {
+            let mut insert = tx.prepare_cached(
+                "INSERT OR IGNORE INTO temp.memory_listing (dir, name, ino) VALUES (?1, ?2, ?3)",
+            )?;
+            for (name, ino) in &names {
+                // Off Unix the listing has no inodes; the rows keep 0 there.
+                insert.execute(params![prefix, name, ino.unwrap_or(0)])?;
+            }
+        }
+        // Names with no row (or unreadable entry) of the same inode.
+        let fresh: Vec<String> = {
+            let mut st = tx.prepare_cached(
+                "SELECT l.name FROM temp.memory_listing l
+                 WHERE l.dir = ?2
+                   AND NOT EXISTS (SELECT 1 FROM memories m WHERE m.user_id = ?1
+                         AND m.file_name = ?2 || l.name AND m.file_ino = l.ino)
+                   AND (?3 OR NOT EXISTS (SELECT 1 FROM memory_unreadable u
+                         WHERE u.user_id = ?1 AND u.file_name = ?2 || l.name
+                           AND u.file_ino = l.ino))
+                 ORDER BY l.name",
+            )?;
+            st.query_map(params![user, prefix, mode == Mode::Full], |r| r.get(0))?
+                .collect::<rusqlite::Result<_>>()?
+        };
+        let fresh_set: HashSet<&str> = fresh.iter().map(String::as_str).collect();
+        let mut check: Vec<String> = Vec::new();
+        if mode == Mode::Full {
+            check.extend(
+                names
+                    .iter()
+                    .filter(|(n, _)| !fresh_set.contains(n.as_str()))
+                    .map(|(n, _)| n.clone()),
+            );
+        }
+        // A name whose inode differs may still be the same file (file systems whose
+        // listing reports other inode numbers than `stat`): its full signature decides.
+        let mut found: Vec<Found> = Vec::new();
+        for name in fresh.iter().chain(&check) {
+            let file_name = format!("{prefix}{name}");
+            let path = dir.join(name);
+            let row = row_by_file(tx, user, &file_name)?;
+            if row
+                .as_ref()
+                .is_some_and(|r| r.matches(FileStamp::of_file(&path)))
+            {
+                continue;
+            }
+            found.push(Found {
+                file_name,
+                path,
+                in_archive: !prefix.is_empty(),
+            });
+        }
+        found.sort_by(|a, b| a.file_name.cmp(&b.file_name));
+        let gone = left_dir(tx, user, prefix)?;
+        Ok((found, gone))
+    }
+}
+
+/// The rows of directory `prefix` whose file is not in `temp.memory_listing` (inactive ones once:
+/// their inode is cleared, so a file that comes back is read again); unreadable-file entries
+/// whose file left are dropped.
+fn left_dir(tx: &Connection, user: i64, prefix: &str) -> rusqlite::Result<Vec<Row>> {
+    let mut st = tx.prepare_cached(&format!(
+        "SELECT {} FROM memories m
+         WHERE m.user_id = ?1 AND {} AND (m.is_active = 1 OR m.file_ino IS NOT NULL)
+           AND NOT EXISTS (SELECT 1 FROM temp.memory_listing l
+               WHERE l.dir = ?2 AND l.name = substr(m.file_name, length(?2) + 1))",
+        ROW_COLUMNS
+            .split(", ")
+            .map(|c| format!("m.{c}"))
+            .collect::<Vec<_>>()
+            .join(", "),
+        in_dir("m"),
+    ))?;
+    let gone = st
+        .query_map(params![user, prefix], row_of)?
+        .collect::<rusqlite::Result<Vec<_>>>()?;
+    tx.execute(
+        &format!(
+            "DELETE FROM memory_unreadable WHERE user_id = ?1 AND {}
+               AND NOT EXISTS (SELECT 1 FROM temp.memory_listing l WHERE l.dir = ?2
+                   AND l.name = substr(memory_unreadable.file_name, length(?2) + 1))",
+            in_dir("memory_unreadable")
+        ),
+        params![user, prefix],
+    )?;
+    Ok(gone)
 }
