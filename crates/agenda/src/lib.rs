@@ -28,7 +28,7 @@ mod store;
 mod time;
 
 pub use announcements::{Announcements, Channel};
-pub use db_index::{DbIndex, IndexEntry, indexed_status};
+pub use db_index::{DbIndex, IndexEntry, IndexError, indexed_status};
 pub use error::AgendaError;
 pub use item::{ChecklistEntry, Item, Kind, Status, split_updates, strict_bool};
 pub use recurrence::{

@@ -275,13 +275,14 @@ fn an_edit_that_moves_an_item_to_another_date_is_seen_by_the_full_check() {
     assert_eq!(texts(&store), vec![("A".into(), "aaaa".into())]);
     let next_day = store.list_items(jiff::civil::date(2026, 3, 21)).unwrap();
     assert_eq!(next_day.len(), 1, "read again when its row was checked");
-    // A file added with the directory's mtime put back (same signature) is not listed: the
-    // directory is trusted...
+    // A file added with the directory's mtime put back is listed all the same: the directory's
+    // signature has its ctime, which nobody can set back (the one stamp of the directory
+    // indexes, as the memory index and the versioned home compare it).
     std::fs::write(agenda.join("D.md"), item("dddd")).unwrap();
     age_dir(&agenda);
     let (store, _) = open(home.path());
-    assert_eq!(texts(&store).len(), 1, "the signature is trusted");
-    // ...until the full check (doctor), which lists it whatever its signature.
+    assert_eq!(texts(&store).len(), 2, "A and D");
+    // The full check (doctor) lists the directory whatever its signature and finds the same.
     assert_eq!(store.broken_files().unwrap().len(), 1);
     assert_eq!(texts(&store).len(), 2, "A and D");
 }
@@ -368,4 +369,31 @@ fn item_names_are_matched_from_the_index_and_checked_against_the_files() {
     let (store, _) = open(home.path());
     assert_eq!(store.complete_item("dentist").unwrap().stem, "B");
     assert_eq!(texts(&store), vec![("A".into(), "aaaa".into())]);
+}
+
+/// A symlink named `*.md` in `agenda/` is not followed: its target (anywhere, here outside the
+/// home) is never read as an item nor written, and the link keeps its name (a new item of that
+/// name gets the next free file name).
+#[cfg(unix)]
+#[test]
+fn a_symlinked_file_is_not_an_item_and_keeps_its_name() {
+    let home = trusted_home();
+    let agenda = home.path().join("agenda");
+    let outside = tempfile::tempdir().unwrap();
+    let target = outside.path().join("secret.md");
+    std::fs::write(&target, item("secret words")).unwrap();
+    std::os::unix::fs::symlink(&target, agenda.join("Link.md")).unwrap();
+    let (store, _) = open(home.path());
+    let listed = texts(&store);
+    assert_eq!(listed.len(), 2, "A and B only: {listed:?}");
+    assert!(listed.iter().all(|(_, text)| text != "secret words"));
+    let now: jiff::Timestamp = "2026-03-20T08:00:00Z".parse().unwrap();
+    let added = store.add_item("Link", day(), now).unwrap();
+    assert_eq!(added.stem, "Link-2");
+    assert_eq!(
+        std::fs::read_to_string(&target).unwrap(),
+        item("secret words")
+    );
+    // The full check (doctor) does not read through the link either.
+    assert_eq!(store.broken_files().unwrap().len(), 1);
 }

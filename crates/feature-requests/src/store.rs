@@ -128,27 +128,15 @@ impl FeatureRequestStore {
         format!("{}/{file_name}", self.dir_display)
     }
 
-    /// The `*.md` file names of the directory in file-name (code point) order, without hidden
-    /// files and directories. A missing directory has none.
+    /// The `*.md` file names of the directory in file-name (code point) order: the stores' rule
+    /// ([`elroy_markdown::list_md_dir`]: regular files, not hidden; a symlink is not followed and
+    /// is not a feature request). A missing directory has none.
     fn file_names(&self) -> Result<Vec<String>> {
-        let entries = match std::fs::read_dir(&self.dir) {
-            Ok(e) => e,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
-            Err(e) => {
-                return Err(MarkdownError::Read {
-                    file: self.dir_display.clone(),
-                    message: e.to_string(),
-                });
-            }
-        };
-        let mut names: Vec<String> = entries
-            .flatten()
-            .filter(|e| e.file_type().is_ok_and(|t| !t.is_dir()))
-            .filter_map(|e| e.file_name().into_string().ok())
-            .filter(|n| n.ends_with(".md") && !n.starts_with('.'))
-            .collect();
-        names.sort();
-        Ok(names)
+        Ok(elroy_markdown::list_md_dir(&self.dir, &self.dir_display)?
+            .files
+            .into_iter()
+            .map(|(name, _)| name)
+            .collect())
     }
 
     /// Reads one file.

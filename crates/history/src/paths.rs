@@ -37,7 +37,9 @@ const NOTEBOOK_FILES: [&str; 2] = ["MEMORY.md", "USER.md"];
 /// Whether `path` (relative to `$ELROY_HOME`, `/`-separated) belongs to a markdown store:
 /// `agenda/…/*.md`, `feature-requests/…/*.md`, `memories/…/*.md` (the archive included), `MEMORY.md`
 /// or `USER.md`, at the top or below `users/<token>/`. Hidden files (atomic-write temporaries,
-/// editor swap files) never are.
+/// editor swap files) never are: the file names are the stores' own rule
+/// ([`elroy_markdown::is_md_name`]). A symlink with such a name is versioned as a link (git's
+/// way), never followed.
 pub fn is_store_path(path: &str) -> bool {
     let rest = match path.strip_prefix("users/") {
         Some(rest) => match rest.split_once('/') {
@@ -54,8 +56,7 @@ pub fn is_store_path(path: &str) -> bool {
     };
     let file = inner.rsplit('/').next().unwrap_or(inner);
     STORE_DIRS.contains(&dir)
-        && file.ends_with(".md")
-        && !file.starts_with('.')
+        && elroy_markdown::is_md_name(file)
         && inner
             .split('/')
             .all(|part| !part.is_empty() && part != "..")

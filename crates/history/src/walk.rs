@@ -22,6 +22,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
+use elroy_markdown::FileStamp;
 use git2::{ObjectType, Oid, Repository};
 use serde_json::{Value, json};
 
@@ -39,10 +40,6 @@ const STORE_DIRS: [&str; 3] = ["agenda", "feature-requests", "memories"];
 /// The notebook files of a home or of a `users/<token>/` home.
 const NOTEBOOK_FILES: [&str; 2] = ["MEMORY.md", "USER.md"];
 
-/// A directory's identity for "no entry added or removed": `mtime`, `ctime` (ns since the
-/// epoch), inode.
-type DirState = (i64, i64, u64);
-
 /// What the last complete walk found.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct Stamp {
@@ -51,20 +48,37 @@ pub(crate) struct Stamp {
     /// The fs time (ns since the epoch) at the start of that walk.
     pub(crate) since: i64,
     /// Each store directory's state seen by that walk, by path relative to the home.
-    pub(crate) dirs: BTreeMap<String, DirState>,
+    pub(crate) dirs: BTreeMap<String, FileStamp>,
     /// Paths committed since whose `.git/index` entry was left stale (a large index; see
     /// `tree::sync_index_after_call`), refreshed by the next walk.
     pub(crate) stale_index: BTreeSet<String>,
     /// `.git/index` as elroy last wrote it ([`index_state`]): one written by anything else (the
     /// user's `git add`, `rm .git/index`) makes the walk libgit2's, which refreshes it.
-    pub(crate) index: Option<DirState>,
+    pub(crate) index: Option<FileStamp>,
 }
 
-/// The identity of `.git/index` (`mtime`, `ctime`, inode: git writes it by rename), or `None`.
-pub(crate) fn index_state(root: &Path) -> Option<DirState> {
+/// The identity of `.git/index` (`mtime`, `ctime`, inode: git writes it by rename;
+/// [`FileStamp::sizeless`]), or `None`.
+pub(crate) fn index_state(root: &Path) -> Option<FileStamp> {
     std::fs::symlink_metadata(root.join(".git/index"))
         .ok()
-        .map(|meta| dir_state(&meta))
+        .map(|meta| FileStamp::sizeless(&meta))
+}
+
+/// A stamp's form in the JSON: `[mtime_ns, ctime_ns, ino]`.
+fn stamp_json(stamp: &FileStamp) -> Value {
+    json!([stamp.mtime_ns, stamp.ctime_ns, stamp.ino])
+}
+
+/// The stamp of a `[mtime_ns, ctime_ns, ino]` array (`None` for anything else).
+fn stamp_of_json(value: &Value) -> Option<FileStamp> {
+    let state = value.as_array()?;
+    Some(FileStamp {
+        size: 0,
+        mtime_ns: state.first()?.as_i64()?,
+        ctime_ns: state.get(1)?.as_i64()?,
+        ino: state.get(2)?.as_i64()?,
+    })
 }
 
 /// Removes the stamp: the next walk is libgit2's (`.git/index` could not be kept current).
@@ -89,17 +103,7 @@ impl Stamp {
             .get("dirs")?
             .as_object()?
             .iter()
-            .map(|(path, state)| {
-                let state = state.as_array()?;
-                Some((
-                    path.clone(),
-                    (
-                        state.first()?.as_i64()?,
-                        state.get(1)?.as_i64()?,
-                        state.get(2)?.as_u64()?,
-                    ),
-                ))
-            })
+            .map(|(path, state)| Some((path.clone(), stamp_of_json(state)?)))
             .collect::<Option<BTreeMap<_, _>>>()?;
         let stale_index = value
             .get("stale_index")?
@@ -109,12 +113,7 @@ impl Stamp {
             .collect::<Option<BTreeSet<_>>>()?;
         let index = match value.get("index")? {
             Value::Null => None,
-            Value::Array(state) => Some((
-                state.first()?.as_i64()?,
-                state.get(1)?.as_i64()?,
-                state.get(2)?.as_u64()?,
-            )),
-            _ => return None,
+            state => Some(stamp_of_json(state)?),
         };
         Some(Stamp {
             head: Oid::from_str(value.get("head")?.as_str()?).ok()?,
@@ -131,14 +130,14 @@ impl Stamp {
         let dirs: serde_json::Map<String, Value> = self
             .dirs
             .iter()
-            .map(|(path, (mtime, ctime, ino))| (path.clone(), json!([mtime, ctime, ino])))
+            .map(|(path, stamp)| (path.clone(), stamp_json(stamp)))
             .collect();
         let text = json!({
             "head": self.head.to_string(),
             "since": self.since,
             "dirs": dirs,
             "stale_index": self.stale_index,
-            "index": self.index.map(|(mtime, ctime, ino)| json!([mtime, ctime, ino])),
+            "index": self.index.as_ref().map(stamp_json),
         })
         .to_string();
         let path = root.join(STAMP);
@@ -184,38 +183,10 @@ pub(crate) fn fs_now(root: &Path) -> Result<i64, HistoryError> {
     Ok(ctime(&meta))
 }
 
-#[cfg(unix)]
+/// The status-change time of `meta` (ns since the epoch; off Unix the modification time,
+/// which is what changes on a write there).
 fn ctime(meta: &std::fs::Metadata) -> i64 {
-    use std::os::unix::fs::MetadataExt;
-    meta.ctime()
-        .saturating_mul(1_000_000_000)
-        .saturating_add(meta.ctime_nsec())
-}
-
-#[cfg(not(unix))]
-fn ctime(meta: &std::fs::Metadata) -> i64 {
-    // No ctime: the modification time, which is what changes on a write there.
-    meta.modified()
-        .ok()
-        .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
-        .and_then(|d| i64::try_from(d.as_nanos()).ok())
-        .unwrap_or(i64::MAX)
-}
-
-fn dir_state(meta: &std::fs::Metadata) -> DirState {
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::MetadataExt;
-        let mtime = meta
-            .mtime()
-            .saturating_mul(1_000_000_000)
-            .saturating_add(meta.mtime_nsec());
-        (mtime, ctime(meta), meta.ino())
-    }
-    #[cfg(not(unix))]
-    {
-        (ctime(meta), ctime(meta), 0)
-    }
+    FileStamp::of(meta).ctime_ns
 }
 
 /// What a walk found: the store paths that may differ from HEAD, and each store directory's
@@ -223,7 +194,7 @@ fn dir_state(meta: &std::fs::Metadata) -> DirState {
 #[derive(Debug, Default)]
 pub(crate) struct Found {
     pub(crate) candidates: BTreeSet<String>,
-    pub(crate) dirs: BTreeMap<String, DirState>,
+    pub(crate) dirs: BTreeMap<String, FileStamp>,
 }
 
 /// The walk with `stamp` (whose `head` is HEAD's commit, `head`): every store file whose `ctime`
@@ -330,7 +301,7 @@ impl Walker<'_, '_> {
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return self.gone(rel),
             Err(e) => return Err(read_error(rel, &e)),
         };
-        let state = dir_state(&meta);
+        let state = FileStamp::sizeless(&meta);
         self.found.dirs.insert(rel.to_owned(), state);
         let changed = self
             .stamp

@@ -17,8 +17,12 @@
 //! - [`WriteScope`]: the write journal, the paths a tool call or background work changed under a
 //!   home (the versioned home commits exactly those).
 //! - [`read_text`]: reads a file as UTF-8 with the BOM skipped.
+//! - The directory index the stores share: [`FileStamp`] (the one stat signature, with git's
+//!   racy rule), [`is_md_name`] and [`list_md_dir`] (which entries are store files; symlinks
+//!   never are), [`changes_since`] (what changed since an index's last look).
 
 mod atomic;
+mod dir_index;
 mod error;
 mod frontmatter;
 mod journal;
@@ -32,6 +36,7 @@ pub use atomic::{
     PAUSE_BEFORE_RENAME_ENV, PAUSED_BEFORE_RENAME, link_file, remove_file, rename_file,
     write_atomic,
 };
+pub use dir_index::{Changes, MdListing, changes_since, is_md_name, list_md_dir};
 pub use error::MarkdownError;
 pub use frontmatter::{Document, read_text};
 pub use journal::{Before, Touched, WriteScope};

@@ -1,5 +1,6 @@
-//! The stat signature of a file version, shared by the validated indexes of the agenda and memory
-//! stores: a file whose signature is unchanged is not read again.
+//! The stat signature of a file or directory version, the one shape the directory indexes of the
+//! agenda, memory and versioned-home stores compare (`crate::dir_index`): a file whose signature
+//! is unchanged is not read again, a directory whose signature is unchanged is not listed again.
 
 use std::path::Path;
 
@@ -8,7 +9,9 @@ use std::path::Path;
 /// A `git checkout` or an editor that renames a new file over the old one changes the inode; an
 /// edit in place changes the mtime and the ctime, and the ctime also when the mtime is set back
 /// (`touch -d`, `cp -p`) or the size stays the same. Off Unix, `ino` is 0 and `ctime_ns` is the
-/// mtime.
+/// mtime. A directory's signature ([`FileStamp::of_dir`]) has `size` 0: its mtime, ctime and
+/// inode change when an entry is added, removed or renamed, and stores that keep only those three
+/// read back an equal stamp.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct FileStamp {
     /// Size in bytes.
@@ -62,6 +65,64 @@ impl FileStamp {
         std::fs::metadata(path)
             .ok()
             .map(|meta| FileStamp::of(&meta))
+    }
+
+    /// The signature of the regular file at `path`, the link itself not followed: `None` when
+    /// there is no such file, or it is a directory, a symlink (see `crate::dir_index` for why a
+    /// link is never a store file) or anything else.
+    pub fn of_file(path: &Path) -> Option<FileStamp> {
+        std::fs::symlink_metadata(path)
+            .ok()
+            .filter(std::fs::Metadata::is_file)
+            .map(|meta| FileStamp::of(&meta))
+    }
+
+    /// The signature of the directory at `path` (a symlink to a directory followed: a store
+    /// directory may live elsewhere), `size` 0; `None` when there is no directory there.
+    pub fn of_dir(path: &Path) -> Option<FileStamp> {
+        std::fs::metadata(path)
+            .ok()
+            .filter(std::fs::Metadata::is_dir)
+            .map(|meta| FileStamp::sizeless(&meta))
+    }
+
+    /// The signature of `meta` with `size` 0: a directory's (its mtime, ctime and inode say
+    /// whether an entry was added, removed or renamed), or a file's where an index keeps only
+    /// those three (the versioned home's `.git/index`).
+    pub fn sizeless(meta: &std::fs::Metadata) -> FileStamp {
+        FileStamp {
+            size: 0,
+            ..FileStamp::of(meta)
+        }
+    }
+
+    /// The stamp to keep as trusted at the wall-clock time `now_ns`: `None` when it is racy
+    /// ([`FileStamp::is_racy`]), so the next check reads (or lists) again.
+    pub fn trusted(self, now_ns: i64) -> Option<FileStamp> {
+        (!self.is_racy(now_ns)).then_some(self)
+    }
+
+    /// The stamp as one line of text, `{size} {mtime_ns} {ino} {ctime_ns}` (decimal), for an
+    /// index that keeps it in a text value (the agenda's `meta` key `agenda_dir:{user}`);
+    /// [`FileStamp::parse_token`] reads it back.
+    pub fn token(&self) -> String {
+        format!(
+            "{} {} {} {}",
+            self.size, self.mtime_ns, self.ino, self.ctime_ns
+        )
+    }
+
+    /// The stamp of a [`FileStamp::token`]; `None` for any other text (an older form included:
+    /// the index then lists again and stores the new form).
+    pub fn parse_token(text: &str) -> Option<FileStamp> {
+        let mut fields = text.split(' ').map(|f| f.parse::<i64>().ok());
+        let stamp = FileStamp {
+            size: fields.next()??,
+            mtime_ns: fields.next()??,
+            ino: fields.next()??,
+            ctime_ns: fields.next()??,
+        };
+        fields.next().is_none().then_some(stamp)
     }
 
     /// Whether the file was modified within [`RACY_NS`] of `now_ns` (or claims a future time).

@@ -29,6 +29,7 @@ pub mod consolidate;
 mod error;
 mod fusion;
 mod hash_embedder;
+mod index;
 mod model;
 mod op_tracked;
 mod pending;
@@ -38,17 +39,16 @@ mod relative_period;
 mod search;
 mod store;
 mod stranded;
-mod sync;
 mod update;
 pub mod vectors;
 
 pub use bounded::{MAX_MEMORY_TEXT_CHARS, bounded_text};
 pub use error::MemoryError;
 pub use hash_embedder::HashEmbedder;
-pub use model::{Memory, MemorySource, sources_from_json, sources_to_json};
-pub use search::{EMBEDDING_CANDIDATES, MemoryQuery, ReadableHits};
-pub use store::{INLINE_PENDING, KIND, MemoryStore, MemoryStoreOptions, md5_hex, render_memory};
-pub use sync::{
+pub use index::{
     DUPLICATE_ARCHIVED_ID, DUPLICATE_MEMORY_ID, NO_MEMORY_ID, SyncReport, UNREADABLE_MEMORY_FILES,
     unreadable_memory_files,
 };
+pub use model::{Memory, MemorySource, sources_from_json, sources_to_json};
+pub use search::{EMBEDDING_CANDIDATES, MemoryQuery, ReadableHits};
+pub use store::{INLINE_PENDING, KIND, MemoryStore, MemoryStoreOptions, md5_hex, render_memory};

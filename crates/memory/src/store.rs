@@ -370,8 +370,7 @@ impl MemoryStore {
             .unwrap_or_default();
         let raw_body = format!("\n{text}");
         let rendering = render_memory(name, Some(&raw_body));
-        let sig = crate::sync::signature(&path)
-            .map(|s| crate::sync::stored_signature(s, crate::sync::wall_clock_ns()));
+        let sig = crate::index::StampColumns::of_file(&path);
         let ts = format_db_time(now);
         tx.execute(
             "INSERT INTO memories (user_id, id, name, file_name, is_active, source_metadata,
@@ -385,11 +384,11 @@ impl MemoryStore {
                 file_name,
                 sources_to_json(sources),
                 md5_hex(&rendering),
-                sig.map(|s| s.0),
-                sig.map(|s| s.1),
+                sig.size,
+                sig.mtime_ns,
                 ts,
-                sig.and_then(|s| s.2),
-                sig.map(|s| s.3)
+                sig.ino,
+                sig.ctime_ns
             ],
         )?;
         set_fts(tx, user, id, name, Some(&rendering))?;
@@ -474,8 +473,7 @@ impl MemoryStore {
             );
         }
         let path = self.opts.memory_dir.join(&file_name);
-        let sig = crate::sync::signature(&path)
-            .map(|s| crate::sync::stored_signature(s, crate::sync::wall_clock_ns()));
+        let sig = crate::index::StampColumns::of_file(&path);
         tx.execute(
             "UPDATE memories SET is_active = 0, file_name = ?3, file_size = ?4,
                file_mtime_ns = ?5, updated_at = ?6, file_ino = ?7, file_ctime_ns = ?8
@@ -484,11 +482,11 @@ impl MemoryStore {
                 user,
                 memory.id,
                 file_name,
-                sig.map(|s| s.0),
-                sig.map(|s| s.1),
+                sig.size,
+                sig.mtime_ns,
                 format_db_time(now),
-                sig.and_then(|s| s.2),
-                sig.map(|s| s.3)
+                sig.ino,
+                sig.ctime_ns
             ],
         )?;
         set_fts(tx, user, memory.id, &memory.name, None)?;

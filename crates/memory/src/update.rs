@@ -147,18 +147,17 @@ impl MemoryStore {
                 // The archive name's change time moved when the old name was replaced (one link
                 // fewer): its row gets the signature it has now.
                 let kept = self.path_of(&archived);
-                let sig = crate::sync::signature(&kept)
-                    .map(|s| crate::sync::stored_signature(s, crate::sync::wall_clock_ns()));
+                let sig = crate::index::StampColumns::of_file(&kept);
                 tx.execute(
                     "UPDATE memories SET file_size = ?3, file_mtime_ns = ?4, file_ino = ?5,
                        file_ctime_ns = ?6 WHERE user_id = ?1 AND id = ?2",
                     rusqlite::params![
                         self.opts.user_id,
                         archived.id,
-                        sig.map(|s| s.0),
-                        sig.map(|s| s.1),
-                        sig.and_then(|s| s.2),
-                        sig.map(|s| s.3)
+                        sig.size,
+                        sig.mtime_ns,
+                        sig.ino,
+                        sig.ctime_ns
                     ],
                 )?;
                 let old = archived;

@@ -1,16 +1,17 @@
 //! The directory check of an operation: the folder's signature, and when it changed, one
 //! listing diffed against the rows.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 
 use elroy_db::rusqlite::{self};
+use elroy_markdown::{MdListing, changes_since, list_md_dir};
 
 use super::*;
 
-/// The `meta` value of a directory check: `{mtime_ns} {ino}` of `agenda/`, then the lower-cased
-/// names of its non-item `*.md` entries, one a line.
-fn dir_meta_value(sig: &Stamp, others: &[String]) -> String {
-    let mut value = format!("{} {}", sig.mtime_ns, sig.ino);
+/// The `meta` value of a directory check: the signature of `agenda/` ([`FileStamp::token`]),
+/// then the lower-cased names of its non-item `*.md` entries, one a line.
+fn dir_meta_value(sig: &FileStamp, others: &[String]) -> String {
+    let mut value = sig.token();
     for name in others {
         value.push('\n');
         value.push_str(name);
@@ -75,12 +76,12 @@ impl DbIndex {
         self.reset();
         // The directory's signature before its listing: a change during the listing leaves the
         // stored signature behind, so the next operation lists again.
-        let sig = std::fs::metadata(dir).ok().map(|m| Stamp::of(&m));
+        let sig = FileStamp::of_dir(dir);
         let key = self.meta_key();
         let stored = self.meta_get(&key)?;
         if let (Some(sig), Some(stored), false) = (&sig, &stored, full) {
             let mut lines = stored.lines();
-            if lines.next() == Some(dir_meta_value(sig, &[]).as_str()) {
+            if lines.next().and_then(FileStamp::parse_token) == Some(*sig) {
                 *self
                     .others_lower
                     .lock()
@@ -89,7 +90,7 @@ impl DbIndex {
                 return Ok(Vec::new());
             }
         }
-        let listing = list_dir(dir, prefix)?;
+        let listing = list_md_dir(dir, prefix.trim_end_matches('/'))?;
         // The entries as the rows stand for them: when the listing finds exactly those (the
         // directory changed only by elroy's own writes), no diff is needed.
         let digest = listing
@@ -127,7 +128,7 @@ impl DbIndex {
         &self,
         dir: &Path,
         prefix: &str,
-        listing: &Listing,
+        listing: &MdListing,
     ) -> Result<(Vec<(String, String)>, bool), AgendaError> {
         let user = self.user_id;
         // (file name) -> (id, stored inode)
@@ -149,39 +150,24 @@ impl DbIndex {
                 })?
                 .collect::<rusqlite::Result<HashMap<_, _>>>()
             })
-            .map_err(sql)?;
-        let mut listed: HashSet<&str> = HashSet::with_capacity(listing.files.len());
-        let mut to_parse = Vec::new();
-        for (name, ino) in &listing.files {
-            listed.insert(name.as_str());
-            let row = rows.get(name);
-            if row.is_some_and(|r| r.1.is_some() && r.1 == *ino) {
-                continue;
-            }
-            self.files_checked.fetch_add(1, Ordering::Relaxed);
-            if let Some(stamp) = stat_file(&dir.join(name)) {
-                if row.is_some_and(|r| r.1 == Some(stamp.ino)) {
-                    // A symlink whose target did not move: its query checks the rest.
-                    continue;
-                }
-                to_parse.push((name.clone(), stamp));
-            } else {
-                listed.remove(name.as_str());
-            }
-        }
-        let gone: Vec<String> = rows
-            .keys()
-            .filter(|f| !listed.contains(f.as_str()))
-            .cloned()
+            .map_err(IndexError::from)?;
+        let inodes: HashMap<String, Option<i64>> = rows
+            .iter()
+            .map(|(name, (_, ino))| (name.clone(), *ino))
             .collect();
-        if to_parse.is_empty() && gone.is_empty() {
+        let changes = changes_since(dir, listing, &inodes, || {
+            self.files_checked.fetch_add(1, Ordering::Relaxed);
+        });
+        if changes.changed.is_empty() && changes.removed.is_empty() {
             return Ok((Vec::new(), true));
         }
         let known: Known = rows.into_iter().map(|(name, (id, _))| (name, id)).collect();
-        let (parsed, problems) = self.read_files(dir, prefix, to_parse, &HashMap::new());
+        let (parsed, problems) = self.read_files(dir, prefix, changes.changed, &HashMap::new());
         // The table is a cache of the files: when it cannot be written (a full disk), this
         // process goes on, and the next one reads those files again.
-        let saved = self.write_changes(&known, &parsed, &gone).is_ok();
+        let saved = self
+            .write_changes(&known, &parsed, &changes.removed)
+            .is_ok();
         Ok((problems, saved))
     }
 }

@@ -13,19 +13,19 @@ use jiff::Timestamp;
 use jiff::civil::Date;
 use md5::{Digest, Md5};
 
+mod error;
 mod listing;
 mod names;
 mod query;
 mod rows;
 mod write;
 
+pub use error::IndexError;
 pub(crate) use query::Query;
 use rows::{LOAD_COLUMNS, Loaded, Row, kind_word, status_word};
 
 use crate::item::{ItemView, Status};
-use crate::scan::{
-    Entry, Listing, Parsed, Snapshot, Stamp, list_dir, parse_all, stat_file, wall_clock_ns,
-};
+use crate::scan::{Entry, FileStamp, Parsed, Snapshot, parse_all, wall_clock_ns};
 use crate::{AgendaError, Kind};
 
 /// What the index knows about one live file.
@@ -76,10 +76,6 @@ pub struct DbIndex {
     clock: Arc<dyn Clock>,
     /// How many agenda files this index stat'ed (queries and listing diffs), for tests.
     files_checked: AtomicU64,
-}
-
-fn sql(e: impl std::fmt::Display) -> String {
-    format!("agenda index: {e}")
 }
 
 pub(crate) fn md5_hex(text: &str) -> String {
@@ -169,14 +165,12 @@ impl DbIndex {
         format!("agenda_names:{}", self.user_id)
     }
 
-    fn meta_get(&self, key: &str) -> Result<Option<String>, String> {
-        self.db
-            .with_conn(|c| {
-                c.prepare_cached("SELECT value FROM meta WHERE key = ?1")?
-                    .query_row([key], |r| r.get(0))
-                    .optional()
-            })
-            .map_err(sql)
+    fn meta_get(&self, key: &str) -> Result<Option<String>, IndexError> {
+        Ok(self.db.with_conn(|c| {
+            c.prepare_cached("SELECT value FROM meta WHERE key = ?1")?
+                .query_row([key], |r| r.get(0))
+                .optional()
+        })?)
     }
 
     /// Sets (`Some`) or removes (`None`) a `meta` value. A value that cannot be written only
@@ -215,9 +209,7 @@ impl DbIndex {
     /// # Errors
     /// Database failures.
     pub(crate) fn version(&self) -> Result<i64, AgendaError> {
-        let value = self
-            .meta_get(&version_key(self.user_id))
-            .map_err(AgendaError::new)?;
+        let value = self.meta_get(&version_key(self.user_id))?;
         Ok(value.and_then(|v| v.parse().ok()).unwrap_or(0))
     }
 
@@ -231,17 +223,20 @@ impl DbIndex {
 /// The stored status of the item with `id`, for tests and diagnostics.
 ///
 /// # Errors
-/// A message when the query fails.
-pub fn indexed_status(db: &Db, user_id: i64, id: i64) -> Result<Option<(String, String)>, String> {
-    db.with_conn(|c| {
+/// [`IndexError::Db`] when the query fails.
+pub fn indexed_status(
+    db: &Db,
+    user_id: i64,
+    id: i64,
+) -> Result<Option<(String, String)>, IndexError> {
+    Ok(db.with_conn(|c| {
         c.query_row(
             "SELECT stem, status FROM agenda_items WHERE user_id = ?1 AND id = ?2",
             params![user_id, id],
             |r| Ok((r.get(0)?, r.get(1)?)),
         )
         .optional()
-    })
-    .map_err(sql)
+    })?)
 }
 
 #[cfg(test)]

@@ -38,7 +38,7 @@ impl DbIndex {
                 }
                 Ok(out)
             })
-            .map_err(|e| AgendaError::new(sql(e)))
+            .map_err(|e| IndexError::from(e).into())
     }
 
     /// Whether the directory has an entry called `name` (a file name `{stem}.md`), ignoring case

@@ -108,7 +108,7 @@ impl DbIndex {
         &self,
         dir: &Path,
         prefix: &str,
-        files: Vec<(String, Stamp)>,
+        files: Vec<(String, FileStamp)>,
         unchanged: &HashMap<String, Arc<Entry>>,
     ) -> (Vec<Parsed>, Vec<(String, String)>) {
         let wall = wall_clock_ns();
@@ -161,7 +161,7 @@ impl DbIndex {
                 })?
                 .collect::<rusqlite::Result<Vec<_>>>()
             })
-            .map_err(|e| AgendaError::new(sql(e)))
+            .map_err(|e| IndexError::from(e).into())
     }
 
     /// The rows `query` needs, brought up to date with their files (each file stat'ed; those
@@ -196,7 +196,7 @@ impl DbIndex {
                 continue;
             }
             self.files_checked.fetch_add(1, Ordering::Relaxed);
-            match stat_file(&dir.join(&file_name)) {
+            match FileStamp::of_file(&dir.join(&file_name)) {
                 None => gone.push(file_name),
                 Some(stamp) if row.stamp == Some(stamp) => {
                     rows.insert(file_name, row);

@@ -14,7 +14,7 @@ pub(super) struct Row {
     pub(super) created_at: Timestamp,
     /// `None`: read the file at the next query that returns the row (new, renamed, written by
     /// elroy, racy or never read).
-    pub(super) stamp: Option<Stamp>,
+    pub(super) stamp: Option<FileStamp>,
     pub(super) entry: Arc<Entry>,
 }
 
@@ -41,7 +41,7 @@ impl Loaded {
     pub(super) fn into_row(self, prefix: &str) -> (String, Row) {
         let file_name = file_name_of(&self.stem);
         let stamp = match self.stamp {
-            [Some(size), Some(mtime_ns), Some(ino), Some(ctime_ns)] => Some(Stamp {
+            [Some(size), Some(mtime_ns), Some(ino), Some(ctime_ns)] => Some(FileStamp {
                 size,
                 mtime_ns,
                 ino,

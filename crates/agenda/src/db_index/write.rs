@@ -16,7 +16,7 @@ impl DbIndex {
         known: &Known,
         parsed: &[Parsed],
         gone: &[String],
-    ) -> Result<(), String> {
+    ) -> Result<(), IndexError> {
         let user = self.user_id;
         let now = format_db_time(self.clock.now());
         let wall = wall_clock_ns();
@@ -59,10 +59,10 @@ impl DbIndex {
                 }
                 tx.commit()
             })
-            .map_err(sql)
+            .map_err(IndexError::from)
     }
 
-    pub(super) fn mark_deleted(&self, stem: &str) -> Result<(), String> {
+    pub(super) fn mark_deleted(&self, stem: &str) -> Result<(), IndexError> {
         let user = self.user_id;
         let now = format_db_time(self.clock.now());
         self.db
@@ -76,13 +76,13 @@ impl DbIndex {
                 bump_version(&tx, user)?;
                 tx.commit()
             })
-            .map_err(sql)?;
+            .map_err(IndexError::from)?;
         self.seen().by_stem.remove(stem);
         Ok(())
     }
 
     /// Records a file elroy just created: a new id, `created_at` = `at`; the next query reads it.
-    pub(crate) fn created(&self, stem: &str, at: Timestamp) -> Result<IndexEntry, String> {
+    pub(crate) fn created(&self, stem: &str, at: Timestamp) -> Result<IndexEntry, IndexError> {
         let user = self.user_id;
         let when = format_db_time(at);
         let now = format_db_time(self.clock.now());
@@ -110,7 +110,7 @@ impl DbIndex {
                 tx.commit()?;
                 Ok(id)
             })
-            .map_err(sql)?;
+            .map_err(IndexError::from)?;
         let entry = IndexEntry { id, created_at: at };
         self.seen().by_stem.insert(stem.to_owned(), entry);
         Ok(entry)
@@ -118,7 +118,7 @@ impl DbIndex {
 
     /// Records that elroy rewrote the file of `stem`: its row is read again by the next query
     /// that could want it (whatever the query filters on).
-    pub(crate) fn written(&self, stem: &str) -> Result<(), String> {
+    pub(crate) fn written(&self, stem: &str) -> Result<(), IndexError> {
         let user = self.user_id;
         self.db
             .with_conn(|c| {
@@ -131,13 +131,13 @@ impl DbIndex {
                 bump_version(&tx, user)?;
                 tx.commit()
             })
-            .map_err(sql)?;
+            .map_err(IndexError::from)?;
         Ok(())
     }
 
     /// Records a move by elroy (`rename_due_item`): the id and `created_at` stay with the file;
     /// the next query reads it.
-    pub(crate) fn renamed(&self, old_stem: &str, new_stem: &str) -> Result<(), String> {
+    pub(crate) fn renamed(&self, old_stem: &str, new_stem: &str) -> Result<(), IndexError> {
         let user = self.user_id;
         let now = format_db_time(self.clock.now());
         self.db
@@ -151,7 +151,7 @@ impl DbIndex {
                 bump_version(&tx, user)?;
                 tx.commit()
             })
-            .map_err(sql)?;
+            .map_err(IndexError::from)?;
         let mut seen = self.seen();
         if let Some(entry) = seen.by_stem.remove(old_stem) {
             seen.by_stem.insert(new_stem.to_owned(), entry);
@@ -160,7 +160,7 @@ impl DbIndex {
     }
 
     /// Records a removal by elroy (`delete_agenda_item`, `delete_due_item`).
-    pub(crate) fn removed(&self, stem: &str) -> Result<(), String> {
+    pub(crate) fn removed(&self, stem: &str) -> Result<(), IndexError> {
         self.mark_deleted(stem)
     }
 }

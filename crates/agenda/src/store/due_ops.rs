@@ -246,7 +246,7 @@ impl AgendaStore {
                     if let Err(e) = self.index.renamed(&item.stem, &new_stem) {
                         // Whole or absent: the file goes back under its old name.
                         let _ = rename_file(&path, &old_path, &self.display(&old_file));
-                        return Err(AgendaError::new(e));
+                        return Err(e.into());
                     }
                     // A rename keeps the inode.
                     let ino = self.ino_of(&new_file);

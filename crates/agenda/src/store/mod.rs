@@ -316,7 +316,7 @@ impl AgendaStore {
             Err(e) => {
                 let file_name = format!("{stem}.md");
                 let _ = remove_file(&self.agenda_dir.join(&file_name), &self.display(&file_name));
-                Err(AgendaError::new(e))
+                Err(e.into())
             }
         }
     }
