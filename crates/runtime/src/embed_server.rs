@@ -16,7 +16,7 @@
 //! client sent and its vector; nothing of the home.
 
 use std::io::{self, BufRead, BufReader, Write};
-use std::os::unix::fs::PermissionsExt;
+use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::os::unix::net::{UnixListener, UnixStream};
 use std::path::{Path, PathBuf};
 use std::sync::mpsc::Sender;
@@ -32,8 +32,9 @@ pub fn socket_path(user_home: &Path) -> PathBuf {
 /// Bytes a request line may have (a question, JSON-escaped); longer ones are refused.
 const MAX_REQUEST_BYTES: u64 = 1 << 20;
 
-/// How often the serving loop looks whether its socket file is still there (a removed home or
-/// socket ends the worker) while it waits for a connection.
+/// How often the serving loop looks whether its socket file is still its own (a removed home or
+/// socket, or a home made again at the same path, ends the worker) while it waits for a
+/// connection.
 const CHECK_INTERVAL: Duration = Duration::from_secs(1);
 
 /// What a client asks the resident worker.
@@ -143,6 +144,9 @@ fn send(mut stream: &UnixStream, request: &Request) -> io::Result<()> {
 pub struct Server {
     listener: UnixListener,
     path: PathBuf,
+    /// `(device, inode)` of the socket file it bound: a file at `path` that is not this one
+    /// (the home was removed and made again, another worker bound there) is not its own.
+    file: (u64, u64),
 }
 
 impl Server {
@@ -156,12 +160,19 @@ impl Server {
             _ => {}
         }
         let listener = UnixListener::bind(path)?;
+        let meta = std::fs::symlink_metadata(path)?;
         let server = Server {
             listener,
             path: path.to_owned(),
+            file: (meta.dev(), meta.ino()),
         };
         std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o600))?;
         Ok(server)
+    }
+
+    /// Whether the file at its path is still the socket it bound.
+    fn owns_path(&self) -> bool {
+        std::fs::symlink_metadata(&self.path).is_ok_and(|m| (m.dev(), m.ino()) == self.file)
     }
 
     /// Where it listens.
@@ -169,8 +180,8 @@ impl Server {
         &self.path
     }
 
-    /// Answers requests until none came for `idle`, the socket file is gone or a client asks it
-    /// to yield: `embed` with
+    /// Answers requests until none came for `idle`, the socket file is gone or no longer its own,
+    /// or a client asks it to yield: `embed` with
     /// `embed(model, text)`, `pending` by a message on `pending` (the worker's embedding loop
     /// runs beside; `embed` requests are never queued behind it). Returns when done, having
     /// closed the socket and removed its file (a client that connected meanwhile sees the
@@ -179,7 +190,7 @@ impl Server {
         let mut last = Instant::now();
         loop {
             let left = idle.saturating_sub(last.elapsed());
-            if left.is_zero() || !self.path.exists() {
+            if left.is_zero() || !self.owns_path() {
                 return;
             }
             match wait_readable(&self.listener, left.min(CHECK_INTERVAL)) {
@@ -208,8 +219,11 @@ impl Server {
 }
 
 impl Drop for Server {
+    /// Removes the socket file, unless another worker's socket has taken its path.
     fn drop(&mut self) {
-        let _ = std::fs::remove_file(&self.path);
+        if self.owns_path() {
+            let _ = std::fs::remove_file(&self.path);
+        }
     }
 }
 
@@ -296,6 +310,29 @@ mod tests {
             Err(AskError::NoWorker)
         ));
         assert!(!notify_pending(&path));
+    }
+
+    /// A home removed and made again at the same path while a worker serves: the new home's
+    /// worker binds there; the old one ends and leaves the new socket in place.
+    #[test]
+    fn a_worker_whose_home_was_made_again_ends_and_leaves_the_new_socket() {
+        let dir = tempfile::tempdir().unwrap();
+        let home = dir.path().join("home");
+        std::fs::create_dir_all(&home).unwrap();
+        let path = socket_path(&home);
+        let old = Server::bind(&path).unwrap();
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::scope(|s| {
+            let serving = s.spawn(move || old.serve(Duration::from_secs(60), &fake_embed, tx));
+            std::fs::remove_dir_all(&home).unwrap();
+            std::fs::create_dir_all(&home).unwrap();
+            let new = Server::bind(&path).unwrap();
+            serving.join().unwrap();
+            assert!(rx.recv().is_err());
+            assert!(path.exists(), "the old worker removed the new socket");
+            drop(new);
+            assert!(!path.exists());
+        });
     }
 
     /// A socket file left by a killed worker: clients see no worker; the next worker's bind
