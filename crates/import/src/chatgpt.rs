@@ -71,7 +71,7 @@ pub(crate) fn read_array(
         return Err(e);
     }
     match outcome {
-        Err(reason) => sink.problem(Problem::new(file, None, None, reason)),
+        Err(reason) => sink.problem(Problem::new(file, None, None, reason.to_string())),
         Ok(Ok(())) => {}
         Ok(Err(e)) if e.not_an_array => sink.problem(Problem::new(
             file,

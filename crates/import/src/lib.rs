@@ -121,7 +121,7 @@ pub fn import(
         ..ImportReport::default()
     };
     let source_db = match &options.database {
-        Some(path) => Some((path.clone(), SourceDb::open(path).map_err(ImportError)?)),
+        Some(path) => Some((path.clone(), SourceDb::open(path).map_err(err)?)),
         None => {
             let path = source.join("elroy.db");
             if path.exists() {
@@ -182,7 +182,7 @@ pub fn import(
         MemoryStore::open(Arc::clone(&db), memory_options(default_elroy_db), now).map_err(err)?;
 
     let agenda_names = match &source_db {
-        Some((_, sdb)) => sdb.agenda_names().map_err(ImportError)?,
+        Some((_, sdb)) => sdb.agenda_names().map_err(err)?,
         None => Default::default(),
     };
 
@@ -344,10 +344,24 @@ fn place(
     }
 }
 
-fn read_document(path: &Path, display: &str) -> Result<(String, Document), String> {
-    let bytes = std::fs::read(path).map_err(|e| format!("cannot read it: {e}"))?;
-    let text = String::from_utf8(bytes).map_err(|_| "not UTF-8 text".to_owned())?;
-    let doc = Document::parse(&text, display).map_err(|e| e.to_string())?;
+/// Why a markdown file of the Elroy home was skipped; the text is the skip reason.
+#[derive(Debug, thiserror::Error)]
+enum ReadError {
+    /// It cannot be read.
+    #[error("cannot read it: {0}")]
+    Io(#[from] std::io::Error),
+    /// It is not UTF-8.
+    #[error("not UTF-8 text")]
+    NotUtf8(#[from] std::string::FromUtf8Error),
+    /// Its front matter is not valid.
+    #[error(transparent)]
+    Markdown(#[from] elroy_markdown::MarkdownError),
+}
+
+fn read_document(path: &Path, display: &str) -> Result<(String, Document), ReadError> {
+    let bytes = std::fs::read(path)?;
+    let text = String::from_utf8(bytes)?;
+    let doc = Document::parse(&text, display)?;
     Ok((text, doc))
 }
 
@@ -368,7 +382,7 @@ fn copy_tree(
             Err(reason) => {
                 report.skipped.push(Skipped {
                     source: display,
-                    reason,
+                    reason: reason.to_string(),
                 });
                 continue;
             }
@@ -417,7 +431,7 @@ fn import_agenda(
             Err(reason) => {
                 report.skipped.push(Skipped {
                     source: display,
-                    reason,
+                    reason: reason.to_string(),
                 });
                 continue;
             }
@@ -470,7 +484,7 @@ fn import_user_names(
     now: Timestamp,
     report: &mut ImportReport,
 ) -> Result<(), ImportError> {
-    let users = sdb.users().map_err(ImportError)?;
+    let users = sdb.users().map_err(err)?;
     let elroy_user = match users.iter().find(|(_, t)| t == token) {
         Some(user) => user,
         None if users.len() == 1 => &users[0],
@@ -486,7 +500,7 @@ fn import_user_names(
             return Ok(());
         }
     };
-    let theirs = sdb.preferences(elroy_user.0).map_err(ImportError)?;
+    let theirs = sdb.preferences(elroy_user.0).map_err(err)?;
     let ours: UserPreferences = db.preferences(user_id).map_err(err)?;
     let fields = [
         (
