@@ -399,6 +399,37 @@ mod tests {
         );
     }
 
+    /// The kinds behind the words: callers match on these, never on the text.
+    #[test]
+    fn refusals_are_kinds() {
+        let refused = |raw: &str| validate_arguments(&spec(), Some(raw)).unwrap_err();
+        assert!(matches!(
+            refused("{"),
+            ArgumentError::NotJson { received: 1, .. }
+        ));
+        assert!(matches!(
+            refused("[1]"),
+            ArgumentError::NotObject { kind: "array" }
+        ));
+        assert!(matches!(
+            refused("7"),
+            ArgumentError::NotObject { kind: "number" }
+        ));
+        assert!(matches!(
+            refused(r#"{"nam":"x"}"#),
+            ArgumentError::Missing { ref name, ref unknown } if name == "name" && unknown.len() == 1
+        ));
+        assert!(matches!(
+            refused(r#"{"name":"x","id":"two"}"#),
+            ArgumentError::WrongType { ref name, expected: ParamType::Integer, .. } if name == "id"
+        ));
+        let long = "x".repeat(MAX_ARGUMENT_BYTES + 1);
+        assert!(matches!(
+            refused(&long),
+            ArgumentError::TooLong { received } if received == MAX_ARGUMENT_BYTES + 1
+        ));
+    }
+
     #[test]
     fn non_objects() {
         assert_eq!(err("[1,2]"), "arguments must be a JSON object, got array");
