@@ -10,9 +10,10 @@ use std::path::Path;
 
 use rusqlite::{OpenFlags, OptionalExtension};
 
-/// Why Elroy's database could not be read; the text goes into the import's note or error.
+/// Why Elroy's database (`elroy.db` of an Elroy 0.5.0 home) could not be read; the text goes
+/// into the import's note or error.
 #[derive(Debug, thiserror::Error)]
-pub(crate) enum SourceDbError {
+pub enum SourceDbError {
     /// The path is not a file.
     #[error("{} is not a file", .0.display())]
     NotAFile(std::path::PathBuf),
