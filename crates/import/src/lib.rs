@@ -243,15 +243,16 @@ pub fn import(
                     return Ok(());
                 };
                 match before.get(id) {
-                    Ok(Some(taken)) => Err(format!(
-                        "memory id {id} is already used in this elroy home (by '{}', {})",
-                        taken.name, taken.file_name
-                    )),
+                    Ok(Some(taken)) => Err(Refusal::IdTaken {
+                        id,
+                        name: taken.name,
+                        file: taken.file_name,
+                    }),
                     Ok(None) => {
                         new_memories.push((display.to_owned(), id));
                         Ok(())
                     }
-                    Err(e) => Err(e.to_string()),
+                    Err(e) => Err(Refusal::Lookup(e)),
                 }
             })?;
         }
@@ -400,6 +401,24 @@ fn read_document(path: &Path, display: &str) -> Result<(String, Document), ReadE
     Ok((text, doc))
 }
 
+/// Why a file of the Elroy home is not copied (`copy_tree`'s check); the text is the skip reason.
+#[derive(Debug, thiserror::Error)]
+enum Refusal {
+    /// A memory's id is already another memory's here.
+    #[error("memory id {id} is already used in this elroy home (by '{name}', {file})")]
+    IdTaken {
+        /// The id.
+        id: i64,
+        /// The memory that has it.
+        name: String,
+        /// Its file.
+        file: String,
+    },
+    /// The memory store could not be asked.
+    #[error(transparent)]
+    Lookup(elroy_memory::MemoryError),
+}
+
 const DIFFERENT: &str = "a different file with this name is already in the elroy home";
 
 /// Copies the markdown files of `from` into `to` byte for byte; `check` may refuse a file (its
@@ -409,7 +428,7 @@ fn copy_tree(
     to: &Path,
     rel: &str,
     report: &mut ImportReport,
-    mut check: impl FnMut(&str, &Document) -> Result<(), String>,
+    mut check: impl FnMut(&str, &Document) -> Result<(), Refusal>,
 ) -> Result<(), ImportError> {
     for (display, path) in list_markdown(from, rel, report) {
         let (text, doc) = match read_document(&path, &display) {
@@ -439,7 +458,7 @@ fn copy_tree(
         if let Err(reason) = check(&display, &doc) {
             report.skipped.push(Skipped {
                 source: display,
-                reason,
+                reason: reason.to_string(),
             });
             continue;
         }
