@@ -175,7 +175,8 @@ fn same(a: &Value, b: &Value) -> bool {
 
 fn check(spec: &ToolSpec, raw: Option<&str>) -> Result<(), TestCaseError> {
     match validate_arguments(spec, raw) {
-        Err(message) => {
+        Err(error) => {
+            let message = error.to_string();
             prop_assert!(!message.is_empty());
             prop_assert!(!message.contains('\n'), "multi-line error: {:?}", message);
             prop_assert!(!message.starts_with("Error invoking tool"));

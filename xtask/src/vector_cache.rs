@@ -88,7 +88,7 @@ impl Embedder for CachedEmbedder {
             })
             .as_ref()
             .map_err(|e| EmbedError(e.clone()))?;
-        let v = model.embed_text(text).map_err(EmbedError)?;
+        let v = model.embed_text(text).map_err(EmbedError::from)?;
         if let Ok(mut c) = self.cache.lock() {
             c.insert(text.to_owned(), v.clone());
         }

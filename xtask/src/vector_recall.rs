@@ -130,7 +130,7 @@ fn embed_all(
     let started = std::time::Instant::now();
     let mut out = Vec::with_capacity(texts.len());
     for (i, t) in texts.iter().enumerate() {
-        out.push(embedder.embed_text(t)?);
+        out.push(embedder.embed_text(t).map_err(|e| e.to_string())?);
         if (i + 1) % 1000 == 0 {
             eprintln!(
                 "   embedded {} of {} ({:.0} s)",

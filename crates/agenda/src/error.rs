@@ -34,3 +34,9 @@ impl From<String> for AgendaError {
         AgendaError::new(message)
     }
 }
+
+impl From<crate::RecurrenceError> for AgendaError {
+    fn from(e: crate::RecurrenceError) -> Self {
+        AgendaError::new(e.to_string())
+    }
+}

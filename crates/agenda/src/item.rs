@@ -98,20 +98,44 @@ pub struct ChecklistEntry {
 /// `false/no/off` ignoring ASCII case; missing or `null` is `None`.
 ///
 /// # Errors
-/// `invalid boolean for '{key}' in {file}: {value}`.
-pub fn strict_bool(value: Option<&Value>, key: &str, file: &str) -> Result<Option<bool>, String> {
+/// [`InvalidBoolean`]: `invalid boolean for '{key}' in {file}: {value}`.
+pub fn strict_bool(
+    value: Option<&Value>,
+    key: &str,
+    file: &str,
+) -> Result<Option<bool>, InvalidBoolean> {
+    let invalid = |value: String| InvalidBoolean {
+        key: key.to_owned(),
+        file: file.to_owned(),
+        value,
+    };
     match value {
         None | Some(Value::Null) => Ok(None),
         Some(Value::Bool(b)) => Ok(Some(*b)),
         Some(Value::String(s)) => match s.to_ascii_lowercase().as_str() {
             "true" | "yes" | "on" => Ok(Some(true)),
             "false" | "no" | "off" => Ok(Some(false)),
-            _ => Err(format!("invalid boolean for '{key}' in {file}: {s}")),
+            _ => Err(invalid(s.clone())),
         },
-        Some(other) => Err(format!(
-            "invalid boolean for '{key}' in {file}: {}",
-            other.display_short()
-        )),
+        Some(other) => Err(invalid(other.display_short())),
+    }
+}
+
+/// A front-matter value that should be a boolean and is not ([`strict_bool`]).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("invalid boolean for '{key}' in {file}: {value}")]
+pub struct InvalidBoolean {
+    /// The key (`completed`).
+    pub key: String,
+    /// The file's display path.
+    pub file: String,
+    /// The value as written.
+    pub value: String,
+}
+
+impl From<InvalidBoolean> for crate::AgendaError {
+    fn from(e: InvalidBoolean) -> Self {
+        crate::AgendaError::new(e.to_string())
     }
 }
 
@@ -135,7 +159,7 @@ impl Item {
         stem: String,
         file: String,
         mut document: Document,
-    ) -> Result<Item, String> {
+    ) -> Result<Item, InvalidBoolean> {
         // D5: CRLF files are accepted, and read (and rewritten) with LF line endings.
         if document.raw_body.contains('\r') {
             document.raw_body = document.raw_body.replace("\r\n", "\n");
@@ -339,8 +363,11 @@ impl Status {
 /// Reads one checklist mapping; `Ok(None)` when it lacks `id` or `text` (such entries are dropped).
 ///
 /// # Errors
-/// The strict-boolean message for `completed`.
-pub(crate) fn checklist_entry(m: &Mapping, file: &str) -> Result<Option<ChecklistEntry>, String> {
+/// [`InvalidBoolean`] for `completed`.
+pub(crate) fn checklist_entry(
+    m: &Mapping,
+    file: &str,
+) -> Result<Option<ChecklistEntry>, InvalidBoolean> {
     let id = match m.get("id") {
         Some(Value::Int(i)) => Some(*i),
         Some(Value::Float(f)) if f.fract() == 0.0 => Some(*f as i64),
@@ -401,10 +428,16 @@ mod tests {
         let v = Value::String("maybe".into());
         assert_eq!(
             strict_bool(Some(&v), "completed", "agenda/x.md"),
-            Err("invalid boolean for 'completed' in agenda/x.md: maybe".into())
+            Err(InvalidBoolean {
+                key: "completed".into(),
+                file: "agenda/x.md".into(),
+                value: "maybe".into()
+            })
         );
         assert_eq!(
-            strict_bool(Some(&Value::Int(1)), "c", "f").unwrap_err(),
+            strict_bool(Some(&Value::Int(1)), "c", "f")
+                .unwrap_err()
+                .to_string(),
             "invalid boolean for 'c' in f: 1"
         );
     }

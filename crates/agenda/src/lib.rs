@@ -30,9 +30,10 @@ mod time;
 pub use announcements::{Announcements, Channel};
 pub use db_index::{DbIndex, IndexEntry, IndexError, indexed_status};
 pub use error::AgendaError;
-pub use item::{ChecklistEntry, Item, Kind, Status, split_updates, strict_bool};
+pub use item::{ChecklistEntry, InvalidBoolean, Item, Kind, Status, split_updates, strict_bool};
 pub use recurrence::{
-    RECURRENCE_KEY, Recurrence, Repetition, looks_like_repetition, parse_repetition,
+    CronProblem, RECURRENCE_KEY, Recurrence, RecurrenceError, Repetition, looks_like_repetition,
+    parse_repetition,
 };
 pub use spoken::DEFAULT_DAY_START;
 pub use store::{
@@ -40,7 +41,7 @@ pub use store::{
     RecallEntry, UNREADABLE_AGENDA_FILES, to_fact,
 };
 pub use time::{
-    TriggerTimeError, Understood, format_local_with_offset, format_python_utc,
+    TriggerError, TriggerTimeError, Understood, format_local_with_offset, format_python_utc,
     format_spoken_instant, format_stored_trigger, format_update_stamp, invalid_datetime_message,
     is_elroy_form, parse_absolute_time, parse_item_date, parse_stored_trigger, parse_trigger_time,
     parse_trigger_time_with, understand_trigger,

@@ -55,7 +55,9 @@ pub(crate) fn load_item(path: &Path, stem: &str, file: &str) -> Result<Item, Str
     read_text(path, file)
         .and_then(|text| Document::parse(&text, file))
         .map_err(|e| e.to_string())
-        .and_then(|doc| Item::from_document(stem.to_owned(), file.to_owned(), doc))
+        .and_then(|doc| {
+            Item::from_document(stem.to_owned(), file.to_owned(), doc).map_err(|e| e.to_string())
+        })
 }
 
 /// A parsed file: its name, signature, what it says, and the md5 of its rendering (UTC).

@@ -17,6 +17,8 @@
 use jiff::civil::{Date, Time, Weekday};
 use jiff::{Span, Timestamp, ZonedDateTime};
 
+use crate::time::TriggerTimeError;
+
 /// The longest relative duration accepted (3650 days), in seconds.
 pub(crate) const MAX_RELATIVE_SECONDS: i64 = 3650 * 86_400;
 
@@ -312,9 +314,14 @@ fn weekday_name(w: Weekday) -> &'static str {
     }
 }
 
+/// A time that cannot be meant, for this reason (the words the model reads).
+fn meant(reason: impl Into<String>) -> TriggerTimeError {
+    TriggerTimeError::CannotBeMeant(reason.into())
+}
+
 /// The date a day phrase means at `today`.
-fn resolve_day(day: Day, today: Date) -> Result<Date, String> {
-    let bad = |e: jiff::Error| e.to_string();
+fn resolve_day(day: Day, today: Date) -> Result<Date, TriggerTimeError> {
+    let bad = |e: jiff::Error| meant(e.to_string());
     Ok(match day {
         Day::Today => today,
         Day::Tomorrow => today.tomorrow().map_err(bad)?,
@@ -323,7 +330,7 @@ fn resolve_day(day: Day, today: Date) -> Result<Date, String> {
         Day::NextWeek => today.nth_weekday(1, Weekday::Monday).map_err(bad)?,
         Day::Date { month, day, year } => match year {
             Some(year) => Date::new(year, month, day)
-                .map_err(|_| format!("there is no day {day} in month {month} of {year}"))?,
+                .map_err(|_| meant(format!("there is no day {day} in month {month} of {year}")))?,
             None => {
                 let this_year = Date::new(today.year(), month, day);
                 match this_year {
@@ -332,12 +339,14 @@ fn resolve_day(day: Day, today: Date) -> Result<Date, String> {
                         // Next year's (February 29 waits for a leap year).
                         let mut year = today.year();
                         loop {
-                            year = year.checked_add(1).ok_or("year out of range")?;
+                            year = year.checked_add(1).ok_or(meant("year out of range"))?;
                             if let Ok(date) = Date::new(year, month, day) {
                                 break date;
                             }
                             if year > today.year() + 8 {
-                                return Err(format!("there is no day {day} in month {month}"));
+                                return Err(meant(format!(
+                                    "there is no day {day} in month {month}"
+                                )));
                             }
                         }
                     }
@@ -376,7 +385,7 @@ pub(crate) fn spoken_time(
     input: &str,
     now: &ZonedDateTime,
     day_start: Time,
-) -> Option<Result<Timestamp, String>> {
+) -> Option<Result<Timestamp, TriggerTimeError>> {
     let lower = input.to_lowercase();
     let words: Vec<&str> = lower.split_whitespace().collect();
     let (day, said) = split(&words)?;
@@ -391,7 +400,7 @@ fn resolve(
     day: Day,
     part: Option<Part>,
     said: Option<Said>,
-) -> Result<Timestamp, String> {
+) -> Result<Timestamp, TriggerTimeError> {
     let today = now.date();
     let mut date = resolve_day(day, today)?;
     let (hour, minute) = match (said, part) {
@@ -402,21 +411,21 @@ fn resolve(
         (None, Some(Part::EndOfDay)) => (17, 0),
         (Some(said), Some(Part::Evening { .. })) => {
             let Some((hour, next_day)) = evening_hour(said) else {
-                return Err(format!(
+                return Err(meant(format!(
                     "'{input}' is not in the evening: tonight and this evening mean 17:00 to \
                      04:59 the next morning. Say 'today {t}' or 'tomorrow {t}' for that time",
                     t = shown(said)
-                ));
+                )));
             };
             if next_day == 1 {
-                date = date.tomorrow().map_err(|e| e.to_string())?;
+                date = date.tomorrow().map_err(|e| meant(e.to_string()))?;
             }
             (hour, said.minute)
         }
         (Some(said), part) => {
             if said.midnight {
                 // The coming midnight: the start of the day after.
-                date = date.tomorrow().map_err(|e| e.to_string())?;
+                date = date.tomorrow().map_err(|e| meant(e.to_string()))?;
                 (0, 0)
             } else {
                 let mut hour = said.hour;
@@ -434,18 +443,18 @@ fn resolve(
         .time_zone()
         .to_ambiguous_timestamp(dt)
         .compatible()
-        .map_err(|e| e.to_string())?;
+        .map_err(|e| meant(e.to_string()))?;
     if ts < now.timestamp() && date == today {
         let shown = dt.strftime("%H:%M");
         let example = match day {
             Day::Weekday(w) => format!("next {} {shown}", weekday_name(w)),
             _ => format!("tomorrow {shown}"),
         };
-        return Err(format!(
+        return Err(meant(format!(
             "'{input}' is {shown} today, which has already passed (it is {} now). Give a later \
              time, or another day such as '{example}'",
             now.strftime("%H:%M")
-        ));
+        )));
     }
     Ok(ts)
 }

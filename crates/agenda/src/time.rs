@@ -181,7 +181,7 @@ pub fn parse_trigger_time_with(
             .ok_or_else(invalid);
     }
     if let Some(result) = spoken::spoken_time(trimmed, now, day_start) {
-        return result.map_err(TriggerTimeError::CannotBeMeant);
+        return result;
     }
     Err(invalid())
 }
@@ -205,6 +205,26 @@ impl From<TriggerTimeError> for String {
     fn from(error: TriggerTimeError) -> Self {
         error.to_string()
     }
+}
+
+/// Why a `create_due_item` `trigger_time` was not understood ([`understand_trigger`]); its text
+/// is what the model reads.
+#[derive(Debug, thiserror::Error)]
+pub enum TriggerError {
+    /// Not a form elroy reads: Elroy's `Invalid datetime format` message followed by the forms
+    /// elroy also accepts.
+    #[error(
+        "{0}; elroy also accepts times as people say them (in 2 hours, tomorrow 9am, friday, \
+         tonight at 9, march 20 10:30) and repetitions (every weekday at 9am, every 2 weeks on \
+         monday at 10, 0 9 * * 1-5, RRULE:FREQ=DAILY)"
+    )]
+    Unknown(#[source] TriggerTimeError),
+    /// A one-off time that cannot be meant (or an Elroy form that does not parse).
+    #[error(transparent)]
+    Time(#[from] TriggerTimeError),
+    /// A repetition that cannot be used.
+    #[error(transparent)]
+    Repetition(#[from] crate::RecurrenceError),
 }
 
 /// A `trigger_time` understood ([`understand_trigger`]).
@@ -248,14 +268,14 @@ pub fn format_spoken_instant(ts: Timestamp, tz: &TimeZone) -> String {
 /// [`parse_trigger_time_with`].
 ///
 /// # Errors
-/// The messages of [`crate::parse_repetition`] and [`parse_trigger_time_with`]; a phrase that
-/// is neither gives Elroy's `Invalid datetime format` message followed by the forms elroy also
-/// accepts.
+/// [`TriggerError`]: the errors of [`crate::parse_repetition`] and [`parse_trigger_time_with`];
+/// a phrase that is neither gives Elroy's `Invalid datetime format` message followed by the
+/// forms elroy also accepts.
 pub fn understand_trigger(
     input: &str,
     now: &ZonedDateTime,
     day_start: Time,
-) -> Result<Understood, String> {
+) -> Result<Understood, TriggerError> {
     let trimmed = input.trim();
     if is_elroy_form(trimmed) {
         return Ok(Understood {
@@ -273,12 +293,8 @@ pub fn understand_trigger(
         });
     }
     let at = parse_trigger_time_with(trimmed, now, day_start).map_err(|e| match e {
-        TriggerTimeError::NotATime(_) => format!(
-            "{e}; elroy also accepts times as people say them (in 2 hours, tomorrow 9am, \
-             friday, tonight at 9, march 20 10:30) and repetitions (every weekday at 9am, \
-             every 2 weeks on monday at 10, 0 9 * * 1-5, RRULE:FREQ=DAILY)"
-        ),
-        TriggerTimeError::CannotBeMeant(_) => e.to_string(),
+        TriggerTimeError::NotATime(_) => TriggerError::Unknown(e),
+        TriggerTimeError::CannotBeMeant(_) => TriggerError::Time(e),
     })?;
     Ok(Understood {
         at,

@@ -4,7 +4,10 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-use elroy_agenda::{DEFAULT_DAY_START, Recurrence, format_spoken_instant, parse_repetition};
+use elroy_agenda::{
+    CronProblem, DEFAULT_DAY_START, Recurrence, RecurrenceError, format_spoken_instant,
+    parse_repetition,
+};
 use jiff::tz::TimeZone;
 use jiff::{Timestamp, ZonedDateTime};
 
@@ -257,9 +260,26 @@ fn errors_name_the_fault() {
     ] {
         let err = parse_repetition(bad, &now, DEFAULT_DAY_START)
             .unwrap_or_else(|| panic!("{bad}: not seen as a repetition"))
-            .unwrap_err();
+            .unwrap_err()
+            .to_string();
         assert!(err.contains(needle), "{bad}: {err}");
     }
+    // The kinds behind the words: a cron field out of bounds, a rule the rrule crate refuses.
+    assert!(matches!(
+        parse_repetition("0 25 * * *", &now, DEFAULT_DAY_START),
+        Some(Err(RecurrenceError::Cron {
+            problem: CronProblem::OutOfBounds {
+                min: 0,
+                max: 23,
+                ..
+            },
+            ..
+        }))
+    ));
+    assert!(matches!(
+        parse_repetition("RRULE:FREQ=SOMETIMES", &now, DEFAULT_DAY_START),
+        Some(Err(RecurrenceError::Rule(_)))
+    ));
 }
 
 /// The instant `utc` as a time in `zone`.

@@ -30,7 +30,7 @@ pub(crate) fn run(cli: &Cli, args: &ServeArgs) -> Result<ExitCode, String> {
         options
             .flags
             .push(("user_token".into(), token.to_owned(), "serve.keys".into()));
-        Config::load(&options).map_err(|e| e.to_string())
+        Config::load(&options)
     });
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()

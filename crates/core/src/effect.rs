@@ -170,6 +170,13 @@ pub struct GateCall<'a> {
     pub arguments: &'a Map<String, Value>,
 }
 
+/// A call the permission check did not let run ([`PermissionGate::check`]). Its `Display` is the
+/// refusal the caller reads after `Error invoking tool NAME: ` (`not permitted: …`), made where
+/// the decision is made because the model acts on its words.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct Refused(pub String);
+
 /// The check every call passes before its tool runs, installed on the registry
 /// ([`crate::ToolRegistry::set_permission_gate`]); `elroy-permissions` implements it.
 pub trait PermissionGate: Send + Sync {
@@ -179,7 +186,7 @@ pub trait PermissionGate: Send + Sync {
         &'a self,
         ctx: &'a ToolContext,
         call: GateCall<'a>,
-    ) -> BoxFuture<'a, Result<(), String>>;
+    ) -> BoxFuture<'a, Result<(), Refused>>;
 
     /// Removes secrets (configured API keys) from a result's text before the caller reads it.
     fn redact(&self, _content: &mut String) {}
@@ -233,13 +240,13 @@ impl ToolContext {
     /// installed (a registry used as a library without one).
     ///
     /// # Errors
-    /// The refusal text, as [`PermissionGate::check`] gives it (`not permitted: …`).
+    /// The [`Refused`], as [`PermissionGate::check`] gives it (`not permitted: …`).
     pub async fn check_follow_up(
         &self,
         name: &str,
         effect: ToolEffect,
         arguments: &Map<String, Value>,
-    ) -> Result<(), String> {
+    ) -> Result<(), Refused> {
         let Some(gate) = self.services.get::<InstalledGate>() else {
             return Ok(());
         };

@@ -48,7 +48,7 @@ pub use context::{
 };
 pub use effect::{
     Approval, ApprovalRequest, Approver, CallTarget, Caller, Changes, EffectClass, GateCall,
-    InstalledGate, PermissionGate, ToolEffect,
+    InstalledGate, PermissionGate, Refused, ToolEffect,
 };
 pub use embed::{EmbedError, Embedder};
 pub use error::ToolError;
@@ -58,12 +58,14 @@ pub use message::{
 };
 pub use output::{Effect, ToolOutput, ToolResult};
 pub use registry::{
-    CallObserver, ObservedCall, SYNTHETIC_TOOL_NAMES, SourcedTool, ToolOrigin, ToolRegistry,
-    ToolSource,
+    CallObserver, NameTaken, ObservedCall, SYNTHETIC_TOOL_NAMES, SourcedTool, ToolOrigin,
+    ToolRegistry, ToolSource,
 };
-pub use spec::{ParamSpec, ParamType, ToolSpec};
+pub use spec::{ParamSpec, ParamType, SchemaError, ToolSpec};
 pub use tool::{AsyncTypedTool, BoxFuture, Tool, TypedTool, async_tool, sync_tool};
-pub use validate::{MAX_ARGUMENT_BYTES, ValidatedArgs, ignored_note, validate_arguments};
+pub use validate::{
+    ArgumentError, MAX_ARGUMENT_BYTES, ValidatedArgs, ignored_note, validate_arguments,
+};
 pub use warnings::{
     FileWarning, FileWarningSink, ITEMIZED_WARNINGS, SUMMARY_PATHS, summarize_warnings,
     summarize_warnings_with, thousands,

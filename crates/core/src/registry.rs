@@ -24,6 +24,17 @@ pub const SYNTHETIC_TOOL_NAMES: [&str; 5] = [
     "get_fast_recall",
 ];
 
+/// A plugin tool not registered because its name is taken
+/// ([`ToolRegistry::register_plugin`]): `tool name 'NAME' is already taken by a built-in tool`.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("tool name '{name}' is already taken by {by}")]
+pub struct NameTaken {
+    /// The tool's name.
+    pub name: String,
+    /// What has it: `a built-in tool`, `the plugin PATH`, `the MCP server NAME`.
+    pub by: String,
+}
+
 /// Where a tool comes from.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum ToolOrigin {
@@ -184,9 +195,9 @@ impl ToolRegistry {
     /// Registers a plugin tool from `path`.
     ///
     /// # Errors
-    /// A message when a tool of that name is already registered (built-in tools win; the first
-    /// plugin of a name wins).
-    pub fn register_plugin(&mut self, tool: Arc<dyn Tool>, path: PathBuf) -> Result<(), String> {
+    /// [`NameTaken`] when a tool of that name is already registered (built-in tools win; the
+    /// first plugin of a name wins).
+    pub fn register_plugin(&mut self, tool: Arc<dyn Tool>, path: PathBuf) -> Result<(), NameTaken> {
         let name = tool.spec().name.clone();
         if let Some(existing) = self.builtin.get(&name).or_else(|| self.plugins.get(&name)) {
             let by = match &existing.origin {
@@ -194,7 +205,7 @@ impl ToolRegistry {
                 ToolOrigin::Plugin { path } => format!("the plugin {}", path.display()),
                 ToolOrigin::Mcp { server, .. } => format!("the MCP server {server}"),
             };
-            return Err(format!("tool name '{name}' is already taken by {by}"));
+            return Err(NameTaken { name, by });
         }
         self.plugins.insert(
             name,
@@ -394,7 +405,7 @@ impl ToolRegistry {
         };
         match validate_arguments(tool.spec(), raw_arguments) {
             Ok(args) => self.run(tool.as_ref(), &origin, args, ctx).await,
-            Err(message) => ToolResult::error(name, &message),
+            Err(e) => ToolResult::error(name, &e.to_string()),
         }
     }
 
@@ -411,7 +422,7 @@ impl ToolRegistry {
         };
         match validate_value(tool.spec(), arguments) {
             Ok(args) => self.run(tool.as_ref(), &origin, args, ctx).await,
-            Err(message) => ToolResult::error(name, &message),
+            Err(e) => ToolResult::error(name, &e.to_string()),
         }
     }
 
@@ -440,7 +451,7 @@ impl ToolRegistry {
                 arguments: args.as_map(),
             };
             if let Err(refusal) = gate.check(ctx, call).await {
-                return ToolResult::error(&tool.spec().name, &refusal);
+                return ToolResult::error(&tool.spec().name, &refusal.to_string());
             }
         }
         let observed = self
@@ -662,7 +673,8 @@ mod tests {
         assert!(
             r.register_plugin(sync_tool(Pwd), "/p/pwd".into())
                 .unwrap_err()
-                .contains("built-in")
+                .by
+                == "a built-in tool"
         );
         r.exclude(&["pwd"]);
         r.register_plugin(sync_tool(Pwd), "/p/pwd".into()).unwrap();

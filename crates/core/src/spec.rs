@@ -215,20 +215,18 @@ impl ToolSpec {
     /// and the bare function object (`{"name","description","parameters"}`).
     ///
     /// # Errors
-    /// A message naming what is missing or mistyped.
-    pub fn from_json(value: &Value) -> Result<Self, String> {
+    /// [`SchemaError`], naming what is missing or mistyped.
+    pub fn from_json(value: &Value) -> Result<Self, SchemaError> {
         let function = match value.get("function") {
             Some(f) => f,
             None => value,
         };
-        let obj = function
-            .as_object()
-            .ok_or("the schema is not a JSON object")?;
+        let obj = function.as_object().ok_or(SchemaError::NotObject)?;
         let name = obj
             .get("name")
             .and_then(Value::as_str)
             .filter(|n| !n.is_empty())
-            .ok_or("the schema has no \"name\" string")?;
+            .ok_or(SchemaError::NoName)?;
         let description = obj
             .get("description")
             .and_then(Value::as_str)
@@ -247,15 +245,15 @@ impl ToolSpec {
     /// parameters (`"properties": {}`).
     ///
     /// # Errors
-    /// A message naming what is mistyped (`parameters.properties` not an object, a required
-    /// name that is not a property, …).
+    /// [`SchemaError`], naming what is mistyped (`parameters.properties` not an object, a
+    /// required name that is not a property, …).
     pub fn from_input_schema(
         name: &str,
         description: &str,
         parameters: &Value,
-    ) -> Result<Self, String> {
+    ) -> Result<Self, SchemaError> {
         let Value::Object(parameters) = parameters else {
-            return Err("\"parameters\" must be an object".into());
+            return Err(SchemaError::ParametersNotObject);
         };
         let mut spec = ToolSpec::new(name, description, Some(Self::params_from_json(parameters)?));
         spec.parameters_extra = parameters
@@ -266,28 +264,25 @@ impl ToolSpec {
         Ok(spec)
     }
 
-    fn params_from_json(parameters: &Map<String, Value>) -> Result<Vec<ParamSpec>, String> {
+    fn params_from_json(parameters: &Map<String, Value>) -> Result<Vec<ParamSpec>, SchemaError> {
         let properties = match parameters.get("properties") {
             None | Some(Value::Null) => Map::new(),
             Some(Value::Object(p)) => p.clone(),
-            Some(_) => return Err("\"parameters.properties\" must be an object".into()),
+            Some(_) => return Err(SchemaError::PropertiesNotObject),
         };
         let required: Vec<&str> = match parameters.get("required") {
             None | Some(Value::Null) => Vec::new(),
             Some(Value::Array(r)) => r
                 .iter()
-                .map(|v| {
-                    v.as_str()
-                        .ok_or("\"parameters.required\" must list strings")
-                })
+                .map(|v| v.as_str().ok_or(SchemaError::RequiredNotStrings))
                 .collect::<Result<_, _>>()?,
-            Some(_) => return Err("\"parameters.required\" must be an array".into()),
+            Some(_) => return Err(SchemaError::RequiredNotArray),
         };
         let mut out = Vec::with_capacity(properties.len());
         for (name, schema) in properties {
             let schema = schema
                 .as_object()
-                .ok_or_else(|| format!("property '{name}' must be an object"))?;
+                .ok_or_else(|| SchemaError::PropertyNotObject(name.clone()))?;
             let ty = schema
                 .get("type")
                 .and_then(Value::as_str)
@@ -305,12 +300,43 @@ impl ToolSpec {
             });
         }
         if let Some(missing) = required.iter().find(|r| !out.iter().any(|p| p.name == **r)) {
-            return Err(format!(
-                "required parameter '{missing}' is not in properties"
-            ));
+            return Err(SchemaError::RequiredNotProperty((*missing).to_owned()));
         }
         Ok(out)
     }
+}
+
+/// Why a tool's JSON schema was not read ([`ToolSpec::from_json`],
+/// [`ToolSpec::from_input_schema`]); the text names what is missing or mistyped.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum SchemaError {
+    /// The schema is not a JSON object.
+    #[error("the schema is not a JSON object")]
+    NotObject,
+    /// The schema has no non-empty `name` string.
+    #[error("the schema has no \"name\" string")]
+    NoName,
+    /// `parameters` is not an object.
+    #[error("\"parameters\" must be an object")]
+    ParametersNotObject,
+    /// `parameters.type` is not `object` (plugins must say it).
+    #[error("\"parameters.type\" must be \"object\"")]
+    ParametersTypeNotObject,
+    /// `parameters.properties` is not an object.
+    #[error("\"parameters.properties\" must be an object")]
+    PropertiesNotObject,
+    /// `parameters.required` lists something other than strings.
+    #[error("\"parameters.required\" must list strings")]
+    RequiredNotStrings,
+    /// `parameters.required` is not an array.
+    #[error("\"parameters.required\" must be an array")]
+    RequiredNotArray,
+    /// A property's schema (named) is not an object.
+    #[error("property '{0}' must be an object")]
+    PropertyNotObject(String),
+    /// A required name that is not a property.
+    #[error("required parameter '{0}' is not in properties")]
+    RequiredNotProperty(String),
 }
 
 #[cfg(test)]
@@ -371,6 +397,10 @@ mod tests {
             serde_json::json!({"name":"x","parameters":{"properties":{},"required":["y"]}});
         assert_eq!(
             ToolSpec::from_json(&bad_required).unwrap_err(),
+            SchemaError::RequiredNotProperty("y".into())
+        );
+        assert_eq!(
+            ToolSpec::from_json(&bad_required).unwrap_err().to_string(),
             "required parameter 'y' is not in properties"
         );
     }

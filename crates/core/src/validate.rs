@@ -9,6 +9,75 @@ use crate::{ParamType, ToolSpec};
 /// (`docs/tool-rules.md#argument-validation` step 1).
 pub const MAX_ARGUMENT_BYTES: usize = 1_048_576;
 
+/// Why a call's arguments were refused (`docs/tool-rules.md#argument-validation`). Its `Display`
+/// is the message that follows `Error invoking tool {name}: `, for example
+/// `missing required argument 'text'`; `unknown` lists the dropped arguments' descriptions that
+/// follow it (`; unknown argument 'txt' — did you mean 'text'?`).
+#[derive(Debug, thiserror::Error)]
+pub enum ArgumentError {
+    /// The raw text is longer than [`MAX_ARGUMENT_BYTES`].
+    #[error(
+        "arguments exceed the {MAX_ARGUMENT_BYTES}-byte limit ({received} bytes received); the call was not executed"
+    )]
+    TooLong {
+        /// The length received, in bytes.
+        received: usize,
+    },
+    /// The raw text is not JSON.
+    #[error("arguments are not valid JSON ({received} bytes received); the call was not executed")]
+    NotJson {
+        /// The length received, in bytes.
+        received: usize,
+        /// The parser's error.
+        #[source]
+        source: serde_json::Error,
+    },
+    /// The arguments are JSON but not an object.
+    #[error("arguments must be a JSON object, got {kind}")]
+    NotObject {
+        /// The JSON kind received (`array`, `string`, …).
+        kind: &'static str,
+    },
+    /// A required argument is absent (or null).
+    #[error("missing required argument '{name}'{}", with_unknown(.unknown))]
+    Missing {
+        /// The parameter's name.
+        name: String,
+        /// Descriptions of the unknown arguments given.
+        unknown: Vec<String>,
+    },
+    /// An argument's value is not of its declared type and cannot be coerced.
+    #[error("argument '{name}' must be {} {}, got {got}{}", article(*.expected), .expected.as_str(), with_unknown(.unknown))]
+    WrongType {
+        /// The parameter's name.
+        name: String,
+        /// Its declared type.
+        expected: ParamType,
+        /// The value received, as compact JSON cut to 50 characters.
+        got: String,
+        /// Descriptions of the unknown arguments given.
+        unknown: Vec<String>,
+    },
+}
+
+/// `; ` and the unknown arguments' descriptions, or nothing.
+fn with_unknown(unknown: &[String]) -> String {
+    if unknown.is_empty() {
+        String::new()
+    } else {
+        format!("; {}", unknown.join("; "))
+    }
+}
+
+/// The article before a type's name (`an integer`, `a string`).
+fn article(ty: ParamType) -> &'static str {
+    if ty == ParamType::Integer || ty == ParamType::Object || ty == ParamType::Array {
+        "an"
+    } else {
+        "a"
+    }
+}
+
 /// Arguments that passed validation: a JSON object holding only the schema's properties, with empty
 /// optionals removed, required ones present and every value of its declared type (coerced where D3
 /// allows).
@@ -92,24 +161,24 @@ fn edit_distance(a: &str, b: &str) -> usize {
 /// `None`, `""` and whitespace-only text mean `{}`.
 ///
 /// # Errors
-/// The first problem found, as the message that follows `Error invoking tool {name}: `, for
-/// example `missing required argument 'text'` or `arguments must be a JSON object, got array`.
-pub fn validate_arguments(spec: &ToolSpec, raw: Option<&str>) -> Result<ValidatedArgs, String> {
+/// The first problem found ([`ArgumentError`]), whose text follows `Error invoking tool {name}: `,
+/// for example `missing required argument 'text'` or `arguments must be a JSON object, got array`.
+pub fn validate_arguments(
+    spec: &ToolSpec,
+    raw: Option<&str>,
+) -> Result<ValidatedArgs, ArgumentError> {
     let raw = raw.unwrap_or("");
     if raw.len() > MAX_ARGUMENT_BYTES {
-        return Err(format!(
-            "arguments exceed the {MAX_ARGUMENT_BYTES}-byte limit ({} bytes received); the call was not executed",
-            raw.len()
-        ));
+        return Err(ArgumentError::TooLong {
+            received: raw.len(),
+        });
     }
     if raw.trim().is_empty() {
         return validate_value(spec, Value::Object(Map::new()));
     }
-    let value: Value = serde_json::from_str(raw).map_err(|_| {
-        format!(
-            "arguments are not valid JSON ({} bytes received); the call was not executed",
-            raw.len()
-        )
+    let value: Value = serde_json::from_str(raw).map_err(|source| ArgumentError::NotJson {
+        received: raw.len(),
+        source,
     })?;
     validate_value(spec, value)
 }
@@ -119,14 +188,11 @@ pub fn validate_arguments(spec: &ToolSpec, raw: Option<&str>) -> Result<Validate
 ///
 /// # Errors
 /// As [`validate_arguments`].
-pub fn validate_value(spec: &ToolSpec, value: Value) -> Result<ValidatedArgs, String> {
+pub fn validate_value(spec: &ToolSpec, value: Value) -> Result<ValidatedArgs, ArgumentError> {
     let mut input = match value {
         Value::Object(map) => map,
         other => {
-            return Err(format!(
-                "arguments must be a JSON object, got {}",
-                kind(&other)
-            ));
+            return Err(ArgumentError::NotObject { kind: kind(&other) });
         }
     };
     let params = spec.params.as_deref().unwrap_or_default();
@@ -149,21 +215,14 @@ pub fn validate_value(spec: &ToolSpec, value: Value) -> Result<ValidatedArgs, St
         out.insert(param.name.clone(), value);
     }
     let unknown = describe_unknown(&unknown_keys, params);
-    let with_unknown = |message: String| {
-        if unknown.is_empty() {
-            message
-        } else {
-            format!("{message}; {}", unknown.join("; "))
-        }
-    };
     if let Some(missing) = params
         .iter()
         .find(|p| p.required && !out.contains_key(&p.name))
     {
-        return Err(with_unknown(format!(
-            "missing required argument '{}'",
-            missing.name
-        )));
+        return Err(ArgumentError::Missing {
+            name: missing.name.clone(),
+            unknown,
+        });
     }
     for param in params {
         let (Some(ty), Some(value)) = (param.ty, out.get_mut(&param.name)) else {
@@ -172,20 +231,12 @@ pub fn validate_value(spec: &ToolSpec, value: Value) -> Result<ValidatedArgs, St
         match coerce(ty, value) {
             Some(coerced) => *value = coerced,
             None => {
-                let article = if ty == ParamType::Integer
-                    || ty == ParamType::Object
-                    || ty == ParamType::Array
-                {
-                    "an"
-                } else {
-                    "a"
-                };
-                return Err(with_unknown(format!(
-                    "argument '{}' must be {article} {}, got {}",
-                    param.name,
-                    ty.as_str(),
-                    preview(value)
-                )));
+                return Err(ArgumentError::WrongType {
+                    name: param.name.clone(),
+                    expected: ty,
+                    got: preview(value),
+                    unknown,
+                });
             }
         }
     }
@@ -323,7 +374,9 @@ mod tests {
     }
 
     fn err(raw: &str) -> String {
-        validate_arguments(&spec(), Some(raw)).unwrap_err()
+        validate_arguments(&spec(), Some(raw))
+            .unwrap_err()
+            .to_string()
     }
 
     #[test]
@@ -341,9 +394,40 @@ mod tests {
     #[test]
     fn not_json_and_cut_off() {
         assert_eq!(
-            validate_arguments(&spec(), Some(r#"{"memory_name":"#)).unwrap_err(),
+            err(r#"{"memory_name":"#),
             "arguments are not valid JSON (15 bytes received); the call was not executed"
         );
+    }
+
+    /// The kinds behind the words: callers match on these, never on the text.
+    #[test]
+    fn refusals_are_kinds() {
+        let refused = |raw: &str| validate_arguments(&spec(), Some(raw)).unwrap_err();
+        assert!(matches!(
+            refused("{"),
+            ArgumentError::NotJson { received: 1, .. }
+        ));
+        assert!(matches!(
+            refused("[1]"),
+            ArgumentError::NotObject { kind: "array" }
+        ));
+        assert!(matches!(
+            refused("7"),
+            ArgumentError::NotObject { kind: "number" }
+        ));
+        assert!(matches!(
+            refused(r#"{"nam":"x"}"#),
+            ArgumentError::Missing { ref name, ref unknown } if name == "name" && unknown.len() == 1
+        ));
+        assert!(matches!(
+            refused(r#"{"name":"x","id":"two"}"#),
+            ArgumentError::WrongType { ref name, expected: ParamType::Integer, .. } if name == "id"
+        ));
+        let long = "x".repeat(MAX_ARGUMENT_BYTES + 1);
+        assert!(matches!(
+            refused(&long),
+            ArgumentError::TooLong { received } if received == MAX_ARGUMENT_BYTES + 1
+        ));
     }
 
     #[test]

@@ -93,10 +93,6 @@ pub struct ModelIdentity {
 /// [`LoadError::Corrupt`] when `config.json` is not JSON or the safetensors header cannot be read.
 pub fn model_identity(dir: &Path) -> Result<ModelIdentity, LoadError> {
     crate::check_files(dir)?;
-    let corrupt = |file: &str, e: &dyn std::fmt::Display| LoadError::Corrupt {
-        dir: dir.to_path_buf(),
-        reason: format!("{file}: {e}"),
-    };
     let mut digests = Vec::with_capacity(HASHED_FILES.len());
     let mut config = None;
     for (file, required) in HASHED_FILES {
@@ -105,7 +101,7 @@ pub fn model_identity(dir: &Path) -> Result<ModelIdentity, LoadError> {
                 if file == "config.json" {
                     config = Some(
                         serde_json::from_slice::<serde_json::Value>(&bytes)
-                            .map_err(|e| corrupt(file, &e))?,
+                            .map_err(|e| LoadError::corrupt(dir, "config.json", e))?,
                     );
                 }
                 digests.push((file, Some(<[u8; 32]>::from(Sha256::digest(&bytes)))));
@@ -113,13 +109,13 @@ pub fn model_identity(dir: &Path) -> Result<ModelIdentity, LoadError> {
             Err(e) if !required && e.kind() == std::io::ErrorKind::NotFound => {
                 digests.push((file, None));
             }
-            Err(e) => return Err(LoadError::io(dir, file, &e)),
+            Err(e) => return Err(LoadError::io(dir, file, e)),
         }
     }
     let mut weights = File::open(dir.join("model.safetensors"))
-        .map_err(|e| LoadError::io(dir, "model.safetensors", &e))?;
-    let fingerprint =
-        fingerprint_of(&digests, &mut weights).map_err(|e| corrupt("model.safetensors", &e))?;
+        .map_err(|e| LoadError::io(dir, "model.safetensors", e))?;
+    let fingerprint = fingerprint_of(&digests, &mut weights)
+        .map_err(|e| LoadError::corrupt(dir, "model.safetensors", e))?;
     let name = name_for(&fingerprint, config.as_ref());
     Ok(ModelIdentity { fingerprint, name })
 }
@@ -129,7 +125,7 @@ pub fn model_identity(dir: &Path) -> Result<ModelIdentity, LoadError> {
 pub(crate) fn fingerprint_of(
     digests: &[(&str, Option<[u8; 32]>)],
     weights: &mut File,
-) -> Result<String, String> {
+) -> Result<String, crate::WeightsError> {
     let mut hash = Sha256::new();
     hash.update(VERSION);
     for (file, digest) in digests {
@@ -151,7 +147,10 @@ pub(crate) fn fingerprint_of(
         weights
             .seek(SeekFrom::Start(start))
             .and_then(|_| weights.read_exact(&mut buf))
-            .map_err(|e| format!("reading the tensors: {e}"))?;
+            .map_err(|source| crate::WeightsError::Io {
+                context: "reading the tensors",
+                source,
+            })?;
         hash.update(&buf);
     }
     Ok(hex(&hash.finalize()))

@@ -22,10 +22,12 @@ use candle_nn::{LayerNorm, VarBuilder};
 use candle_transformers::models::bert::{BertEncoder, Config};
 use tokenizers::Tokenizer;
 
+mod error;
 mod identity;
 #[cfg(any(test, feature = "test-support"))]
 pub mod test_support;
 
+pub use error::{EmbedTextError, LoadError, WeightsError};
 pub use identity::{DEFAULT_MODEL_FINGERPRINT, ModelIdentity, UNAVAILABLE_MODEL, model_identity};
 
 /// The default model's directory name under `$ELROY_HOME/models/`.
@@ -39,73 +41,6 @@ pub const MODEL_FILES: [&str; 3] = ["config.json", "tokenizer.json", "model.safe
 /// sentence-transformers does.
 pub const DEFAULT_MAX_TOKENS: usize = 256;
 
-/// Why a model directory could not be loaded.
-#[derive(Debug, thiserror::Error)]
-pub enum LoadError {
-    /// The directory or one of [`MODEL_FILES`] does not exist.
-    #[error("no embedding model at {}: {missing} is missing", dir.display())]
-    Missing {
-        /// The model directory.
-        dir: PathBuf,
-        /// The first missing file.
-        missing: String,
-    },
-    /// The directory or one of its files exists but cannot be read (permission denied, or
-    /// whatever else the system says): `path` is what failed, the directory itself when it
-    /// cannot be entered.
-    #[error("the embedding model at {} cannot be read: {}: {reason}", dir.display(), path.display())]
-    Unreadable {
-        /// The model directory.
-        dir: PathBuf,
-        /// The file or directory that cannot be read.
-        path: PathBuf,
-        /// The system's words.
-        reason: String,
-    },
-    /// A file exists but cannot be used (truncated weights, invalid JSON, a model that is not
-    /// BERT-shaped).
-    #[error("the embedding model at {} cannot be used: {reason}", dir.display())]
-    Corrupt {
-        /// The model directory.
-        dir: PathBuf,
-        /// What failed, with the file.
-        reason: String,
-    },
-    /// The directory's files changed after [`LazyEmbedder`] took the model's name from them:
-    /// loading them now would store vectors of one model under the name of another.
-    #[error(
-        "the embedding model at {} changed while elroy was running (it is now {now}, not {was}); restart elroy to use it",
-        dir.display()
-    )]
-    Changed {
-        /// The model directory.
-        dir: PathBuf,
-        /// The name taken when the process started.
-        was: String,
-        /// The name of the files there now.
-        now: String,
-    },
-}
-
-impl LoadError {
-    /// An I/O error on `file` of `dir`: [`LoadError::Missing`] when it does not exist,
-    /// [`LoadError::Unreadable`] otherwise.
-    fn io(dir: &Path, file: &str, e: &std::io::Error) -> Self {
-        if e.kind() == std::io::ErrorKind::NotFound {
-            LoadError::Missing {
-                dir: dir.to_path_buf(),
-                missing: file.to_owned(),
-            }
-        } else {
-            LoadError::Unreadable {
-                dir: dir.to_path_buf(),
-                path: dir.join(file),
-                reason: e.to_string(),
-            }
-        }
-    }
-}
-
 /// Checks that `dir` holds every one of [`MODEL_FILES`] as a file elroy can look at: the first
 /// that does not exist is [`LoadError::Missing`] (so is every file of a directory that does not
 /// exist); one the system refuses is [`LoadError::Unreadable`], naming the directory when it is
@@ -115,23 +50,23 @@ fn check_files(dir: &Path) -> Result<(), LoadError> {
         match std::fs::metadata(dir.join(file)) {
             Ok(meta) if meta.is_file() => {}
             Ok(_) => {
-                return Err(LoadError::Corrupt {
+                return Err(LoadError::NotAFile {
                     dir: dir.to_path_buf(),
-                    reason: format!("{file} is not a file"),
+                    file,
                 });
             }
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-                return Err(LoadError::io(dir, file, &e));
+                return Err(LoadError::io(dir, file, e));
             }
             Err(e) => {
                 if let Err(dir_error) = std::fs::read_dir(dir) {
                     return Err(LoadError::Unreadable {
                         dir: dir.to_path_buf(),
                         path: dir.to_path_buf(),
-                        reason: dir_error.to_string(),
+                        source: dir_error,
                     });
                 }
-                return Err(LoadError::io(dir, file, &e));
+                return Err(LoadError::io(dir, file, e));
             }
         }
     }
@@ -175,24 +110,31 @@ struct WordRows {
 
 impl WordRows {
     /// The rows of `ids` as a `[1, ids.len(), hidden]` tensor.
-    fn rows(&self, ids: &[u32]) -> Result<Tensor, String> {
+    fn rows(&self, ids: &[u32]) -> Result<Tensor, WeightsError> {
         let mut data = vec![0f32; ids.len() * self.hidden];
         let mut file = self.file.lock().unwrap_or_else(|e| e.into_inner());
         for (row, &id) in data.chunks_exact_mut(self.hidden).zip(ids) {
             let id = id as usize;
             if id >= self.vocab {
-                return Err(format!(
-                    "token id {id} is outside the vocabulary ({})",
-                    self.vocab
-                ));
+                return Err(WeightsError::OutsideVocabulary {
+                    id,
+                    vocab: self.vocab,
+                });
             }
             let at = self.offset + (id * self.hidden * 4) as u64;
             file.seek(SeekFrom::Start(at))
                 .and_then(|_| file.read_exact(bytemuck::cast_slice_mut(row)))
-                .map_err(|e| format!("reading model.safetensors: {e}"))?;
+                .map_err(|source| WeightsError::Io {
+                    context: "reading model.safetensors",
+                    source,
+                })?;
         }
         from_le(&mut data);
-        Tensor::from_vec(data, (1, ids.len(), self.hidden), &Device::Cpu).map_err(|e| e.to_string())
+        Ok(Tensor::from_vec(
+            data,
+            (1, ids.len(), self.hidden),
+            &Device::Cpu,
+        )?)
     }
 }
 
@@ -228,31 +170,36 @@ struct Header {
 }
 
 /// Reads the header of the safetensors file `file` (from its start).
-fn read_header(file: &mut File) -> Result<Header, String> {
-    let file_len = file.metadata().map_err(|e| e.to_string())?.len();
-    file.seek(SeekFrom::Start(0)).map_err(|e| e.to_string())?;
+fn read_header(file: &mut File) -> Result<Header, WeightsError> {
+    let io = |context| move |source| WeightsError::Io { context, source };
+    let file_len = file.metadata().map_err(io(""))?.len();
+    file.seek(SeekFrom::Start(0)).map_err(io(""))?;
     let mut n = [0u8; 8];
-    file.read_exact(&mut n)
-        .map_err(|e| format!("no header: {e}"))?;
+    file.read_exact(&mut n).map_err(io("no header"))?;
     let header_len = u64::from_le_bytes(n);
     if header_len > 100_000_000 || 8 + header_len > file_len {
-        return Err("the header is longer than the file".into());
+        return Err(WeightsError::HeaderTooLong);
     }
     let mut raw = vec![0u8; 8 + header_len as usize];
     raw[..8].copy_from_slice(&n);
-    file.read_exact(&mut raw[8..]).map_err(|e| e.to_string())?;
-    let mut entries: HashMap<String, serde_json::Value> =
-        serde_json::from_slice(&raw[8..]).map_err(|e| format!("header: {e}"))?;
+    file.read_exact(&mut raw[8..]).map_err(io(""))?;
+    let mut entries: HashMap<String, serde_json::Value> = serde_json::from_slice(&raw[8..])
+        .map_err(|source| WeightsError::Json {
+            name: "header".into(),
+            source,
+        })?;
     entries.remove("__metadata__");
     let data_start = 8 + header_len;
     let mut tensors = Vec::with_capacity(entries.len());
     for (name, value) in entries {
-        let entry: TensorEntry =
-            serde_json::from_value(value).map_err(|e| format!("{name}: {e}"))?;
+        let entry: TensorEntry = match serde_json::from_value(value) {
+            Ok(entry) => entry,
+            Err(source) => return Err(WeightsError::Json { name, source }),
+        };
         let [start, end] = entry.data_offsets;
         // Checked sums: offsets come from the file.
         if end < start || data_start.checked_add(end).is_none_or(|e| e > file_len) {
-            return Err(format!("{name} lies outside the file (truncated?)"));
+            return Err(WeightsError::OutsideFile(name));
         }
         tensors.push((name, entry, data_start + start, data_start + end));
     }
@@ -266,7 +213,7 @@ fn read_header(file: &mut File) -> Result<Header, String> {
 /// The F32 tensors of a safetensors file: `(name, shape, absolute byte range)`, every range
 /// checked against the file's length (tensors of other types are left out: a weight the model
 /// needs that is not F32 is then named as missing).
-fn read_index(file: &mut File) -> Result<HashMap<String, TensorAt>, String> {
+fn read_index(file: &mut File) -> Result<HashMap<String, TensorAt>, WeightsError> {
     let mut out = HashMap::new();
     for (name, entry, start, end) in read_header(file)?.tensors {
         // Only F32 tensors are read (`embeddings.position_ids`, I64, is not used).
@@ -275,11 +222,11 @@ fn read_index(file: &mut File) -> Result<HashMap<String, TensorAt>, String> {
         }
         let elements: usize = entry.shape.iter().product();
         if end - start != elements as u64 * 4 {
-            return Err(format!(
-                "{name}: {} bytes for shape {:?}",
-                end - start,
-                entry.shape
-            ));
+            return Err(WeightsError::SizeMismatch {
+                name,
+                bytes: end - start,
+                shape: entry.shape,
+            });
         }
         out.insert(name, (entry.shape, start, end));
     }
@@ -287,13 +234,21 @@ fn read_index(file: &mut File) -> Result<HashMap<String, TensorAt>, String> {
 }
 
 /// Reads one F32 tensor straight into its storage (no intermediate copy of the file).
-fn read_tensor(file: &mut File, shape: &[usize], start: u64, end: u64) -> Result<Tensor, String> {
+fn read_tensor(
+    file: &mut File,
+    shape: &[usize],
+    start: u64,
+    end: u64,
+) -> Result<Tensor, WeightsError> {
     let mut data = vec![0f32; ((end - start) / 4) as usize];
     file.seek(SeekFrom::Start(start))
         .and_then(|_| file.read_exact(bytemuck::cast_slice_mut(&mut data)))
-        .map_err(|e| e.to_string())?;
+        .map_err(|source| WeightsError::Io {
+            context: "",
+            source,
+        })?;
     from_le(&mut data);
-    Tensor::from_vec(data, shape, &Device::Cpu).map_err(|e| e.to_string())
+    Ok(Tensor::from_vec(data, shape, &Device::Cpu)?)
 }
 
 impl BuiltinEmbedder {
@@ -309,18 +264,14 @@ impl BuiltinEmbedder {
     /// [`LoadError::Corrupt`] when a file cannot be parsed or the weights do not fit the config.
     pub fn load(dir: &Path) -> Result<Self, LoadError> {
         let name = model_identity(dir)?.name;
-        let corrupt = |file: &str, e: &dyn std::fmt::Display| LoadError::Corrupt {
-            dir: dir.to_path_buf(),
-            reason: format!("{file}: {e}"),
-        };
         let config_text = std::fs::read_to_string(dir.join("config.json"))
-            .map_err(|e| LoadError::io(dir, "config.json", &e))?;
-        let config: Config =
-            serde_json::from_str(&config_text).map_err(|e| corrupt("config.json", &e))?;
-        let weights = |e: &dyn std::fmt::Display| corrupt("model.safetensors", e);
+            .map_err(|e| LoadError::io(dir, "config.json", e))?;
+        let config: Config = serde_json::from_str(&config_text)
+            .map_err(|e| LoadError::corrupt(dir, "config.json", e))?;
+        let weights = |e: WeightsError| LoadError::corrupt(dir, "model.safetensors", e);
         let mut file = File::open(dir.join("model.safetensors"))
-            .map_err(|e| LoadError::io(dir, "model.safetensors", &e))?;
-        let index = read_index(&mut file).map_err(|e| weights(&e))?;
+            .map_err(|e| LoadError::io(dir, "model.safetensors", e))?;
+        let index = read_index(&mut file).map_err(weights)?;
         let prefix = if index.contains_key("bert.embeddings.word_embeddings.weight") {
             "bert."
         } else {
@@ -331,13 +282,15 @@ impl BuiltinEmbedder {
             let full = format!("{prefix}{name}");
             let (have, start, end) = index
                 .get(&full)
-                .ok_or_else(|| weights(&format!("{full} is missing")))?;
+                .ok_or_else(|| weights(WeightsError::Missing(full.clone())))?;
             if have != shape {
-                return Err(weights(&format!(
-                    "{full} has shape {have:?}, not {shape:?}"
-                )));
+                return Err(weights(WeightsError::Shape {
+                    name: full,
+                    have: have.clone(),
+                    want: shape.to_vec(),
+                }));
             }
-            read_tensor(file, have, *start, *end).map_err(|e| weights(&e))
+            read_tensor(file, have, *start, *end).map_err(weights)
         };
         let positions = get(
             &mut file,
@@ -350,7 +303,7 @@ impl BuiltinEmbedder {
             &[config.type_vocab_size, hidden],
         )?
         .get(0)
-        .map_err(|e| weights(&e))?;
+        .map_err(|e| weights(e.into()))?;
         let layer_norm = LayerNorm::new(
             get(&mut file, "embeddings.LayerNorm.weight", &[hidden])?,
             get(&mut file, "embeddings.LayerNorm.bias", &[hidden])?,
@@ -360,14 +313,13 @@ impl BuiltinEmbedder {
         let mut encoder_tensors = HashMap::new();
         for (name, (shape, start, end)) in &index {
             if name.starts_with(&encoder_prefix) {
-                let tensor =
-                    read_tensor(&mut file, shape, *start, *end).map_err(|e| weights(&e))?;
+                let tensor = read_tensor(&mut file, shape, *start, *end).map_err(weights)?;
                 encoder_tensors.insert(name.clone(), tensor);
             }
         }
         let vb = VarBuilder::from_tensors(encoder_tensors, DType::F32, &Device::Cpu);
         let encoder = BertEncoder::load(vb.pp(format!("{prefix}encoder")), &config)
-            .map_err(|e| weights(&e))?;
+            .map_err(|e| weights(e.into()))?;
         let words_name = format!("{prefix}embeddings.word_embeddings.weight");
         let words = match index.get(&words_name) {
             Some((shape, start, _)) if *shape == [config.vocab_size, hidden] => WordRows {
@@ -377,16 +329,17 @@ impl BuiltinEmbedder {
                 hidden,
             },
             Some((shape, ..)) => {
-                return Err(weights(&format!(
-                    "{words_name} has shape {shape:?}, not {:?}",
-                    [config.vocab_size, hidden]
-                )));
+                return Err(weights(WeightsError::Shape {
+                    name: words_name,
+                    have: shape.clone(),
+                    want: vec![config.vocab_size, hidden],
+                }));
             }
-            None => return Err(weights(&format!("{words_name} is missing"))),
+            None => return Err(weights(WeightsError::Missing(words_name))),
         };
         // Parsed last: the weights' errors come first, and this is the slowest step left.
         let mut tokenizer = Tokenizer::from_file(dir.join("tokenizer.json"))
-            .map_err(|e| corrupt("tokenizer.json", &e))?;
+            .map_err(|e| LoadError::corrupt(dir, "tokenizer.json", e))?;
         let max_tokens = max_tokens(dir).min(config.max_position_embeddings);
         tokenizer.with_padding(None);
         tokenizer
@@ -394,7 +347,7 @@ impl BuiltinEmbedder {
                 max_length: max_tokens,
                 ..tokenizers::TruncationParams::default()
             }))
-            .map_err(|e| corrupt("tokenizer.json", &e))?;
+            .map_err(|e| LoadError::corrupt(dir, "tokenizer.json", e))?;
         Ok(BuiltinEmbedder {
             name,
             tokenizer,
@@ -411,15 +364,15 @@ impl BuiltinEmbedder {
     /// tokenizer's `[CLS]`/`[SEP]`), at most `max_seq_length` tokens.
     ///
     /// # Errors
-    /// A message when tokenizing, reading the word rows or the forward pass fails.
-    pub fn embed_text(&self, text: &str) -> Result<Vec<f32>, String> {
+    /// [`EmbedTextError`] when tokenizing, reading the word rows or the forward pass fails.
+    pub fn embed_text(&self, text: &str) -> Result<Vec<f32>, EmbedTextError> {
         let encoding = self
             .tokenizer
             .encode(text, true)
-            .map_err(|e| format!("tokenizing failed: {e}"))?;
+            .map_err(EmbedTextError::Tokenize)?;
         let ids = encoding.get_ids();
         if ids.is_empty() {
-            return Err("the text has no tokens".into());
+            return Err(EmbedTextError::NoTokens);
         }
         let words = self.words.rows(ids)?;
         let run = || -> candle_core::Result<Vec<f32>> {
@@ -441,7 +394,7 @@ impl BuiltinEmbedder {
             }
             Ok(v)
         };
-        run().map_err(|e| format!("the forward pass failed: {e}"))
+        run().map_err(EmbedTextError::Forward)
     }
 
     /// The model name stored with each vector (see [`model_identity`]).
@@ -456,7 +409,7 @@ impl elroy_core::Embedder for BuiltinEmbedder {
     }
 
     fn embed(&self, text: &str) -> Result<Vec<f32>, elroy_core::EmbedError> {
-        self.embed_text(text).map_err(elroy_core::EmbedError)
+        Ok(self.embed_text(text)?)
     }
 }
 
@@ -482,7 +435,7 @@ pub type OnLoadError = Box<dyn Fn(&LoadError) + Send + Sync>;
 pub struct LazyEmbedder {
     dir: PathBuf,
     name: std::sync::OnceLock<String>,
-    loaded: std::sync::OnceLock<Result<BuiltinEmbedder, String>>,
+    loaded: std::sync::OnceLock<Result<BuiltinEmbedder, LoadError>>,
     on_error: OnLoadError,
 }
 
@@ -518,8 +471,8 @@ impl LazyEmbedder {
     /// The loaded model, loading it on the first call.
     ///
     /// # Errors
-    /// The load error's message (the same on every call).
-    pub fn get(&self) -> Result<&BuiltinEmbedder, &str> {
+    /// The load error (the same on every call).
+    pub fn get(&self) -> Result<&BuiltinEmbedder, &LoadError> {
         self.loaded
             .get_or_init(|| {
                 BuiltinEmbedder::load(&self.dir)
@@ -534,13 +487,9 @@ impl LazyEmbedder {
                             })
                         }
                     })
-                    .map_err(|e| {
-                        (self.on_error)(&e);
-                        e.to_string()
-                    })
+                    .inspect_err(|e| (self.on_error)(e))
             })
             .as_ref()
-            .map_err(String::as_str)
     }
 }
 
@@ -551,9 +500,9 @@ impl elroy_core::Embedder for LazyEmbedder {
 
     fn embed(&self, text: &str) -> Result<Vec<f32>, elroy_core::EmbedError> {
         self.get()
-            .map_err(|e| elroy_core::EmbedError(e.to_owned()))?
+            .map_err(|e| elroy_core::EmbedError(e.to_string()))?
             .embed_text(text)
-            .map_err(elroy_core::EmbedError)
+            .map_err(Into::into)
     }
 
     /// Loaded (successfully) by an earlier embedding: a one-shot `create_memory` leaves its

@@ -14,7 +14,7 @@ use serde_json::Value;
 
 use crate::ImportError;
 use crate::chats::Sink;
-use crate::convo::{Conversation, Message, Problem, Role, str_at, time_of};
+use crate::convo::{Conversation, FormatError, Message, Problem, Role, str_at, time_of};
 use crate::stream::{Position, each_element, with_export};
 
 /// Reads a ChatGPT export into `sink`, one conversation at a time.
@@ -31,7 +31,7 @@ pub(crate) fn read_array(
     file: &Path,
     sink: &mut Sink<'_>,
     tool: &str,
-    parse: fn(&Path, &Value) -> Result<Conversation, String>,
+    parse: fn(&Path, &Value) -> Result<Conversation, FormatError>,
 ) -> Result<(), ImportError> {
     let position = Rc::new(Position::default());
     let mut failure: Option<ImportError> = None;
@@ -60,7 +60,7 @@ pub(crate) fn read_array(
                         file,
                         Some(position.line()),
                         Some(name),
-                        reason,
+                        reason.to_string(),
                     ));
                 }
             }
@@ -71,7 +71,7 @@ pub(crate) fn read_array(
         return Err(e);
     }
     match outcome {
-        Err(reason) => sink.problem(Problem::new(file, None, None, reason)),
+        Err(reason) => sink.problem(Problem::new(file, None, None, reason.to_string())),
         Ok(Ok(())) => {}
         Ok(Err(e)) if e.not_an_array => sink.problem(Problem::new(
             file,
@@ -102,16 +102,16 @@ pub(crate) fn read_array(
     Ok(())
 }
 
-fn conversation(file: &Path, value: &Value) -> Result<Conversation, String> {
+fn conversation(file: &Path, value: &Value) -> Result<Conversation, FormatError> {
     let Some(mapping) = value.get("mapping").and_then(Value::as_object) else {
-        return Err("no `mapping` of messages (unknown export format)".into());
+        return Err(FormatError::NoMapping);
     };
     let id = str_at(value, "conversation_id")
         .or_else(|| str_at(value, "id"))
         .map(str::to_owned)
-        .ok_or("no `conversation_id` or `id`")?;
+        .ok_or(FormatError::NoConversationId)?;
     let Some(current) = str_at(value, "current_node") else {
-        return Err("no `current_node` (the active branch cannot be told)".into());
+        return Err(FormatError::NoCurrentNode);
     };
     // The active branch, leaf to root.
     let mut branch = Vec::new();
@@ -119,10 +119,10 @@ fn conversation(file: &Path, value: &Value) -> Result<Conversation, String> {
     let mut node_id = Some(current.to_owned());
     while let Some(nid) = node_id {
         if !seen.insert(nid.clone()) {
-            return Err(format!("the messages' parents form a loop at node {nid}"));
+            return Err(FormatError::ParentLoop(nid));
         }
         let Some(node) = mapping.get(&nid) else {
-            return Err(format!("node {nid} is named but not in `mapping`"));
+            return Err(FormatError::MissingNode(nid));
         };
         branch.push((nid, node));
         node_id = str_at(node, "parent").map(str::to_owned);

@@ -17,10 +17,10 @@ use elroy_memory::{MemorySource, MemoryStore, MemoryStoreOptions};
 use jiff::Timestamp;
 use jiff::tz::TimeZone;
 
+use crate::ImportError;
 use crate::chunk::{self, Granularity};
 use crate::convo::{Conversation, Problem};
 use crate::summary::{Summaries, Summarizer};
-use crate::{ImportError, err};
 
 /// The `source_type` of the memory sources that keep the hashes of the exchanges a memory holds
 /// (`docs/import.md#safe-to-run-twice`); no tool resolves it.
@@ -264,9 +264,7 @@ impl Sink<'_> {
                     .collect();
                 if let Some(store) = &self.store {
                     let at = rendered.at.unwrap_or(self.now);
-                    store
-                        .create(&rendered.name, &rendered.text, &sources, at)
-                        .map_err(err)?;
+                    store.create(&rendered.name, &rendered.text, &sources, at)?;
                 }
                 self.known.extend(span.iter().map(|ex| ex.key));
                 self.report.exchanges += span.len();
@@ -284,14 +282,12 @@ impl Sink<'_> {
                 Ok(Some(summary)) => {
                     if let Some(store) = &self.store {
                         let at = summary.at.unwrap_or(self.now);
-                        store
-                            .create(
-                                &summary.title,
-                                &summary.text,
-                                std::slice::from_ref(&summary.source),
-                                at,
-                            )
-                            .map_err(err)?;
+                        store.create(
+                            &summary.title,
+                            &summary.text,
+                            std::slice::from_ref(&summary.source),
+                            at,
+                        )?;
                     }
                     self.known.insert(summary.source.id);
                     self.report.summaries += 1;
@@ -349,7 +345,7 @@ fn known_keys(store: &MemoryStore) -> Result<HashSet<i64>, ImportError> {
             )?;
             st.query_map([store.user_id()], |r| r.get(0))?.collect()
         })
-        .map_err(err)?;
+        ?;
     Ok(rows
         .iter()
         .flat_map(|json| elroy_memory::sources_from_json(json))
@@ -389,27 +385,20 @@ pub fn import_chats_with<'a>(
     if options.project.is_some()
         && !matches!(source, Source::ClaudeCode | Source::Codex | Source::Gemini)
     {
-        return Err(ImportError(format!(
-            "--project applies to claude-code, codex and gemini sessions ({} conversations name no folder)",
-            source.label()
-        )));
+        return Err(ImportError::ProjectNotApplicable(source.label()));
     }
     let inputs: Vec<PathBuf> = if options.paths.is_empty() {
         let home = options.user_home.as_deref();
         match home.and_then(|h| source.default_path(h)) {
             Some(dir) if dir.exists() => vec![dir],
             Some(dir) => {
-                return Err(ImportError(format!(
-                    "no {} files at {} (give the path)",
-                    source.label(),
-                    dir.display()
-                )));
+                return Err(ImportError::NoFiles {
+                    label: source.label(),
+                    dir,
+                });
             }
             None => {
-                return Err(ImportError(format!(
-                    "give the path of the {} export (conversations.json or the export's zip)",
-                    source.label()
-                )));
+                return Err(ImportError::NoPath(source.label()));
             }
         }
     } else {
@@ -417,7 +406,7 @@ pub fn import_chats_with<'a>(
     };
     for path in &inputs {
         if !path.exists() {
-            return Err(ImportError(format!("{} does not exist", path.display())));
+            return Err(ImportError::Missing(path.clone()));
         }
     }
     let paths = &config.paths;
@@ -427,12 +416,10 @@ pub fn import_chats_with<'a>(
         None
     };
     let db = Arc::new(match &paths.database {
-        DatabaseLocation::File(path) => Db::open(path).map_err(err)?,
-        DatabaseLocation::Memory => Db::open_in_memory().map_err(err)?,
+        DatabaseLocation::File(path) => Db::open(path)?,
+        DatabaseLocation::Memory => Db::open_in_memory()?,
     });
-    let user_id = db
-        .ensure_user(config.settings.user_token.as_str(), now)
-        .map_err(err)?;
+    let user_id = db.ensure_user(config.settings.user_token.as_str(), now)?;
     let memory_options = MemoryStoreOptions {
         elroy_home: paths.elroy_home.clone(),
         memory_dir: paths.memory_dir.clone(),
@@ -444,7 +431,7 @@ pub fn import_chats_with<'a>(
         embedder: None,
         cosine_threshold: 0.3,
     };
-    let (store, _) = MemoryStore::open(db, memory_options, now).map_err(err)?;
+    let (store, _) = MemoryStore::open(db, memory_options, now)?;
     let known = known_keys(&store)?;
     let files = crate::files::list(source, &inputs);
     let total: u64 = files

@@ -12,7 +12,7 @@ use serde_json::Value;
 
 use crate::ImportError;
 use crate::chats::Sink;
-use crate::convo::{Conversation, Message, Role, str_at, text_of, time_of, tool_line};
+use crate::convo::{Conversation, FormatError, Message, Role, str_at, text_of, time_of, tool_line};
 
 /// Reads a Claude.ai export into `sink`, one conversation at a time.
 ///
@@ -22,10 +22,10 @@ pub(crate) fn read(file: &Path, sink: &mut Sink<'_>) -> Result<(), ImportError> 
     crate::chatgpt::read_array(file, sink, "Claude.ai", conversation)
 }
 
-fn conversation(file: &Path, value: &Value) -> Result<Conversation, String> {
-    let id = str_at(value, "uuid").ok_or("no `uuid` (unknown export format)")?;
+fn conversation(file: &Path, value: &Value) -> Result<Conversation, FormatError> {
+    let id = str_at(value, "uuid").ok_or(FormatError::NoUuid)?;
     let Some(all) = value.get("chat_messages").and_then(Value::as_array) else {
-        return Err("no `chat_messages` (unknown export format)".into());
+        return Err(FormatError::NoChatMessages);
     };
     let chosen = active_branch(all);
     let mut messages = Vec::new();

@@ -106,6 +106,42 @@ pub(crate) fn sha256_hex(text: &str) -> String {
         .collect()
 }
 
+/// Why a conversation or session of an export is not of the format elroy reads; the text is
+/// the [`Problem`]'s reason.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub(crate) enum FormatError {
+    /// A ChatGPT conversation without `mapping`.
+    #[error("no `mapping` of messages (unknown export format)")]
+    NoMapping,
+    /// A ChatGPT conversation without an id.
+    #[error("no `conversation_id` or `id`")]
+    NoConversationId,
+    /// A ChatGPT conversation without `current_node`.
+    #[error("no `current_node` (the active branch cannot be told)")]
+    NoCurrentNode,
+    /// The parents of the active branch loop (at this node).
+    #[error("the messages' parents form a loop at node {0}")]
+    ParentLoop(String),
+    /// A node the branch names that `mapping` lacks.
+    #[error("node {0} is named but not in `mapping`")]
+    MissingNode(String),
+    /// A Claude.ai conversation without `uuid`.
+    #[error("no `uuid` (unknown export format)")]
+    NoUuid,
+    /// A Claude.ai conversation without `chat_messages`.
+    #[error("no `chat_messages` (unknown export format)")]
+    NoChatMessages,
+    /// A Gemini CLI message without `id`.
+    #[error("a message without `id`; the session is skipped")]
+    MessageWithoutId,
+    /// A Gemini CLI record that is not an object.
+    #[error("a record that is not a JSON object; the session is skipped")]
+    NotAnObject,
+    /// A Gemini CLI message update without `id`.
+    #[error("a message update without `id`; the session is skipped")]
+    UpdateWithoutId,
+}
+
 /// Something that kept a conversation (or a whole file) out of the import.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Problem {

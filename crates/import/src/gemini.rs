@@ -20,7 +20,7 @@ use serde_json::Value;
 use crate::ImportError;
 use crate::chats::Sink;
 use crate::convo::{
-    Conversation, Message, Problem, Project, Role, str_at, text_of, time_of, tool_line,
+    Conversation, FormatError, Message, Problem, Project, Role, str_at, text_of, time_of, tool_line,
 };
 use crate::files::{json_lines, stem};
 
@@ -59,7 +59,12 @@ pub(crate) fn read(file: &Path, sink: &mut Sink<'_>) -> Result<(), ImportError> 
     let mut log = Log::default();
     for (n, record) in records {
         if let Err(reason) = log.apply(&record) {
-            sink.problem(Problem::new(file, Some(n), Some(session), reason));
+            sink.problem(Problem::new(
+                file,
+                Some(n),
+                Some(session),
+                reason.to_string(),
+            ));
             return Ok(());
         }
     }
@@ -142,9 +147,9 @@ struct Log {
 }
 
 impl Log {
-    fn upsert(&mut self, m: &Value) -> Result<(), String> {
+    fn upsert(&mut self, m: &Value) -> Result<(), FormatError> {
         let Some(id) = str_at(m, "id") else {
-            return Err("a message without `id`; the session is skipped".into());
+            return Err(FormatError::MessageWithoutId);
         };
         if !self.by_id.contains_key(id) {
             self.order.push(id.to_owned());
@@ -153,9 +158,9 @@ impl Log {
         Ok(())
     }
 
-    fn apply(&mut self, record: &Value) -> Result<(), String> {
+    fn apply(&mut self, record: &Value) -> Result<(), FormatError> {
         let Some(obj) = record.as_object() else {
-            return Err("a record that is not a JSON object; the session is skipped".into());
+            return Err(FormatError::NotAnObject);
         };
         if let Some(set) = obj.get("$set").and_then(Value::as_object) {
             for (k, v) in set {
@@ -196,7 +201,7 @@ impl Log {
             }
             Some("message_update") => {
                 let Some(id) = str_at(record, "id") else {
-                    return Err("a message update without `id`; the session is skipped".into());
+                    return Err(FormatError::UpdateWithoutId);
                 };
                 if let Some(Value::Object(m)) = self.by_id.get_mut(id) {
                     for (k, v) in obj {

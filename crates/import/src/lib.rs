@@ -66,6 +66,7 @@ pub use chunk::{Granularity, SPAN_CHARS};
 pub use convo::Problem;
 pub use report::{ImportReport, Skipped, Taken};
 use source_db::SourceDb;
+pub use source_db::SourceDbError;
 pub use summary::{SUMMARY_INPUT_CHARS, Summarizer};
 
 /// The summary prefix of the versioned-home commit of an import:
@@ -81,20 +82,56 @@ pub struct ImportOptions {
     pub database: Option<PathBuf>,
 }
 
-/// Why an import could not run at all (nothing was written).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ImportError(pub String);
-
-impl std::fmt::Display for ImportError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&self.0)
-    }
-}
-
-impl std::error::Error for ImportError {}
-
-fn err(e: impl std::fmt::Display) -> ImportError {
-    ImportError(e.to_string())
+/// Why an import could not run at all (nothing was written), or stopped. Each variant keeps its
+/// source; the CLI prints its text.
+#[derive(Debug, thiserror::Error)]
+pub enum ImportError {
+    /// `elroy import-elroy`'s source is not a directory.
+    #[error(
+        "{} is not a directory (expected an Elroy home with agenda/, feature-requests/, memories/)",
+        .0.display()
+    )]
+    NotAHome(PathBuf),
+    /// `--project` given for a source whose conversations name no folder (its label).
+    #[error(
+        "--project applies to claude-code, codex and gemini sessions ({0} conversations name no folder)"
+    )]
+    ProjectNotApplicable(&'static str),
+    /// No path given and the source's default place (shown) has no files.
+    #[error("no {label} files at {} (give the path)", dir.display())]
+    NoFiles {
+        /// The source's label.
+        label: &'static str,
+        /// Where it looked.
+        dir: PathBuf,
+    },
+    /// No path given and the source has no default place (its label).
+    #[error("give the path of the {0} export (conversations.json or the export's zip)")]
+    NoPath(&'static str),
+    /// A given path does not exist.
+    #[error("{} does not exist", .0.display())]
+    Missing(PathBuf),
+    /// A file already in the elroy home cannot be read to compare it.
+    #[error("cannot read {}: {source}", path.display())]
+    ReadHere {
+        /// The file.
+        path: PathBuf,
+        /// The system's error.
+        #[source]
+        source: std::io::Error,
+    },
+    /// Elroy's database cannot be read.
+    #[error(transparent)]
+    SourceDb(#[from] source_db::SourceDbError),
+    /// elroy's database failed.
+    #[error(transparent)]
+    Database(#[from] elroy_db::DbError),
+    /// The memory store failed.
+    #[error(transparent)]
+    Memory(#[from] elroy_memory::MemoryError),
+    /// A file could not be written, or the home lock taken.
+    #[error(transparent)]
+    File(#[from] elroy_markdown::MarkdownError),
 }
 
 /// Imports the Elroy home of `options` into the elroy home of `config` (its user token, user
@@ -111,17 +148,14 @@ pub fn import(
 ) -> Result<ImportReport, ImportError> {
     let source = &options.source_dir;
     if !source.is_dir() {
-        return Err(ImportError(format!(
-            "{} is not a directory (expected an Elroy home with agenda/, feature-requests/, memories/)",
-            source.display()
-        )));
+        return Err(ImportError::NotAHome(source.clone()));
     }
     let mut report = ImportReport {
         source_dir: source.clone(),
         ..ImportReport::default()
     };
     let source_db = match &options.database {
-        Some(path) => Some((path.clone(), SourceDb::open(path).map_err(ImportError)?)),
+        Some(path) => Some((path.clone(), SourceDb::open(path)?)),
         None => {
             let path = source.join("elroy.db");
             if path.exists() {
@@ -147,11 +181,11 @@ pub fn import(
 
     let paths = &config.paths;
     let db = Arc::new(match &paths.database {
-        DatabaseLocation::File(path) => Db::open(path).map_err(err)?,
-        DatabaseLocation::Memory => Db::open_in_memory().map_err(err)?,
+        DatabaseLocation::File(path) => Db::open(path)?,
+        DatabaseLocation::Memory => Db::open_in_memory()?,
     });
     let token = config.settings.user_token.as_str();
-    let user_id = db.ensure_user(token, now).map_err(err)?;
+    let user_id = db.ensure_user(token, now)?;
     // The versioned home (elroy-history): earlier hand edits are committed as a session start
     // commits them, so the import is one change of its own that `elroy undo` can revert.
     let versioned = if config.settings.versioned_home {
@@ -178,17 +212,16 @@ pub fn import(
     // The home as a session would see it before the import (the runtime's rule for Elroy's
     // database: the DEFAULT home only), so ids already in use are known.
     let default_elroy_db = (token == "DEFAULT").then(|| paths.elroy_db_path.clone());
-    let (before, _) =
-        MemoryStore::open(Arc::clone(&db), memory_options(default_elroy_db), now).map_err(err)?;
+    let (before, _) = MemoryStore::open(Arc::clone(&db), memory_options(default_elroy_db), now)?;
 
     let agenda_names = match &source_db {
-        Some((_, sdb)) => sdb.agenda_names().map_err(ImportError)?,
+        Some((_, sdb)) => sdb.agenda_names()?,
         None => Default::default(),
     };
 
     let mut new_memories: Vec<(String, i64)> = Vec::new();
     {
-        let _lock = HomeLock::acquire(&paths.elroy_home).map_err(err)?;
+        let _lock = HomeLock::acquire(&paths.elroy_home)?;
         import_agenda(
             &source.join("agenda"),
             &paths.agenda_dir(),
@@ -210,15 +243,16 @@ pub fn import(
                     return Ok(());
                 };
                 match before.get(id) {
-                    Ok(Some(taken)) => Err(format!(
-                        "memory id {id} is already used in this elroy home (by '{}', {})",
-                        taken.name, taken.file_name
-                    )),
+                    Ok(Some(taken)) => Err(Refusal::IdTaken {
+                        id,
+                        name: taken.name,
+                        file: taken.file_name,
+                    }),
                     Ok(None) => {
                         new_memories.push((display.to_owned(), id));
                         Ok(())
                     }
-                    Err(e) => Err(e.to_string()),
+                    Err(e) => Err(Refusal::Lookup(e)),
                 }
             })?;
         }
@@ -228,8 +262,7 @@ pub fn import(
     // (`docs/formats.md#names-from-elroys-database`): the first indexing of a file is the only one
     // that reads Elroy's database.
     let elroy_db_path = report.database.clone();
-    let (after, sync) =
-        MemoryStore::open(Arc::clone(&db), memory_options(elroy_db_path), now).map_err(err)?;
+    let (after, sync) = MemoryStore::open(Arc::clone(&db), memory_options(elroy_db_path), now)?;
     report
         .notes
         .extend(sync.warnings.into_iter().map(|w| w.message));
@@ -332,23 +365,58 @@ fn place(
     match std::fs::read(dest) {
         Ok(existing) if existing == bytes => Ok(Placed::AlreadyHere),
         Ok(existing) if upgradable == Some(existing.as_slice()) => {
-            elroy_markdown::write_atomic(dest, bytes, display).map_err(err)?;
+            elroy_markdown::write_atomic(dest, bytes, display)?;
             Ok(Placed::Written)
         }
         Ok(_) => Ok(Placed::Different),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-            elroy_markdown::write_atomic(dest, bytes, display).map_err(err)?;
+            elroy_markdown::write_atomic(dest, bytes, display)?;
             Ok(Placed::Written)
         }
-        Err(e) => Err(ImportError(format!("cannot read {}: {e}", dest.display()))),
+        Err(source) => Err(ImportError::ReadHere {
+            path: dest.to_path_buf(),
+            source,
+        }),
     }
 }
 
-fn read_document(path: &Path, display: &str) -> Result<(String, Document), String> {
-    let bytes = std::fs::read(path).map_err(|e| format!("cannot read it: {e}"))?;
-    let text = String::from_utf8(bytes).map_err(|_| "not UTF-8 text".to_owned())?;
-    let doc = Document::parse(&text, display).map_err(|e| e.to_string())?;
+/// Why a markdown file of the Elroy home was skipped; the text is the skip reason.
+#[derive(Debug, thiserror::Error)]
+enum ReadError {
+    /// It cannot be read.
+    #[error("cannot read it: {0}")]
+    Io(#[from] std::io::Error),
+    /// It is not UTF-8.
+    #[error("not UTF-8 text")]
+    NotUtf8(#[from] std::string::FromUtf8Error),
+    /// Its front matter is not valid.
+    #[error(transparent)]
+    Markdown(#[from] elroy_markdown::MarkdownError),
+}
+
+fn read_document(path: &Path, display: &str) -> Result<(String, Document), ReadError> {
+    let bytes = std::fs::read(path)?;
+    let text = String::from_utf8(bytes)?;
+    let doc = Document::parse(&text, display)?;
     Ok((text, doc))
+}
+
+/// Why a file of the Elroy home is not copied (`copy_tree`'s check); the text is the skip reason.
+#[derive(Debug, thiserror::Error)]
+enum Refusal {
+    /// A memory's id is already another memory's here.
+    #[error("memory id {id} is already used in this elroy home (by '{name}', {file})")]
+    IdTaken {
+        /// The id.
+        id: i64,
+        /// The memory that has it.
+        name: String,
+        /// Its file.
+        file: String,
+    },
+    /// The memory store could not be asked.
+    #[error(transparent)]
+    Lookup(elroy_memory::MemoryError),
 }
 
 const DIFFERENT: &str = "a different file with this name is already in the elroy home";
@@ -360,7 +428,7 @@ fn copy_tree(
     to: &Path,
     rel: &str,
     report: &mut ImportReport,
-    mut check: impl FnMut(&str, &Document) -> Result<(), String>,
+    mut check: impl FnMut(&str, &Document) -> Result<(), Refusal>,
 ) -> Result<(), ImportError> {
     for (display, path) in list_markdown(from, rel, report) {
         let (text, doc) = match read_document(&path, &display) {
@@ -368,7 +436,7 @@ fn copy_tree(
             Err(reason) => {
                 report.skipped.push(Skipped {
                     source: display,
-                    reason,
+                    reason: reason.to_string(),
                 });
                 continue;
             }
@@ -390,7 +458,7 @@ fn copy_tree(
         if let Err(reason) = check(&display, &doc) {
             report.skipped.push(Skipped {
                 source: display,
-                reason,
+                reason: reason.to_string(),
             });
             continue;
         }
@@ -417,7 +485,7 @@ fn import_agenda(
             Err(reason) => {
                 report.skipped.push(Skipped {
                     source: display,
-                    reason,
+                    reason: reason.to_string(),
                 });
                 continue;
             }
@@ -470,7 +538,7 @@ fn import_user_names(
     now: Timestamp,
     report: &mut ImportReport,
 ) -> Result<(), ImportError> {
-    let users = sdb.users().map_err(ImportError)?;
+    let users = sdb.users()?;
     let elroy_user = match users.iter().find(|(_, t)| t == token) {
         Some(user) => user,
         None if users.len() == 1 => &users[0],
@@ -486,8 +554,8 @@ fn import_user_names(
             return Ok(());
         }
     };
-    let theirs = sdb.preferences(elroy_user.0).map_err(ImportError)?;
-    let ours: UserPreferences = db.preferences(user_id).map_err(err)?;
+    let theirs = sdb.preferences(elroy_user.0)?;
+    let ours: UserPreferences = db.preferences(user_id)?;
     let fields = [
         (
             PreferenceField::PreferredName,
@@ -527,8 +595,7 @@ fn import_user_names(
                 reason: format!("{label} '{value}': already set to '{current}' here"),
             }),
             None => {
-                db.set_preference(user_id, field, Some(&value), now)
-                    .map_err(err)?;
+                db.set_preference(user_id, field, Some(&value), now)?;
                 report.taken.push(Taken {
                     source: "user profile".into(),
                     detail: format!("{label} '{value}' (Elroy user '{}')", elroy_user.1),

@@ -124,36 +124,62 @@ pub(crate) fn each_element(
     })
 }
 
+/// Why an export file could not be opened; the text is the problem's reason.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum ExportError {
+    /// The file cannot be opened.
+    #[error("cannot open it: {0}")]
+    Open(#[source] std::io::Error),
+    /// It starts like a zip but is not a readable one.
+    #[error("not a readable zip: {0}")]
+    Zip(#[source] zip::result::ZipError),
+    /// The zip has no entry of this name.
+    #[error("the zip holds no {0}")]
+    NoEntry(String),
+    /// The entry (its path in the zip) cannot be read.
+    #[error("{name} in the zip: {source}")]
+    Entry {
+        /// The entry's path.
+        name: String,
+        /// The zip reader's error.
+        #[source]
+        source: zip::result::ZipError,
+    },
+}
+
 /// Opens `path` and gives `read` its content and size in bytes: a zip (by its magic bytes)
 /// gives its entry whose file name is `entry` (the shortest path when several are; the size
 /// uncompressed), anything else is read as is.
 ///
 /// # Errors
-/// A message when the file cannot be read, the zip is damaged or holds no `entry`.
+/// [`ExportError`] when the file cannot be read, the zip is damaged or holds no `entry`.
 pub(crate) fn with_export<T>(
     path: &Path,
     entry: &str,
     read: impl FnOnce(&mut dyn Read, u64) -> T,
-) -> Result<T, String> {
-    let mut file = File::open(path).map_err(|e| format!("cannot open it: {e}"))?;
+) -> Result<T, ExportError> {
+    let mut file = File::open(path).map_err(ExportError::Open)?;
     let mut magic = [0u8; 4];
     let is_zip = file.read_exact(&mut magic).is_ok() && magic == *b"PK\x03\x04";
-    let mut file = File::open(path).map_err(|e| format!("cannot open it: {e}"))?;
+    let mut file = File::open(path).map_err(ExportError::Open)?;
     if !is_zip {
         let size = file.metadata().map(|m| m.len()).unwrap_or(0);
         return Ok(read(&mut file, size));
     }
-    let mut archive = zip::ZipArchive::new(file).map_err(|e| format!("not a readable zip: {e}"))?;
+    let mut archive = zip::ZipArchive::new(file).map_err(ExportError::Zip)?;
     let wanted = archive
         .file_names()
         .filter_map(Result::ok)
         .filter(|n| n.rsplit('/').next() == Some(entry))
         .min_by_key(|n| n.len())
         .map(|n| n.into_owned())
-        .ok_or_else(|| format!("the zip holds no {entry}"))?;
+        .ok_or_else(|| ExportError::NoEntry(entry.to_owned()))?;
     let mut zipped = archive
         .by_name(&wanted)
-        .map_err(|e| format!("{wanted} in the zip: {e}"))?;
+        .map_err(|source| ExportError::Entry {
+            name: wanted.clone(),
+            source,
+        })?;
     let size = zipped.size();
     Ok(read(&mut zipped, size))
 }

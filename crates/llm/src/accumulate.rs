@@ -231,7 +231,9 @@ mod tests {
         assert_eq!(calls[0].arguments.len(), 18);
         let spec = elroy_core::ToolSpec::new("print_memory", "d", None);
         assert_eq!(
-            elroy_core::validate_arguments(&spec, Some(&calls[0].arguments)).unwrap_err(),
+            elroy_core::validate_arguments(&spec, Some(&calls[0].arguments))
+                .unwrap_err()
+                .to_string(),
             "arguments are not valid JSON (18 bytes received); the call was not executed"
         );
     }

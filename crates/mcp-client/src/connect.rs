@@ -8,6 +8,9 @@ use std::time::Duration;
 use elroy_config::{McpServer, McpTransport};
 use rmcp::model::{ClientCapabilities, Implementation, InitializeRequestParams};
 use rmcp::service::{NotificationContext, RunningService};
+use rmcp::transport::streamable_http_client::{
+    AuthRequiredError, HttpStatusError, StreamableHttpError,
+};
 use rmcp::{ClientHandler, RoleClient, ServiceExt};
 use tokio::sync::Notify;
 
@@ -51,6 +54,110 @@ pub struct Connection {
     pub task_only: TaskOnly,
 }
 
+/// Why a server could not be started or reached ([`connect`]): its text is the sentence the
+/// person reads (`mcp list`, the one warning), naming the cause.
+#[derive(Debug, thiserror::Error)]
+pub enum ConnectError {
+    /// The entry itself is not usable (the configuration's words).
+    #[error("{0}")]
+    Entry(String),
+    /// The stdio server's program could not be started.
+    #[error("could not start `{command}`: {source}")]
+    Spawn {
+        /// The command.
+        command: String,
+        /// The system's error.
+        #[source]
+        source: std::io::Error,
+    },
+    /// The stdio server answered `initialize` wrongly.
+    #[error("the MCP handshake failed: {}", tidy(.0.as_ref(), None))]
+    Handshake(#[source] Box<rmcp::service::ClientInitializeError>),
+    /// `tools/list` failed.
+    #[error("tools/list failed: {0}")]
+    ToolsList(#[source] Box<rmcp::ServiceError>),
+    /// The stdio server did not answer within the start-up timeout; `hint` may say that `npx` /
+    /// `uvx` is still downloading it.
+    #[error(
+        "did not answer initialize and tools/list within {seconds} s (mcp_startup_timeout_seconds){hint}"
+    )]
+    TimedOut {
+        /// The timeout, in seconds.
+        seconds: u64,
+        /// `; \`npx\` may still be downloading …` or nothing.
+        hint: String,
+    },
+    /// The stdio server exited while starting (its exit status as shown).
+    #[error("exited during start-up ({0})")]
+    Exited(String),
+    /// The HTTP server's handshake failed; `reason` is the cause in one short line.
+    #[error("the MCP handshake with {url} failed: {reason}")]
+    HttpHandshake {
+        /// The server's URL.
+        url: String,
+        /// The cause, in one short line.
+        reason: String,
+        /// rmcp's error.
+        #[source]
+        source: Box<rmcp::service::ClientInitializeError>,
+    },
+    /// The HTTP server did not answer within the start-up timeout.
+    #[error(
+        "{url} did not answer initialize and tools/list within {seconds} s (mcp_startup_timeout_seconds)"
+    )]
+    HttpTimedOut {
+        /// The server's URL.
+        url: String,
+        /// The timeout, in seconds.
+        seconds: u64,
+    },
+    /// A configured header name is not valid.
+    #[error("header name {name:?} is not valid: {source}")]
+    HeaderName {
+        /// The name.
+        name: String,
+        /// Why.
+        #[source]
+        source: reqwest::header::InvalidHeaderName,
+    },
+    /// A configured header value is not valid.
+    #[error("the value of header {name} is not valid: {source}")]
+    HeaderValue {
+        /// The header's name.
+        name: String,
+        /// Why.
+        #[source]
+        source: reqwest::header::InvalidHeaderValue,
+    },
+    /// The HTTP client could not be built.
+    #[error("could not build the HTTP client: {0}")]
+    HttpClient(#[source] reqwest::Error),
+    /// Any of these, followed by the last lines the server wrote to stderr.
+    #[error("{source}; its stderr ended with:\n  {}", lines.join("\n  "))]
+    WithStderr {
+        /// The failure.
+        #[source]
+        source: Box<ConnectError>,
+        /// The stderr lines quoted.
+        lines: Vec<String>,
+    },
+}
+
+impl ConnectError {
+    /// This failure with the server's last stderr lines, when it wrote any.
+    fn with_stderr(self, stderr: &StderrTail) -> Self {
+        let lines = stderr.last(STDERR_LINES_QUOTED);
+        if lines.is_empty() {
+            self
+        } else {
+            ConnectError::WithStderr {
+                source: Box::new(self),
+                lines,
+            }
+        }
+    }
+}
+
 /// Why a server could not be reached: a sentence naming the cause, with the server's last
 /// stderr lines when it wrote any.
 pub fn with_stderr(reason: String, stderr: Option<&StderrTail>) -> String {
@@ -68,11 +175,11 @@ pub fn with_stderr(reason: String, stderr: Option<&StderrTail>) -> String {
 /// `timeout`.
 ///
 /// # Errors
-/// A sentence for the user: the program could not be started, the server did not answer in
-/// time, exited, or refused (an HTTP status such as 401 is named).
-pub async fn connect(server: &McpServer, timeout: Duration) -> Result<Connection, String> {
+/// [`ConnectError`]: the program could not be started, the server did not answer in time,
+/// exited, or refused (an HTTP status such as 401 is named).
+pub async fn connect(server: &McpServer, timeout: Duration) -> Result<Connection, ConnectError> {
     if let Some(problem) = &server.problem {
-        return Err(problem.clone());
+        return Err(ConnectError::Entry(problem.clone()));
     }
     let list_changed = Arc::new(Notify::new());
     let task_only = TaskOnly::default();
@@ -93,30 +200,32 @@ pub async fn connect(server: &McpServer, timeout: Duration) -> Result<Connection
                 env,
                 cwd: cwd.as_ref(),
             };
-            let (mut process, stdout, stdin) = crate::child::spawn(&spec)
-                .map_err(|e| format!("could not start `{command}`: {e}"))?;
+            let (mut process, stdout, stdin) =
+                crate::child::spawn(&spec).map_err(|source| ConnectError::Spawn {
+                    command: command.clone(),
+                    source,
+                })?;
             let stderr = Arc::clone(&process.stderr);
             let handshake = async {
                 let service = handler
                     .serve((TaskTap::new(stdout, Arc::clone(&task_only)), stdin))
                     .await
-                    .map_err(|e| format!("the MCP handshake failed: {}", tidy(&e, None)))?;
+                    .map_err(|e| ConnectError::Handshake(Box::new(e)))?;
                 let tools = service
                     .list_all_tools()
                     .await
-                    .map_err(|e| format!("tools/list failed: {e}"))?;
-                Ok::<_, String>((service, tools))
+                    .map_err(|e| ConnectError::ToolsList(Box::new(e)))?;
+                Ok::<_, ConnectError>((service, tools))
             };
             let outcome = tokio::select! {
                 outcome = tokio::time::timeout(timeout, handshake) => match outcome {
                     Ok(outcome) => outcome,
-                    Err(_) => Err(format!(
-                        "did not answer initialize and tools/list within {} s (mcp_startup_timeout_seconds){}",
-                        timeout.as_secs(),
-                        download_hint(command)
-                    )),
+                    Err(_) => Err(ConnectError::TimedOut {
+                        seconds: timeout.as_secs(),
+                        hint: download_hint(command),
+                    }),
                 },
-                status = process.wait() => Err(format!("exited during start-up ({status})")),
+                status = process.wait() => Err(ConnectError::Exited(status.to_string())),
             };
             match outcome {
                 Ok((service, tools)) => Ok(Connection {
@@ -130,7 +239,7 @@ pub async fn connect(server: &McpServer, timeout: Duration) -> Result<Connection
                     process.stop().await;
                     // The stderr reader gets the lines written before the exit.
                     tokio::time::sleep(Duration::from_millis(50)).await;
-                    Err(with_stderr(reason, Some(&stderr)))
+                    Err(reason.with_stderr(&stderr))
                 }
             }
         }
@@ -147,29 +256,32 @@ pub async fn connect(server: &McpServer, timeout: Duration) -> Result<Connection
                     Ok(service) => service,
                     Err(e) => {
                         let mut reason = tidy(&e, Some(url.as_str()));
-                        if reason.contains("error sending request") {
+                        if cause(&e) == Cause::NotSent {
                             // reqwest names no cause in its message: find it.
-                            if let Some(cause) = unreachable_cause(url).await {
-                                reason = cause;
+                            if let Some(found) = unreachable_cause(url).await {
+                                reason = found;
                             }
                         }
-                        return Err(format!("the MCP handshake with {url} failed: {reason}"));
+                        return Err(ConnectError::HttpHandshake {
+                            url: url.to_string(),
+                            reason,
+                            source: Box::new(e),
+                        });
                     }
                 };
                 let tools = service
                     .list_all_tools()
                     .await
-                    .map_err(|e| format!("tools/list failed: {e}"))?;
-                Ok::<_, String>((service, tools))
+                    .map_err(|e| ConnectError::ToolsList(Box::new(e)))?;
+                Ok::<_, ConnectError>((service, tools))
             };
-            let (service, tools) = tokio::time::timeout(timeout, handshake)
-                .await
-                .map_err(|_| {
-                    format!(
-                        "{url} did not answer initialize and tools/list within {} s (mcp_startup_timeout_seconds)",
-                        timeout.as_secs()
-                    )
-                })??;
+            let (service, tools) =
+                tokio::time::timeout(timeout, handshake)
+                    .await
+                    .map_err(|_| ConnectError::HttpTimedOut {
+                        url: url.to_string(),
+                        seconds: timeout.as_secs(),
+                    })??;
             Ok(Connection {
                 service,
                 process: None,
@@ -230,6 +342,26 @@ const REASON_CHARS: usize = 240;
 /// status named with its code; an HTML page (a 404 from a web server) never pasted; at most
 /// [`REASON_CHARS`] characters.
 pub(crate) fn tidy(error: &(dyn std::error::Error + 'static), url: Option<&str>) -> String {
+    let at = url.map(|u| format!(" at {u}")).unwrap_or_default();
+    match cause(error) {
+        Cause::Refused => return format!("connection refused: nothing is listening{at}"),
+        Cause::Status(status) => {
+            return match status.as_u16() {
+                401 => {
+                    format!(
+                        "HTTP {status}: the server wants credentials; check the entry's headers"
+                    )
+                }
+                404 => format!("HTTP {status}: no MCP endpoint{at}; check the URL"),
+                _ => format!("HTTP {status}{at}"),
+            };
+        }
+        Cause::AuthRequired => {
+            return "HTTP 401 Unauthorized: the server wants credentials; check the entry's headers"
+                .to_owned();
+        }
+        Cause::NotSent | Cause::Other => {}
+    }
     let mut parts: Vec<String> = Vec::new();
     let mut next: Option<&(dyn std::error::Error + 'static)> = Some(error);
     while let Some(e) = next {
@@ -239,26 +371,8 @@ pub(crate) fn tidy(error: &(dyn std::error::Error + 'static), url: Option<&str>)
         }
         next = e.source();
     }
-    let chain = parts.join(": ");
-    let lower = chain.to_lowercase();
-    let at = url.map(|u| format!(" at {u}")).unwrap_or_default();
-    if lower.contains("connection refused") {
-        return format!("connection refused: nothing is listening{at}");
-    }
-    if let Some(status) = http_status(&chain) {
-        return match status.split_whitespace().next() {
-            Some("401") => {
-                format!("HTTP {status}: the server wants credentials; check the entry's headers")
-            }
-            Some("404") => format!("HTTP {status}: no MCP endpoint{at}; check the URL"),
-            _ => format!("HTTP {status}{at}"),
-        };
-    }
-    if lower.contains("auth required") {
-        return "HTTP 401 Unauthorized: the server wants credentials; check the entry's headers"
-            .to_owned();
-    }
-    let mut text = chain;
+    // What follows shortens the words for one line; it decides nothing.
+    let mut text = parts.join(": ");
     if let Some(start) = text.find("Transport [")
         && let Some(end) = text[start..].find("] error: ")
     {
@@ -282,21 +396,86 @@ pub(crate) fn tidy(error: &(dyn std::error::Error + 'static), url: Option<&str>)
     format!("{short}{cut}{page}")
 }
 
-/// The HTTP status an error names (`404 Not Found`), as reqwest and rmcp write it.
-fn http_status(text: &str) -> Option<String> {
-    for marker in [
-        "HTTP status client error (",
-        "HTTP status server error (",
-        "HTTP status ",
-    ] {
-        if let Some(start) = text.find(marker) {
-            let rest = &text[start + marker.len()..];
-            let end = rest.find([')', ',', ';']).unwrap_or(rest.len());
-            let status = rest[..end].trim();
-            if status.len() >= 3 && status.as_bytes()[..3].iter().all(u8::is_ascii_digit) {
-                return Some(status.chars().take(60).collect());
-            }
+/// What a transport error comes down to, found from the errors it is made of (never from
+/// their words).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Cause {
+    /// The connection was refused (nothing listens at the address).
+    Refused,
+    /// The server answered with this HTTP status.
+    Status(reqwest::StatusCode),
+    /// The server wants credentials (rmcp's `AuthRequired`).
+    AuthRequired,
+    /// The HTTP client could not send the request, for a reason it does not name (a name that
+    /// does not resolve, a connection that fails otherwise).
+    NotSent,
+    /// Anything else.
+    Other,
+}
+
+/// The [`Cause`] of `error`.
+pub(crate) fn cause(error: &(dyn std::error::Error + 'static)) -> Cause {
+    let causes = causes(error);
+    if causes.iter().any(|c| {
+        c.downcast_ref::<std::io::Error>()
+            .is_some_and(|io| io.kind() == std::io::ErrorKind::ConnectionRefused)
+    }) {
+        return Cause::Refused;
+    }
+    let status = causes.iter().find_map(|c| {
+        if let Some(r) = c.downcast_ref::<reqwest::Error>() {
+            return r.status();
         }
+        c.downcast_ref::<HttpStatusError>()
+            .and_then(|h| reqwest::StatusCode::from_u16(h.status).ok())
+    });
+    if let Some(status) = status {
+        return Cause::Status(status);
+    }
+    if causes
+        .iter()
+        .any(|c| c.downcast_ref::<AuthRequiredError>().is_some())
+    {
+        return Cause::AuthRequired;
+    }
+    if causes.iter().any(|c| {
+        c.downcast_ref::<reqwest::Error>()
+            .is_some_and(|r| r.is_request() || r.is_connect())
+    }) {
+        return Cause::NotSent;
+    }
+    Cause::Other
+}
+
+/// The errors `error` is made of, outermost first: each one's `source()`, and the errors rmcp
+/// holds without naming them as sources (the transport's error inside a failed `initialize`, the
+/// HTTP client's error inside a streamable HTTP error).
+fn causes<'a>(
+    error: &'a (dyn std::error::Error + 'static),
+) -> Vec<&'a (dyn std::error::Error + 'static)> {
+    let mut out = Vec::new();
+    let mut next = Some(error);
+    while let Some(e) = next {
+        out.push(e);
+        if out.len() > 32 {
+            break;
+        }
+        next = held_source(e).or_else(|| e.source());
+    }
+    out
+}
+
+/// The error rmcp keeps inside `e` without returning it from `source()`.
+fn held_source<'a>(
+    e: &'a (dyn std::error::Error + 'static),
+) -> Option<&'a (dyn std::error::Error + 'static)> {
+    if let Some(rmcp::service::ClientInitializeError::TransportError { error, .. }) =
+        e.downcast_ref()
+    {
+        return Some(error);
+    }
+    if let Some(StreamableHttpError::<reqwest::Error>::Client(inner)) = e.downcast_ref() {
+        return Some(inner);
     }
     None
 }
@@ -307,14 +486,22 @@ fn http_status(text: &str) -> Option<String> {
 fn http_client(
     headers: &BTreeMap<String, String>,
     timeout: Duration,
-) -> Result<reqwest::Client, String> {
+) -> Result<reqwest::Client, ConnectError> {
     let _ = rustls::crypto::ring::default_provider().install_default();
     let mut map = reqwest::header::HeaderMap::new();
     for (name, value) in headers {
-        let name = reqwest::header::HeaderName::from_bytes(name.as_bytes())
-            .map_err(|e| format!("header name {name:?} is not valid: {e}"))?;
-        let mut value = reqwest::header::HeaderValue::from_str(value)
-            .map_err(|e| format!("the value of header {name} is not valid: {e}"))?;
+        let name = reqwest::header::HeaderName::from_bytes(name.as_bytes()).map_err(|source| {
+            ConnectError::HeaderName {
+                name: name.clone(),
+                source,
+            }
+        })?;
+        let mut value = reqwest::header::HeaderValue::from_str(value).map_err(|source| {
+            ConnectError::HeaderValue {
+                name: name.to_string(),
+                source,
+            }
+        })?;
         value.set_sensitive(true);
         map.insert(name, value);
     }
@@ -322,5 +509,5 @@ fn http_client(
         .default_headers(map)
         .connect_timeout(timeout)
         .build()
-        .map_err(|e| format!("could not build the HTTP client: {e}"))
+        .map_err(ConnectError::HttpClient)
 }

@@ -97,13 +97,18 @@ impl std::fmt::Debug for McpClients {
     }
 }
 
+/// The MCP clients' runtime could not be started ([`McpClients::new`]).
+#[derive(Debug, thiserror::Error)]
+#[error("could not start the MCP clients' runtime: {0}")]
+pub struct ClientsError(#[source] pub std::io::Error);
+
 impl McpClients {
     /// The configured servers of `config` (none started), failures reported to `warn`; `None`
     /// when no server is configured (no runtime is built then).
     ///
     /// # Errors
-    /// A message when the clients' runtime (one thread) cannot be started.
-    pub fn new(config: &Config, warn: Warn) -> Result<Option<Self>, String> {
+    /// [`ClientsError`] when the clients' runtime (one thread) cannot be started.
+    pub fn new(config: &Config, warn: Warn) -> Result<Option<Self>, ClientsError> {
         if config.mcp_servers.is_empty() {
             return Ok(None);
         }
@@ -112,7 +117,7 @@ impl McpClients {
             .thread_name("elroy-mcp-client")
             .enable_all()
             .build()
-            .map_err(|e| format!("could not start the MCP clients' runtime: {e}"))?;
+            .map_err(ClientsError)?;
         let (stop, shutdown) = watch::channel(false);
         let shared = Shared {
             startup_timeout: Duration::from_secs(config.settings.mcp_startup_timeout_seconds),

@@ -229,7 +229,7 @@ impl Server {
             };
             let connection = match connection {
                 Ok(connection) => connection,
-                Err(reason) => return self.fail(reason),
+                Err(reason) => return self.fail(reason.to_string()),
             };
             match self.serve(connection, &mut shutdown).await {
                 None => return,

@@ -4,8 +4,8 @@
 use std::sync::Arc;
 
 use elroy_core::{
-    BoxFuture, Changes, EffectClass, Tool, ToolContext, ToolEffect, ToolError, ToolOutput,
-    ToolSpec, ValidatedArgs,
+    BoxFuture, Changes, EffectClass, SchemaError, Tool, ToolContext, ToolEffect, ToolError,
+    ToolOutput, ToolSpec, ValidatedArgs,
 };
 use rmcp::model::{CallToolResult, ContentBlock, ResourceContents};
 
@@ -23,12 +23,12 @@ impl McpTool {
     /// The tool for `listed` of `server`, exposed as `exposed`.
     ///
     /// # Errors
-    /// A message when the server's `inputSchema` cannot be read as a tool schema.
+    /// [`SchemaError`] when the server's `inputSchema` cannot be read as a tool schema.
     pub(crate) fn new(
         server: &Arc<Server>,
         exposed: String,
         listed: &rmcp::model::Tool,
-    ) -> Result<Self, String> {
+    ) -> Result<Self, SchemaError> {
         let description = listed
             .description
             .as_deref()

@@ -3,8 +3,20 @@
 //! reply that does not validate is retried once, then it is an error.
 
 use elroy_core::Message;
-use elroy_llm::{ChatModel, ChatRequest};
+use elroy_llm::{ChatModel, ChatRequest, LlmError};
 use serde_json::Value;
+
+/// Why a structured call gave no value ([`structured_call`]); logged by the caller, which goes
+/// on without it.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum StructuredError {
+    /// A request failed (after the client's own retries).
+    #[error(transparent)]
+    Model(#[from] LlmError),
+    /// Both replies were rejected by the parser: `the reply did not match the NAME schema`.
+    #[error("the reply did not match the {0} schema")]
+    Mismatch(String),
+}
 
 /// The JSON object of a structured reply: the whole reply, or its first `{` … last `}` when the
 /// model wrapped it in prose or a code fence (Anthropic models describe the schema in text). `None`
@@ -24,8 +36,8 @@ pub(crate) fn json_object(reply: &str) -> Option<Value> {
 /// fails.
 ///
 /// # Errors
-/// The model's error text when a request fails (after the client's own retries), or a message
-/// saying the reply did not match `schema_name` when both replies were rejected.
+/// [`StructuredError::Model`] when a request fails (after the client's own retries),
+/// [`StructuredError::Mismatch`] when both replies were rejected.
 pub(crate) async fn structured_call<T>(
     model: &dyn ChatModel,
     system: String,
@@ -33,19 +45,19 @@ pub(crate) async fn structured_call<T>(
     schema: Value,
     schema_name: &str,
     parse: impl Fn(&str) -> Option<T>,
-) -> Result<T, String> {
+) -> Result<T, StructuredError> {
     let request = ChatRequest {
         messages: vec![Message::system(system), Message::user(user)],
         json_schema: Some(schema),
         ..ChatRequest::default()
     };
     for _attempt in 0..2 {
-        let reply = model.chat(&request).await.map_err(|e| e.to_string())?;
+        let reply = model.chat(&request).await?;
         if let Some(value) = parse(&reply.content) {
             return Ok(value);
         }
     }
-    Err(format!("the reply did not match the {schema_name} schema"))
+    Err(StructuredError::Mismatch(schema_name.to_owned()))
 }
 
 #[cfg(test)]

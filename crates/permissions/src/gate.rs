@@ -5,7 +5,7 @@
 use std::sync::{Arc, Mutex, PoisonError, RwLock};
 
 use elroy_core::{
-    Approval, ApprovalRequest, Approver, BoxFuture, GateCall, PermissionGate, ToolContext,
+    Approval, ApprovalRequest, Approver, BoxFuture, GateCall, PermissionGate, Refused, ToolContext,
     ToolOrigin,
 };
 
@@ -56,8 +56,10 @@ fn short_reason(refusal: &Refusal) -> String {
 
 /// Where refusals are shown (the CLI: stderr; the interface: a line in the conversation).
 pub type NoticeSink = Arc<dyn Fn(&Notice) + Send + Sync>;
-/// Saves an *always allow* rule to the configuration; `Err` says why it could not.
-pub type RuleSaver = Arc<dyn Fn(&str) -> Result<(), String> + Send + Sync>;
+/// Saves an *always allow* rule to the configuration; `Err` is why it could not (the
+/// configuration's own error, kept as it is).
+pub type RuleSaver =
+    Arc<dyn Fn(&str) -> Result<(), Box<dyn std::error::Error + Send + Sync>> + Send + Sync>;
 
 /// The permission check of one process.
 pub struct Gate {
@@ -184,7 +186,7 @@ impl Gate {
         }
     }
 
-    async fn check_call(&self, ctx: &ToolContext, call: GateCall<'_>) -> Result<(), String> {
+    async fn check_call(&self, ctx: &ToolContext, call: GateCall<'_>) -> Result<(), Refused> {
         let mut roots = self.policy.roots().clone();
         roots.cwd.clone_from(&ctx.cwd);
         let view = CallView::of(&call, &roots);
@@ -214,7 +216,7 @@ impl Gate {
                 allow_rule,
             });
         }
-        Err(model_message(&view, &refusal, &rule))
+        Err(Refused(model_message(&view, &refusal, &rule)))
     }
 }
 
@@ -295,7 +297,7 @@ impl PermissionGate for Gate {
         &'a self,
         ctx: &'a ToolContext,
         call: GateCall<'a>,
-    ) -> BoxFuture<'a, Result<(), String>> {
+    ) -> BoxFuture<'a, Result<(), Refused>> {
         Box::pin(self.check_call(ctx, call))
     }
 

@@ -36,7 +36,7 @@ pub use load::{
     render_panel,
 };
 pub use probe::PROBE_TIMEOUT;
-pub use schema::{Declaration, parse_schema_output};
+pub use schema::{Declaration, DeclarationError, SchemaOutputError, parse_schema_output};
 pub use status::{
     PluginStatus, Stale, TrustReport, config_trust_report, resolve_plugin_path, trust_report,
     untrusted_summary,

@@ -11,7 +11,7 @@ use elroy_core::ToolEffect;
 
 use crate::discover::discover;
 use crate::probe::{PROBE_TIMEOUT, ProbeFailure, run_flag};
-use crate::schema::{Declaration, parse_schema_output};
+use crate::schema::{Declaration, SchemaOutputError, parse_schema_output};
 use crate::status::untrusted_summary;
 use crate::tool::PluginTool;
 use crate::trust::{TrustList, TrustState, TrustStore};
@@ -118,17 +118,14 @@ pub fn load_from(
         }
     }
     // Probes run in parallel: a slow plugin costs its own time only once.
-    let probed: Vec<Result<Vec<Declaration>, String>> = std::thread::scope(|scope| {
+    let probed: Vec<Result<Vec<Declaration>, ProbeError>> = std::thread::scope(|scope| {
         let handles: Vec<_> = trusted
             .iter()
             .map(|path| scope.spawn(move || probe(path)))
             .collect();
         handles
             .into_iter()
-            .map(|h| {
-                h.join()
-                    .unwrap_or_else(|_| Err("--schema probe failed".to_owned()))
-            })
+            .map(|h| h.join().unwrap_or_else(|_| Err(ProbeError::Panicked)))
             .collect()
     });
     for (path, outcome) in trusted.iter().zip(probed) {
@@ -175,24 +172,45 @@ pub fn load_from(
     report
 }
 
+/// Why a plugin's `--schema` probe gave no declarations: the skip reason after `plugin PATH: `.
+#[derive(Debug, thiserror::Error)]
+enum ProbeError {
+    /// The probe ran past [`PROBE_TIMEOUT`] and was killed.
+    #[error("--schema timed out after {} seconds", PROBE_TIMEOUT.as_secs())]
+    TimedOut,
+    /// The program could not be started.
+    #[error("unable to run --schema: {0}")]
+    Spawn(#[source] std::io::Error),
+    /// It exited unsuccessfully: its status and the end of its stderr.
+    #[error("--schema exited with status {status}: {stderr}")]
+    Exited {
+        /// The exit code or signal.
+        status: String,
+        /// The last characters of its stderr.
+        stderr: String,
+    },
+    /// Its output is not a valid declaration.
+    #[error(transparent)]
+    Schema(#[from] SchemaOutputError),
+    /// The probe's thread panicked.
+    #[error("--schema probe failed")]
+    Panicked,
+}
+
 /// Runs `{plugin} --schema` and reads its declarations, or the skip reason.
-fn probe(path: &Path) -> Result<Vec<Declaration>, String> {
+fn probe(path: &Path) -> Result<Vec<Declaration>, ProbeError> {
     let output = run_flag(path, "--schema", PROBE_TIMEOUT, SCHEMA_CAP).map_err(|f| match f {
-        ProbeFailure::TimedOut => format!(
-            "--schema timed out after {} seconds",
-            PROBE_TIMEOUT.as_secs()
-        ),
-        ProbeFailure::Spawn(e) => format!("unable to run --schema: {e}"),
+        ProbeFailure::TimedOut => ProbeError::TimedOut,
+        ProbeFailure::Spawn(e) => ProbeError::Spawn(e),
     })?;
     if !output.status.success() {
         let stderr = String::from_utf8_lossy(&output.stderr);
-        return Err(format!(
-            "--schema exited with status {}: {}",
-            exit_text(&output.status),
-            crate::process::last_chars(stderr.trim(), 4000)
-        ));
+        return Err(ProbeError::Exited {
+            status: exit_text(&output.status),
+            stderr: crate::process::last_chars(stderr.trim(), 4000).to_owned(),
+        });
     }
-    parse_schema_output(&output.stdout)
+    Ok(parse_schema_output(&output.stdout)?)
 }
 
 fn exit_text(status: &std::process::ExitStatus) -> String {

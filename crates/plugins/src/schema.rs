@@ -1,7 +1,63 @@
 //! Reading a plugin's `--schema` output (`docs/tool-rules.md#plugins`).
 
-use elroy_core::ToolSpec;
+use elroy_core::{SchemaError, ToolSpec};
 use serde_json::Value;
+
+/// Why a plugin's `--schema` output was not read ([`parse_schema_output`]); the text is the
+/// skip reason after `plugin PATH: `.
+#[derive(Debug, thiserror::Error)]
+pub enum SchemaOutputError {
+    /// The output is not UTF-8 JSON.
+    #[error("--schema output is not valid JSON")]
+    NotJson(#[source] Box<dyn std::error::Error + Send + Sync>),
+    /// An empty list.
+    #[error("invalid schema: the list declares no tool and no panel")]
+    Empty,
+    /// One declaration (1-based `item`) is not valid.
+    #[error("invalid schema: item {item}: {source}")]
+    Item {
+        /// Its position, from 1.
+        item: usize,
+        /// What is wrong with it.
+        #[source]
+        source: DeclarationError,
+    },
+}
+
+/// What is wrong with one declaration of a plugin's `--schema` output.
+#[derive(Debug, thiserror::Error)]
+pub enum DeclarationError {
+    /// Not a JSON object.
+    #[error("not a JSON object")]
+    NotObject,
+    /// A panel without a title.
+    #[error("a panel needs a non-empty \"title\" string")]
+    PanelTitle,
+    /// `function` is not an object.
+    #[error("\"function\" must be an object")]
+    FunctionNotObject,
+    /// `function.name` is not a string.
+    #[error("\"function.name\" must be a string")]
+    NameNotString,
+    /// The tool name is not `^[A-Za-z0-9_-]{1,64}$`.
+    #[error("tool name '{0}' must match ^[A-Za-z0-9_-]{{1,64}}$")]
+    BadName(String),
+    /// The tool (named) has no description string.
+    #[error("tool '{0}': \"description\" must be a string")]
+    Description(String),
+    /// The tool's (`name`) parameters schema is not valid.
+    #[error("tool '{name}': {source}")]
+    Schema {
+        /// The tool's name.
+        name: String,
+        /// What is wrong with its schema.
+        #[source]
+        source: SchemaError,
+    },
+    /// `type` is neither `function` nor `panel`.
+    #[error("\"type\" must be \"function\" or \"panel\"")]
+    UnknownType,
+}
 
 /// One object a plugin declares.
 #[derive(Debug, Clone, PartialEq)]
@@ -15,22 +71,27 @@ pub enum Declaration {
 /// Parses `--schema` stdout: one object or an array of objects, each a tool schema or a panel.
 ///
 /// # Errors
-/// The skip reason: `--schema output is not valid JSON` or `invalid schema: {detail}`.
-pub fn parse_schema_output(stdout: &[u8]) -> Result<Vec<Declaration>, String> {
-    let text = std::str::from_utf8(stdout).map_err(|_| "--schema output is not valid JSON")?;
+/// [`SchemaOutputError`]: `--schema output is not valid JSON` or `invalid schema: {detail}`.
+pub fn parse_schema_output(stdout: &[u8]) -> Result<Vec<Declaration>, SchemaOutputError> {
+    let text = std::str::from_utf8(stdout).map_err(|e| SchemaOutputError::NotJson(e.into()))?;
     let value: Value =
-        serde_json::from_str(text).map_err(|_| "--schema output is not valid JSON".to_owned())?;
+        serde_json::from_str(text).map_err(|e| SchemaOutputError::NotJson(e.into()))?;
     let objects = match value {
         Value::Array(items) => items,
         other => vec![other],
     };
     if objects.is_empty() {
-        return Err("invalid schema: the list declares no tool and no panel".into());
+        return Err(SchemaOutputError::Empty);
     }
     objects
         .iter()
         .enumerate()
-        .map(|(i, o)| declaration(o).map_err(|e| format!("invalid schema: item {}: {e}", i + 1)))
+        .map(|(i, o)| {
+            declaration(o).map_err(|source| SchemaOutputError::Item {
+                item: i + 1,
+                source,
+            })
+        })
         .collect()
 }
 
@@ -41,8 +102,8 @@ fn valid_name(name: &str) -> bool {
             .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
 }
 
-fn declaration(value: &Value) -> Result<Declaration, String> {
-    let obj = value.as_object().ok_or("not a JSON object")?;
+fn declaration(value: &Value) -> Result<Declaration, DeclarationError> {
+    let obj = value.as_object().ok_or(DeclarationError::NotObject)?;
     match obj.get("type").and_then(Value::as_str) {
         Some("panel") => {
             let title = obj
@@ -50,58 +111,56 @@ fn declaration(value: &Value) -> Result<Declaration, String> {
                 .and_then(Value::as_str)
                 .map(str::trim)
                 .filter(|t| !t.is_empty())
-                .ok_or("a panel needs a non-empty \"title\" string")?;
+                .ok_or(DeclarationError::PanelTitle)?;
             Ok(Declaration::Panel(title.to_owned()))
         }
         Some("function") => {
             let function = obj
                 .get("function")
                 .and_then(Value::as_object)
-                .ok_or("\"function\" must be an object")?;
+                .ok_or(DeclarationError::FunctionNotObject)?;
             let name = function
                 .get("name")
                 .and_then(Value::as_str)
-                .ok_or("\"function.name\" must be a string")?;
+                .ok_or(DeclarationError::NameNotString)?;
             if !valid_name(name) {
-                return Err(format!(
-                    "tool name '{name}' must match ^[A-Za-z0-9_-]{{1,64}}$"
-                ));
+                return Err(DeclarationError::BadName(name.to_owned()));
             }
             if !function.get("description").is_some_and(Value::is_string) {
-                return Err(format!("tool '{name}': \"description\" must be a string"));
+                return Err(DeclarationError::Description(name.to_owned()));
             }
+            let in_tool = |source| DeclarationError::Schema {
+                name: name.to_owned(),
+                source,
+            };
             if let Some(parameters) = function.get("parameters") {
-                check_parameters(parameters).map_err(|e| format!("tool '{name}': {e}"))?;
+                check_parameters(parameters).map_err(in_tool)?;
             }
             ToolSpec::from_json(value)
                 .map(Declaration::Tool)
-                .map_err(|e| format!("tool '{name}': {e}"))
+                .map_err(in_tool)
         }
-        _ => Err("\"type\" must be \"function\" or \"panel\"".into()),
+        _ => Err(DeclarationError::UnknownType),
     }
 }
 
-fn check_parameters(parameters: &Value) -> Result<(), String> {
+fn check_parameters(parameters: &Value) -> Result<(), SchemaError> {
     let obj = parameters
         .as_object()
-        .ok_or("\"parameters\" must be an object")?;
+        .ok_or(SchemaError::ParametersNotObject)?;
     if obj.get("type").and_then(Value::as_str) != Some("object") {
-        return Err("\"parameters.type\" must be \"object\"".into());
+        return Err(SchemaError::ParametersTypeNotObject);
     }
     let properties = obj
         .get("properties")
         .and_then(Value::as_object)
-        .ok_or("\"parameters.properties\" must be an object")?;
+        .ok_or(SchemaError::PropertiesNotObject)?;
     if let Some(required) = obj.get("required") {
-        let names = required
-            .as_array()
-            .ok_or("\"parameters.required\" must be an array")?;
+        let names = required.as_array().ok_or(SchemaError::RequiredNotArray)?;
         for name in names {
-            let name = name
-                .as_str()
-                .ok_or("\"parameters.required\" must list strings")?;
+            let name = name.as_str().ok_or(SchemaError::RequiredNotStrings)?;
             if !properties.contains_key(name) {
-                return Err(format!("required parameter '{name}' is not in properties"));
+                return Err(SchemaError::RequiredNotProperty(name.to_owned()));
             }
         }
     }
@@ -123,24 +182,35 @@ mod tests {
 
     #[test]
     fn reasons() {
+        assert!(matches!(
+            parse_schema_output(b"hello there"),
+            Err(SchemaOutputError::NotJson(_))
+        ));
+        assert!(matches!(
+            parse_schema_output(b"[]"),
+            Err(SchemaOutputError::Empty)
+        ));
         assert_eq!(
-            parse_schema_output(b"hello there").unwrap_err(),
+            parse_schema_output(b"hello there").unwrap_err().to_string(),
             "--schema output is not valid JSON"
         );
         assert_eq!(
             parse_schema_output(
                 br#"{"type":"function","function":{"name":"a b","description":""}}"#
             )
-            .unwrap_err(),
+            .unwrap_err()
+            .to_string(),
             "invalid schema: item 1: tool name 'a b' must match ^[A-Za-z0-9_-]{1,64}$"
         );
         assert_eq!(
-            parse_schema_output(br#"{"type":"panel","title":" "}"#).unwrap_err(),
+            parse_schema_output(br#"{"type":"panel","title":" "}"#)
+                .unwrap_err()
+                .to_string(),
             "invalid schema: item 1: a panel needs a non-empty \"title\" string"
         );
         assert_eq!(
             parse_schema_output(br#"{"type":"function","function":{"name":"x","description":"d","parameters":{"type":"object","properties":{},"required":["y"]}}}"#)
-                .unwrap_err(),
+                .unwrap_err().to_string(),
             "invalid schema: item 1: tool 'x': required parameter 'y' is not in properties"
         );
     }

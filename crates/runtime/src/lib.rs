@@ -198,7 +198,7 @@ impl Runtime {
         let mcp = match elroy_mcp_client::McpClients::new(&config, Arc::clone(&warn)) {
             Ok(mcp) => mcp,
             Err(e) => {
-                warnings.push(e);
+                warnings.push(e.to_string());
                 None
             }
         };

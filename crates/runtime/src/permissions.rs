@@ -95,9 +95,8 @@ pub fn build_gate(config: &Config, warn: &WarningSink) -> Result<Arc<Gate>, Poli
     let saver: RuleSaver = Arc::new(move |rule: &str| {
         elroy_config::append_to_nested_list(&file, "permissions", "allow", &rule.into()).map_err(
             |e| {
-                let text = format!("could not save '{rule}': {e}");
-                warn_save(&text);
-                text
+                warn_save(&format!("could not save '{rule}': {e}"));
+                e.into()
             },
         )
     });

@@ -59,7 +59,49 @@ enum Out {
     /// Reply text as it comes.
     Text(String),
     /// The turn ended: the whole reply, or why it failed.
-    Done(Result<String, String>),
+    Done(Result<String, TurnFailure>),
+}
+
+/// Why a request's turn gave no reply; the text is the `502` error's message.
+#[derive(Debug, thiserror::Error)]
+enum TurnFailure {
+    /// The session could not be started.
+    #[error("the session could not start: {0}")]
+    Start(#[source] StartError),
+    /// The turn failed.
+    #[error(transparent)]
+    Turn(#[from] elroy_orchestrator::TurnError),
+}
+
+/// Why a session could not be started ([`start_session`]).
+#[derive(Debug, thiserror::Error)]
+enum StartError {
+    /// The chat model could not be set up.
+    #[error(transparent)]
+    Models(#[from] elroy_llm::LlmError),
+    /// The session's parts could not be built.
+    #[error(transparent)]
+    Runtime(#[from] elroy_runtime::RuntimeError),
+    /// The session's user row could not be made.
+    #[error(transparent)]
+    Database(#[from] elroy_db::DbError),
+    /// The orchestrator session could not start.
+    #[error(transparent)]
+    Session(#[from] elroy_orchestrator::SessionError),
+}
+
+/// A message `content` elroy does not read; the text follows `messages[i]: `.
+#[derive(Debug, thiserror::Error)]
+enum ContentError {
+    /// A part of another type than `text`.
+    #[error("content parts of type '{0}' are not supported (text only)")]
+    UnsupportedPart(String),
+    /// A part without a type.
+    #[error("a content part needs a type")]
+    UntypedPart,
+    /// Neither a string nor a list (the value as JSON).
+    #[error("content must be a string or a list of parts, not {0}")]
+    NotText(Value),
 }
 
 /// A request, checked.
@@ -101,7 +143,7 @@ impl IntoResponse for BadRequest {
 }
 
 /// The text of a message's `content`: a string, or the `text` of its text parts.
-fn content_text(content: Option<&Value>) -> Result<String, String> {
+fn content_text(content: Option<&Value>) -> Result<String, ContentError> {
     match content {
         None | Some(Value::Null) => Ok(String::new()),
         Some(Value::String(text)) => Ok(text.trim().to_owned()),
@@ -110,19 +152,13 @@ fn content_text(content: Option<&Value>) -> Result<String, String> {
             for part in parts {
                 match (part.get("type").and_then(Value::as_str), part.get("text")) {
                     (Some("text"), Some(Value::String(t))) => text.push(t.as_str()),
-                    (Some(kind), _) => {
-                        return Err(format!(
-                            "content parts of type '{kind}' are not supported (text only)"
-                        ));
-                    }
-                    _ => return Err("a content part needs a type".into()),
+                    (Some(kind), _) => return Err(ContentError::UnsupportedPart(kind.to_owned())),
+                    _ => return Err(ContentError::UntypedPart),
                 }
             }
             Ok(text.join("\n").trim().to_owned())
         }
-        Some(other) => Err(format!(
-            "content must be a string or a list of parts, not {other}"
-        )),
+        Some(other) => Err(ContentError::NotText(other.clone())),
     }
 }
 
@@ -327,9 +363,9 @@ async fn whole(mut rx: mpsc::UnboundedReceiver<Out>, guard: CancelOnDrop) -> Res
             "usage": {"prompt_tokens": 0, "completion_tokens": 0, "total_tokens": 0},
         }))
         .into_response(),
-        Some(Err(message)) => (
+        Some(Err(failure)) => (
             StatusCode::BAD_GATEWAY,
-            axum::Json(upstream_error(&message)),
+            axum::Json(upstream_error(&failure.to_string())),
         )
             .into_response(),
         None => (
@@ -385,8 +421,9 @@ fn streamed(
                             ended = true;
                             match result {
                                 Ok(_) => queue.push_back(chunk(json!({}), Some("stop"))),
-                                Err(message) => queue.push_back(
-                                    Event::default().data(upstream_error(&message).to_string()),
+                                Err(failure) => queue.push_back(
+                                    Event::default()
+                                        .data(upstream_error(&failure.to_string()).to_string()),
                                 ),
                             }
                             queue.push_back(Event::default().data("[DONE]"));
@@ -409,27 +446,24 @@ fn streamed(
 /// Starts the orchestrator session of `id`: the user's runtime with the session's own context
 /// window (the transcript row of `id.transcript_token`); memories, agenda and notes stay the
 /// user's.
-fn start_session(user: &UserState, id: &SessionId) -> Result<Session, String> {
+fn start_session(user: &UserState, id: &SessionId) -> Result<Session, StartError> {
     let runtime = &user.runtime;
     let warn = |message: &str| runtime.warn(message);
     let models = elroy_runtime::models::Models::build(
         &runtime.config,
         &elroy_llm::select::process_env,
         &warn,
-    )
-    .map_err(|e| e.to_string())?;
+    )?;
     runtime.start_mcp_servers();
     let mut parts = elroy_runtime::adapters::session_parts(
         runtime,
         models,
         Capabilities { can_restart: false },
-    )
-    .map_err(|e| e.to_string())?;
+    )?;
     parts.user_id = parts
         .db
-        .ensure_user(&id.transcript_token, runtime.time.now())
-        .map_err(|e| e.to_string())?;
-    Session::start(parts).map_err(|e| e.to_string())
+        .ensure_user(&id.transcript_token, runtime.time.now())?;
+    Ok(Session::start(parts)?)
 }
 
 /// Runs one turn of session `id` (waiting for its previous turn and background work), sending
@@ -448,7 +482,7 @@ async fn run_turn(
         match tokio::task::block_in_place(|| start_session(&user, &id)) {
             Ok(session) => *lock = Some(session),
             Err(e) => {
-                let _ = tx.send(Out::Done(Err(format!("the session could not start: {e}"))));
+                let _ = tx.send(Out::Done(Err(TurnFailure::Start(e))));
                 return;
             }
         }
@@ -514,7 +548,7 @@ async fn run_turn(
             state.keep(background);
         }
         Err(e) => {
-            let _ = tx.send(Out::Done(Err(e.to_string())));
+            let _ = tx.send(Out::Done(Err(TurnFailure::Turn(e))));
         }
     }
 }

@@ -36,7 +36,7 @@ use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
 pub use settings::{ServeSettings, SettingsError, ToolActivity};
-pub use users::ConfigLoader;
+pub use users::{ConfigLoader, OpenUserError};
 
 /// Why the server stopped with an error.
 #[derive(Debug, thiserror::Error)]

@@ -5,7 +5,7 @@
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
-use elroy_config::Config;
+use elroy_config::{Config, ConfigError};
 use elroy_mcp::ElroyMcpServer;
 use elroy_runtime::Runtime;
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
@@ -14,7 +14,19 @@ use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, Stream
 use crate::sessions::Sessions;
 
 /// Loads the configuration of a user token (the CLI's flags and files with `--user TOKEN`).
-pub type ConfigLoader = Arc<dyn Fn(&str) -> Result<Config, String> + Send + Sync>;
+pub type ConfigLoader = Arc<dyn Fn(&str) -> Result<Config, ConfigError> + Send + Sync>;
+
+/// Why a user's home could not be opened ([`Users::get`]); the text follows `the home of user
+/// TOKEN could not be opened: ` in the client's error.
+#[derive(Debug, thiserror::Error)]
+pub enum OpenUserError {
+    /// The user's configuration could not be loaded.
+    #[error(transparent)]
+    Config(#[from] ConfigError),
+    /// The home (stores, registry, models) could not be opened.
+    #[error(transparent)]
+    Runtime(#[from] elroy_runtime::RuntimeError),
+}
 
 /// The MCP-over-HTTP service of one user.
 pub type McpService = StreamableHttpService<ElroyMcpServer, LocalSessionManager>;
@@ -65,22 +77,20 @@ impl Users {
     /// The opened home of `token`, opened now if it was not.
     ///
     /// # Errors
-    /// The configuration or the home could not be opened (text for the client's error).
-    pub fn get(&self, token: &str) -> Result<Arc<UserState>, String> {
+    /// [`OpenUserError`]: the configuration or the home could not be opened.
+    pub fn get(&self, token: &str) -> Result<Arc<UserState>, OpenUserError> {
         let mut open = self.open.lock().unwrap_or_else(|e| e.into_inner());
         if let Some(user) = open.get(token) {
             return Ok(Arc::clone(user));
         }
         let config = (self.loader)(token)?;
-        let runtime = Runtime::open_with(config.clone(), elroy_runtime::logged_warnings())
-            .map_err(|e| e.to_string())?;
+        let runtime = Runtime::open_with(config.clone(), elroy_runtime::logged_warnings())?;
         for warning in &runtime.warnings {
             tracing::warn!("{warning}");
         }
         // A second runtime for MCP: `elroy mcp` serves elroy's own tools only (its clients'
         // tools are never re-exported), while turns offer them.
-        let mut mcp_runtime = Runtime::open_with(config, elroy_runtime::logged_warnings())
-            .map_err(|e| e.to_string())?;
+        let mut mcp_runtime = Runtime::open_with(config, elroy_runtime::logged_warnings())?;
         mcp_runtime.detach_mcp_clients();
         let handler = ElroyMcpServer::new(mcp_runtime);
         let mcp = StreamableHttpService::new(

@@ -33,7 +33,7 @@ pub mod theme;
 pub mod ui;
 pub mod wrap;
 
-pub use run::{Outcome, QUIT_WAIT, RESUME_VARIABLE, run};
+pub use run::{EditorError, Outcome, QUIT_WAIT, RESUME_VARIABLE, TuiError, run};
 
 #[cfg(test)]
 mod snapshots;

@@ -26,7 +26,11 @@ use ratatui::{Terminal, backend::CrosstermBackend};
 use tokio::sync::{RwLock, mpsc};
 use tokio::task::JoinHandle;
 
+mod error;
 mod messages;
+
+use error::TurnFailed;
+pub use error::{EditorError, TuiError};
 
 use messages::{Msg, handle, on_input};
 
@@ -125,8 +129,8 @@ impl Drop for Terminal_ {
 /// leaves.
 ///
 /// # Errors
-/// A clear message when the session cannot start or the terminal cannot be set up.
-pub fn run(config: Config) -> Result<Outcome, String> {
+/// [`TuiError`] when the session cannot start or the terminal cannot be set up.
+pub fn run(config: Config) -> Result<Outcome, TuiError> {
     let no_color = std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty());
     let theme = Theme::from_config(&config, no_color);
     let history = config.paths.history_file();
@@ -156,17 +160,17 @@ pub fn run(config: Config) -> Result<Outcome, String> {
         .worker_threads(2)
         .enable_all()
         .build()
-        .map_err(|e| format!("cannot start the async runtime: {e}"))?;
+        .map_err(TuiError::AsyncRuntime)?;
     let signals = {
         let _context = tokio_rt.enter();
-        Signals::register().map_err(|e| format!("cannot handle signals: {e}"))?
+        Signals::register().map_err(TuiError::Signals)?
     };
     // The interface ends itself on these (restoring the terminal); its exit stops the MCP servers.
     {
         use elroy_mcp_client::signals::{Ending, handled_by_front_end};
         handled_by_front_end(&[Ending::Interrupt, Ending::Terminate, Ending::Hangup]);
     }
-    let mut term = Terminal_::enter().map_err(|e| format!("cannot set up the terminal: {e}"))?;
+    let mut term = Terminal_::enter().map_err(TuiError::Terminal)?;
     let mut app = App::new(theme, Some(history), &[]);
     app.status.home = shorten_home(&home);
     app.status.phase = Some("opening the home…".into());
@@ -177,8 +181,7 @@ pub fn run(config: Config) -> Result<Outcome, String> {
         config,
         Capabilities { can_restart: true },
         elroy_runtime::logged_warnings(),
-    )
-    .map_err(|e| e.to_string())?;
+    )?;
     for warning in &chat.runtime().warnings {
         tracing::warn!("{warning}");
     }
@@ -286,13 +289,13 @@ impl Loop {
             };
             let chat = chat.read().await;
             let Some(session) = chat.session() else {
-                let _ = tx.send(Msg::TurnEnd(generation, Err("no chat model yet".into())));
+                let _ = tx.send(Msg::TurnEnd(generation, Err(TurnFailed::NoModel)));
                 return;
             };
             let result = session.turn(&input, &mut sink).await;
             let _ = tx.send(Msg::TurnEnd(
                 generation,
-                result.map(|o| o.restart).map_err(|e| e.to_string()),
+                result.map(|o| o.restart).map_err(TurnFailed::Turn),
             ));
         });
         self.turn = Some((generation, handle));
@@ -447,7 +450,7 @@ async fn event_loop(
     chat: ChatSession,
     mut term: Terminal_,
     mut signals: Signals,
-) -> Result<Outcome, String> {
+) -> Result<Outcome, TuiError> {
     let (tx, mut rx) = mpsc::unbounded_channel();
     let runtime = chat.runtime();
     // Memories lacking a vector of the configured embedding model: embedded in the
@@ -531,9 +534,7 @@ async fn event_loop(
                     ending = Some(signal);
                     break;
                 }
-                Received::Continued => term
-                    .reenter()
-                    .map_err(|e| format!("cannot set up the terminal: {e}"))?,
+                Received::Continued => term.reenter().map_err(TuiError::Terminal)?,
                 Received::Resized => {
                     // ratatui's next draw takes the new size.
                     app.on_resize();
@@ -587,7 +588,7 @@ fn on_tick(
 }
 
 /// One frame: the interface, and the first approval prompt over it.
-fn draw(term: &mut Terminal_, app: &App, lp: &Loop) -> Result<(), String> {
+fn draw(term: &mut Terminal_, app: &App, lp: &Loop) -> Result<(), TuiError> {
     term.terminal
         .draw(|frame| {
             crate::ui::render(app, frame);
@@ -596,7 +597,7 @@ fn draw(term: &mut Terminal_, app: &App, lp: &Loop) -> Result<(), String> {
             }
         })
         .map(|_| ())
-        .map_err(|e| format!("cannot draw: {e}"))
+        .map_err(TuiError::Draw)
 }
 
 /// The terminal and its reader, which `$EDITOR` and a suspend take over for a while.
@@ -612,7 +613,7 @@ fn perform(
     screen: &mut Screen<'_>,
     action: Action,
     queue: &mut std::collections::VecDeque<Action>,
-) -> Result<(), String> {
+) -> Result<(), TuiError> {
     match action {
         Action::Send(text) => lp.start_turn(TurnInput::new(text)),
         Action::Proactive(text) => lp.start_turn(TurnInput::proactive(text)),
@@ -636,13 +637,10 @@ fn perform(
             screen.reader.pause();
             screen.term.leave();
             let status = open_editor(&path);
-            screen
-                .term
-                .resume()
-                .map_err(|e| format!("cannot set up the terminal: {e}"))?;
+            screen.term.resume().map_err(TuiError::Terminal)?;
             screen.reader.resume();
             if let Err(e) = status {
-                app.notice(NoticeKind::Warning, e);
+                app.notice(NoticeKind::Warning, e.to_string());
             }
             lp.refresh();
         }
@@ -655,10 +653,7 @@ fn perform(
             crate::signals::suspend_self();
             // Running again (continued, or the stop was ignored): the SIGCONT handler
             // may set the terminal up once more, which only repaints.
-            screen
-                .term
-                .reenter()
-                .map_err(|e| format!("cannot set up the terminal: {e}"))?;
+            screen.term.reenter().map_err(TuiError::Terminal)?;
         }
         Action::UseModel(choice) => lp.adopt(choice),
         Action::Quit => app.quitting = true,
@@ -712,7 +707,7 @@ async fn wind_down(
 
 /// Runs `$VISUAL` / `$EDITOR` (default `vi`) on `path`, split into words like a shell would
 /// (no shell runs), and waits for it.
-fn open_editor(path: &std::path::Path) -> Result<(), String> {
+fn open_editor(path: &std::path::Path) -> Result<(), EditorError> {
     let editor = std::env::var("VISUAL")
         .ok()
         .filter(|v| !v.trim().is_empty())
@@ -724,17 +719,23 @@ fn open_editor(path: &std::path::Path) -> Result<(), String> {
         .unwrap_or_else(|| "vi".into());
     let words = shlex::split(&editor)
         .filter(|w| !w.is_empty())
-        .ok_or_else(|| format!("cannot read EDITOR={editor}"))?;
+        .ok_or_else(|| EditorError::Unreadable(editor.clone()))?;
     let status = tokio::task::block_in_place(|| {
         std::process::Command::new(&words[0])
             .args(&words[1..])
             .arg(path)
             .status()
     })
-    .map_err(|e| format!("cannot run {}: {e}", words[0]))?;
+    .map_err(|source| EditorError::Spawn {
+        program: words[0].clone(),
+        source,
+    })?;
     if status.success() {
         Ok(())
     } else {
-        Err(format!("{} exited with {status}", words[0]))
+        Err(EditorError::Exited {
+            program: words[0].clone(),
+            status,
+        })
     }
 }

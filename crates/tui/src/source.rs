@@ -21,6 +21,29 @@ const AGENDA_DAYS: i64 = 7;
 /// Memories and Codex sessions listed at most.
 const LIST_LIMIT: usize = 200;
 
+/// Why a tab could not be loaded; its text follows `Could not load: ` in the tab.
+#[derive(Debug, thiserror::Error)]
+pub enum SidebarError {
+    /// The store could not be opened (or is not there): the services' error.
+    #[error(transparent)]
+    Store(#[from] elroy_core::ToolError),
+    /// The agenda store failed.
+    #[error(transparent)]
+    Agenda(#[from] elroy_agenda::AgendaError),
+    /// The memory store failed.
+    #[error(transparent)]
+    Memory(#[from] elroy_memory::MemoryError),
+    /// The feature requests could not be read.
+    #[error(transparent)]
+    Requests(#[from] elroy_markdown::MarkdownError),
+    /// The Codex sessions could not be read.
+    #[error(transparent)]
+    Codex(#[from] elroy_tools_codex::SessionStoreError),
+    /// The agenda's last day is past the calendar's end.
+    #[error(transparent)]
+    Date(#[from] jiff::Error),
+}
+
 /// Reads every tab from `services` (the runtime's, so the stores are the session's).
 pub struct StoreSidebar {
     services: Services,
@@ -37,7 +60,7 @@ impl StoreSidebar {
         &self,
         kind: TabKind,
         title: &str,
-        result: Result<Vec<SideItem>, String>,
+        result: Result<Vec<SideItem>, SidebarError>,
         empty: &str,
     ) -> Tab {
         let mut tab = Tab::loading(kind, title);
@@ -53,16 +76,14 @@ impl StoreSidebar {
 
     /// The agenda items of today and the next [`AGENDA_DAYS`] days ([`views::agenda_days`]),
     /// each with its day (`today`, `Wed 02`) and checklist progress.
-    fn agenda(&self) -> Result<Vec<SideItem>, String> {
-        let store: Arc<AgendaStore> = self.services.require().map_err(|e| e.to_string())?;
+    fn agenda(&self) -> Result<Vec<SideItem>, SidebarError> {
+        let store: Arc<AgendaStore> = self.services.require()?;
         let today = self.time.today();
         let days = views::Days {
             first: today,
-            last: today
-                .checked_add(AGENDA_DAYS.days())
-                .map_err(|e| e.to_string())?,
+            last: today.checked_add(AGENDA_DAYS.days())?,
         };
-        let listing = views::agenda_days(&store, days).map_err(|e| e.to_string())?;
+        let listing = views::agenda_days(&store, days)?;
         Ok(listing
             .entries
             .into_iter()
@@ -95,9 +116,9 @@ impl StoreSidebar {
     /// The due list ([`views::due_list`], the order `elroy due` and `/due` show): timed items
     /// with how far away or overdue they are (a repeating one marked ↻; the detail view gives
     /// the time as the tools confirm it), then contextual ones.
-    fn due(&self) -> Result<Vec<SideItem>, String> {
-        let store: Arc<AgendaStore> = self.services.require().map_err(|e| e.to_string())?;
-        let list = views::due_list(&store, &self.time).map_err(|e| e.to_string())?;
+    fn due(&self) -> Result<Vec<SideItem>, SidebarError> {
+        let store: Arc<AgendaStore> = self.services.require()?;
+        let list = views::due_list(&store, &self.time)?;
         let file = |stem: &str, text: &str| {
             let path = store.agenda_dir().join(format!("{stem}.md"));
             let detail = std::fs::read_to_string(&path).unwrap_or_else(|_| text.to_owned());
@@ -135,9 +156,9 @@ impl StoreSidebar {
 
     /// The memories in the current context first (pinned or recalled there, marked `in context`),
     /// then the other active ones by name, at most [`LIST_LIMIT`].
-    fn memories(&self) -> Result<Vec<SideItem>, String> {
-        let store: Arc<MemoryStore> = self.services.require().map_err(|e| e.to_string())?;
-        let names = store.active_names().map_err(|e| e.to_string())?;
+    fn memories(&self) -> Result<Vec<SideItem>, SidebarError> {
+        let store: Arc<MemoryStore> = self.services.require()?;
+        let names = store.active_names()?;
         let in_context = self.context_memories();
         let mut ordered: Vec<(String, bool)> = in_context
             .iter()
@@ -198,9 +219,9 @@ impl StoreSidebar {
         names
     }
 
-    fn requests(&self) -> Result<Vec<SideItem>, String> {
-        let store: Arc<FeatureRequestStore> = self.services.require().map_err(|e| e.to_string())?;
-        let requests = store.requests().map_err(|e| e.to_string())?;
+    fn requests(&self) -> Result<Vec<SideItem>, SidebarError> {
+        let store: Arc<FeatureRequestStore> = self.services.require()?;
+        let requests = store.requests()?;
         Ok(requests
             .into_iter()
             .map(|r| SideItem {
@@ -214,15 +235,12 @@ impl StoreSidebar {
             .collect())
     }
 
-    fn codex(&self) -> Result<Vec<SideItem>, String> {
+    fn codex(&self) -> Result<Vec<SideItem>, SidebarError> {
         let Some(sessions) = self.services.get::<CodexSessions>() else {
             return Ok(Vec::new());
         };
         let user = self.services.get::<UserId>().map(|u| u.0);
-        let list = sessions
-            .0
-            .list(user, None, LIST_LIMIT)
-            .map_err(|e| e.to_string())?;
+        let list = sessions.0.list(user, None, LIST_LIMIT)?;
         Ok(list
             .into_iter()
             .map(|s| SideItem {

@@ -3,6 +3,7 @@
 use jiff::civil::Weekday;
 
 use super::code;
+use super::error::{CronProblem, RecurrenceError};
 use super::parse::Built;
 use crate::spoken::{month_word, weekday_word};
 
@@ -27,25 +28,25 @@ fn cron_values(
     min: i64,
     max: i64,
     names: &dyn Fn(&str) -> Option<i64>,
-) -> Result<Vec<i64>, String> {
+) -> Result<Vec<i64>, CronProblem> {
     let mut values = Vec::new();
     for part in field.split(',') {
         let (range, step) = match part.split_once('/') {
             Some((r, s)) => (
                 r,
                 s.parse::<i64>()
-                    .map_err(|_| format!("bad step in '{part}'"))?,
+                    .map_err(|_| CronProblem::BadStep(part.to_owned()))?,
             ),
             None => (part, 1),
         };
         if step < 1 {
-            return Err(format!("bad step in '{part}'"));
+            return Err(CronProblem::BadStep(part.to_owned()));
         }
-        let value = |s: &str| -> Result<i64, String> {
+        let value = |s: &str| -> Result<i64, CronProblem> {
             s.parse::<i64>()
                 .ok()
                 .or_else(|| names(s))
-                .ok_or_else(|| format!("'{s}' is not a value of this field"))
+                .ok_or_else(|| CronProblem::NotAValue(s.to_owned()))
         };
         let (lo, hi) = match range {
             "*" => (min, max),
@@ -56,7 +57,11 @@ fn cron_values(
             },
         };
         if lo < min || hi > max || lo > hi {
-            return Err(format!("'{part}' is outside {min}-{max}"));
+            return Err(CronProblem::OutOfBounds {
+                part: part.to_owned(),
+                min,
+                max,
+            });
         }
         let mut v = lo;
         while v <= hi {
@@ -70,8 +75,11 @@ fn cron_values(
 }
 
 /// The rule of a cron expression's five `fields`.
-pub(super) fn cron_rule(fields: &[&str]) -> Result<Built, String> {
-    let bad = |e: String| format!("cron expression '{}': {e}", fields.join(" "));
+pub(super) fn cron_rule(fields: &[&str]) -> Result<Built, RecurrenceError> {
+    let bad = |problem: CronProblem| RecurrenceError::Cron {
+        expression: fields.join(" "),
+        problem,
+    };
     let none = |_: &str| None;
     let minutes = cron_values(fields[0], 0, 59, &none).map_err(bad)?;
     let hours = cron_values(fields[1], 0, 23, &none).map_err(bad)?;
@@ -83,11 +91,7 @@ pub(super) fn cron_rule(fields: &[&str]) -> Result<Built, String> {
     let dom_restricted = fields[2] != "*";
     let dow_restricted = fields[4] != "*";
     if dom_restricted && dow_restricted {
-        return Err(bad(
-            "a day of the month and a day of the week together mean either in cron, which one \
-             rule cannot say; make two reminders"
-                .into(),
-        ));
+        return Err(bad(CronProblem::DayOfMonthAndWeek));
     }
     let join = |v: &[i64]| v.iter().map(i64::to_string).collect::<Vec<_>>().join(",");
     let freq = if minutes.len() == 60 {
@@ -115,7 +119,7 @@ pub(super) fn cron_rule(fields: &[&str]) -> Result<Built, String> {
         for d in [1, 2, 3, 4, 5, 6, 0] {
             if dow.contains(&d) || (d == 0 && dow.contains(&7)) {
                 let w = Weekday::from_sunday_zero_offset(i8::try_from(d).unwrap_or(0))
-                    .map_err(|e| e.to_string())?;
+                    .map_err(|e| bad(e.into()))?;
                 codes.push(code(w));
             }
         }

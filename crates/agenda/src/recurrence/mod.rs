@@ -17,6 +17,7 @@
 
 mod cron;
 mod describe;
+mod error;
 mod parse;
 mod phrase;
 
@@ -24,6 +25,7 @@ use jiff::Timestamp;
 use jiff::civil::{Date, DateTime, Weekday};
 use jiff::tz::TimeZone;
 
+pub use error::{CronProblem, RecurrenceError};
 pub use parse::{Repetition, looks_like_repetition, parse_repetition};
 
 /// The front-matter key that holds the rule.
@@ -94,10 +96,14 @@ impl Recurrence {
     /// Reads the stored text back.
     ///
     /// # Errors
-    /// `cannot read the recurrence '{text}': …` when it is not of that form or the rule is not
-    /// valid.
-    pub fn from_text(text: &str) -> Result<Recurrence, String> {
-        let bad = |why: &str| format!("cannot read the recurrence '{text}': {why}");
+    /// [`RecurrenceError::Stored`] (`cannot read the recurrence '{text}': …`) when it is not of
+    /// that form or the rule is not valid.
+    pub fn from_text(text: &str) -> Result<Recurrence, RecurrenceError> {
+        let stored = |problem: RecurrenceError| RecurrenceError::Stored {
+            text: text.to_owned(),
+            problem: Box::new(problem),
+        };
+        let bad = |why: &'static str| stored(RecurrenceError::Form(why));
         let mut words = text.split_whitespace();
         let (Some(start), Some(rule), None) = (words.next(), words.next(), words.next()) else {
             return Err(bad("expected 'DTSTART…:… RRULE:…'"));
@@ -119,7 +125,7 @@ impl Recurrence {
             .ok_or_else(|| bad("expected RRULE:"))?
             .to_owned();
         let recurrence = Recurrence { zone, start, rule };
-        recurrence.rule_set(&TimeZone::UTC).map_err(|e| bad(&e))?;
+        recurrence.rule_set(&TimeZone::UTC).map_err(stored)?;
         Ok(recurrence)
     }
 
@@ -132,7 +138,7 @@ impl Recurrence {
     }
 
     /// The rule set over wall-clock times (written as UTC for the `rrule` crate).
-    fn rule_set(&self, tz: &TimeZone) -> Result<rrule::RRuleSet, String> {
+    fn rule_set(&self, tz: &TimeZone) -> Result<rrule::RRuleSet, RecurrenceError> {
         let mut rule = self.rule.clone();
         // UNTIL is an instant: as a wall time in the item's zone, like the rest.
         if let Some(until) = rule
@@ -141,36 +147,33 @@ impl Recurrence {
             .map(str::to_owned)
         {
             let wall = if until.ends_with('Z') {
-                let utc = parse_ical(&until).ok_or("UNTIL is not YYYYMMDDTHHMMSSZ")?;
-                let instant = TimeZone::UTC
-                    .to_ambiguous_timestamp(utc)
-                    .compatible()
-                    .map_err(|e| e.to_string())?;
+                let utc = parse_ical(&until)
+                    .ok_or(RecurrenceError::Until("UNTIL is not YYYYMMDDTHHMMSSZ"))?;
+                let instant = TimeZone::UTC.to_ambiguous_timestamp(utc).compatible()?;
                 instant.to_zoned_datetime(tz.clone()).datetime()
             } else if until.len() == 8 {
                 Date::strptime("%Y%m%d", &until)
-                    .map_err(|_| "UNTIL is not a date")?
+                    .map_err(|_| RecurrenceError::Until("UNTIL is not a date"))?
                     .at(23, 59, 59, 0)
             } else {
-                parse_ical(&until).ok_or("UNTIL is not YYYYMMDDTHHMMSS")?
+                parse_ical(&until).ok_or(RecurrenceError::Until("UNTIL is not YYYYMMDDTHHMMSS"))?
             };
             rule = rule.replace(&format!("UNTIL={until}"), &format!("UNTIL={}Z", ical(wall)));
         }
-        format!("DTSTART:{}Z\nRRULE:{rule}", ical(self.start))
-            .parse::<rrule::RRuleSet>()
-            .map_err(|e| e.to_string())
+        Ok(format!("DTSTART:{}Z\nRRULE:{rule}", ical(self.start)).parse::<rrule::RRuleSet>()?)
     }
 
     /// The first occurrence at or after `from`, as an instant in the rule's zone (`fallback` when
     /// it has none); `None` when the rule has ended (`UNTIL`, `COUNT`).
     ///
     /// # Errors
-    /// A rule the `rrule` crate refuses.
+    /// [`RecurrenceError`]: a rule the `rrule` crate refuses, a date out of range, or
+    /// [`RecurrenceError::NotPlaced`].
     pub fn next_at_or_after(
         &self,
         from: Timestamp,
         fallback: &TimeZone,
-    ) -> Result<Option<Timestamp>, String> {
+    ) -> Result<Option<Timestamp>, RecurrenceError> {
         let tz = self.time_zone(fallback);
         let wall = from.to_zoned_datetime(tz.clone()).datetime();
         // A fold (clocks set back): a wall time of the repeated hour stands for its first
@@ -182,29 +185,22 @@ impl Recurrence {
             let Some(next) = self.next_wall(&tz, after)? else {
                 return Ok(None);
             };
-            let instant = tz
-                .to_ambiguous_timestamp(next)
-                .compatible()
-                .map_err(|e| e.to_string())?;
+            let instant = tz.to_ambiguous_timestamp(next).compatible()?;
             if instant >= from {
                 return Ok(Some(instant));
             }
-            let step = next
-                .checked_add(jiff::Span::new().seconds(1))
-                .map_err(|e| e.to_string())?;
+            let step = next.checked_add(jiff::Span::new().seconds(1))?;
             after = match fold_end(&tz, from) {
-                Some(end) if end > step => end
-                    .checked_sub(jiff::Span::new().seconds(1))
-                    .map_err(|e| e.to_string())?,
+                Some(end) if end > step => end.checked_sub(jiff::Span::new().seconds(1))?,
                 _ => step,
             };
         }
         // Never "ended" because of a clock change: a rule that still has occurrences but none
         // could be placed is an error, not the end of the series.
-        Err(format!(
-            "no occurrence of '{}' could be placed after {from}",
-            self.rule
-        ))
+        Err(RecurrenceError::NotPlaced {
+            rule: self.rule.clone(),
+            after: from,
+        })
     }
 
     /// The occurrences (instants) in `[from, to]`, at most `limit`.
@@ -217,19 +213,16 @@ impl Recurrence {
         to: Timestamp,
         fallback: &TimeZone,
         limit: u16,
-    ) -> Result<Vec<Timestamp>, String> {
+    ) -> Result<Vec<Timestamp>, RecurrenceError> {
         let tz = self.time_zone(fallback);
-        let utc = |dt: DateTime| -> Result<chrono::DateTime<rrule::Tz>, String> { chrono_utc(dt) };
+        let utc = chrono_utc;
         let first = from.to_zoned_datetime(tz.clone()).datetime();
         let last = to.to_zoned_datetime(tz.clone()).datetime();
         let set = self.rule_set(&tz)?.after(utc(first)?).before(utc(last)?);
         let mut out = Vec::new();
         for dt in set.all(limit).dates {
             let wall = from_chrono(&dt)?;
-            let instant = tz
-                .to_ambiguous_timestamp(wall)
-                .compatible()
-                .map_err(|e| e.to_string())?;
+            let instant = tz.to_ambiguous_timestamp(wall).compatible()?;
             if instant >= from && instant <= to {
                 out.push(instant);
             }
@@ -237,7 +230,11 @@ impl Recurrence {
         Ok(out)
     }
 
-    fn next_wall(&self, tz: &TimeZone, after: DateTime) -> Result<Option<DateTime>, String> {
+    fn next_wall(
+        &self,
+        tz: &TimeZone,
+        after: DateTime,
+    ) -> Result<Option<DateTime>, RecurrenceError> {
         let set = self.rule_set(tz)?.after(chrono_utc(after)?);
         match set.all(1).dates.first() {
             Some(dt) => from_chrono(dt).map(Some),
@@ -273,12 +270,12 @@ fn fold_end(tz: &TimeZone, from: Timestamp) -> Option<DateTime> {
 }
 
 /// A wall time as the `rrule` crate's UTC date-time.
-fn chrono_utc(dt: DateTime) -> Result<chrono::DateTime<rrule::Tz>, String> {
+fn chrono_utc(dt: DateTime) -> Result<chrono::DateTime<rrule::Tz>, RecurrenceError> {
     use chrono::TimeZone as _;
     let naive = chrono::NaiveDate::from_ymd_opt(
         i32::from(dt.year()),
-        u32::try_from(dt.month()).map_err(|e| e.to_string())?,
-        u32::try_from(dt.day()).map_err(|e| e.to_string())?,
+        u32::try_from(dt.month())?,
+        u32::try_from(dt.day())?,
     )
     .and_then(|d| {
         d.and_hms_opt(
@@ -287,22 +284,22 @@ fn chrono_utc(dt: DateTime) -> Result<chrono::DateTime<rrule::Tz>, String> {
             u32::try_from(dt.second()).ok()?,
         )
     })
-    .ok_or("date out of range")?;
+    .ok_or(RecurrenceError::OutOfRange)?;
     Ok(rrule::Tz::UTC.from_utc_datetime(&naive))
 }
 
 /// The `rrule` crate's UTC date-time as a wall time.
-fn from_chrono(dt: &chrono::DateTime<rrule::Tz>) -> Result<DateTime, String> {
+fn from_chrono(dt: &chrono::DateTime<rrule::Tz>) -> Result<DateTime, RecurrenceError> {
     use chrono::{Datelike, Timelike};
     let n = dt.naive_utc();
     DateTime::new(
-        i16::try_from(n.year()).map_err(|e| e.to_string())?,
-        i8::try_from(n.month()).map_err(|e| e.to_string())?,
-        i8::try_from(n.day()).map_err(|e| e.to_string())?,
-        i8::try_from(n.hour()).map_err(|e| e.to_string())?,
-        i8::try_from(n.minute()).map_err(|e| e.to_string())?,
-        i8::try_from(n.second()).map_err(|e| e.to_string())?,
+        i16::try_from(n.year())?,
+        i8::try_from(n.month())?,
+        i8::try_from(n.day())?,
+        i8::try_from(n.hour())?,
+        i8::try_from(n.minute())?,
+        i8::try_from(n.second())?,
         0,
     )
-    .map_err(|e| e.to_string())
+    .map_err(RecurrenceError::from)
 }

@@ -6,6 +6,7 @@ use jiff::{Timestamp, ZonedDateTime};
 
 use super::Recurrence;
 use super::cron::{cron_fields, cron_rule};
+use super::error::RecurrenceError;
 use super::phrase::phrase_rule;
 
 /// Whether `input` looks like a repetition (so a parse failure names the repetition forms).
@@ -67,7 +68,7 @@ pub fn parse_repetition(
     input: &str,
     now: &ZonedDateTime,
     day_start: Time,
-) -> Option<Result<Repetition, String>> {
+) -> Option<Result<Repetition, RecurrenceError>> {
     let lower = input.trim().to_lowercase();
     let built = if let Some(rule) = lower.strip_prefix("rrule:") {
         Some(Ok(Built {
@@ -95,7 +96,7 @@ pub(super) struct Built {
 
 /// The [`Repetition`] of a rule said at `now`: its start, an interval counted from the first
 /// matching day, and the first occurrence.
-fn finish(b: Built, now: &ZonedDateTime, day_start: Time) -> Result<Repetition, String> {
+fn finish(b: Built, now: &ZonedDateTime, day_start: Time) -> Result<Repetition, RecurrenceError> {
     let tz = now.time_zone().clone();
     let recurrence = Recurrence {
         zone: tz.iana_name().map(str::to_owned),
@@ -109,10 +110,10 @@ fn finish(b: Built, now: &ZonedDateTime, day_start: Time) -> Result<Repetition, 
     let first = recurrence
         .next_at_or_after(now.timestamp(), &tz)?
         .ok_or_else(|| {
-            format!(
+            RecurrenceError::Unusable(format!(
                 "the repetition '{}' has no occurrence after now",
                 recurrence.describe()
-            )
+            ))
         })?;
     // DTSTART moves to the first occurrence (when it is later), so COUNT counts from it.
     let first_wall = first
@@ -132,7 +133,7 @@ fn finish(b: Built, now: &ZonedDateTime, day_start: Time) -> Result<Repetition, 
 /// The rule's first wall time (`DTSTART`): the next minute for an hourly or finer rule, today's
 /// midnight for a rule with `BYHOUR`, else the time said (or `day_start`) today, tomorrow when
 /// that has passed.
-fn start_of(b: &Built, now: &ZonedDateTime, day_start: Time) -> Result<DateTime, String> {
+fn start_of(b: &Built, now: &ZonedDateTime, day_start: Time) -> Result<DateTime, RecurrenceError> {
     let has_hour = b.rule.contains("BYHOUR=");
     let today = now.date();
     if b.sub_daily || has_hour {
@@ -142,7 +143,7 @@ fn start_of(b: &Built, now: &ZonedDateTime, day_start: Time) -> Result<DateTime,
         return if b.sub_daily && !has_hour {
             minute
                 .checked_add(jiff::Span::new().minutes(1))
-                .map_err(|e| e.to_string())
+                .map_err(RecurrenceError::from)
         } else {
             Ok(today.at(0, 0, 0, 0))
         };
@@ -154,7 +155,7 @@ fn start_of(b: &Built, now: &ZonedDateTime, day_start: Time) -> Result<DateTime,
     if at < now.datetime() {
         Ok(today
             .tomorrow()
-            .map_err(|e| e.to_string())?
+            .map_err(RecurrenceError::from)?
             .to_datetime(time))
     } else {
         Ok(at)
@@ -163,7 +164,10 @@ fn start_of(b: &Built, now: &ZonedDateTime, day_start: Time) -> Result<DateTime,
 
 /// With an interval, the first period is the one holding the first matching day: `every 2
 /// weeks on monday` said on a Friday starts next Monday, not in the week after.
-fn first_period(recurrence: Recurrence, now: &ZonedDateTime) -> Result<Recurrence, String> {
+fn first_period(
+    recurrence: Recurrence,
+    now: &ZonedDateTime,
+) -> Result<Recurrence, RecurrenceError> {
     if !recurrence.rule.contains("INTERVAL=") {
         return Ok(recurrence);
     }

@@ -6,20 +6,24 @@ use jiff::ZonedDateTime;
 use jiff::civil::Weekday;
 use jiff::tz::TimeZone;
 
+use super::error::RecurrenceError;
 use super::parse::{Built, looks_like_repetition};
 use super::{code, ical};
 use crate::spoken::{day_of_month, month_word, weekday_word};
 
 /// The rule of a phrase (`lower`, lower case) said at `now`; `None` when it does not look like a
 /// repetition.
-pub(super) fn phrase_rule(lower: &str, now: &ZonedDateTime) -> Option<Result<Built, String>> {
+pub(super) fn phrase_rule(
+    lower: &str,
+    now: &ZonedDateTime,
+) -> Option<Result<Built, RecurrenceError>> {
     if !looks_like_repetition(lower) {
         return None;
     }
     Some(phrase(lower, now))
 }
 
-fn phrase(lower: &str, now: &ZonedDateTime) -> Result<Built, String> {
+fn phrase(lower: &str, now: &ZonedDateTime) -> Result<Built, RecurrenceError> {
     let words: Vec<&str> = lower
         .split_whitespace()
         .map(|w| w.trim_end_matches(','))
@@ -43,21 +47,21 @@ fn phrase(lower: &str, now: &ZonedDateTime) -> Result<Built, String> {
         rule = p.nth_weekday_of_month();
     }
     let Some(mut rule) = rule else {
-        return Err(format!(
+        return Err(RecurrenceError::Unusable(format!(
             "'{lower}' is not a repetition elroy knows. Say it like 'every weekday at 9am', \
              'every 2 weeks on monday at 10', 'first monday of the month at 10am', a cron \
              expression ('0 9 * * 1-5') or an RRULE: line"
-        ));
+        )));
     };
     // The time: `at 9`, `9am`, `18:30`.
     let time = if p.w.is_empty() {
         None
     } else {
         Some(crate::spoken::clock_time(p.w).ok_or_else(|| {
-            format!(
+            RecurrenceError::Unusable(format!(
                 "'{lower}': '{}' is not a time of day (say 'at 9', '9am' or '18:30')",
                 p.w.join(" ")
-            )
+            ))
         })?)
     };
     if p.sub_daily
@@ -99,7 +103,7 @@ impl<'a> Phrase<'a> {
     }
 
     /// Reads how the phrase begins.
-    fn lead(&mut self) -> Result<Lead<'a>, String> {
+    fn lead(&mut self) -> Result<Lead<'a>, RecurrenceError> {
         let w = self.w;
         let (lead, n) = match w {
             ["every", "other", u, ..] => {
@@ -107,9 +111,13 @@ impl<'a> Phrase<'a> {
                 (Lead::Unit(u), 3)
             }
             ["every", n, u, ..] if n.parse::<i64>().is_ok() => {
-                self.interval = n.parse().map_err(|_| format!("'{n}' is not a number"))?;
+                self.interval = n
+                    .parse()
+                    .map_err(|_| RecurrenceError::Unusable(format!("'{n}' is not a number")))?;
                 if self.interval < 1 {
-                    return Err(format!("'every {n} {u}' never repeats"));
+                    return Err(RecurrenceError::Unusable(format!(
+                        "'every {n} {u}' never repeats"
+                    )));
                 }
                 (Lead::Unit(u), 3)
             }
@@ -135,7 +143,7 @@ impl<'a> Phrase<'a> {
 
     /// The rule of a unit (`day`, `weeks`, …) and what follows it: `on monday and thursday`,
     /// `on the 15th`, `on the first monday`, `on march 3`.
-    fn unit_rule(&mut self, u: &str) -> Result<String, String> {
+    fn unit_rule(&mut self, u: &str) -> Result<String, RecurrenceError> {
         let freq = match u.trim_end_matches('s') {
             "day" => "DAILY",
             "week" => "WEEKLY",
@@ -150,9 +158,9 @@ impl<'a> Phrase<'a> {
                 "MINUTELY"
             }
             _ => {
-                return Err(format!(
+                return Err(RecurrenceError::Unusable(format!(
                     "'{u}' is not a unit of repetition (day, week, month, year, hour, minute)"
-                ));
+                )));
             }
         };
         let interval = if self.interval > 1 {
@@ -254,32 +262,36 @@ fn month_and_day(w: &[&str]) -> Option<(i8, i8)> {
 fn end_clause<'a>(
     words: &'a [&'a str],
     now: &ZonedDateTime,
-) -> Result<(&'a [&'a str], String), String> {
+) -> Result<(&'a [&'a str], String), RecurrenceError> {
     if let Some(pos) = words.iter().position(|w| *w == "until") {
         let date_words = &words[pos + 1..];
         let text = date_words.join(" ");
         let date = crate::parse_item_date(&text)
             .or_else(|| crate::spoken::spoken_date(date_words, now.date()))
             .ok_or_else(|| {
-                format!("'until {text}' is not a date (say 'until 2026-04-30' or 'until april 30')")
+                RecurrenceError::Unusable(format!(
+                    "'until {text}' is not a date (say 'until 2026-04-30' or 'until april 30')"
+                ))
             })?;
         // The end of that day in the zone, as UTC (RFC 5545: UNTIL is UTC when DTSTART has a zone).
         let end = now
             .time_zone()
             .to_ambiguous_timestamp(date.at(23, 59, 59, 0))
             .compatible()
-            .map_err(|e| e.to_string())?;
+            .map_err(RecurrenceError::from)?;
         let utc = end.to_zoned_datetime(TimeZone::UTC).datetime();
         return Ok((&words[..pos], format!(";UNTIL={}Z", ical(utc))));
     }
     let n = words.len();
     if n >= 2 && matches!(words[n - 1], "times" | "time") {
         let count_at = n - 2;
-        let count: u32 = words[count_at]
-            .parse()
-            .map_err(|_| format!("'{} times' is not a count", words[count_at]))?;
+        let count: u32 = words[count_at].parse().map_err(|_| {
+            RecurrenceError::Unusable(format!("'{} times' is not a count", words[count_at]))
+        })?;
         if count == 0 {
-            return Err("a repetition for 0 times never fires".into());
+            return Err(RecurrenceError::Unusable(
+                "a repetition for 0 times never fires".into(),
+            ));
         }
         let rest_end = if count_at > 0 && words[count_at - 1] == "for" {
             count_at - 1

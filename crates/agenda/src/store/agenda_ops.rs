@@ -309,7 +309,7 @@ fn normalized_checklist(item: &Item) -> Result<Vec<Mapping>, AgendaError> {
     let mut out = Vec::new();
     for entry in entries {
         let Value::Map(map) = entry else { continue };
-        let Some(parsed) = checklist_entry(map, &item.file).map_err(AgendaError::new)? else {
+        let Some(parsed) = checklist_entry(map, &item.file)? else {
             continue;
         };
         let mut normalized = map.clone();

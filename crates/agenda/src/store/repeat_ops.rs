@@ -40,7 +40,7 @@ fn next_after(
 ) -> Result<Option<Timestamp>, AgendaError> {
     let from = Timestamp::from_second(after.as_second() + 1)
         .map_err(|e| AgendaError::new(e.to_string()))?;
-    rule.next_at_or_after(from, tz).map_err(AgendaError::new)
+    rule.next_at_or_after(from, tz).map_err(AgendaError::from)
 }
 
 impl AgendaStore {
@@ -150,7 +150,7 @@ impl AgendaStore {
                     let window = trigger.as_second() - now.as_second();
                     let since = Timestamp::from_second(now.as_second() - window)
                         .map_err(|e| AgendaError::new(e.to_string()))?;
-                    let recent = rule.between(since, now, tz, 1).map_err(AgendaError::new)?;
+                    let recent = rule.between(since, now, tz, 1)?;
                     if recent.is_empty() {
                         self.advance(&item, &rule, trigger, tz, closing_comment)?
                     } else {

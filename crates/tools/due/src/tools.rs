@@ -51,9 +51,10 @@ impl TypedTool for CreateDueItem {
     fn run(&self, ctx: &ToolContext, args: Self::Args) -> Result<ToolOutput, ToolError> {
         let now = ctx.time.now_local();
         let understood = match args.trigger_time.as_deref() {
-            Some(text) => {
-                Some(understand_trigger(text, &now, ctx.time.day_start).map_err(ToolError::new)?)
-            }
+            Some(text) => Some(
+                understand_trigger(text, &now, ctx.time.day_start)
+                    .map_err(|e| ToolError::new(e.to_string()))?,
+            ),
             None => None,
         };
         let store = ctx.services.require::<AgendaStore>()?;

@@ -5,7 +5,7 @@
 use std::net::IpAddr;
 use std::time::Duration;
 
-use elroy_core::BoxFuture;
+use elroy_core::{BoxFuture, Refused};
 use tokio::time::{Instant, timeout_at};
 
 use elroy_config::Config;
@@ -13,6 +13,7 @@ use reqwest::header::{ACCEPT, CONTENT_TYPE, HeaderValue, LOCATION};
 use reqwest::{NoProxy, Proxy, StatusCode, Url, redirect};
 
 use crate::address::{AddressRefusal, GuardedResolver, check_address};
+use crate::error::FetchError;
 
 /// Bodies are read up to this many bytes; the rest is ignored (`docs/tools.md#fetch_page` step 5).
 pub const MAX_BODY_BYTES: usize = 5_242_880;
@@ -34,8 +35,8 @@ pub fn install_crypto_provider() {
 }
 
 /// Asked before a redirect to another host is followed, with the new URL: `Ok` follows it,
-/// `Err` stops the request with that text.
-pub type RedirectCheck<'a> = dyn Fn(Url) -> BoxFuture<'a, Result<(), String>> + Send + Sync + 'a;
+/// `Err` stops the request with that refusal.
+pub type RedirectCheck<'a> = dyn Fn(Url) -> BoxFuture<'a, Result<(), Refused>> + Send + Sync + 'a;
 
 /// A fetched response: final URL, status, `Content-Type` and at most `max_bytes` of the body.
 #[derive(Debug, Clone)]
@@ -76,8 +77,8 @@ impl WebClient {
     /// proxy variables.
     ///
     /// # Errors
-    /// A message when the TLS backend cannot be initialised.
-    pub fn from_config(config: &Config) -> Result<Self, String> {
+    /// [`FetchError::Setup`] when the TLS backend cannot be initialised.
+    pub fn from_config(config: &Config) -> Result<Self, FetchError> {
         Self::new(
             config.settings.web_timeout_seconds,
             config.settings.fetch_allow_private_addresses,
@@ -91,12 +92,12 @@ impl WebClient {
     /// through `env`.
     ///
     /// # Errors
-    /// A message when the TLS backend cannot be initialised.
+    /// [`FetchError::Setup`] when the TLS backend cannot be initialised.
     pub fn new(
         timeout_seconds: u64,
         allow_private_addresses: bool,
         env: &dyn Fn(&str) -> Option<String>,
-    ) -> Result<Self, String> {
+    ) -> Result<Self, FetchError> {
         install_crypto_provider();
         let mut builder = reqwest::Client::builder()
             .user_agent(format!(
@@ -135,9 +136,7 @@ impl WebClient {
             allow_private: allow_private_addresses,
             trusted,
         });
-        let client = builder
-            .build()
-            .map_err(|e| format!("unable to set up the HTTP client: {}", error_chain(&e)))?;
+        let client = builder.build().map_err(FetchError::Setup)?;
         Ok(WebClient {
             client,
             timeout_seconds,
@@ -167,7 +166,7 @@ impl WebClient {
         url: &Url,
         accept: Option<&'static str>,
         max_bytes: usize,
-    ) -> Result<Fetched, String> {
+    ) -> Result<Fetched, FetchError> {
         let no_check: &RedirectCheck<'_> = &|_| Box::pin(std::future::ready(Ok(())));
         self.get_checked(url, accept, max_bytes, no_check).await
     }
@@ -178,7 +177,7 @@ impl WebClient {
     /// `check` takes (a person reading an approval prompt) does not count against the timeout.
     ///
     /// # Errors
-    /// The `docs/tool-rules.md#http-rules` messages: `request timed out after {n} seconds: {url}`,
+    /// [`FetchError`], whose text is the `docs/tool-rules.md#http-rules` message: `request timed out after {n} seconds: {url}`,
     /// `request failed: {url}: {error}`, `too many redirects: {url}`, `redirect to unsupported URL
     /// scheme '{scheme}': {url}` (`file:`, `data:`, `ftp:`, … are never followed, and never read as
     /// an empty page), `refused to fetch {url}: {address} is a loopback address (…)` (or
@@ -190,13 +189,11 @@ impl WebClient {
         accept: Option<&'static str>,
         max_bytes: usize,
         check: &RedirectCheck<'_>,
-    ) -> Result<Fetched, String> {
+    ) -> Result<Fetched, FetchError> {
         let mut deadline = Instant::now() + Duration::from_secs(self.timeout_seconds);
-        let timed_out = || {
-            format!(
-                "request timed out after {} seconds: {url}",
-                self.timeout_seconds
-            )
+        let timed_out = || FetchError::TimedOut {
+            seconds: self.timeout_seconds,
+            url: url.to_string(),
         };
         let mut current = url.clone();
         let mut redirects = 0usize;
@@ -209,19 +206,22 @@ impl WebClient {
             let response = timeout_at(deadline, builder.send())
                 .await
                 .map_err(|_| timed_out())?
-                .map_err(|e| describe(&e, &current))?;
+                .map_err(|e| describe(e, &current))?;
             let Some(next) = redirect_target(&response, &current)? else {
                 break response;
             };
             if redirects >= MAX_REDIRECTS {
-                return Err(format!("too many redirects: {url}"));
+                return Err(FetchError::TooManyRedirects(url.to_string()));
             }
             redirects += 1;
             if next.host_str() != current.host_str() {
                 let asked = Instant::now();
                 check(next.clone())
                     .await
-                    .map_err(|refusal| format!("{refusal} (redirected from {current})"))?;
+                    .map_err(|refusal| FetchError::RedirectRefused {
+                        from: current.to_string(),
+                        refusal,
+                    })?;
                 deadline += asked.elapsed();
             }
             current = next;
@@ -243,7 +243,7 @@ impl WebClient {
                     body.extend_from_slice(&chunk[..take]);
                 }
                 Ok(None) => break,
-                Err(e) => return Err(describe(&e, &final_url)),
+                Err(e) => return Err(describe(e, &final_url)),
             }
         }
         Ok(Fetched {
@@ -256,7 +256,7 @@ impl WebClient {
 
     /// Refuses a URL whose host is an address the rules forbid (names are checked by the
     /// resolver when they are looked up).
-    fn check_literal_host(&self, url: &Url) -> Result<(), String> {
+    fn check_literal_host(&self, url: &Url) -> Result<(), FetchError> {
         // `host_str` is the parsed host: `127.0.0.1` also for `http://2130706433/`, `[::1]` for
         // IPv6.
         let host = url.host_str().unwrap_or_default();
@@ -264,8 +264,10 @@ impl WebClient {
         let Ok(ip) = bare.parse::<IpAddr>() else {
             return Ok(());
         };
-        check_address(ip, self.allow_private_addresses)
-            .map_err(|refusal| format!("refused to fetch {url}: {refusal}"))
+        check_address(ip, self.allow_private_addresses).map_err(|refusal| FetchError::Address {
+            url: url.to_string(),
+            refusal,
+        })
     }
 }
 
@@ -273,7 +275,7 @@ impl WebClient {
 ///
 /// # Errors
 /// A target that is not `http`/`https`, or a `Location` that is not a URL.
-fn redirect_target(response: &reqwest::Response, current: &Url) -> Result<Option<Url>, String> {
+fn redirect_target(response: &reqwest::Response, current: &Url) -> Result<Option<Url>, FetchError> {
     if !matches!(response.status().as_u16(), 301 | 302 | 303 | 307 | 308) {
         return Ok(None);
     }
@@ -281,26 +283,19 @@ fn redirect_target(response: &reqwest::Response, current: &Url) -> Result<Option
         return Ok(None);
     };
     let location = String::from_utf8_lossy(location.as_bytes());
-    let next = current.join(location.trim()).map_err(|_| {
-        format!(
-            "redirect to an invalid URL '{}': {current}",
-            clip(location.trim())
-        )
-    })?;
+    let next = current
+        .join(location.trim())
+        .map_err(|e| FetchError::InvalidRedirect {
+            location: location.trim().to_owned(),
+            current: current.to_string(),
+            source: Box::new(e),
+        })?;
     match next.scheme() {
         "http" | "https" => Ok(Some(next)),
-        scheme => Err(format!(
-            "redirect to unsupported URL scheme '{scheme}': {}",
-            clip(next.as_str())
-        )),
-    }
-}
-
-/// At most 200 characters of `text` (a `data:` URL can be megabytes), with `…` when cut.
-fn clip(text: &str) -> String {
-    match text.char_indices().nth(200) {
-        None => text.to_owned(),
-        Some((cut, _)) => format!("{}…", &text[..cut]),
+        scheme => Err(FetchError::UnsupportedScheme {
+            scheme: scheme.to_owned(),
+            target: next.as_str().to_owned(),
+        }),
     }
 }
 
@@ -318,34 +313,20 @@ fn proxy_host(value: &str) -> Option<String> {
         .map(|h| h.trim_start_matches('[').trim_end_matches(']').to_owned())
 }
 
-/// The `docs/tool-rules.md#http-rules` message for a reqwest error; an address the resolver refused
-/// is named as such.
-fn describe(error: &reqwest::Error, url: &Url) -> String {
-    let mut source: Option<&(dyn std::error::Error + 'static)> = Some(error);
+/// The [`FetchError`] of a reqwest error; an address the resolver refused is named as such.
+fn describe(error: reqwest::Error, url: &Url) -> FetchError {
+    let mut source: Option<&(dyn std::error::Error + 'static)> = Some(&error);
     while let Some(e) = source {
         if let Some(refusal) = e.downcast_ref::<AddressRefusal>() {
-            return format!("refused to fetch {url}: {refusal}");
+            return FetchError::Address {
+                url: url.to_string(),
+                refusal: refusal.clone(),
+            };
         }
         source = e.source();
     }
-    format!("request failed: {url}: {}", error_chain(error))
-}
-
-/// The causes of an error joined by `: `, skipping reqwest's own wrapper text and repeats
-/// (`client error (Connect): tcp connect error: Connection refused (os error 111)`).
-fn error_chain(error: &reqwest::Error) -> String {
-    let mut parts: Vec<String> = Vec::new();
-    let mut source = std::error::Error::source(error);
-    while let Some(e) = source {
-        let text = e.to_string();
-        if !parts.iter().any(|p| p.contains(&text)) {
-            parts.push(text);
-        }
-        source = e.source();
-    }
-    if parts.is_empty() {
-        error.to_string()
-    } else {
-        parts.join(": ")
+    FetchError::Request {
+        url: url.to_string(),
+        source: error,
     }
 }

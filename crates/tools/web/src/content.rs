@@ -2,6 +2,8 @@
 
 use encoding_rs::{Encoding, UTF_8};
 
+use crate::error::UnsupportedContent;
+
 /// How a body is turned into text.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Kind {
@@ -35,9 +37,9 @@ pub fn charset_param(content_type: &str) -> Option<String> {
 /// Classifies a body (`docs/tools.md#fetch_page` step 7).
 ///
 /// # Errors
-/// The media type to report as unsupported (`application/octet-stream` when the header is
-/// missing and the body looks binary).
-pub fn classify(content_type: Option<&str>, body: &[u8]) -> Result<Kind, String> {
+/// [`UnsupportedContent`] with the media type to report (`application/octet-stream` when the
+/// header is missing and the body looks binary).
+pub fn classify(content_type: Option<&str>, body: &[u8]) -> Result<Kind, UnsupportedContent> {
     let media = content_type.map(media_type).unwrap_or_default();
     match media.as_str() {
         "text/html" | "application/xhtml+xml" => return Ok(Kind::Html),
@@ -46,7 +48,11 @@ pub fn classify(content_type: Option<&str>, body: &[u8]) -> Result<Kind, String>
             return Ok(Kind::Text);
         }
         "" | "application/octet-stream" => {}
-        other => return Err(other.to_owned()),
+        other => {
+            return Err(UnsupportedContent {
+                media: other.to_owned(),
+            });
+        }
     }
     let start = body
         .iter()
@@ -61,10 +67,12 @@ pub fn classify(content_type: Option<&str>, body: &[u8]) -> Result<Kind, String>
     } else if !body[..body.len().min(8192)].contains(&0) {
         Ok(Kind::Text)
     } else {
-        Err(if media.is_empty() {
-            "application/octet-stream".to_owned()
-        } else {
-            media
+        Err(UnsupportedContent {
+            media: if media.is_empty() {
+                "application/octet-stream".to_owned()
+            } else {
+                media
+            },
         })
     }
 }
@@ -134,7 +142,9 @@ mod tests {
         assert_eq!(classify(Some("text/csv"), b"a,b"), Ok(Kind::Text));
         assert_eq!(
             classify(Some("image/png"), b"\x89PNG"),
-            Err("image/png".into())
+            Err(UnsupportedContent {
+                media: "image/png".into()
+            })
         );
         assert_eq!(classify(None, b"  <!DOCTYPE HTML><p>x"), Ok(Kind::Html));
         assert_eq!(
@@ -144,7 +154,9 @@ mod tests {
         assert_eq!(classify(None, b"plain words"), Ok(Kind::Text));
         assert_eq!(
             classify(None, b"\x00\x01binary"),
-            Err("application/octet-stream".into())
+            Err(UnsupportedContent {
+                media: "application/octet-stream".into()
+            })
         );
     }
 

@@ -69,7 +69,7 @@ impl AsyncTypedTool for FetchPage {
         }
         let content_type = page.content_type.as_deref();
         let kind = content::classify(content_type, &page.body)
-            .map_err(|media| format!("unsupported content type '{media}' at {}", page.final_url))?;
+            .map_err(|e| ToolError::new(format!("{e} at {}", page.final_url)))?;
         let decoded = content::decode(content_type, kind, &page.body);
         let (title, text) = match kind {
             Kind::Html => {

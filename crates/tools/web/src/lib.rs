@@ -17,6 +17,7 @@
 pub mod address;
 mod client;
 mod content;
+mod error;
 mod fetch_page;
 pub mod html_text;
 mod web_search;
@@ -24,6 +25,7 @@ mod web_search;
 use elroy_core::{ToolFamily, ToolRegistry, async_tool};
 
 pub use client::{Fetched, MAX_BODY_BYTES, MAX_REDIRECTS, WebClient, install_crypto_provider};
+pub use error::{FetchError, UnsupportedContent};
 pub use fetch_page::{DEFAULT_MAX_CHARS, FetchPage, FetchPageArgs, MAX_MAX_CHARS};
 pub use web_search::{
     DEFAULT_MAX_RESULTS, MAX_RESULTS, SearchResult, WebSearch, WebSearchArgs, format_results,

@@ -7,7 +7,7 @@ use crate::common;
 use std::sync::{Arc, Mutex};
 
 use common::{ALLOW_PRIVATE, Route, call, context, data, serve};
-use elroy_core::{BoxFuture, GateCall, InstalledGate, PermissionGate, ToolContext};
+use elroy_core::{BoxFuture, GateCall, InstalledGate, PermissionGate, Refused, ToolContext};
 use serde_json::json;
 
 const SPEC_PAGE: &str = "<html><head><title>Example Domain</title><style>p{color:red}</style></head>\n<body><nav>Home | About</nav>\n<h1>Example Domain</h1>\n<p>This domain is for use in   illustrative\nexamples.</p>\n<ul><li>One</li><li>Two <b>bold</b></li></ul>\n<script>var x = 1;</script>\n<footer>© 2026</footer></body></html>";
@@ -580,7 +580,7 @@ impl PermissionGate for RefuseHost {
         &'a self,
         _ctx: &'a ToolContext,
         call: GateCall<'a>,
-    ) -> BoxFuture<'a, Result<(), String>> {
+    ) -> BoxFuture<'a, Result<(), Refused>> {
         let url = call.arguments["url"]
             .as_str()
             .unwrap_or_default()
@@ -591,7 +591,10 @@ impl PermissionGate for RefuseHost {
             .unwrap()
             .push(format!("{} {url}", call.spec.name));
         Box::pin(std::future::ready(if refused {
-            Err(format!("not permitted: {} is not allowed", self.host))
+            Err(Refused(format!(
+                "not permitted: {} is not allowed",
+                self.host
+            )))
         } else {
             Ok(())
         }))

@@ -14,7 +14,7 @@ use crate::sidebar::Tab;
 /// One message of the loop's channel.
 pub(super) enum Msg {
     Turn(u64, TurnEvent),
-    TurnEnd(u64, Result<Option<String>, String>),
+    TurnEnd(u64, Result<Option<String>, super::TurnFailed>),
     Tool {
         name: String,
         arguments: String,
