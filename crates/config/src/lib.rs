@@ -53,6 +53,7 @@ mod load;
 mod mcp;
 mod paths;
 mod permissions;
+mod sync_remote;
 mod timezone;
 mod value;
 
@@ -69,6 +70,7 @@ pub use paths::{
     valid_user_token,
 };
 pub use permissions::{ALLOW_FLAG_KEY, DENY_FLAG_KEY, MODE_FLAG_KEY};
+pub use sync_remote::RemoteSaved;
 pub use timezone::resolve_timezone;
 pub use value::ConfigValue;
 

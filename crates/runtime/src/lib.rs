@@ -28,6 +28,8 @@
 //!   never blocking a turn.
 //! - [`sync::sync_home`]: `elroy sync` and the syncs of interactive sessions and `elroy remind
 //!   --watch`, one entry point for every front end.
+//! - [`remind::run`]: `elroy remind`'s announcing, once or watching (with its notifier); the
+//!   front ends' one path to standard output ([`output`]) and the log file ([`logging`]).
 //! - [`doctor::check_home`]: `elroy doctor`, every store, file, the database and the versioned
 //!   home checked, as typed problems.
 //!
@@ -44,10 +46,13 @@ mod effects;
 pub mod embed_worker;
 pub mod embedder;
 mod history;
+pub mod logging;
 pub mod models;
+pub mod output;
 pub mod permissions;
 mod redacting_model;
 pub mod reembed;
+pub mod remind;
 pub mod reminders;
 mod services;
 pub mod sync;
@@ -71,6 +76,18 @@ pub fn stderr_warnings() -> WarningSink {
         tracing::warn!("{message}");
         eprintln!("warning: {message}");
     })
+}
+
+/// A single-threaded async runtime for one command of a front end, running `future` to its end.
+///
+/// # Errors
+/// `cannot start the async runtime: {error}` (text for the front end's error line).
+pub fn block_on<F: std::future::Future>(future: F) -> Result<F::Output, String> {
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| format!("cannot start the async runtime: {e}"))?;
+    Ok(runtime.block_on(future))
 }
 
 /// A [`WarningSink`] that only logs (front ends whose stderr is for errors only).
@@ -379,6 +396,19 @@ impl Runtime {
     /// Reports a warning found after opening through the front end's [`WarningSink`].
     pub fn warn(&self, message: &str) {
         (self.warn)(message);
+    }
+
+    /// Prints the one line naming the plugins this runtime did not run because they are not
+    /// trusted, `warning: …` on stderr (for the front ends that only log [`Runtime::warnings`]:
+    /// `elroy message`, the line chat).
+    pub fn warn_untrusted(&self) {
+        if let Some(line) = self
+            .services
+            .get::<elroy_plugins::Untrusted>()
+            .and_then(|u| elroy_plugins::untrusted_summary(&u.0))
+        {
+            output::eprintln(&format!("warning: {line}"));
+        }
     }
 }
 

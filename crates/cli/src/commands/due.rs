@@ -11,7 +11,8 @@ use elroy_commands::views;
 use elroy_config::Config;
 use serde_json::{Value, json};
 
-use crate::agenda_cmd::{Cell, Style, Table, Tone, open_agenda};
+use super::agenda::open_agenda;
+use crate::table::{Cell, Style, Table, Tone};
 
 /// `elroy due …`
 #[derive(Debug, clap::Args)]

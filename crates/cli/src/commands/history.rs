@@ -1,4 +1,4 @@
-//! `elroy history [PATH]` and `elroy undo`: the versioned home (`elroy-history`).
+//! `elroy history [PATH]`: the versioned home (`elroy-history`).
 //!
 //! Both read the repository as it is: hand edits not yet committed (they are, as `external edit`,
 //! the next time elroy opens the home) are not listed, and make `undo` refuse when they touch the
@@ -19,7 +19,8 @@ pub struct HistoryArgs {
     pub path: Option<PathBuf>,
 }
 
-fn open(config: &Config) -> Result<VersionedHome, String> {
+/// The versioned home, with hand edits since the last commit committed first (`elroy undo` too).
+pub(crate) fn open(config: &Config) -> Result<VersionedHome, String> {
     if !config.settings.versioned_home {
         return Err(
             "the versioned home is off (versioned_home: false), so there is no history".into(),
@@ -39,7 +40,7 @@ fn open(config: &Config) -> Result<VersionedHome, String> {
 
 /// `elroy history [PATH]`: one line per change, newest first: short id, time (configured zone),
 /// message summary.
-pub(crate) fn history(config: &Config, args: &HistoryArgs) -> Result<ExitCode, String> {
+pub(crate) fn run(config: &Config, args: &HistoryArgs) -> Result<ExitCode, String> {
     let home = open(config)?;
     let filter = args
         .path
@@ -68,28 +69,6 @@ pub(crate) fn history(config: &Config, args: &HistoryArgs) -> Result<ExitCode, S
     })
     .map_err(|e| e.to_string())?;
     printed?;
-    Ok(ExitCode::SUCCESS)
-}
-
-/// `elroy undo`: reverts the last change elroy made; prints what it did.
-pub(crate) fn undo(config: &Config) -> Result<ExitCode, String> {
-    let home = open(config)?;
-    let now = config
-        .now
-        .unwrap_or_else(|| elroy_core::Clock::now(&elroy_core::SystemClock));
-    let undone = home.undo(now).map_err(|e| e.to_string())?;
-    output::println(&format!(
-        "Undid {} ({}) as {}",
-        undone.original.summary, undone.original.short_id, undone.commit.short_id
-    ))?;
-    for path in &undone.original.paths {
-        let verb = if home.root().join(path).exists() {
-            "restored"
-        } else {
-            "removed"
-        };
-        output::println(&format!("  {verb} {path}"))?;
-    }
     Ok(ExitCode::SUCCESS)
 }
 

@@ -9,7 +9,21 @@ use elroy_config::Config;
 use elroy_mcp_client::Phase;
 use elroy_runtime::Runtime;
 
-use crate::args::{McpArgs, McpCommand};
+/// `elroy mcp [list]`
+#[derive(Debug, clap::Args)]
+pub struct McpArgs {
+    /// Without a subcommand: serve elroy's own tools on stdin/stdout (the tools of the servers
+    /// elroy uses are not re-exported)
+    #[command(subcommand)]
+    pub command: Option<McpCommand>,
+}
+
+/// `elroy mcp` subcommands.
+#[derive(Debug, clap::Subcommand)]
+pub enum McpCommand {
+    /// Start every configured MCP server (mcp_servers, --mcp-config), list each one's tools as elroy names them, and say which failed and why; exits 1 when one failed
+    List,
+}
 
 pub(crate) fn run(config: Config, args: &McpArgs) -> Result<ExitCode, String> {
     match args.command {

@@ -61,19 +61,6 @@ pub(crate) fn run(config: &Config, args: &PluginsArgs) -> Result<ExitCode, Strin
     }
 }
 
-/// Prints the one line naming the plugins `runtime` did not run because they are not trusted
-/// (for the front ends that only log the runtime's other warnings: `elroy message`, the line
-/// chat).
-pub(crate) fn warn_untrusted(runtime: &elroy_runtime::Runtime) {
-    if let Some(line) = runtime
-        .services
-        .get::<elroy_plugins::Untrusted>()
-        .and_then(|u| elroy_plugins::untrusted_summary(&u.0))
-    {
-        output::eprintln(&format!("warning: {line}"));
-    }
-}
-
 /// `trusted`/`untrusted` and the words after the path.
 fn columns(state: &TrustState) -> (&'static str, Option<String>) {
     match state {

@@ -6,7 +6,40 @@ use elroy_config::Config;
 use elroy_core::{ToolOrigin, ToolRegistry, pyjson};
 use elroy_runtime::Runtime;
 
-use crate::args::{ToolsArgs, ToolsCommand};
+/// `elroy tools …`
+#[derive(Debug, clap::Args)]
+pub struct ToolsArgs {
+    /// What to do with the tools
+    #[command(subcommand)]
+    pub command: ToolsCommand,
+}
+
+/// `elroy tools` subcommands.
+#[derive(Debug, clap::Subcommand)]
+pub enum ToolsCommand {
+    /// List every registered tool (built-in, then plugins, then the tools of the configured MCP servers, which are started for it) with its description
+    List {
+        /// Print names only, one per line
+        #[arg(long)]
+        names: bool,
+    },
+    /// Print the schema of one tool, or of all tools, as the model sees it (OpenAI tool JSON)
+    Schema {
+        /// The tool (all tools when omitted)
+        name: Option<String>,
+    },
+    /// Call a tool as the model would, print its result; exits 1 with the error on stderr when the call fails
+    #[command(
+        after_help = "Examples:\n  elroy tools call read_file --args '{\"path\":\"Cargo.toml\",\"start_line\":2,\"end_line\":3}'\n  elroy tools call get_current_date"
+    )]
+    Call {
+        /// The tool name (see `elroy tools list`)
+        name: String,
+        /// Arguments as a JSON object; absent or "" means {}
+        #[arg(long, value_name = "JSON")]
+        args: Option<String>,
+    },
+}
 
 pub(crate) fn run(config: Config, args: &ToolsArgs) -> Result<ExitCode, String> {
     let runtime = Runtime::open(config).map_err(|e| e.to_string())?;

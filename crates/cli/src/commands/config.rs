@@ -7,7 +7,13 @@ use crate::output;
 use elroy_config::{Config, ConfigValue, DatabaseLocation};
 use serde_json::json;
 
-use crate::args::ConfigArgs;
+/// `elroy config …`
+#[derive(Debug, clap::Args)]
+pub struct ConfigArgs {
+    /// Print JSON instead of a table
+    #[arg(long)]
+    pub json: bool,
+}
 
 /// `****` plus the last four characters of a set secret (all of it hidden when short).
 fn mask(value: &ConfigValue) -> String {
