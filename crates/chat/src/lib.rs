@@ -22,4 +22,4 @@ mod repl;
 pub mod style;
 
 pub use repl::{RESUME_VARIABLE, restart, run};
-pub use style::{RESET, color, dumb_terminal};
+pub use style::{RESET, color};

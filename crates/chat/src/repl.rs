@@ -44,7 +44,7 @@ pub const RESUME_VARIABLE: &str = "ELROY_RESTART_RESUME_MESSAGE";
 /// A spinner on standard error; hidden where `TERM` is dumb (it redraws with escape codes).
 fn new_spinner() -> ProgressBar {
     let spinner = ProgressBar::new_spinner();
-    if crate::style::dumb_terminal() {
+    if elroy_commands::front_end::dumb_terminal() {
         spinner.set_draw_target(ProgressDrawTarget::hidden());
     }
     spinner

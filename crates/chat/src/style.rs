@@ -2,13 +2,8 @@
 //! `elroy due`): a colour from the configuration as an escape, the reset code, and whether the
 //! terminal can show them at all.
 
+use elroy_commands::front_end::dumb_terminal;
 use elroy_config::Config;
-
-/// Whether `TERM` names no terminal able to draw a screen (`dumb`, empty or unset), as every
-/// curses program decides.
-pub fn dumb_terminal() -> bool {
-    std::env::var("TERM").map_or(true, |t| t.trim().is_empty() || t.trim() == "dumb")
-}
 
 /// The ANSI code that ends a colour.
 pub const RESET: &str = "\x1b[0m";

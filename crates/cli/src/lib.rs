@@ -78,16 +78,16 @@ pub(crate) fn load_config(cli: &Cli) -> Result<Config, String> {
     load_config_checked(cli, false)
 }
 
-/// [`load_config`] for a command that only reads the home ([`existing_home`]), checked before
-/// anything (the log directory) is created in it.
+/// [`load_config`] for a command that only reads the home (`remind`, `due`, `agenda`, `doctor`,
+/// `history`; `Config::require_home`), checked before anything (the log directory) is created in it.
 pub(crate) fn load_existing(cli: &Cli) -> Result<Config, String> {
     load_config_checked(cli, true)
 }
 
 fn load_config_checked(cli: &Cli, read_only: bool) -> Result<Config, String> {
-    let mut config = Config::load(&load_options(cli)).map_err(|e| e.to_string())?;
+    let config = Config::load(&load_options(cli)).map_err(|e| e.to_string())?;
     if read_only {
-        config = existing_home(config)?;
+        config.require_home().map_err(|e| e.to_string())?;
     }
     elroy_runtime::logging::init(&config, cli.verbose);
     // Every commit names this machine (`elroy sync` tells machines apart by it).
@@ -134,25 +134,6 @@ pub(crate) fn load_options(cli: &Cli) -> LoadOptions {
         }
     }
     options
-}
-
-/// The configuration of a command that only reads the home (`remind`, `due`, `agenda`, `doctor`,
-/// `history`): such a command never creates one, so a mistyped `ELROY_HOME` or a missing `$HOME`
-/// (under cron) is an error naming the path, not an empty home that says "No due items.".
-///
-/// # Errors
-/// `no elroy home at {path} …` when the home directory does not exist.
-pub(crate) fn existing_home(config: Config) -> Result<Config, String> {
-    let home = &config.paths.elroy_home;
-    if home.is_dir() {
-        return Ok(config);
-    }
-    Err(format!(
-        "no elroy home at {path} (this command only reads a home and never creates one). Check \
-         --home, ELROY_HOME and HOME; to start a new home there: mkdir -p {path} (a command that \
-         writes, such as `elroy message`, creates it too)",
-        path = home.display()
-    ))
 }
 
 /// The `elroy …` command line parsed, with clap's own output (help, version, usage errors)

@@ -372,3 +372,22 @@ fn the_first_sync_remote_is_saved_and_a_later_one_is_for_one_sync() {
         "- a list\n"
     );
 }
+
+#[test]
+fn a_home_that_only_is_read_must_exist() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = Config::load(&opts(dir.path(), &[])).unwrap();
+    assert!(config.require_home().is_ok());
+    let missing = dir.path().join("nowhere");
+    let config = Config::load(&opts(&missing, &[])).unwrap();
+    let err = config.require_home().unwrap_err().to_string();
+    assert!(
+        err.starts_with(&format!("no elroy home at {} (", missing.display())),
+        "{err}"
+    );
+    assert!(
+        err.contains(&format!("mkdir -p {}", missing.display())),
+        "{err}"
+    );
+    assert!(!missing.exists());
+}

@@ -39,6 +39,7 @@
 //! [`WarningSink`] the front end gave.
 
 pub mod adapters;
+pub mod config_view;
 pub mod doctor;
 mod doctor_fix;
 pub mod doctor_vectors;
@@ -46,6 +47,7 @@ mod effects;
 pub mod embed_worker;
 pub mod embedder;
 mod history;
+pub mod import;
 pub mod logging;
 pub mod models;
 pub mod output;
@@ -56,6 +58,7 @@ pub mod remind;
 pub mod reminders;
 mod services;
 pub mod sync;
+pub mod versioned;
 mod write_failure;
 
 use std::sync::Arc;
@@ -391,6 +394,19 @@ impl Runtime {
         self.history.home().map(|home| {
             Arc::new(adapters::HistoryPort(home)) as Arc<dyn elroy_orchestrator::ChangeRecorder>
         })
+    }
+
+    /// [`Runtime::open`], then each of [`Runtime::warnings`] on stderr as `warning: …` (the
+    /// command line's one-shot commands).
+    ///
+    /// # Errors
+    /// As [`Runtime::open`].
+    pub fn open_for_command(config: Config) -> Result<Self, RuntimeError> {
+        let runtime = Runtime::open(config)?;
+        for warning in &runtime.warnings {
+            output::eprintln(&format!("warning: {warning}"));
+        }
+        Ok(runtime)
     }
 
     /// Reports a warning found after opening through the front end's [`WarningSink`].

@@ -80,10 +80,7 @@ pub fn run(config: Config, watch_on: bool) -> Result<(), RemindError> {
                 Duration::from_secs(config.settings.sync_interval_minutes.saturating_mul(60)),
             )
         });
-    let runtime = Runtime::open(config)?;
-    for warning in &runtime.warnings {
-        output::eprintln(&format!("warning: {warning}"));
-    }
+    let runtime = Runtime::open_for_command(config)?;
     let reminders = runtime.reminders()?;
     let announcer = Announcer {
         notify,

@@ -5,11 +5,11 @@
 
 use std::process::ExitCode;
 
-use elroy_agenda::{AgendaStore, split_updates};
+use elroy_agenda::AgendaStore;
 use elroy_commands::views::{self, one_line};
 use elroy_config::Config;
 use elroy_runtime::Runtime;
-use serde_json::{Value, json};
+use serde_json::Value;
 
 use crate::table::{Cell, Style, Table};
 
@@ -33,10 +33,7 @@ pub struct AgendaArgs {
 pub(crate) fn open_agenda(
     config: Config,
 ) -> Result<(Runtime, std::sync::Arc<AgendaStore>), String> {
-    let runtime = Runtime::open(config).map_err(|e| e.to_string())?;
-    for warning in &runtime.warnings {
-        crate::output::eprintln(&format!("warning: {warning}"));
-    }
+    let runtime = Runtime::open_for_command(config).map_err(|e| e.to_string())?;
     let agenda = runtime
         .services
         .require::<AgendaStore>()
@@ -61,7 +58,11 @@ pub(crate) fn run(config: Config, args: &AgendaArgs) -> Result<ExitCode, String>
         ));
     }
     if args.json {
-        let list: Vec<Value> = listing.entries.iter().map(item_json).collect();
+        let list: Vec<Value> = listing
+            .entries
+            .iter()
+            .map(views::AgendaEntry::to_json)
+            .collect();
         crate::output::println(
             &serde_json::to_string_pretty(&Value::Array(list)).unwrap_or_default(),
         )?;
@@ -92,24 +93,4 @@ pub(crate) fn run(config: Config, args: &AgendaArgs) -> Result<ExitCode, String>
     }
     crate::output::print(&table.render(&style))?;
     Ok(ExitCode::SUCCESS)
-}
-
-fn item_json(entry: &views::AgendaEntry) -> Value {
-    let item = &entry.item;
-    let checklist = item.checklist();
-    json!({
-        "name": item.name(),
-        "file": item.file,
-        "date": entry.date.to_string(),
-        "text": split_updates(item.text()).0.trim(),
-        "checklist": checklist.iter().map(|c| json!({
-            "id": c.id,
-            "text": c.text,
-            "completed": c.completed,
-            "due_date": c.due_date,
-        })).collect::<Vec<_>>(),
-        "checklist_completed": checklist.iter().filter(|c| c.completed).count(),
-        "checklist_total": checklist.len(),
-        "latest_update": entry.latest_update.as_ref().map(|u| json!({"at": u.at, "note": u.note})),
-    })
 }

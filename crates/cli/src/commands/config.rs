@@ -4,7 +4,7 @@ use std::process::ExitCode;
 
 use crate::output;
 
-use elroy_config::{Config, ConfigValue, DatabaseLocation};
+use elroy_config::Config;
 use serde_json::json;
 
 /// `elroy config …`
@@ -15,85 +15,14 @@ pub struct ConfigArgs {
     pub json: bool,
 }
 
-/// `****` plus the last four characters of a set secret (all of it hidden when short).
-fn mask(value: &ConfigValue) -> String {
-    match value {
-        ConfigValue::Str(s) if s.chars().count() > 12 => {
-            let tail: String = s
-                .chars()
-                .rev()
-                .take(4)
-                .collect::<Vec<_>>()
-                .into_iter()
-                .rev()
-                .collect();
-            format!("****{tail}")
-        }
-        ConfigValue::Str(_) => "****".into(),
-        other => other.display(),
-    }
-}
-
 pub(crate) fn run(config: &Config, args: &ConfigArgs) -> Result<ExitCode, String> {
     let paths = &config.paths;
-    let database = match &paths.database {
-        DatabaseLocation::File(p) => p.display().to_string(),
-        DatabaseLocation::Memory => ":memory:".into(),
-    };
-    let rows: Vec<(String, String, String)> = config
-        .resolved()
-        .iter()
-        .map(|r| {
-            let shown = if r.def.secret {
-                mask(&r.value)
-            } else {
-                r.value.display()
-            };
-            let mut source = r.source.to_string();
-            let mut shown = shown;
-            if r.def.name == "chat_model" {
-                // The model that will actually be used, and why.
-                match elroy_llm::select::chat_model_choice(config, &elroy_llm::select::process_env)
-                {
-                    Some((name, why)) if !why.is_empty() => {
-                        shown = name;
-                        source = if r.value.display() == "null" {
-                            why
-                        } else {
-                            format!("{why}, {source}")
-                        };
-                    }
-                    Some(_) => {}
-                    None => {
-                        shown = "none".into();
-                        source = "no chat_model and no provider key; see docs/models.md".into();
-                    }
-                }
-            }
-            if r.def.name == "mcp_servers" && !config.mcp_servers.is_empty() {
-                // The merged servers (mcp_config_path's too), tokens in env and headers masked.
-                let servers: serde_json::Map<String, serde_json::Value> = config
-                    .mcp_servers
-                    .iter()
-                    .map(|s| (s.name.clone(), s.masked_json()))
-                    .collect();
-                shown = serde_json::Value::Object(servers).to_string();
-                let mut origins: Vec<String> = Vec::new();
-                for server in &config.mcp_servers {
-                    let origin = server.origin.to_string();
-                    if !origins.contains(&origin) {
-                        origins.push(origin);
-                    }
-                }
-                source = origins.join(", ");
-            }
-            (r.def.name.to_owned(), shown, source)
-        })
-        .collect();
+    let database = elroy_runtime::config_view::database(config);
+    let rows = elroy_runtime::config_view::shown_values(config);
     if args.json {
         let values: serde_json::Map<String, serde_json::Value> = rows
             .iter()
-            .map(|(k, v, s)| (k.clone(), json!({"value": v, "source": s})))
+            .map(|r| (r.key.clone(), json!({"value": r.value, "source": r.source})))
             .collect();
         let out = json!({
             "home": paths.elroy_home,
@@ -121,15 +50,16 @@ pub(crate) fn run(config: &Config, args: &ConfigArgs) -> Result<ExitCode, String
         text.push_str(&format!("clock:       fixed at {now} (ELROY_NOW)\n"));
     }
     text.push('\n');
-    let key_width = rows.iter().map(|r| r.0.len()).max().unwrap_or(0);
+    let key_width = rows.iter().map(|r| r.key.len()).max().unwrap_or(0);
     let value_width = rows
         .iter()
-        .map(|r| r.1.chars().count().min(40))
+        .map(|r| r.value.chars().count().min(40))
         .max()
         .unwrap_or(0);
-    for (key, value, source) in &rows {
+    for r in &rows {
         text.push_str(&format!(
-            "{key:key_width$} = {value:value_width$}  ({source})\n"
+            "{:key_width$} = {:value_width$}  ({})\n",
+            r.key, r.value, r.source
         ));
     }
     output::print(&text)?;

@@ -6,10 +6,9 @@
 
 use std::process::ExitCode;
 
-use elroy_agenda::format_local_with_offset;
 use elroy_commands::views;
 use elroy_config::Config;
-use serde_json::{Value, json};
+use serde_json::Value;
 
 use super::agenda::open_agenda;
 use crate::table::{Cell, Style, Table, Tone};
@@ -115,26 +114,7 @@ fn list(config: Config, json: bool) -> Result<ExitCode, String> {
         ));
     }
     if json {
-        let value = json!({
-            "timed": list.timed.iter().map(|t| json!({
-                "name": t.item.name,
-                "trigger_datetime": t.at.to_string(),
-                "local": format_local_with_offset(t.at, &tz),
-                "seconds_until": t.at.as_second() - now.as_second(),
-                "relative": t.relative,
-                "repeats": t.repeats,
-                "recurrence": t.item.recurrence,
-                "trigger_context": t.item.trigger_context,
-                "text": t.item.text,
-            })).collect::<Vec<_>>(),
-            "contextual": list.contextual.iter().map(|c| json!({
-                "name": c.item.name,
-                "trigger_context": c.item.trigger_context,
-                // A trigger_datetime that does not parse, as written (the file is kept).
-                "trigger_raw": c.item.trigger_raw,
-                "text": c.item.text,
-            })).collect::<Vec<_>>(),
-        });
+        let value = list.to_json(now, &tz);
         crate::output::println(&serde_json::to_string_pretty(&value).unwrap_or_default())?;
         return Ok(ExitCode::SUCCESS);
     }

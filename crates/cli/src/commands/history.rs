@@ -4,7 +4,7 @@
 //! the next time elroy opens the home) are not listed, and make `undo` refuse when they touch the
 //! change to revert.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::ExitCode;
 
 use crate::output;
@@ -19,21 +19,16 @@ pub struct HistoryArgs {
     pub path: Option<PathBuf>,
 }
 
-/// The versioned home, with hand edits since the last commit committed first (`elroy undo` too).
+/// The versioned home, with hand edits since the last commit committed first (`elroy undo`
+/// too; `elroy_runtime::versioned`).
 pub(crate) fn open(config: &Config) -> Result<VersionedHome, String> {
-    if !config.settings.versioned_home {
-        return Err(
-            "the versioned home is off (versioned_home: false), so there is no history".into(),
-        );
-    }
-    let home = VersionedHome::open(&config.paths.elroy_home).map_err(|e| e.to_string())?;
-    // Hand edits since the last commit become an `external edit` first, so the history shows
-    // them and undo never takes them for elroy's change.
     let now = config
         .now
         .unwrap_or_else(|| elroy_core::Clock::now(&elroy_core::SystemClock));
-    if let Err(e) = home.commit_outside_edits(now) {
-        crate::output::eprintln(&format!("warning: versioned home: {e}"));
+    let (home, failed) =
+        elroy_runtime::versioned::open_for_history(config, now).map_err(|e| e.to_string())?;
+    if let Some(e) = failed {
+        output::eprintln(&format!("warning: versioned home: {e}"));
     }
     Ok(home)
 }
@@ -45,7 +40,7 @@ pub(crate) fn run(config: &Config, args: &HistoryArgs) -> Result<ExitCode, Strin
     let filter = args
         .path
         .as_deref()
-        .map(|p| home_relative(&config.paths.elroy_home, p));
+        .map(|p| elroy_runtime::versioned::home_relative(&config.paths.elroy_home, p));
     // Printed as found, so `elroy history | head` stops after the few lines it reads.
     let mut printed = Ok(());
     // Without the files of each change (not printed): no tree diff per line.
@@ -70,33 +65,4 @@ pub(crate) fn run(config: &Config, args: &HistoryArgs) -> Result<ExitCode, Strin
     .map_err(|e| e.to_string())?;
     printed?;
     Ok(ExitCode::SUCCESS)
-}
-
-/// `path` relative to the home (`/`-separated): an absolute path or one that exists from the
-/// working directory is taken relative to the home when inside it; anything else is taken as
-/// relative to the home already.
-fn home_relative(home: &Path, path: &Path) -> String {
-    let canonical_home = home.canonicalize().unwrap_or_else(|_| home.to_path_buf());
-    let candidate = std::env::current_dir()
-        .map(|cwd| cwd.join(path))
-        .unwrap_or_else(|_| path.to_path_buf());
-    // The file itself may be gone (deleted by the change); its directory is enough.
-    let resolved = candidate.canonicalize().ok().or_else(|| {
-        let parent = candidate.parent()?.canonicalize().ok()?;
-        Some(parent.join(candidate.file_name()?))
-    });
-    let inside = resolved
-        .as_deref()
-        .and_then(|r| r.strip_prefix(&canonical_home).ok())
-        .or_else(|| candidate.strip_prefix(home).ok());
-    let relative = match inside {
-        Some(rel) => rel,
-        None if path.is_relative() => path,
-        None => return path.to_string_lossy().into_owned(),
-    };
-    relative
-        .components()
-        .map(|c| c.as_os_str().to_string_lossy())
-        .collect::<Vec<_>>()
-        .join("/")
 }

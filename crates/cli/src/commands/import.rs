@@ -83,7 +83,14 @@ pub(crate) fn run(config: Config, args: &ImportArgs) -> Result<ExitCode, String>
     };
     // The model first: without one, `--summarize` fails before anything is read.
     let mut summarizer = if args.summarize {
-        Some(ModelSummarizer::new(&config)?)
+        Some(
+            elroy_runtime::import::ModelSummarizer::new(&config).map_err(|e| match e {
+                elroy_runtime::import::SummarizerError::Model(e) => {
+                    format!("--summarize needs a chat model: {e}")
+                }
+                other => other.to_string(),
+            })?,
+        )
     } else {
         None
     };
@@ -120,44 +127,6 @@ pub(crate) fn run(config: Config, args: &ImportArgs) -> Result<ExitCode, String>
     }
     crate::output::print(&report.to_string())?;
     Ok(ExitCode::SUCCESS)
-}
-
-/// `--summarize`: the configured chat model (the fast model when one is set, as for elroy's own
-/// background memories) through `elroy_orchestrator::form_memory`.
-struct ModelSummarizer {
-    model: std::sync::Arc<dyn elroy_llm::ChatModel>,
-    assistant: String,
-    runtime: tokio::runtime::Runtime,
-}
-
-impl ModelSummarizer {
-    fn new(config: &Config) -> Result<Self, String> {
-        let warn = |w: &str| crate::output::eprintln(&format!("elroy: {w}"));
-        let models =
-            elroy_runtime::models::Models::build(config, &elroy_llm::select::process_env, &warn)
-                .map_err(|e| format!("--summarize needs a chat model: {e}"))?;
-        let runtime = tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()
-            .map_err(|e| e.to_string())?;
-        Ok(ModelSummarizer {
-            model: models.fast.unwrap_or(models.chat),
-            assistant: config.settings.default_assistant_name.clone(),
-            runtime,
-        })
-    }
-}
-
-impl elroy_import::Summarizer for ModelSummarizer {
-    fn summarize(&mut self, conversation: &str) -> Result<Option<(String, String)>, String> {
-        self.runtime
-            .block_on(elroy_orchestrator::form_memory(
-                self.model.as_ref(),
-                &self.assistant,
-                conversation.to_owned(),
-            ))
-            .map_err(|e| e.to_string())
-    }
 }
 
 /// `--since`: a date (the start of that day in the configured zone) or a time with an offset.

@@ -90,10 +90,7 @@ fn list(config: Config) -> Result<ExitCode, String> {
 }
 
 fn serve(config: Config) -> Result<ExitCode, String> {
-    let runtime = Runtime::open(config).map_err(|e| e.to_string())?;
-    for warning in &runtime.warnings {
-        crate::output::eprintln(&format!("warning: {warning}"));
-    }
+    let runtime = Runtime::open_for_command(config).map_err(|e| e.to_string())?;
     // Memories lacking a vector of the configured embedding model are embedded in the
     // background while the server answers; progress to the log and stderr (stdout is the
     // protocol's).

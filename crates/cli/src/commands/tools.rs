@@ -42,10 +42,7 @@ pub enum ToolsCommand {
 }
 
 pub(crate) fn run(config: Config, args: &ToolsArgs) -> Result<ExitCode, String> {
-    let runtime = Runtime::open(config).map_err(|e| e.to_string())?;
-    for warning in &runtime.warnings {
-        crate::output::eprintln(&format!("warning: {warning}"));
-    }
+    let runtime = Runtime::open_for_command(config).map_err(|e| e.to_string())?;
     match &args.command {
         ToolsCommand::List { names } => list(&runtime, *names),
         ToolsCommand::Schema { name } => schema(&runtime, name.as_deref()),
