@@ -173,6 +173,17 @@ fn parse_args<P: clap::Parser>() -> Result<P, std::process::ExitCode> {
     }
 }
 
+/// A direct tool call's result (`elroy tools call`, `remember`, `due snooze|done`): its text on
+/// stdout (exit 0), or on stderr (exit 1).
+pub(crate) fn print_tool_result(result: &elroy_core::ToolResult) -> Result<ExitCode, String> {
+    if result.is_error {
+        output::eprintln(&result.content);
+        return Ok(ExitCode::FAILURE);
+    }
+    output::println(&result.content)?;
+    Ok(ExitCode::SUCCESS)
+}
+
 /// `text`, else all of standard input, with trailing line breaks removed (`elroy message`,
 /// `elroy remember`). `what` names the input in the read error ("the message").
 pub(crate) fn text_or_stdin(text: Option<&str>, what: &str) -> Result<String, String> {

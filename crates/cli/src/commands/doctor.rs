@@ -6,7 +6,7 @@
 use std::process::ExitCode;
 
 use elroy_config::Config;
-use elroy_runtime::doctor::{DoctorReport, check_home, repair_home};
+use elroy_runtime::doctor::{check_home, repair_home};
 
 use crate::output;
 
@@ -39,61 +39,17 @@ pub(crate) fn run(config: &Config, args: &DoctorArgs) -> Result<ExitCode, String
     }
     let report = check_home(config);
     if args.json {
-        output::println(&to_json(&report, args.fix.then_some(fixed.as_slice())))?;
+        let value = report.to_json(args.fix.then_some(fixed.as_slice()));
+        output::println(&serde_json::to_string_pretty(&value).unwrap_or_default())?;
     } else {
         for p in &report.problems {
-            let line = match &p.path {
-                // Most messages name their file already.
-                Some(path) if !p.message.contains(path.as_str()) => {
-                    format!("{}: {path}: {}", p.area.as_str(), p.message)
-                }
-                Some(_) => format!("{}: {}", p.area.as_str(), p.message),
-                None => format!("{}: {}", p.area.as_str(), p.message),
-            };
-            output::println(&line)?;
+            output::println(&p.line())?;
         }
-        output::println(&summary(
-            &report,
-            &config.paths.elroy_home.display().to_string(),
-        ))?;
+        output::println(&report.summary(&config.paths.elroy_home.display().to_string()))?;
     }
     Ok(if report.is_healthy() {
         ExitCode::SUCCESS
     } else {
         ExitCode::FAILURE
     })
-}
-
-fn summary(report: &DoctorReport, home: &str) -> String {
-    match report.problems.len() {
-        0 => format!("no problems found in {home}"),
-        n => format!(
-            "{} problem{} found in {home}",
-            elroy_core::thousands(n),
-            if n == 1 { "" } else { "s" }
-        ),
-    }
-}
-
-/// The report as JSON; with `--fix`, also `"fixed"`: what was repaired, one sentence each.
-fn to_json(report: &DoctorReport, fixed: Option<&[String]>) -> String {
-    let problems: Vec<serde_json::Value> = report
-        .problems
-        .iter()
-        .map(|p| {
-            serde_json::json!({
-                "area": p.area.as_str(),
-                "path": p.path,
-                "message": p.message,
-            })
-        })
-        .collect();
-    let mut out = serde_json::json!({
-        "ok": report.is_healthy(),
-        "problems": problems,
-    });
-    if let Some(fixed) = fixed {
-        out["fixed"] = serde_json::json!(fixed);
-    }
-    serde_json::to_string_pretty(&out).unwrap_or_default()
 }

@@ -8,7 +8,6 @@ use std::process::ExitCode;
 
 use elroy_commands::views;
 use elroy_config::Config;
-use serde_json::Value;
 
 use super::agenda::open_agenda;
 use crate::table::{Cell, Style, Table, Tone};
@@ -64,7 +63,7 @@ pub(crate) fn run(config: Config, args: &DueArgs) -> Result<ExitCode, String> {
         None => list(config, args.json),
         Some(DueCommand::Snooze { name, when }) => {
             let runtime = elroy_runtime::Runtime::open(config).map_err(|e| e.to_string())?;
-            finish(runtime.snooze_due_item(name, &when.join(" ")))
+            crate::print_tool_result(&runtime.snooze_due_item(name, &when.join(" ")))
         }
         Some(DueCommand::Done {
             name,
@@ -72,31 +71,15 @@ pub(crate) fn run(config: Config, args: &DueArgs) -> Result<ExitCode, String> {
             series: true,
         }) => {
             let runtime = elroy_runtime::Runtime::open(config).map_err(|e| e.to_string())?;
-            finish(runtime.complete_due_series(name, comment.as_deref()))
+            crate::print_tool_result(&runtime.complete_due_series(name, comment.as_deref()))
         }
         Some(DueCommand::Done { name, comment, .. }) => {
             let runtime = elroy_runtime::Runtime::open(config).map_err(|e| e.to_string())?;
-            let mut arguments = serde_json::Map::new();
-            arguments.insert("name".into(), name.as_str().into());
-            if let Some(comment) = comment {
-                arguments.insert("closing_comment".into(), comment.as_str().into());
-            }
-            let raw = Value::Object(arguments).to_string();
-            finish(crate::block_on(
-                runtime.call_tool("complete_due_item", Some(&raw)),
+            crate::print_tool_result(&crate::block_on(
+                runtime.complete_due_item(name, comment.as_deref()),
             )?)
         }
     }
-}
-
-/// A change's result: its text on stdout (exit 0), or on stderr (exit 1).
-fn finish(result: elroy_core::ToolResult) -> Result<ExitCode, String> {
-    if result.is_error {
-        crate::output::eprintln(&result.content);
-        return Ok(ExitCode::FAILURE);
-    }
-    crate::output::println(&result.content)?;
-    Ok(ExitCode::SUCCESS)
 }
 
 fn list(config: Config, json: bool) -> Result<ExitCode, String> {

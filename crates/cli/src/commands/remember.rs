@@ -6,8 +6,6 @@
 
 use std::process::ExitCode;
 
-use crate::output;
-
 use clap::Args;
 use elroy_config::Config;
 use elroy_runtime::Runtime;
@@ -34,10 +32,5 @@ pub(crate) fn run(config: Config, args: &RememberArgs) -> Result<ExitCode, Strin
     let runtime = Runtime::open_for_command(config).map_err(|e| e.to_string())?;
     let arguments = serde_json::json!({ "name": name, "text": text }).to_string();
     let result = crate::block_on(runtime.call_tool("create_memory", Some(&arguments)))?;
-    if result.is_error {
-        output::eprintln(&result.content);
-        return Ok(ExitCode::FAILURE);
-    }
-    output::println(&result.content)?;
-    Ok(ExitCode::SUCCESS)
+    crate::print_tool_result(&result)
 }

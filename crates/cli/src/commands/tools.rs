@@ -101,12 +101,7 @@ fn schema(runtime: &Runtime, name: Option<&str>) -> Result<ExitCode, String> {
 }
 
 fn call(runtime: &Runtime, name: &str, args: Option<&str>) -> Result<ExitCode, String> {
-    let result = crate::block_on(runtime.call_tool(name, args))?;
-    if result.is_error {
-        crate::output::eprintln(&result.content);
-        return Ok(ExitCode::FAILURE);
-    }
-    print(&format!("{}\n", result.content))
+    crate::print_tool_result(&crate::block_on(runtime.call_tool(name, args))?)
 }
 
 /// Writes to stdout through the CLI's output path (a closed pipe is not an error).
