@@ -102,36 +102,22 @@ pub(crate) fn load_options(cli: &Cli) -> LoadOptions {
     options.home.clone_from(&cli.home);
     options.config_file.clone_from(&cli.config);
     if let Some(user) = &cli.user {
-        options
-            .flags
-            .push(("user_token".into(), user.clone(), "--user".into()));
+        options.flag("user_token", user, "--user");
     }
     if let Some(model) = &cli.model {
-        options
-            .flags
-            .push(("chat_model".into(), model.clone(), "--model".into()));
+        options.flag("chat_model", model, "--model");
     }
     if let Some(file) = &cli.mcp_config {
-        options.flags.push((
-            "mcp_config_path".into(),
-            file.to_string_lossy().into_owned(),
-            "--mcp-config".into(),
-        ));
+        options.flag("mcp_config_path", &file.to_string_lossy(), "--mcp-config");
     }
     if let Some(mode) = &cli.permission_mode {
-        options.flags.push((
-            elroy_config::MODE_FLAG_KEY.into(),
-            mode.clone(),
-            "--permission-mode".into(),
-        ));
+        options.flag(elroy_config::MODE_FLAG_KEY, mode, "--permission-mode");
     }
-    for (rules, key, flag) in [
-        (&cli.allow, elroy_config::ALLOW_FLAG_KEY, "--allow"),
-        (&cli.deny, elroy_config::DENY_FLAG_KEY, "--deny"),
-    ] {
-        for rule in rules {
-            options.flags.push((key.into(), rule.clone(), flag.into()));
-        }
+    for rule in &cli.allow {
+        options.flag(elroy_config::ALLOW_FLAG_KEY, rule, "--allow");
+    }
+    for rule in &cli.deny {
+        options.flag(elroy_config::DENY_FLAG_KEY, rule, "--deny");
     }
     options
 }

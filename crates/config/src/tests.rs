@@ -391,3 +391,20 @@ fn a_home_that_only_is_read_must_exist() {
     );
     assert!(!missing.exists());
 }
+
+#[test]
+fn options_for_a_user_replace_the_user_token_flag() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut options = opts(dir.path(), &[]);
+    options.flag("user_token", "alice", "--user");
+    options.flag("chat_model", "gpt-5", "--model");
+    let bob = options.for_user("bob", "serve.keys");
+    let config = Config::load(&bob).unwrap();
+    assert_eq!(config.settings.user_token, "bob");
+    assert_eq!(config.settings.chat_model.as_deref(), Some("gpt-5"));
+    assert_eq!(
+        config.entry("user_token").unwrap().source.to_string(),
+        "command-line flag serve.keys"
+    );
+    assert_eq!(Config::load(&options).unwrap().settings.user_token, "alice");
+}
