@@ -1,5 +1,6 @@
 //! Logging to `$ELROY_HOME/logs/elroy.log` for every front end (never to stdout or stderr): a
-//! size-rotated file, 10 MiB per file, `elroy.log.1` … `elroy.log.5` kept (`docs/formats.md#home-layout`).
+//! size-rotated file, 10 MiB per file, `elroy.log.1` … `elroy.log.5` kept
+//! (`docs/formats.md#home-layout`).
 //!
 //! Level: `ELROY_LOG_LEVEL` (a tracing filter such as `debug` or `elroy_llm=trace`), else `DEBUG`
 //! with `-v` or config `debug: true`, else `INFO`.

@@ -1,7 +1,7 @@
-//! `elroy remind [--watch]`'s work (the command line only parses its flag): announces every timed due item whose trigger time has passed and
-//! that `elroy remind` has not announced yet, once each (claimed in `state.db` first, so any
-//! number of concurrent runs announce an item once), then exits; with `--watch` it keeps running
-//! and announces each item when it comes due.
+//! `elroy remind [--watch]`'s work (the command line only parses its flag): announces every
+//! timed due item whose trigger time has passed and that `elroy remind` has not announced yet,
+//! once each (claimed in `state.db` first, so any number of concurrent runs announce an item
+//! once), then exits; with `--watch` it keeps running and announces each item when it comes due.
 //!
 //! An announcement is a line on stdout (`⏰ 09:00 Call the dentist — Ask about the invoice`), a
 //! terminal bell when stdout is a terminal, and, when configured, `notify_command` run with the
