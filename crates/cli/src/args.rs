@@ -2,7 +2,7 @@
 
 use std::path::PathBuf;
 
-use clap::{Args, Parser, Subcommand};
+use clap::{Parser, Subcommand};
 
 /// elroy: a memory-augmented personal assistant for the terminal.
 ///
@@ -86,42 +86,42 @@ pub enum Command {
     /// Interactive chat: the full-screen interface on a terminal, the line REPL with --plain (the default when standard input is a terminal)
     Chat,
     /// Send one message and print the reply; TEXT, or standard input when omitted
-    Message(crate::message::MessageArgs),
+    Message(crate::commands::message::MessageArgs),
     /// Store a memory; TEXT, or standard input when omitted (name: --name, else the first line)
-    Remember(crate::remember::RememberArgs),
+    Remember(crate::commands::remember::RememberArgs),
     /// Call a tool directly, list the tools, or show their schemas
-    Tools(ToolsArgs),
+    Tools(crate::commands::tools::ToolsArgs),
     /// The agenda of a day or a week: items with checklist progress and the latest update
-    Agenda(crate::agenda_cmd::AgendaArgs),
+    Agenda(crate::commands::agenda::AgendaArgs),
     /// The due items (timed, in time order, then contextual); snooze or complete one
-    Due(crate::due_cmd::DueArgs),
+    Due(crate::commands::due::DueArgs),
     /// Announce the due items whose time has passed, once each (--watch: keep running)
-    Remind(crate::remind::RemindArgs),
+    Remind(crate::commands::remind::RemindArgs),
     /// Show the resolved configuration and where each value came from (secrets masked)
-    Config(ConfigArgs),
+    Config(crate::commands::config::ConfigArgs),
     /// Serve every tool over the Model Context Protocol on stdin/stdout (for MCP clients such as Claude Desktop or Claude Code); `elroy mcp list` shows the MCP servers elroy itself uses
-    Mcp(McpArgs),
+    Mcp(crate::commands::mcp::McpArgs),
     /// Import chat history as memories: ChatGPT or Claude.ai exports, Claude Code, Codex or Gemini CLI sessions (elroy: an Elroy home, as import-elroy)
-    Import(crate::import_cmd::ImportArgs),
+    Import(crate::commands::import::ImportArgs),
     /// Serve elroy over HTTP: an OpenAI-compatible chat endpoint (/v1/chat/completions, /v1/models) and MCP (/mcp), behind bearer keys (ELROY_SERVE_KEY or serve.keys); see docs/serve.md
-    Serve(crate::serve_cmd::ServeArgs),
+    Serve(crate::commands::serve::ServeArgs),
     /// Import an Elroy (Python) home: agenda, due items, feature requests, memories, and names from its database (the same as `elroy import elroy DIR`)
-    ImportElroy(crate::import_cmd::ImportElroyArgs),
+    ImportElroy(crate::commands::import_elroy::ImportElroyArgs),
     /// List the changes elroy and you made to the agenda, feature requests, memories and notes, newest first (the versioned home)
-    History(crate::history_cmd::HistoryArgs),
+    History(crate::commands::history::HistoryArgs),
     /// Revert the last change elroy made to the markdown stores (refused when a file of it was edited by hand since)
     Undo,
     /// Sync this home with a git remote (another machine's changes in, this machine's out): commit, fetch, merge without conflict markers, push
-    Sync(crate::sync_cmd::SyncArgs),
+    Sync(crate::commands::sync::SyncArgs),
     /// Check the whole home: every store and file (one line per problem: unreadable front matter, invalid UTF-8, ...), the database (integrity, migrations) and the versioned home (repository, unrecorded changes, conflict files); exits 1 when anything is wrong
     #[command(
         long_about = "Check the whole home and print one line per problem, then a summary.\n\nChecked: every agenda file, memory file (memories/ and memories/archive/), feature request, MEMORY.md and USER.md (unreadable, not UTF-8, front matter that does not parse); state.db (opens and migrates, PRAGMA integrity_check); and, when the home is versioned, the git repository (opens, its history reads), changes saved but not yet recorded (.git/elroy-pending.jsonl), sync-conflict or merge leftover files in the stores, and temporary files of writes that were interrupted (older than a minute). Plugins elroy does not run because they are not trusted as they are now (new, or changed since trusted; see `elroy plugins`) are listed too.\n\nOther commands read only the files they need and report a problem when they meet it (many similar problems as one summary line; all of them in the log); doctor lists them all. No file of yours is changed (the memory index in state.db is brought up to date with the memory files, so a memory edited in place is found by its new words). Exit status: 0 when no problem was found, 1 otherwise."
     )]
-    Doctor(crate::doctor::DoctorArgs),
+    Doctor(crate::commands::doctor::DoctorArgs),
     /// List the plugins (contrib/, contrib_tools_path, custom_tools_path) and whether elroy may run them; trust or untrust them (a new or changed plugin is never run until you trust it)
-    Plugins(crate::plugins_cmd::PluginsArgs),
+    Plugins(crate::commands::plugins::PluginsArgs),
     /// Download the built-in embedder's model (recall by meaning without an embeddings API)
-    Models(crate::models_cmd::ModelsArgs),
+    Models(crate::commands::models::ModelsArgs),
     /// Print the version
     Version,
     /// Print a shell completion script, e.g. `elroy completions bash > ~/.local/share/bash-completion/completions/elroy`
@@ -129,63 +129,4 @@ pub enum Command {
         /// The shell
         shell: clap_complete::Shell,
     },
-}
-
-/// `elroy mcp [list]`
-#[derive(Debug, Args)]
-pub struct McpArgs {
-    /// Without a subcommand: serve elroy's own tools on stdin/stdout (the tools of the servers
-    /// elroy uses are not re-exported)
-    #[command(subcommand)]
-    pub command: Option<McpCommand>,
-}
-
-/// `elroy mcp` subcommands.
-#[derive(Debug, Subcommand)]
-pub enum McpCommand {
-    /// Start every configured MCP server (mcp_servers, --mcp-config), list each one's tools as elroy names them, and say which failed and why; exits 1 when one failed
-    List,
-}
-
-/// `elroy tools …`
-#[derive(Debug, Args)]
-pub struct ToolsArgs {
-    /// What to do with the tools
-    #[command(subcommand)]
-    pub command: ToolsCommand,
-}
-
-/// `elroy tools` subcommands.
-#[derive(Debug, Subcommand)]
-pub enum ToolsCommand {
-    /// List every registered tool (built-in, then plugins, then the tools of the configured MCP servers, which are started for it) with its description
-    List {
-        /// Print names only, one per line
-        #[arg(long)]
-        names: bool,
-    },
-    /// Print the schema of one tool, or of all tools, as the model sees it (OpenAI tool JSON)
-    Schema {
-        /// The tool (all tools when omitted)
-        name: Option<String>,
-    },
-    /// Call a tool as the model would, print its result; exits 1 with the error on stderr when the call fails
-    #[command(
-        after_help = "Examples:\n  elroy tools call read_file --args '{\"path\":\"Cargo.toml\",\"start_line\":2,\"end_line\":3}'\n  elroy tools call get_current_date"
-    )]
-    Call {
-        /// The tool name (see `elroy tools list`)
-        name: String,
-        /// Arguments as a JSON object; absent or "" means {}
-        #[arg(long, value_name = "JSON")]
-        args: Option<String>,
-    },
-}
-
-/// `elroy config …`
-#[derive(Debug, Args)]
-pub struct ConfigArgs {
-    /// Print JSON instead of a table
-    #[arg(long)]
-    pub json: bool,
 }

@@ -6,40 +6,21 @@
 //! `elroy-runtime`, call, print. Exit status: 0 success; 1 when a tool call or a turn fails (one
 //! clear line on stderr); 2 for command-line usage errors.
 
-mod agenda_cmd;
 mod args;
-mod chat;
-mod chat_approve;
-mod chat_open;
-mod config_cmd;
-mod doctor;
-mod due_cmd;
-mod history_cmd;
-mod import_cmd;
-mod logging;
-mod mcp_cmd;
-mod message;
-mod models_cmd;
-mod output;
-mod plugins_cmd;
-mod remember;
-mod remind;
-mod reminders;
-mod render;
-mod serve_cmd;
-mod sync_cmd;
-mod tools_cmd;
+mod commands;
+mod table;
 
 use std::process::ExitCode;
 
 use clap::CommandFactory;
 use elroy_config::{Config, LoadOptions};
+use elroy_runtime::{block_on, output};
 
 use crate::args::{Cli, Command};
 
 /// Runs the `elroy` command line with the process arguments; returns the exit status.
 pub fn main() -> ExitCode {
-    let cli = match output::parse_args::<Cli>() {
+    let cli = match parse_args::<Cli>() {
         Ok(cli) => cli,
         Err(code) => return code,
     };
@@ -70,142 +51,25 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
             output::write_bytes(&script)?;
             Ok(ExitCode::SUCCESS)
         }
-        Some(Command::Config(args)) => config_cmd::run(&load_config(&cli)?, args),
-        Some(Command::Tools(args)) => tools_cmd::run(load_config(&cli)?, args),
-        Some(Command::Chat) => {
-            let config = load_config(&cli)?;
-            match choose_front_end(cli.plain, &config.settings.ui, terminals()) {
-                FrontEnd::FullScreen => interactive(config, full_screen),
-                FrontEnd::DumbTerminal => {
-                    output::eprintln(DUMB_TERMINAL);
-                    interactive(config, chat::run)
-                }
-                // `elroy chat` with piped input is the line REPL too: a session.
-                FrontEnd::Plain | FrontEnd::NonInteractive => interactive(config, chat::run),
-            }
-        }
-        Some(Command::Message(args)) => message::run(load_config(&cli), args),
-        Some(Command::History(args)) => history_cmd::history(&load_existing(&cli)?, args),
-        Some(Command::Undo) => history_cmd::undo(&load_config(&cli)?),
-        Some(Command::Sync(args)) => sync_cmd::run(&load_config(&cli)?, args),
-        Some(Command::Doctor(args)) => doctor::run(&load_existing(&cli)?, args),
-        Some(Command::Remember(args)) => remember::run(load_config(&cli)?, args),
-        Some(Command::Mcp(args)) => mcp_cmd::run(load_config(&cli)?, args),
-        Some(Command::Serve(args)) => serve_cmd::run(&cli, args),
-        Some(Command::ImportElroy(args)) => import_cmd::run(load_config(&cli)?, args),
-        Some(Command::Import(args)) => import_cmd::run_import(load_config(&cli)?, args),
-        Some(Command::Agenda(args)) => agenda_cmd::run(load_existing(&cli)?, args),
-        Some(Command::Due(args)) => due_cmd::run(load_existing(&cli)?, args),
-        Some(Command::Remind(args)) => remind::run(load_existing(&cli)?, args),
-        Some(Command::Models(args)) => models_cmd::run(load_config(&cli)?, args),
-        Some(Command::Plugins(args)) => plugins_cmd::run(&load_config(&cli)?, args),
-        None => {
-            let config = load_config(&cli)?;
-            match choose_front_end(cli.plain, &config.settings.ui, terminals()) {
-                FrontEnd::FullScreen => interactive(config, full_screen),
-                FrontEnd::DumbTerminal => {
-                    output::eprintln(DUMB_TERMINAL);
-                    interactive(config, chat::run)
-                }
-                FrontEnd::Plain => interactive(config, chat::run),
-                FrontEnd::NonInteractive => {
-                    let args = message::MessageArgs {
-                        text: None,
-                        json: false,
-                        tool: None,
-                    };
-                    message::run(Ok(config), &args)
-                }
-            }
-        }
-    }
-}
-
-/// Runs an interactive session (`front_end`: the full-screen interface or the line REPL), with
-/// the syncs of `sync_on_start` and `sync_on_exit` before and after it, each a
-/// one-line status on stderr.
-fn interactive(
-    config: Config,
-    front_end: fn(Config) -> Result<ExitCode, String>,
-) -> Result<ExitCode, String> {
-    if let Some(status) = elroy_runtime::sync::session_sync(&config, true) {
-        output::eprintln(&status);
-    }
-    let at_exit = config.clone();
-    let result = front_end(config);
-    if let Some(status) = elroy_runtime::sync::session_sync(&at_exit, false) {
-        output::eprintln(&status);
-    }
-    result
-}
-
-/// The interface `elroy` and `elroy chat` open.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum FrontEnd {
-    /// The full-screen interface (standard input and output are terminals, no `--plain`, `ui`
-    /// is not `plain`).
-    FullScreen,
-    /// The line REPL (`--plain` or `ui: plain` on a terminal; standard output not a terminal).
-    Plain,
-    /// The line REPL because the terminal cannot show the full-screen interface (`TERM` is
-    /// `dumb`, empty or unset); elroy says so in one line.
-    DumbTerminal,
-    /// Standard input is not a terminal: `elroy` reads one message from it, `elroy chat` reads
-    /// its lines with the line REPL (as before the full-screen interface).
-    NonInteractive,
-}
-
-/// Whether standard input and standard output are terminals.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) struct Terminals {
-    /// Standard input is a terminal.
-    pub stdin: bool,
-    /// Standard output is a terminal.
-    pub stdout: bool,
-    /// `TERM` is `dumb`, empty or unset: a terminal without cursor addressing.
-    pub dumb: bool,
-}
-
-/// The line elroy prints when `TERM` keeps it from the full-screen interface.
-const DUMB_TERMINAL: &str =
-    "elroy: TERM is dumb or unset, so the line chat runs instead of the full-screen interface";
-
-fn terminals() -> Terminals {
-    use std::io::IsTerminal;
-    Terminals {
-        stdin: std::io::stdin().is_terminal(),
-        stdout: std::io::stdout().is_terminal(),
-        dumb: dumb_terminal(),
-    }
-}
-
-/// Whether `TERM` names no terminal able to draw a screen (`dumb`, empty or unset), as every
-/// curses program decides.
-pub(crate) fn dumb_terminal() -> bool {
-    std::env::var("TERM").map_or(true, |t| t.trim().is_empty() || t.trim() == "dumb")
-}
-
-/// The one place that decides the interface: `plain_flag` is `--plain`, `ui`
-/// the `ui` key (`full` or `plain`; the configuration refuses any other value).
-pub(crate) fn choose_front_end(plain_flag: bool, ui: &str, terminals: Terminals) -> FrontEnd {
-    if !terminals.stdin {
-        return FrontEnd::NonInteractive;
-    }
-    if plain_flag || ui.trim().eq_ignore_ascii_case("plain") || !terminals.stdout {
-        FrontEnd::Plain
-    } else if terminals.dumb {
-        FrontEnd::DumbTerminal
-    } else {
-        FrontEnd::FullScreen
-    }
-}
-
-/// The full-screen interface (elroy-tui); a restart asked by `restart_session` re-executes elroy
-/// (`docs/behaviour.md#restarting-a-session`), as the line REPL does.
-fn full_screen(config: Config) -> Result<ExitCode, String> {
-    match elroy_tui::run(config)? {
-        elroy_tui::Outcome::Exit(code) => Ok(code),
-        elroy_tui::Outcome::Restart(message) => chat::restart(&message),
+        Some(Command::Config(args)) => commands::config::run(&load_config(&cli)?, args),
+        Some(Command::Tools(args)) => commands::tools::run(load_config(&cli)?, args),
+        Some(Command::Chat) => commands::chat::run(load_config(&cli)?, cli.plain, true),
+        Some(Command::Message(args)) => commands::message::run(load_config(&cli), args),
+        Some(Command::History(args)) => commands::history::run(&load_existing(&cli)?, args),
+        Some(Command::Undo) => commands::undo::run(&load_config(&cli)?),
+        Some(Command::Sync(args)) => commands::sync::run(&load_config(&cli)?, args),
+        Some(Command::Doctor(args)) => commands::doctor::run(&load_existing(&cli)?, args),
+        Some(Command::Remember(args)) => commands::remember::run(load_config(&cli)?, args),
+        Some(Command::Mcp(args)) => commands::mcp::run(load_config(&cli)?, args),
+        Some(Command::Serve(args)) => commands::serve::run(&cli, args),
+        Some(Command::ImportElroy(args)) => commands::import_elroy::run(load_config(&cli)?, args),
+        Some(Command::Import(args)) => commands::import::run(load_config(&cli)?, args),
+        Some(Command::Agenda(args)) => commands::agenda::run(load_existing(&cli)?, args),
+        Some(Command::Due(args)) => commands::due::run(load_existing(&cli)?, args),
+        Some(Command::Remind(args)) => commands::remind::run(load_existing(&cli)?, args),
+        Some(Command::Models(args)) => commands::models::run(load_config(&cli)?, args),
+        Some(Command::Plugins(args)) => commands::plugins::run(&load_config(&cli)?, args),
+        None => commands::chat::run(load_config(&cli)?, cli.plain, false),
     }
 }
 
@@ -214,18 +78,18 @@ pub(crate) fn load_config(cli: &Cli) -> Result<Config, String> {
     load_config_checked(cli, false)
 }
 
-/// [`load_config`] for a command that only reads the home ([`existing_home`]), checked before
-/// anything (the log directory) is created in it.
+/// [`load_config`] for a command that only reads the home (`remind`, `due`, `agenda`, `doctor`,
+/// `history`; `Config::require_home`), checked before anything (the log directory) is created in it.
 pub(crate) fn load_existing(cli: &Cli) -> Result<Config, String> {
     load_config_checked(cli, true)
 }
 
 fn load_config_checked(cli: &Cli, read_only: bool) -> Result<Config, String> {
-    let mut config = Config::load(&load_options(cli)).map_err(|e| e.to_string())?;
+    let config = Config::load(&load_options(cli)).map_err(|e| e.to_string())?;
     if read_only {
-        config = existing_home(config)?;
+        config.require_home().map_err(|e| e.to_string())?;
     }
-    logging::init(&config, cli.verbose);
+    elroy_runtime::logging::init(&config, cli.verbose);
     // Every commit names this machine (`elroy sync` tells machines apart by it).
     elroy_history::set_machine_name(config.settings.machine_name.as_deref());
     Ok(config)
@@ -238,66 +102,72 @@ pub(crate) fn load_options(cli: &Cli) -> LoadOptions {
     options.home.clone_from(&cli.home);
     options.config_file.clone_from(&cli.config);
     if let Some(user) = &cli.user {
-        options
-            .flags
-            .push(("user_token".into(), user.clone(), "--user".into()));
+        options.flag("user_token", user, "--user");
     }
     if let Some(model) = &cli.model {
-        options
-            .flags
-            .push(("chat_model".into(), model.clone(), "--model".into()));
+        options.flag("chat_model", model, "--model");
     }
     if let Some(file) = &cli.mcp_config {
-        options.flags.push((
-            "mcp_config_path".into(),
-            file.to_string_lossy().into_owned(),
-            "--mcp-config".into(),
-        ));
+        options.flag("mcp_config_path", &file.to_string_lossy(), "--mcp-config");
     }
     if let Some(mode) = &cli.permission_mode {
-        options.flags.push((
-            elroy_config::MODE_FLAG_KEY.into(),
-            mode.clone(),
-            "--permission-mode".into(),
-        ));
+        options.flag(elroy_config::MODE_FLAG_KEY, mode, "--permission-mode");
     }
-    for (rules, key, flag) in [
-        (&cli.allow, elroy_config::ALLOW_FLAG_KEY, "--allow"),
-        (&cli.deny, elroy_config::DENY_FLAG_KEY, "--deny"),
-    ] {
-        for rule in rules {
-            options.flags.push((key.into(), rule.clone(), flag.into()));
-        }
+    for rule in &cli.allow {
+        options.flag(elroy_config::ALLOW_FLAG_KEY, rule, "--allow");
+    }
+    for rule in &cli.deny {
+        options.flag(elroy_config::DENY_FLAG_KEY, rule, "--deny");
     }
     options
 }
 
-/// The configuration of a command that only reads the home (`remind`, `due`, `agenda`, `doctor`,
-/// `history`): such a command never creates one, so a mistyped `ELROY_HOME` or a missing `$HOME`
-/// (under cron) is an error naming the path, not an empty home that says "No due items.".
+/// The `elroy …` command line parsed, with clap's own output (help, version, usage errors)
+/// written through this module: help and version to standard output (exit 0), usage errors to
+/// standard error (exit 2).
 ///
 /// # Errors
-/// `no elroy home at {path} …` when the home directory does not exist.
-pub(crate) fn existing_home(config: Config) -> Result<Config, String> {
-    let home = &config.paths.elroy_home;
-    if home.is_dir() {
-        return Ok(config);
+/// The exit status to end with when clap printed help, a version or a usage error.
+fn parse_args<P: clap::Parser>() -> Result<P, std::process::ExitCode> {
+    use std::io::IsTerminal;
+
+    match P::try_parse() {
+        Ok(parsed) => Ok(parsed),
+        Err(error) => {
+            let code = u8::try_from(error.exit_code()).unwrap_or(2);
+            let styled = error.render();
+            if error.use_stderr() {
+                let text = if std::io::stderr().is_terminal() {
+                    styled.ansi().to_string()
+                } else {
+                    styled.to_string()
+                };
+                output::eprintln(text.trim_end_matches('\n'));
+            } else {
+                let text = if std::io::stdout().is_terminal() {
+                    styled.ansi().to_string()
+                } else {
+                    styled.to_string()
+                };
+                if let Err(message) = output::print(&text) {
+                    output::eprintln(&format!("elroy: {message}"));
+                    return Err(std::process::ExitCode::FAILURE);
+                }
+            }
+            Err(std::process::ExitCode::from(code))
+        }
     }
-    Err(format!(
-        "no elroy home at {path} (this command only reads a home and never creates one). Check \
-         --home, ELROY_HOME and HOME; to start a new home there: mkdir -p {path} (a command that \
-         writes, such as `elroy message`, creates it too)",
-        path = home.display()
-    ))
 }
 
-/// A single-threaded async runtime for one command.
-pub(crate) fn block_on<F: std::future::Future>(future: F) -> Result<F::Output, String> {
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .map_err(|e| format!("cannot start the async runtime: {e}"))?;
-    Ok(runtime.block_on(future))
+/// A direct tool call's result (`elroy tools call`, `remember`, `due snooze|done`): its text on
+/// stdout (exit 0), or on stderr (exit 1).
+pub(crate) fn print_tool_result(result: &elroy_core::ToolResult) -> Result<ExitCode, String> {
+    if result.is_error {
+        output::eprintln(&result.content);
+        return Ok(ExitCode::FAILURE);
+    }
+    output::println(&result.content)?;
+    Ok(ExitCode::SUCCESS)
 }
 
 /// `text`, else all of standard input, with trailing line breaks removed (`elroy message`,
@@ -313,49 +183,4 @@ pub(crate) fn text_or_stdin(text: Option<&str>, what: &str) -> Result<String, St
         }
     };
     Ok(text.trim_end_matches(['\n', '\r']).to_owned())
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    const BOTH: Terminals = Terminals {
-        stdin: true,
-        stdout: true,
-        dumb: false,
-    };
-
-    #[test]
-    fn front_end_choice() {
-        assert_eq!(choose_front_end(false, "full", BOTH), FrontEnd::FullScreen);
-        assert_eq!(choose_front_end(false, "Full ", BOTH), FrontEnd::FullScreen);
-        assert_eq!(choose_front_end(true, "full", BOTH), FrontEnd::Plain);
-        assert_eq!(choose_front_end(false, "plain", BOTH), FrontEnd::Plain);
-        assert_eq!(choose_front_end(false, "PLAIN", BOTH), FrontEnd::Plain);
-        let dumb = Terminals { dumb: true, ..BOTH };
-        assert_eq!(
-            choose_front_end(false, "full", dumb),
-            FrontEnd::DumbTerminal
-        );
-        assert_eq!(choose_front_end(true, "full", dumb), FrontEnd::Plain);
-        let piped_out = Terminals {
-            stdin: true,
-            stdout: false,
-            dumb: false,
-        };
-        assert_eq!(choose_front_end(false, "full", piped_out), FrontEnd::Plain);
-        for stdout in [true, false] {
-            let piped_in = Terminals {
-                stdin: false,
-                stdout,
-                dumb: false,
-            };
-            for (flag, ui) in [(false, "full"), (true, "full"), (false, "plain")] {
-                assert_eq!(
-                    choose_front_end(flag, ui, piped_in),
-                    FrontEnd::NonInteractive
-                );
-            }
-        }
-    }
 }

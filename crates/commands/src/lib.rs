@@ -16,6 +16,7 @@
 
 mod complete;
 mod first_run;
+pub mod front_end;
 mod parse;
 mod reminders;
 mod run;
@@ -28,5 +29,5 @@ pub use elroy_llm::probe::{LocalServer, search as search_local_servers};
 pub use first_run::{ModelChoice, adopt_and_save, mask_key};
 pub use parse::{COMMANDS, Command, CommandInfo, Input, parse, unknown_message};
 pub use reminders::{InterfaceReminders, NoReminders, ReminderSource};
-pub use run::{Action, CommandOutput, run};
+pub use run::{Action, CommandOutput, DEFAULT_NAME_CHARS, default_memory_name, run};
 pub use session::ChatSession;

@@ -118,8 +118,9 @@ fn memories_for_a_person(text: &str) -> String {
 /// How many changes `/history` lists.
 pub const HISTORY_LINES: usize = 15;
 
-/// The longest default name of a `/remember` memory, in characters (as `elroy remember`).
-const DEFAULT_NAME_CHARS: usize = 60;
+/// The longest default name of a memory stored by `/remember` or `elroy remember`, in characters
+/// (`DESIGN.md`, the CLI table).
+pub const DEFAULT_NAME_CHARS: usize = 60;
 
 /// Runs `command` on `chat` without any chat-model request:
 ///
@@ -168,7 +169,7 @@ pub async fn run(command: &Command, chat: &mut ChatSession) -> CommandOutput {
         }
         Command::Remember(None) => CommandOutput::error("Usage: /remember TEXT"),
         Command::Remember(Some(text)) => {
-            let name = default_name(text);
+            let name = default_memory_name(text);
             tool(
                 chat,
                 "create_memory",
@@ -344,19 +345,19 @@ fn memory_names(chat: &ChatSession) -> CommandOutput {
 }
 
 fn versioned_home(chat: &ChatSession) -> Result<VersionedHome, CommandOutput> {
-    let config = &chat.runtime().config;
-    if !config.settings.versioned_home {
-        return Err(CommandOutput::error(
+    let now = chat.runtime().time.now();
+    match elroy_runtime::versioned::open_for_history(&chat.runtime().config, now) {
+        Ok((home, failed)) => {
+            if let Some(e) = failed {
+                tracing::warn!("versioned home: {e}");
+            }
+            Ok(home)
+        }
+        Err(elroy_runtime::versioned::HistoryOpenError::Off) => Err(CommandOutput::error(
             "The versioned home is off (versioned_home: false), so there is no history.",
-        ));
+        )),
+        Err(e) => Err(CommandOutput::error(&e.to_string())),
     }
-    let home = VersionedHome::open(&config.paths.elroy_home)
-        .map_err(|e| CommandOutput::error(&e.to_string()))?;
-    // Hand edits since the last commit become an `external edit` first (as `elroy history`).
-    if let Err(e) = home.commit_outside_edits(chat.runtime().time.now()) {
-        tracing::warn!("versioned home: {e}");
-    }
-    Ok(home)
 }
 
 fn history(chat: &ChatSession) -> CommandOutput {
@@ -464,8 +465,9 @@ fn clear(chat: &ChatSession) -> CommandOutput {
         .with_action(Action::ClearContext)
 }
 
-/// The first non-blank line of `text`, trimmed, cut to 60 characters (as `elroy remember`).
-fn default_name(text: &str) -> String {
+/// The default name of a memory stored by `/remember` or `elroy remember`: the first non-blank
+/// line of `text`, trimmed, cut to [`DEFAULT_NAME_CHARS`] characters.
+pub fn default_memory_name(text: &str) -> String {
     text.lines()
         .map(str::trim)
         .find(|l| !l.is_empty())
@@ -484,6 +486,18 @@ mod tests {
     use crate::parse::{Input, parse};
     use elroy_core::Capabilities;
     use elroy_testkit::{MockServer, TempHome};
+
+    #[test]
+    fn default_memory_names() {
+        assert_eq!(default_memory_name("Buy milk\nand eggs"), "Buy milk");
+        assert_eq!(
+            default_memory_name("\n  \n  Dentist on Friday  \nmore"),
+            "Dentist on Friday"
+        );
+        let long = "é".repeat(70);
+        assert_eq!(default_memory_name(&long).chars().count(), 60);
+        assert_eq!(default_memory_name(""), "");
+    }
 
     fn open(home: &TempHome) -> ChatSession {
         let options = elroy_config::LoadOptions {

@@ -53,6 +53,7 @@ mod load;
 mod mcp;
 mod paths;
 mod permissions;
+mod sync_remote;
 mod timezone;
 mod value;
 
@@ -69,6 +70,7 @@ pub use paths::{
     valid_user_token,
 };
 pub use permissions::{ALLOW_FLAG_KEY, DENY_FLAG_KEY, MODE_FLAG_KEY};
+pub use sync_remote::RemoteSaved;
 pub use timezone::resolve_timezone;
 pub use value::ConfigValue;
 
@@ -199,6 +201,19 @@ pub struct Config {
     pub permissions: elroy_permissions::PermissionSettings,
 }
 
+/// The home a command only reads does not exist ([`Config::require_home`]).
+#[derive(Debug, thiserror::Error)]
+#[error(
+    "no elroy home at {shown} (this command only reads a home and never creates one). Check --home, \
+     ELROY_HOME and HOME; to start a new home there: mkdir -p {shown} (a command that writes, such \
+     as `elroy message`, creates it too)",
+    shown = .path.display()
+)]
+pub struct NoHomeError {
+    /// The home directory that is missing.
+    pub path: PathBuf,
+}
+
 impl Config {
     /// Loads the configuration.
     ///
@@ -206,6 +221,22 @@ impl Config {
     /// The first [`ConfigError`] found.
     pub fn load(options: &LoadOptions) -> Result<Config, ConfigError> {
         load::load(options)
+    }
+
+    /// Checks that the home exists, for a command that only reads one (`elroy remind`, `due`,
+    /// `agenda`, `doctor`, `history`): such a command never creates it, so a mistyped
+    /// `ELROY_HOME` or a missing `$HOME` (under cron) is an error naming the path, not an empty
+    /// home that says "No due items.".
+    ///
+    /// # Errors
+    /// [`NoHomeError`] when the home directory does not exist.
+    pub fn require_home(&self) -> Result<(), NoHomeError> {
+        let home = &self.paths.elroy_home;
+        if home.is_dir() {
+            Ok(())
+        } else {
+            Err(NoHomeError { path: home.clone() })
+        }
     }
 
     /// The configuration file elroy writes a saved choice to: the file that was read, else

@@ -30,6 +30,22 @@ pub struct LoadOptions {
 }
 
 impl LoadOptions {
+    /// Adds a command-line override: `key` set to `value`, its source named `source` (the flag
+    /// as typed, e.g. `--user`).
+    pub fn flag(&mut self, key: &str, value: &str, source: &str) {
+        self.flags
+            .push((key.to_owned(), value.to_owned(), source.to_owned()));
+    }
+
+    /// These options for the user `token` (as `--user TOKEN` would give), the token's source
+    /// named `source` (`elroy serve`: `serve.keys`); an earlier user token is replaced.
+    pub fn for_user(&self, token: &str, source: &str) -> LoadOptions {
+        let mut options = self.clone();
+        options.flags.retain(|(key, _, _)| key != "user_token");
+        options.flag("user_token", token, source);
+        options
+    }
+
     /// Options from the process: its environment, working directory and `$HOME`.
     pub fn from_process() -> Self {
         LoadOptions {

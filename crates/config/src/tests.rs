@@ -335,3 +335,76 @@ fn a_key_given_twice_in_the_file_takes_the_last_value() {
     assert_eq!(c.settings.web_timeout_seconds, 7);
     assert!(!c.settings.enable_caching);
 }
+
+#[test]
+fn the_first_sync_remote_is_saved_and_a_later_one_is_for_one_sync() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("elroy.conf.yaml");
+    std::fs::write(&file, "# mine\nuser_token: me\n").unwrap();
+    let config = Config::load(&opts(dir.path(), &[])).unwrap();
+    match config.keep_sync_remote("/srv/a.git") {
+        RemoteSaved::Saved(saved) => assert_eq!(saved, file),
+        other => panic!("{other:?}"),
+    }
+    let text = std::fs::read_to_string(&file).unwrap();
+    assert!(text.starts_with("# mine\nuser_token: me\n"), "{text}");
+    let config = Config::load(&opts(dir.path(), &[])).unwrap();
+    assert_eq!(config.settings.sync_remote.as_deref(), Some("/srv/a.git"));
+    assert!(matches!(
+        config.keep_sync_remote("/srv/a.git"),
+        RemoteSaved::Same
+    ));
+    match config.keep_sync_remote("me@host:b.git") {
+        RemoteSaved::OneOff { saved } => assert_eq!(saved, "/srv/a.git"),
+        other => panic!("{other:?}"),
+    }
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), text);
+    // A file that is not a mapping is left alone, and the reason is given.
+    let other = tempfile::tempdir().unwrap();
+    let config = Config::load(&opts(other.path(), &[])).unwrap();
+    std::fs::write(other.path().join("elroy.conf.yaml"), "- a list\n").unwrap();
+    assert!(matches!(
+        config.keep_sync_remote("/srv/a.git"),
+        RemoteSaved::NotSaved { .. }
+    ));
+    assert_eq!(
+        std::fs::read_to_string(other.path().join("elroy.conf.yaml")).unwrap(),
+        "- a list\n"
+    );
+}
+
+#[test]
+fn a_home_that_only_is_read_must_exist() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = Config::load(&opts(dir.path(), &[])).unwrap();
+    assert!(config.require_home().is_ok());
+    let missing = dir.path().join("nowhere");
+    let config = Config::load(&opts(&missing, &[])).unwrap();
+    let err = config.require_home().unwrap_err().to_string();
+    assert!(
+        err.starts_with(&format!("no elroy home at {} (", missing.display())),
+        "{err}"
+    );
+    assert!(
+        err.contains(&format!("mkdir -p {}", missing.display())),
+        "{err}"
+    );
+    assert!(!missing.exists());
+}
+
+#[test]
+fn options_for_a_user_replace_the_user_token_flag() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut options = opts(dir.path(), &[]);
+    options.flag("user_token", "alice", "--user");
+    options.flag("chat_model", "gpt-5", "--model");
+    let bob = options.for_user("bob", "serve.keys");
+    let config = Config::load(&bob).unwrap();
+    assert_eq!(config.settings.user_token, "bob");
+    assert_eq!(config.settings.chat_model.as_deref(), Some("gpt-5"));
+    assert_eq!(
+        config.entry("user_token").unwrap().source.to_string(),
+        "command-line flag serve.keys"
+    );
+    assert_eq!(Config::load(&options).unwrap().settings.user_token, "alice");
+}

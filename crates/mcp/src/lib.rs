@@ -50,6 +50,25 @@ pub enum McpError {
     Connection(#[source] tokio::task::JoinError),
 }
 
+impl McpError {
+    /// Whether the server stopped because the client closed the pipe (`elroy mcp | true`): an
+    /// `io::Error` of kind `BrokenPipe` somewhere in the source chain, or (rmcp's transport
+    /// errors carry the OS error only as text) its text. The CLI ends quietly then.
+    pub fn is_broken_pipe(&self) -> bool {
+        let mut current: Option<&(dyn std::error::Error + 'static)> = Some(self);
+        while let Some(e) = current {
+            if e.downcast_ref::<std::io::Error>()
+                .is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
+                || e.to_string().contains("Broken pipe (os error 32)")
+            {
+                return true;
+            }
+            current = e.source();
+        }
+        false
+    }
+}
+
 /// Serves `runtime`'s tools over stdin/stdout until the client closes the connection.
 ///
 /// Must run inside a Tokio runtime with IO and time enabled (the CLI's `block_on` is one).

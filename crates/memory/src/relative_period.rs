@@ -1,6 +1,6 @@
-//! The time a question names relative to the day it is asked (`docs/behaviour.md#the-time-a-
-//! question-names`): `yesterday`, `last week`, `this month`, `last year`, `last May`, `last
-//! Friday`, `last weekend`, `three weeks ago`, `2 years ago`.
+//! The time a question names relative to the day it is asked
+//! (`docs/behaviour.md#the-time-a-question-names`): `yesterday`, `last week`, `this month`, `last
+//! year`, `last May`, `last Friday`, `last weekend`, `three weeks ago`, `2 years ago`.
 //!
 //! A phrase gives a span of whole days. Where people use a phrase for two spans (`last week`: the
 //! calendar week before this one, or the seven days before today), the span covers both (from the

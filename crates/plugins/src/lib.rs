@@ -22,6 +22,7 @@
 //! Codex tools share.
 
 mod discover;
+mod listing;
 mod load;
 mod probe;
 pub mod process;
@@ -31,6 +32,7 @@ mod tool;
 mod trust;
 
 pub use discover::{Discovered, discover, is_plugin};
+pub use listing::{ListRow, TrustChoice};
 pub use load::{
     LoadReport, PANEL_CAP, Panel, Panels, Untrusted, configured_entries, load_from, load_plugins,
     render_panel,

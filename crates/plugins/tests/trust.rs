@@ -279,7 +279,7 @@ fn the_report_lists_states_and_stale_entries() {
     assert_eq!(
         states,
         [
-            (a, TrustState::Trusted),
+            (a.clone(), TrustState::Trusted),
             (b.clone(), TrustState::Changed(Change::Content)),
             (c.clone(), TrustState::New),
         ]
@@ -293,12 +293,33 @@ fn the_report_lists_states_and_stale_entries() {
         stale,
         [
             (gone.clone(), elroy_plugins::Stale::Missing),
-            (elsewhere, elroy_plugins::Stale::NotLoaded)
+            (elsewhere.clone(), elroy_plugins::Stale::NotLoaded)
         ]
     );
     assert_eq!(report.untrusted().count(), 2);
     // Listing ran nothing.
     assert_eq!(runs(&s.marker), Vec::<String>::new());
+    // What `elroy plugins` lists and `elroy plugins trust --all` picks.
+    let rows: Vec<(&str, PathBuf)> = report
+        .rows()
+        .into_iter()
+        .map(|r| (r.state, r.path))
+        .collect();
+    assert_eq!(
+        rows,
+        [
+            ("trusted", a),
+            ("untrusted", b.clone()),
+            ("untrusted", c.clone()),
+            ("missing", gone.clone()),
+            ("not loaded", elsewhere),
+        ]
+    );
+    let all = report.choose(&[], true).unwrap();
+    assert_eq!(all.plugins, [(b.clone(), true), (c.clone(), true)]);
+    let json = report.to_json(&s.trust);
+    assert_eq!(json["plugins"][1]["state"], "changed");
+    assert_eq!(json["stale"][1]["state"], "not loaded");
 
     // A missing entry can be untrusted; a path never trusted is an error that changes nothing.
     assert_eq!(

@@ -70,10 +70,59 @@ pub struct DoctorReport {
     pub problems: Vec<Problem>,
 }
 
+impl Problem {
+    /// The problem as one line, `{area}: {path}: {message}` (the path left out when the message
+    /// names it already, as most do).
+    pub fn line(&self) -> String {
+        match &self.path {
+            Some(path) if !self.message.contains(path.as_str()) => {
+                format!("{}: {path}: {}", self.area.as_str(), self.message)
+            }
+            _ => format!("{}: {}", self.area.as_str(), self.message),
+        }
+    }
+}
+
 impl DoctorReport {
     /// Whether nothing is wrong.
     pub fn is_healthy(&self) -> bool {
         self.problems.is_empty()
+    }
+
+    /// The summary line: `no problems found in {home}` or `{n} problem(s) found in {home}`.
+    pub fn summary(&self, home: &str) -> String {
+        match self.problems.len() {
+            0 => format!("no problems found in {home}"),
+            n => format!(
+                "{} problem{} found in {home}",
+                elroy_core::thousands(n),
+                if n == 1 { "" } else { "s" }
+            ),
+        }
+    }
+
+    /// `elroy doctor --json`: `ok`, `problems` (area, path, message) and, after `--fix`,
+    /// `fixed` (one line per repair).
+    pub fn to_json(&self, fixed: Option<&[String]>) -> serde_json::Value {
+        let problems: Vec<serde_json::Value> = self
+            .problems
+            .iter()
+            .map(|p| {
+                serde_json::json!({
+                    "area": p.area.as_str(),
+                    "path": p.path,
+                    "message": p.message,
+                })
+            })
+            .collect();
+        let mut out = serde_json::json!({
+            "ok": self.is_healthy(),
+            "problems": problems,
+        });
+        if let Some(fixed) = fixed {
+            out["fixed"] = serde_json::json!(fixed);
+        }
+        out
     }
 }
 

@@ -28,6 +28,8 @@
 //!   never blocking a turn.
 //! - [`sync::sync_home`]: `elroy sync` and the syncs of interactive sessions and `elroy remind
 //!   --watch`, one entry point for every front end.
+//! - [`remind::run`]: `elroy remind`'s announcing, once or watching (with its notifier); the
+//!   front ends' one path to standard output ([`output`]) and the log file ([`logging`]).
 //! - [`doctor::check_home`]: `elroy doctor`, every store, file, the database and the versioned
 //!   home checked, as typed problems.
 //!
@@ -37,6 +39,7 @@
 //! [`WarningSink`] the front end gave.
 
 pub mod adapters;
+pub mod config_view;
 pub mod doctor;
 mod doctor_fix;
 pub mod doctor_vectors;
@@ -45,15 +48,20 @@ pub mod embed_server;
 pub mod embed_worker;
 pub mod embedder;
 mod history;
+pub mod import;
+pub mod logging;
 pub mod models;
+pub mod output;
 pub mod permissions;
 mod redacting_model;
 pub mod reembed;
+pub mod remind;
 pub mod reminders;
 #[cfg(feature = "builtin-embedder")]
 pub mod resident;
 mod services;
 pub mod sync;
+pub mod versioned;
 mod write_failure;
 
 use std::sync::Arc;
@@ -74,6 +82,18 @@ pub fn stderr_warnings() -> WarningSink {
         tracing::warn!("{message}");
         eprintln!("warning: {message}");
     })
+}
+
+/// A single-threaded async runtime for one command of a front end, running `future` to its end.
+///
+/// # Errors
+/// `cannot start the async runtime: {error}` (text for the front end's error line).
+pub fn block_on<F: std::future::Future>(future: F) -> Result<F::Output, String> {
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| format!("cannot start the async runtime: {e}"))?;
+    Ok(runtime.block_on(future))
 }
 
 /// A [`WarningSink`] that only logs (front ends whose stderr is for errors only).
@@ -379,9 +399,35 @@ impl Runtime {
         })
     }
 
+    /// [`Runtime::open`], then each of [`Runtime::warnings`] on stderr as `warning: …` (the
+    /// command line's one-shot commands).
+    ///
+    /// # Errors
+    /// As [`Runtime::open`].
+    pub fn open_for_command(config: Config) -> Result<Self, RuntimeError> {
+        let runtime = Runtime::open(config)?;
+        for warning in &runtime.warnings {
+            output::eprintln(&format!("warning: {warning}"));
+        }
+        Ok(runtime)
+    }
+
     /// Reports a warning found after opening through the front end's [`WarningSink`].
     pub fn warn(&self, message: &str) {
         (self.warn)(message);
+    }
+
+    /// Prints the one line naming the plugins this runtime did not run because they are not
+    /// trusted, `warning: …` on stderr (for the front ends that only log [`Runtime::warnings`]:
+    /// `elroy message`, the line chat).
+    pub fn warn_untrusted(&self) {
+        if let Some(line) = self
+            .services
+            .get::<elroy_plugins::Untrusted>()
+            .and_then(|u| elroy_plugins::untrusted_summary(&u.0))
+        {
+            output::eprintln(&format!("warning: {line}"));
+        }
     }
 }
 

@@ -137,6 +137,18 @@ impl Runtime {
 }
 
 impl Runtime {
+    /// `elroy due done NAME [--comment TEXT]`: the `complete_due_item` tool called directly (a
+    /// repeating item completes this occurrence and moves to the next), one versioned-home commit.
+    pub async fn complete_due_item(&self, name: &str, closing_comment: Option<&str>) -> ToolResult {
+        let mut arguments = serde_json::Map::new();
+        arguments.insert("name".into(), name.into());
+        if let Some(comment) = closing_comment {
+            arguments.insert("closing_comment".into(), comment.into());
+        }
+        let raw = serde_json::Value::Object(arguments).to_string();
+        self.call_tool("complete_due_item", Some(&raw)).await
+    }
+
     /// `elroy due done NAME --series`: completes the active due item `name` whatever its rule
     /// (a repeating item ends; a one-off item is completed as by `complete_due_item`), recorded
     /// as one versioned-home commit (`complete_due_item: agenda/X.md`).

@@ -169,9 +169,31 @@ pub fn session_sync(config: &Config, at_start: bool) -> Option<String> {
     Some(status_line(&sync_home(config, None, SHORT_SYNC_TIMEOUT)))
 }
 
+/// A remote given on the command line as a local path, made absolute (from the working
+/// directory) so a saved `sync_remote` works from anywhere; URLs, `user@host:path` and `file://`
+/// are kept as given.
+pub fn absolute_remote(remote: &str) -> String {
+    if !elroy_sync::transport::is_local(remote) || remote.starts_with("file://") {
+        return remote.to_owned();
+    }
+    std::path::absolute(remote)
+        .map(|p| p.to_string_lossy().into_owned())
+        .unwrap_or_else(|_| remote.to_owned())
+}
+
 #[cfg(test)]
 mod tests {
+    use super::absolute_remote;
     use elroy_sync::{ChangeKind, FileChange, SyncReport};
+
+    #[test]
+    fn a_relative_remote_is_saved_absolute() {
+        let got = absolute_remote("remote.git");
+        assert!(std::path::Path::new(&got).is_absolute(), "{got}");
+        assert!(got.ends_with("remote.git"));
+        assert_eq!(absolute_remote("me@host:elroy.git"), "me@host:elroy.git");
+        assert_eq!(absolute_remote("file:///srv/e.git"), "file:///srv/e.git");
+    }
 
     #[test]
     fn a_big_pull_names_the_first_items_and_counts_the_rest() {

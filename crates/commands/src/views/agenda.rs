@@ -50,6 +50,29 @@ impl LatestUpdate {
 }
 
 impl AgendaEntry {
+    /// `elroy agenda --json`'s object for this entry: name, file, date, text (without its
+    /// updates), checklist (id, text, completed, due_date), checklist_completed,
+    /// checklist_total, latest_update (at, note).
+    pub fn to_json(&self) -> serde_json::Value {
+        let item = &self.item;
+        let checklist = item.checklist();
+        serde_json::json!({
+            "name": item.name(),
+            "file": item.file,
+            "date": self.date.to_string(),
+            "text": split_updates(item.text()).0.trim(),
+            "checklist": checklist.iter().map(|c| serde_json::json!({
+                "id": c.id,
+                "text": c.text,
+                "completed": c.completed,
+                "due_date": c.due_date,
+            })).collect::<Vec<_>>(),
+            "checklist_completed": checklist.iter().filter(|c| c.completed).count(),
+            "checklist_total": checklist.len(),
+            "latest_update": self.latest_update.as_ref().map(|u| serde_json::json!({"at": u.at, "note": u.note})),
+        })
+    }
+
     fn new(date: Date, item: Item) -> Self {
         let checklist = item.checklist();
         let progress = (!checklist.is_empty()).then(|| {

@@ -119,6 +119,34 @@ pub fn due_list(store: &AgendaStore, time: &TimeContext) -> Result<DueList, Agen
     Ok(DueList::from_items(store.active_due_items()?, time))
 }
 
+impl DueList {
+    /// `elroy due --json`: `timed` (name, trigger_datetime in UTC, local with its offset in
+    /// `tz`, seconds_until from `now`, relative, repeats, recurrence, trigger_context, text)
+    /// and `contextual` (name, trigger_context, trigger_raw as written, text).
+    pub fn to_json(&self, now: Timestamp, tz: &jiff::tz::TimeZone) -> serde_json::Value {
+        serde_json::json!({
+            "timed": self.timed.iter().map(|t| serde_json::json!({
+                "name": t.item.name,
+                "trigger_datetime": t.at.to_string(),
+                "local": elroy_agenda::format_local_with_offset(t.at, tz),
+                "seconds_until": t.at.as_second() - now.as_second(),
+                "relative": t.relative,
+                "repeats": t.repeats,
+                "recurrence": t.item.recurrence,
+                "trigger_context": t.item.trigger_context,
+                "text": t.item.text,
+            })).collect::<Vec<_>>(),
+            "contextual": self.contextual.iter().map(|c| serde_json::json!({
+                "name": c.item.name,
+                "trigger_context": c.item.trigger_context,
+                // A trigger_datetime that does not parse, as written (the file is kept).
+                "trigger_raw": c.item.trigger_raw,
+                "text": c.item.text,
+            })).collect::<Vec<_>>(),
+        })
+    }
+}
+
 #[cfg(test)]
 mod tests {
     #![allow(clippy::unwrap_used)]

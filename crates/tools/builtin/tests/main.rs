@@ -5,3 +5,4 @@
 
 mod golden_schema;
 mod restart;
+mod session;

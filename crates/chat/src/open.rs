@@ -25,21 +25,21 @@ pub(crate) fn open_chat(config: Config) -> Result<ChatSession, String> {
     if chat.no_model().is_none() {
         return Ok(chat);
     }
-    let found = crate::block_on(elroy_commands::search_local_servers())?;
+    let found = elroy_runtime::block_on(elroy_commands::search_local_servers())?;
     let Some(server) = found.first() else {
         for line in elroy_llm::probe::no_model_help() {
-            crate::output::eprintln(&line);
+            elroy_runtime::output::eprintln(&line);
         }
         return Ok(chat);
     };
-    crate::output::eprintln(&format!(
+    elroy_runtime::output::eprintln(&format!(
         "No chat model is configured, but {} answers at {}. To use it, set:",
         server.name, server.base_url
     ));
     for line in server.settings() {
-        crate::output::eprintln(&format!("  {line}"));
+        elroy_runtime::output::eprintln(&format!("  {line}"));
     }
-    crate::output::eprintln(
+    elroy_runtime::output::eprintln(
         "(or chat_model_api_base and chat_model in elroy.conf.yaml; docs/models.md has details)",
     );
     use std::io::IsTerminal;
@@ -49,7 +49,7 @@ pub(crate) fn open_chat(config: Config) -> Result<ChatSession, String> {
     if !std::io::stdin().is_terminal() || !std::io::stdout().is_terminal() {
         return Ok(chat);
     }
-    let _ = crate::output::print(&format!(
+    let _ = elroy_runtime::output::print(&format!(
         "Use {} from {} and save it in elroy.conf.yaml? [y/N] ",
         choice.model(),
         server.name
@@ -63,10 +63,10 @@ pub(crate) fn open_chat(config: Config) -> Result<ChatSession, String> {
     match elroy_commands::adopt_and_save(&mut chat, &choice) {
         Ok(lines) => {
             for line in lines {
-                crate::output::eprintln(&line);
+                elroy_runtime::output::eprintln(&line);
             }
         }
-        Err(e) => crate::output::eprintln(&format!("warning: {e}")),
+        Err(e) => elroy_runtime::output::eprintln(&format!("warning: {e}")),
     }
     Ok(chat)
 }

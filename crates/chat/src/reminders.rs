@@ -17,7 +17,7 @@ use std::time::Duration;
 use elroy_commands::{ChatSession, InterfaceReminders, ReminderSource};
 use elroy_core::TimeContext;
 
-use crate::chat::SharedPrinter;
+use crate::repl::SharedPrinter;
 
 /// How often the source is asked.
 pub const POLL_INTERVAL: Duration = Duration::from_secs(1);

@@ -104,7 +104,7 @@ impl Approver for LineApprover {
             }
             let mut text = describe(request).join("\n");
             text.push('\n');
-            let _ = crate::output::print(&format!("{}{text}{}", self.color, self.reset));
+            let _ = elroy_runtime::output::print(&format!("{}{text}{}", self.color, self.reset));
             let (reply, answer) = tokio::sync::oneshot::channel();
             let prompt = format!(
                 "{}Allow {}? [y/N/s/a] {}",

@@ -45,7 +45,7 @@ pub(crate) fn open_session(config: Config, capabilities: Capabilities) -> Result
     for warning in &runtime.warnings {
         tracing::warn!("{warning}");
     }
-    crate::plugins_cmd::warn_untrusted(&runtime);
+    runtime.warn_untrusted();
     runtime.session(capabilities).map_err(|e| e.to_string())
 }
 

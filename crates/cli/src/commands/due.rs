@@ -6,12 +6,11 @@
 
 use std::process::ExitCode;
 
-use elroy_agenda::format_local_with_offset;
 use elroy_commands::views;
 use elroy_config::Config;
-use serde_json::{Value, json};
 
-use crate::agenda_cmd::{Cell, Style, Table, Tone, open_agenda};
+use super::agenda::open_agenda;
+use crate::table::{Cell, Style, Table, Tone};
 
 /// `elroy due …`
 #[derive(Debug, clap::Args)]
@@ -64,7 +63,7 @@ pub(crate) fn run(config: Config, args: &DueArgs) -> Result<ExitCode, String> {
         None => list(config, args.json),
         Some(DueCommand::Snooze { name, when }) => {
             let runtime = elroy_runtime::Runtime::open(config).map_err(|e| e.to_string())?;
-            finish(runtime.snooze_due_item(name, &when.join(" ")))
+            crate::print_tool_result(&runtime.snooze_due_item(name, &when.join(" ")))
         }
         Some(DueCommand::Done {
             name,
@@ -72,31 +71,15 @@ pub(crate) fn run(config: Config, args: &DueArgs) -> Result<ExitCode, String> {
             series: true,
         }) => {
             let runtime = elroy_runtime::Runtime::open(config).map_err(|e| e.to_string())?;
-            finish(runtime.complete_due_series(name, comment.as_deref()))
+            crate::print_tool_result(&runtime.complete_due_series(name, comment.as_deref()))
         }
         Some(DueCommand::Done { name, comment, .. }) => {
             let runtime = elroy_runtime::Runtime::open(config).map_err(|e| e.to_string())?;
-            let mut arguments = serde_json::Map::new();
-            arguments.insert("name".into(), name.as_str().into());
-            if let Some(comment) = comment {
-                arguments.insert("closing_comment".into(), comment.as_str().into());
-            }
-            let raw = Value::Object(arguments).to_string();
-            finish(crate::block_on(
-                runtime.call_tool("complete_due_item", Some(&raw)),
+            crate::print_tool_result(&crate::block_on(
+                runtime.complete_due_item(name, comment.as_deref()),
             )?)
         }
     }
-}
-
-/// A change's result: its text on stdout (exit 0), or on stderr (exit 1).
-fn finish(result: elroy_core::ToolResult) -> Result<ExitCode, String> {
-    if result.is_error {
-        crate::output::eprintln(&result.content);
-        return Ok(ExitCode::FAILURE);
-    }
-    crate::output::println(&result.content)?;
-    Ok(ExitCode::SUCCESS)
 }
 
 fn list(config: Config, json: bool) -> Result<ExitCode, String> {
@@ -114,26 +97,7 @@ fn list(config: Config, json: bool) -> Result<ExitCode, String> {
         ));
     }
     if json {
-        let value = json!({
-            "timed": list.timed.iter().map(|t| json!({
-                "name": t.item.name,
-                "trigger_datetime": t.at.to_string(),
-                "local": format_local_with_offset(t.at, &tz),
-                "seconds_until": t.at.as_second() - now.as_second(),
-                "relative": t.relative,
-                "repeats": t.repeats,
-                "recurrence": t.item.recurrence,
-                "trigger_context": t.item.trigger_context,
-                "text": t.item.text,
-            })).collect::<Vec<_>>(),
-            "contextual": list.contextual.iter().map(|c| json!({
-                "name": c.item.name,
-                "trigger_context": c.item.trigger_context,
-                // A trigger_datetime that does not parse, as written (the file is kept).
-                "trigger_raw": c.item.trigger_raw,
-                "text": c.item.text,
-            })).collect::<Vec<_>>(),
-        });
+        let value = list.to_json(now, &tz);
         crate::output::println(&serde_json::to_string_pretty(&value).unwrap_or_default())?;
         return Ok(ExitCode::SUCCESS);
     }

@@ -24,14 +24,8 @@ pub(crate) fn run(cli: &Cli, args: &ServeArgs) -> Result<ExitCode, String> {
         .map_err(|e| e.to_string())?;
     let options = crate::load_options(cli);
     // Each key's user gets its configuration as `--user TOKEN` would.
-    let loader: elroy_serve::ConfigLoader = Arc::new(move |token: &str| {
-        let mut options = options.clone();
-        options.flags.retain(|(key, _, _)| key != "user_token");
-        options
-            .flags
-            .push(("user_token".into(), token.to_owned(), "serve.keys".into()));
-        Config::load(&options)
-    });
+    let loader: elroy_serve::ConfigLoader =
+        Arc::new(move |token: &str| Config::load(&options.for_user(token, "serve.keys")));
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()

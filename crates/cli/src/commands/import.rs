@@ -1,6 +1,6 @@
-//! `elroy import SOURCE [PATH…]` (chat histories, the work is `elroy-import`'s `import_chats`)
-//! and `elroy import-elroy DIR [--db FILE]` (an Elroy 0.5.0 home; also `elroy import elroy DIR`):
-//! parse the flags, draw the progress bar, print the report.
+//! `elroy import SOURCE [PATH…]` (chat histories, the work is `elroy-import`'s `import_chats`;
+//! `elroy import elroy DIR` is `elroy import-elroy`): parse the flags, draw the progress bar,
+//! print the report.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -9,18 +9,6 @@ use clap::Args;
 use elroy_config::Config;
 use elroy_import::{ChatImportOptions, Granularity, Source};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
-
-/// `elroy import-elroy …`
-#[derive(Debug, Args)]
-pub struct ImportElroyArgs {
-    /// The Elroy home to import (the folder with agenda/, feature-requests/, memories/)
-    #[arg(value_name = "DIR")]
-    pub dir: PathBuf,
-    /// Elroy's SQLite database, for agenda, due-item and memory names, active flags and user
-    /// names [default: DIR/elroy.db when present]
-    #[arg(long, value_name = "FILE")]
-    pub db: Option<PathBuf>,
-}
 
 /// `elroy import SOURCE [PATH…]`
 #[derive(Debug, Args)]
@@ -56,19 +44,7 @@ pub struct ImportArgs {
     pub db: Option<PathBuf>,
 }
 
-pub(crate) fn run(config: Config, args: &ImportElroyArgs) -> Result<ExitCode, String> {
-    let now = config.now.unwrap_or_else(jiff::Timestamp::now);
-    let options = elroy_import::ImportOptions {
-        source_dir: args.dir.clone(),
-        database: args.db.clone(),
-    };
-    let report = elroy_import::import(&config, &options, now).map_err(|e| e.to_string())?;
-    // A closed pipe (`| head`) is not an error: the import is done either way.
-    crate::output::print(&report.to_string())?;
-    Ok(ExitCode::SUCCESS)
-}
-
-pub(crate) fn run_import(config: Config, args: &ImportArgs) -> Result<ExitCode, String> {
+pub(crate) fn run(config: Config, args: &ImportArgs) -> Result<ExitCode, String> {
     let Some(source) = Source::parse(&args.source) else {
         if args.summarize {
             return Err(
@@ -78,11 +54,11 @@ pub(crate) fn run_import(config: Config, args: &ImportArgs) -> Result<ExitCode, 
         let [dir] = args.paths.as_slice() else {
             return Err("elroy import elroy takes one folder: the Elroy home".into());
         };
-        let elroy = ImportElroyArgs {
+        let elroy = super::import_elroy::ImportElroyArgs {
             dir: dir.clone(),
             db: args.db.clone(),
         };
-        return run(config, &elroy);
+        return super::import_elroy::run(config, &elroy);
     };
     let since = match &args.since {
         Some(text) => Some(parse_since(text, &config.timezone)?),
@@ -107,7 +83,14 @@ pub(crate) fn run_import(config: Config, args: &ImportArgs) -> Result<ExitCode, 
     };
     // The model first: without one, `--summarize` fails before anything is read.
     let mut summarizer = if args.summarize {
-        Some(ModelSummarizer::new(&config)?)
+        Some(
+            elroy_runtime::import::ModelSummarizer::new(&config).map_err(|e| match e {
+                elroy_runtime::import::SummarizerError::Model(e) => {
+                    format!("--summarize needs a chat model: {e}")
+                }
+                other => other.to_string(),
+            })?,
+        )
     } else {
         None
     };
@@ -144,44 +127,6 @@ pub(crate) fn run_import(config: Config, args: &ImportArgs) -> Result<ExitCode, 
     }
     crate::output::print(&report.to_string())?;
     Ok(ExitCode::SUCCESS)
-}
-
-/// `--summarize`: the configured chat model (the fast model when one is set, as for elroy's own
-/// background memories) through `elroy_orchestrator::form_memory`.
-struct ModelSummarizer {
-    model: std::sync::Arc<dyn elroy_llm::ChatModel>,
-    assistant: String,
-    runtime: tokio::runtime::Runtime,
-}
-
-impl ModelSummarizer {
-    fn new(config: &Config) -> Result<Self, String> {
-        let warn = |w: &str| crate::output::eprintln(&format!("elroy: {w}"));
-        let models =
-            elroy_runtime::models::Models::build(config, &elroy_llm::select::process_env, &warn)
-                .map_err(|e| format!("--summarize needs a chat model: {e}"))?;
-        let runtime = tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()
-            .map_err(|e| e.to_string())?;
-        Ok(ModelSummarizer {
-            model: models.fast.unwrap_or(models.chat),
-            assistant: config.settings.default_assistant_name.clone(),
-            runtime,
-        })
-    }
-}
-
-impl elroy_import::Summarizer for ModelSummarizer {
-    fn summarize(&mut self, conversation: &str) -> Result<Option<(String, String)>, String> {
-        self.runtime
-            .block_on(elroy_orchestrator::form_memory(
-                self.model.as_ref(),
-                &self.assistant,
-                conversation.to_owned(),
-            ))
-            .map_err(|e| e.to_string())
-    }
 }
 
 /// `--since`: a date (the start of that day in the configured zone) or a time with an offset.

@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use elroy_config::Config;
-use elroy_plugins::{PluginStatus, Stale, TrustReport, TrustState, TrustStore};
+use elroy_plugins::{TrustReport, TrustStore};
 
 use crate::output;
 
@@ -61,46 +61,6 @@ pub(crate) fn run(config: &Config, args: &PluginsArgs) -> Result<ExitCode, Strin
     }
 }
 
-/// Prints the one line naming the plugins `runtime` did not run because they are not trusted
-/// (for the front ends that only log the runtime's other warnings: `elroy message`, the line
-/// chat).
-pub(crate) fn warn_untrusted(runtime: &elroy_runtime::Runtime) {
-    if let Some(line) = runtime
-        .services
-        .get::<elroy_plugins::Untrusted>()
-        .and_then(|u| elroy_plugins::untrusted_summary(&u.0))
-    {
-        output::eprintln(&format!("warning: {line}"));
-    }
-}
-
-/// `trusted`/`untrusted` and the words after the path.
-fn columns(state: &TrustState) -> (&'static str, Option<String>) {
-    match state {
-        TrustState::Trusted => ("trusted", None),
-        other => ("untrusted", Some(other.describe())),
-    }
-}
-
-fn state_key(state: &TrustState) -> &'static str {
-    match state {
-        TrustState::Trusted => "trusted",
-        TrustState::New => "new",
-        TrustState::Changed(_) => "changed",
-        TrustState::Unreadable(_) => "unreadable",
-    }
-}
-
-fn stale_words(kind: Stale) -> (&'static str, &'static str) {
-    match kind {
-        Stale::Missing => ("missing", "trusted, no longer there"),
-        Stale::NotLoaded => (
-            "not loaded",
-            "trusted; not in contrib/ or a configured plugin path",
-        ),
-    }
-}
-
 fn warn_report(report: &TrustReport) {
     for warning in &report.warnings {
         output::eprintln(&format!("warning: {warning}"));
@@ -110,41 +70,27 @@ fn warn_report(report: &TrustReport) {
     }
 }
 
-/// One line per plugin, `{state}  {path}[  ({detail})]`, then one per stale entry; a hint on
-/// stderr when something is untrusted.
+/// One line per plugin, `{state}  {path}[  ({detail})]`, then one per stale entry
+/// (`TrustReport::rows`); a hint on stderr when something is untrusted.
 fn list(report: &TrustReport, store: &TrustStore, json: bool) -> Result<ExitCode, String> {
     warn_report(report);
     if json {
-        output::println(&to_json(report, store))?;
+        let value = report.to_json(store);
+        output::println(&serde_json::to_string_pretty(&value).unwrap_or_default())?;
         return Ok(ExitCode::SUCCESS);
     }
-    let mut rows: Vec<(&str, String, Option<String>)> = report
-        .plugins
-        .iter()
-        .map(|p| {
-            let (state, detail) = columns(&p.state);
-            (state, p.path.display().to_string(), detail)
-        })
-        .collect();
-    rows.extend(report.stale.iter().map(|(entry, kind)| {
-        let (state, detail) = stale_words(*kind);
-        (
-            state,
-            entry.path.display().to_string(),
-            Some(detail.to_owned()),
-        )
-    }));
+    let rows = report.rows();
     if rows.is_empty() {
         output::println(
             "no plugins (none in contrib/ of the home or the configured plugin paths)",
         )?;
         return Ok(ExitCode::SUCCESS);
     }
-    let width = rows.iter().map(|(s, _, _)| s.len()).max().unwrap_or(0);
+    let width = rows.iter().map(|r| r.state.len()).max().unwrap_or(0);
     let mut out = String::new();
-    for (state, path, detail) in rows {
-        out.push_str(&format!("{state:width$}  {path}"));
-        if let Some(detail) = detail {
+    for row in rows {
+        out.push_str(&format!("{:width$}  {}", row.state, row.path.display()));
+        if let Some(detail) = row.detail {
             out.push_str(&format!("  ({detail})"));
         }
         out.push('\n');
@@ -159,36 +105,9 @@ fn list(report: &TrustReport, store: &TrustStore, json: bool) -> Result<ExitCode
     Ok(ExitCode::SUCCESS)
 }
 
-fn to_json(report: &TrustReport, store: &TrustStore) -> String {
-    let plugin = |p: &PluginStatus| {
-        serde_json::json!({
-            "path": p.path,
-            "state": state_key(&p.state),
-            "detail": p.state.describe(),
-            "target": p.fingerprint.as_ref().map(|f| &f.target),
-            "sha256": p.fingerprint.as_ref().map(|f| &f.sha256),
-        })
-    };
-    let stale = |(entry, kind): &(elroy_plugins::TrustEntry, Stale)| {
-        serde_json::json!({
-            "path": entry.path,
-            "state": stale_words(*kind).0,
-            "target": entry.target,
-            "sha256": entry.sha256,
-            "trusted_at": entry.trusted_at,
-        })
-    };
-    serde_json::to_string_pretty(&serde_json::json!({
-        "trust_file": store.file(),
-        "plugins": report.plugins.iter().map(plugin).collect::<Vec<_>>(),
-        "stale": report.stale.iter().map(stale).collect::<Vec<_>>(),
-    }))
-    .unwrap_or_default()
-}
-
-/// Trusts the plugins named (each matched to the plugin elroy loads) or, with `--all`, every
-/// untrusted one that can be read; prints each with its hash. Nothing is written when one
-/// named is not a plugin.
+/// Trusts the plugins named or, with `--all`, every untrusted one that can be read
+/// (`TrustReport::choose`); prints each with its hash. Nothing is written when one named is not
+/// a plugin.
 fn trust(
     report: &TrustReport,
     store: &TrustStore,
@@ -197,34 +116,21 @@ fn trust(
     now: &str,
 ) -> Result<ExitCode, String> {
     warn_report(report);
-    let found: Vec<PathBuf> = report.plugins.iter().map(|p| p.path.clone()).collect();
-    let mut chosen: Vec<(PathBuf, bool)> = Vec::new();
-    if all {
-        for p in report.untrusted() {
-            if let TrustState::Unreadable(e) = &p.state {
-                output::eprintln(&format!(
-                    "warning: {} cannot be read ({e}); not trusted",
-                    p.path.display()
-                ));
-            } else {
-                chosen.push((p.path.clone(), true));
-            }
-        }
-        if chosen.is_empty() {
-            output::println("no untrusted plugins")?;
-            return Ok(ExitCode::SUCCESS);
-        }
-    } else {
-        for given in paths {
-            chosen.push(
-                elroy_plugins::resolve_plugin_path(given, &found).map_err(|e| e.to_string())?,
-            );
-        }
+    let chosen = report.choose(paths, all).map_err(|e| e.to_string())?;
+    for (path, e) in &chosen.unreadable {
+        output::eprintln(&format!(
+            "warning: {} cannot be read ({e}); not trusted",
+            path.display()
+        ));
     }
-    let plugins: Vec<PathBuf> = chosen.iter().map(|(p, _)| p.clone()).collect();
+    if all && chosen.plugins.is_empty() {
+        output::println("no untrusted plugins")?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    let plugins: Vec<PathBuf> = chosen.plugins.iter().map(|(p, _)| p.clone()).collect();
     let entries = store.trust(&plugins, now).map_err(|e| e.to_string())?;
     let mut out = String::new();
-    for (entry, (_, loaded)) in entries.iter().zip(&chosen) {
+    for (entry, (_, loaded)) in entries.iter().zip(&chosen.plugins) {
         out.push_str(&format!(
             "trusted {}  sha256:{}",
             entry.path.display(),

@@ -1,5 +1,6 @@
-//! Logging to `$ELROY_HOME/logs/elroy.log` (never to stdout or stderr): a size-rotated file,
-//! 10 MiB per file, `elroy.log.1` … `elroy.log.5` kept (`docs/formats.md#home-layout`).
+//! Logging to `$ELROY_HOME/logs/elroy.log` for every front end (never to stdout or stderr): a
+//! size-rotated file, 10 MiB per file, `elroy.log.1` … `elroy.log.5` kept
+//! (`docs/formats.md#home-layout`).
 //!
 //! Level: `ELROY_LOG_LEVEL` (a tracing filter such as `debug` or `elroy_llm=trace`), else `DEBUG`
 //! with `-v` or config `debug: true`, else `INFO`.
@@ -93,7 +94,7 @@ impl Write for LazyLog {
 }
 
 /// Starts logging for this process; the log directory and file are made with the first line.
-pub(crate) fn init(config: &Config, verbose: bool) {
+pub fn init(config: &Config, verbose: bool) {
     let log = LazyLog {
         dir: config.paths.logs_dir(),
         file: None,

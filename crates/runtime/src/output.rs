@@ -1,4 +1,5 @@
-//! The CLI's one path to standard output, and its error lines on standard error.
+//! The front ends' one path to standard output (the command line's commands and the line chat,
+//! elroy-chat), and their error lines on standard error.
 //!
 //! A reader that closes the pipe early (`elroy config | head -1`) has what it wants. The first
 //! write that fails with a broken pipe marks standard output closed; that write and every later
@@ -7,8 +8,9 @@
 //! line. This is ripgrep's choice, rather than the shell convention of dying by `SIGPIPE` (141),
 //! so a closed pipe never interrupts a write to the home. Every other write error is returned.
 //!
-//! Nothing in the CLI writes to standard output any other way (`print!`/`println!` panic on a
-//! closed pipe): clap's help and version text and the shell completions go through here too.
+//! Nothing in the command line or the line chat writes to standard output any other way
+//! (`print!`/`println!` panic on a closed pipe): clap's help and version text and the shell
+//! completions go through here too.
 
 use std::io::Write;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -17,7 +19,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 static STDOUT_CLOSED: AtomicBool = AtomicBool::new(false);
 
 /// Whether a reader closed standard output (every later write is dropped).
-pub(crate) fn stdout_closed() -> bool {
+pub fn stdout_closed() -> bool {
     STDOUT_CLOSED.load(Ordering::Relaxed)
 }
 
@@ -28,7 +30,7 @@ pub(crate) fn stdout_closed() -> bool {
 ///
 /// # Errors
 /// `cannot write to standard output: it is closed`.
-pub(crate) fn check_stdout_open() -> Result<(), String> {
+pub fn check_stdout_open() -> Result<(), String> {
     static OPEN: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
     let open = *OPEN.get_or_init(|| !stdout_was_closed());
     if open {
@@ -58,7 +60,7 @@ fn stdout_was_closed() -> bool {
 /// # Errors
 /// `cannot write to standard output: {error}` for any other failure, and when descriptor 1 is
 /// closed ([`check_stdout_open`]).
-pub(crate) fn write_bytes(bytes: &[u8]) -> Result<(), String> {
+pub fn write_bytes(bytes: &[u8]) -> Result<(), String> {
     if stdout_closed() {
         return Ok(());
     }
@@ -78,7 +80,7 @@ pub(crate) fn write_bytes(bytes: &[u8]) -> Result<(), String> {
 ///
 /// # Errors
 /// As [`write_bytes`].
-pub(crate) fn print(text: &str) -> Result<(), String> {
+pub fn print(text: &str) -> Result<(), String> {
     write_bytes(text.as_bytes())
 }
 
@@ -86,7 +88,7 @@ pub(crate) fn print(text: &str) -> Result<(), String> {
 ///
 /// # Errors
 /// As [`write_bytes`].
-pub(crate) fn println(text: &str) -> Result<(), String> {
+pub fn println(text: &str) -> Result<(), String> {
     let mut line = String::with_capacity(text.len() + 1);
     line.push_str(text);
     line.push('\n');
@@ -95,45 +97,8 @@ pub(crate) fn println(text: &str) -> Result<(), String> {
 
 /// Writes `text` and a line break to standard error. A failure is ignored: there is nowhere left
 /// to report it, and `eprintln!` would panic.
-pub(crate) fn eprintln(text: &str) {
+pub fn eprintln(text: &str) {
     let mut err = std::io::stderr().lock();
     let _ = writeln!(err, "{text}");
     let _ = err.flush();
-}
-
-/// The `elroy …` command line parsed, with clap's own output (help, version, usage errors)
-/// written through this module: help and version to standard output (exit 0), usage errors to
-/// standard error (exit 2).
-///
-/// # Errors
-/// The exit status to end with when clap printed help, a version or a usage error.
-pub(crate) fn parse_args<P: clap::Parser>() -> Result<P, std::process::ExitCode> {
-    use std::io::IsTerminal;
-
-    match P::try_parse() {
-        Ok(parsed) => Ok(parsed),
-        Err(error) => {
-            let code = u8::try_from(error.exit_code()).unwrap_or(2);
-            let styled = error.render();
-            if error.use_stderr() {
-                let text = if std::io::stderr().is_terminal() {
-                    styled.ansi().to_string()
-                } else {
-                    styled.to_string()
-                };
-                eprintln(text.trim_end_matches('\n'));
-            } else {
-                let text = if std::io::stdout().is_terminal() {
-                    styled.ansi().to_string()
-                } else {
-                    styled.to_string()
-                };
-                if let Err(message) = print(&text) {
-                    eprintln(&format!("elroy: {message}"));
-                    return Err(std::process::ExitCode::FAILURE);
-                }
-            }
-            Err(std::process::ExitCode::from(code))
-        }
-    }
 }

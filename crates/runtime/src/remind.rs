@@ -1,7 +1,7 @@
-//! `elroy remind [--watch]`: announces every timed due item whose trigger time has passed and
-//! that `elroy remind` has not announced yet, once each (claimed in `state.db` first, so any
-//! number of concurrent runs announce an item once), then exits; with `--watch` it keeps running
-//! and announces each item when it comes due.
+//! `elroy remind [--watch]`'s work (the command line only parses its flag): announces every
+//! timed due item whose trigger time has passed and that `elroy remind` has not announced yet,
+//! once each (claimed in `state.db` first, so any number of concurrent runs announce an item
+//! once), then exits; with `--watch` it keeps running and announces each item when it comes due.
 //!
 //! An announcement is a line on stdout (`⏰ 09:00 Call the dentist — Ask about the invoice`), a
 //! terminal bell when stdout is a terminal, and, when configured, `notify_command` run with the
@@ -13,12 +13,15 @@
 //! end it with status 0.
 
 use std::io::IsTerminal;
-use std::process::{Command, ExitCode, Stdio};
+use std::process::{Command, Stdio};
 use std::time::Duration;
 
+use elroy_agenda::AgendaError;
 use elroy_config::Config;
-use elroy_runtime::Runtime;
-use elroy_runtime::reminders::{Announcement, Channel, Reminders};
+
+use crate::output;
+use crate::reminders::{Announcement, Channel, Reminders};
+use crate::{Runtime, RuntimeError};
 
 /// The longest the watcher sleeps before looking at the agenda again: an item added or moved by
 /// another process (or a hand edit) is seen within this. A look is cheap (the agenda store's scan
@@ -28,27 +31,44 @@ pub const POLL: Duration = Duration::from_secs(1);
 /// How long `notify_command` may run before it is killed.
 const NOTIFY_TIMEOUT: Duration = Duration::from_secs(10);
 
-/// `elroy remind …`
-#[derive(Debug, clap::Args)]
-#[command(after_help = "\
-Announces each timed due item once, when its time has passed: a line on stdout, a bell on a
-terminal, and notify_command when configured (e.g. `notify_command: notify-send`).
-
-Examples:
-  elroy remind                       once (e.g. from cron: * * * * * elroy remind)
-  elroy remind --watch               keep running; announce each item when it comes due")]
-pub struct RemindArgs {
-    /// Keep running and announce each item when it comes due (until SIGINT or SIGTERM)
-    #[arg(long)]
-    pub watch: bool,
+/// Why `elroy remind` stopped. Each variant keeps its source.
+#[derive(Debug, thiserror::Error)]
+pub enum RemindError {
+    /// `notify_command` does not split into words (an unclosed quote).
+    #[error("notify_command: cannot split {0:?} into words")]
+    NotifyCommand(String),
+    /// The home could not be opened.
+    #[error(transparent)]
+    Runtime(#[from] RuntimeError),
+    /// The due items or the announcement ledger could not be read or written.
+    #[error(transparent)]
+    Agenda(#[from] AgendaError),
+    /// Standard output is closed or failing (the message says which; see [`crate::output`]).
+    #[error("{0}")]
+    Output(String),
+    /// The watcher could not listen for a signal (`SIGTERM` or `SIGINT`).
+    #[error("cannot watch for {0}: {1}")]
+    Signal(&'static str, std::io::Error),
+    /// The async runtime of the watcher could not start.
+    #[error("cannot start the async runtime: {0}")]
+    AsyncRuntime(std::io::Error),
 }
 
-pub(crate) fn run(config: Config, args: &RemindArgs) -> Result<ExitCode, String> {
+/// Announces what is due now, once (`watch` false), or keeps announcing each item when it comes
+/// due until SIGINT or SIGTERM (`watch` true); the home's opening warnings go to stderr.
+///
+/// # Errors
+/// [`RemindError::NotifyCommand`] before anything is opened; [`RemindError::Runtime`] when the
+/// home or its reminders cannot be opened; once: [`RemindError::Agenda`] and
+/// [`RemindError::Output`] from the announcing; watching: [`RemindError::Signal`] and
+/// [`RemindError::AsyncRuntime`] (the watcher reports the other failures as warnings and looks
+/// again).
+pub fn run(config: Config, watch_on: bool) -> Result<(), RemindError> {
     let notify = match config.settings.notify_command.as_deref() {
         Some(command) if !command.trim().is_empty() => Some(
             shlex::split(command)
                 .filter(|words| !words.is_empty())
-                .ok_or_else(|| format!("notify_command: cannot split {command:?} into words"))?,
+                .ok_or_else(|| RemindError::NotifyCommand(command.to_owned()))?,
         ),
         _ => None,
     };
@@ -60,20 +80,20 @@ pub(crate) fn run(config: Config, args: &RemindArgs) -> Result<ExitCode, String>
                 Duration::from_secs(config.settings.sync_interval_minutes.saturating_mul(60)),
             )
         });
-    let runtime = Runtime::open(config).map_err(|e| e.to_string())?;
-    for warning in &runtime.warnings {
-        crate::output::eprintln(&format!("warning: {warning}"));
-    }
-    let reminders = runtime.reminders().map_err(|e| e.to_string())?;
+    let runtime = Runtime::open_for_command(config)?;
+    let reminders = runtime.reminders()?;
     let announcer = Announcer {
         notify,
         bell: std::io::stdout().is_terminal(),
     };
-    if !args.watch {
-        announcer.announce_due(&runtime, &reminders, runtime.time.now())?;
-        return Ok(ExitCode::SUCCESS);
+    if !watch_on {
+        return announcer.announce_due(&runtime, &reminders, runtime.time.now());
     }
-    crate::block_on(watch(&runtime, &reminders, &announcer, sync.as_ref()))?
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(RemindError::AsyncRuntime)?
+        .block_on(watch(&runtime, &reminders, &announcer, sync.as_ref()))
 }
 
 struct Announcer {
@@ -88,43 +108,41 @@ impl Announcer {
         runtime: &Runtime,
         reminders: &Reminders,
         now: jiff::Timestamp,
-    ) -> Result<(), String> {
+    ) -> Result<(), RemindError> {
         // With standard output closed (`elroy remind >&-`) every line would vanish unseen:
         // nothing is claimed, and the reminders stay due for a run that can show them.
-        crate::output::check_stdout_open()?;
-        let due = reminders
-            .claim_due(now, Channel::CommandLine)
-            .map_err(|e| e.to_string())?;
+        output::check_stdout_open().map_err(RemindError::Output)?;
+        let due = reminders.claim_due(now, Channel::CommandLine)?;
         for (shown, announcement) in due.iter().enumerate() {
             // An announcement nobody could read (standard output closed or failing) is not
             // announced: its claim and those of the rest are taken back for the next run.
             let result = self.announce(announcement);
-            if result.is_err() || crate::output::stdout_closed() {
+            if result.is_err() || output::stdout_closed() {
                 for unread in &due[shown..] {
                     if let Err(e) = reminders.release(unread, Channel::CommandLine) {
-                        crate::output::eprintln(&format!("warning: {e}"));
+                        output::eprintln(&format!("warning: {e}"));
                     }
                 }
                 return result;
             }
             // Shown: a repeating item moves to its next occurrence (one commit, undoable).
             if let Err(e) = runtime.record_occurrence_announced(reminders, announcement, now) {
-                crate::output::eprintln(&format!("warning: {e}"));
+                output::eprintln(&format!("warning: {e}"));
             }
         }
         Ok(())
     }
 
-    fn announce(&self, announcement: &Announcement) -> Result<(), String> {
+    fn announce(&self, announcement: &Announcement) -> Result<(), RemindError> {
         let mut line = announcement.line.clone();
         if self.bell {
             line.push('\x07');
         }
-        crate::output::println(&line)?;
+        output::println(&line).map_err(RemindError::Output)?;
         if let Some(words) = &self.notify
             && let Err(e) = run_notify(words, &announcement.title, &announcement.body)
         {
-            crate::output::eprintln(&format!("warning: notify_command: {e}"));
+            output::eprintln(&format!("warning: notify_command: {e}"));
         }
         Ok(())
     }
@@ -184,7 +202,7 @@ async fn watch(
     reminders: &Reminders,
     announcer: &Announcer,
     sync: Option<&(Config, Duration)>,
-) -> Result<ExitCode, String> {
+) -> Result<(), RemindError> {
     use tokio::signal::unix::{SignalKind, signal};
     // Watching ends itself on these; its exit stops the MCP servers.
     {
@@ -193,42 +211,38 @@ async fn watch(
     }
     let mut last_sync: Option<std::time::Instant> = None;
     let mut terminate =
-        signal(SignalKind::terminate()).map_err(|e| format!("cannot watch for SIGTERM: {e}"))?;
+        signal(SignalKind::terminate()).map_err(|e| RemindError::Signal("SIGTERM", e))?;
     let mut interrupt =
-        signal(SignalKind::interrupt()).map_err(|e| format!("cannot watch for SIGINT: {e}"))?;
+        signal(SignalKind::interrupt()).map_err(|e| RemindError::Signal("SIGINT", e))?;
     loop {
         if let Some((config, every)) = sync
             && last_sync.is_none_or(|at| at.elapsed() >= *every)
         {
             // Before the look, so pulled due items are announced at once; one status line.
-            let result = elroy_runtime::sync::sync_home(
-                config,
-                None,
-                elroy_runtime::sync::SHORT_SYNC_TIMEOUT,
-            );
-            crate::output::eprintln(&elroy_runtime::sync::status_line(&result));
+            let result = crate::sync::sync_home(config, None, crate::sync::SHORT_SYNC_TIMEOUT);
+            output::eprintln(&crate::sync::status_line(&result));
             last_sync = Some(std::time::Instant::now());
         }
         // Wall clock (or ELROY_NOW): a trigger passed during sleep is due on the first look.
         let now = runtime.time.now();
         let next = match announcer
             .announce_due(runtime, reminders, now)
-            .and_then(|()| reminders.next_trigger(now).map_err(|e| e.to_string()))
+            .and_then(|()| Ok(reminders.next_trigger(now)?))
         {
             Ok(next) => next,
             Err(e) => {
                 // A locked database or an unreadable directory: say so, look again later.
-                crate::output::eprintln(&format!("warning: {e}"));
+                output::eprintln(&format!("warning: {e}"));
                 None
             }
         };
-        if crate::output::stdout_closed() {
-            return Ok(ExitCode::SUCCESS);
+        if output::stdout_closed() {
+            return Ok(());
         }
         tokio::select! {
             () = tokio::time::sleep(sleep_for(now, next)) => {}
-            _ = terminate.recv() => return Ok(ExitCode::SUCCESS),
-            _ = interrupt.recv() => return Ok(ExitCode::SUCCESS),
+            _ = terminate.recv() => return Ok(()),
+            _ = interrupt.recv() => return Ok(()),
         }
     }
 }

@@ -27,11 +27,12 @@ use elroy_orchestrator::{AfterTurn, Session, TurnEvent, TurnInput};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use rustyline::error::ReadlineError;
 
-use crate::chat_approve::{Question, SpinnerSlot, share};
+use crate::approve::{Question, SpinnerSlot, share};
 use rustyline::history::FileHistory;
 use rustyline::{Editor, ExternalPrinter};
 
 use crate::render::MarkdownStream;
+use crate::style::Palette;
 
 /// How long leaving waits for the background work after the last reply.
 pub const EXIT_WAIT: Duration = Duration::from_secs(5);
@@ -40,67 +41,10 @@ pub const EXIT_WAIT: Duration = Duration::from_secs(5);
 /// (`docs/behaviour.md#restarting-a-session`).
 pub const RESUME_VARIABLE: &str = "ELROY_RESTART_RESUME_MESSAGE";
 
-pub(crate) const RESET: &str = "\x1b[0m";
-
-/// `#RRGGBB` (or a basic colour name) as an ANSI 24-bit foreground escape.
-pub(crate) fn color(spec: &str) -> String {
-    let hex = spec.trim_start_matches('#');
-    if hex.len() == 6
-        && let Ok(rgb) = u32::from_str_radix(hex, 16)
-    {
-        return format!(
-            "\x1b[38;2;{};{};{}m",
-            (rgb >> 16) & 0xff,
-            (rgb >> 8) & 0xff,
-            rgb & 0xff
-        );
-    }
-    match spec {
-        "yellow" => "\x1b[33m".into(),
-        "red" => "\x1b[31m".into(),
-        "green" => "\x1b[32m".into(),
-        "blue" => "\x1b[34m".into(),
-        "cyan" => "\x1b[36m".into(),
-        _ => String::new(),
-    }
-}
-
-pub(crate) struct Palette {
-    reset: String,
-    assistant: String,
-    thought: String,
-    system: String,
-    warning: String,
-    user: String,
-}
-
-impl Palette {
-    /// Colours from the config when standard output is a terminal, `NO_COLOR` is unset and
-    /// `TERM` is not dumb; no escapes otherwise.
-    pub(crate) fn from_config(config: &Config) -> Self {
-        use std::io::IsTerminal;
-        let enabled = std::io::stdout().is_terminal()
-            && std::env::var_os("NO_COLOR").is_none()
-            && !crate::dumb_terminal();
-        let c = |value: &str| {
-            if enabled { color(value) } else { String::new() }
-        };
-        let keys = &config.settings;
-        Palette {
-            reset: if enabled { RESET.into() } else { String::new() },
-            assistant: c(&keys.assistant_color),
-            thought: c(&keys.internal_thought_color),
-            system: c(&keys.system_message_color),
-            warning: c(&keys.warning_color),
-            user: c(&keys.user_input_color),
-        }
-    }
-}
-
 /// A spinner on standard error; hidden where `TERM` is dumb (it redraws with escape codes).
 fn new_spinner() -> ProgressBar {
     let spinner = ProgressBar::new_spinner();
-    if crate::dumb_terminal() {
+    if elroy_commands::front_end::dumb_terminal() {
         spinner.set_draw_target(ProgressDrawTarget::hidden());
     }
     spinner
@@ -153,7 +97,7 @@ impl<'a> Renderer<'a> {
             self.palette.reset.as_str()
         };
         // The chat goes on when its output cannot be written (the turn is still stored).
-        let _ = crate::output::print(&format!("{color}{text}{reset}"));
+        let _ = elroy_runtime::output::print(&format!("{color}{text}{reset}"));
     }
 
     /// Prints the rest of a markdown line held back while streaming.
@@ -367,7 +311,7 @@ fn stop_mcp_servers(chat: &ChatSession) {
 
 /// Re-executes this program with the same arguments plus the resume message
 /// (`docs/behaviour.md#restarting-a-session`).
-pub(crate) fn restart(resume_message: &str) -> Result<ExitCode, String> {
+pub fn restart(resume_message: &str) -> Result<ExitCode, String> {
     let exe = std::env::current_exe().map_err(|e| format!("cannot restart: {e}"))?;
     let mut command = std::process::Command::new(exe);
     command
@@ -404,7 +348,7 @@ impl SharedPrinter {
         {
             return;
         }
-        let _ = crate::output::println(line);
+        let _ = elroy_runtime::output::println(line);
     }
 }
 
@@ -589,7 +533,7 @@ fn print_output(output: &CommandOutput, palette: &Palette) {
     }
     text.push_str(&markdown.finish());
     if !text.is_empty() {
-        let _ = crate::output::print(&format!("{color}{text}{}", palette.reset));
+        let _ = elroy_runtime::output::print(&format!("{color}{text}{}", palette.reset));
     }
 }
 
@@ -601,7 +545,13 @@ pub(crate) fn banner(model: &str, home: &std::path::Path) -> String {
     )
 }
 
-pub(crate) fn run(config: Config) -> Result<ExitCode, String> {
+/// Runs the line chat on `config`'s home until `/exit`, `exit` or Ctrl-D (or re-executes elroy for
+/// a restart); the exit status to end with.
+///
+/// # Errors
+/// The terminal, the line editor or the async runtime cannot be opened, the home cannot be
+/// opened, or input cannot be read (one line of text for the front end's error line).
+pub fn run(config: Config) -> Result<ExitCode, String> {
     // Ctrl+C cancels a turn here; SIGTERM and SIGHUP stop the MCP servers and end elroy.
     elroy_mcp_client::signals::handled_by_front_end(&[
         elroy_mcp_client::signals::Ending::Interrupt,
@@ -609,11 +559,11 @@ pub(crate) fn run(config: Config) -> Result<ExitCode, String> {
     let palette = Palette::from_config(&config);
     let history = config.paths.history_file();
     let home = config.paths.elroy_home.clone();
-    let mut chat = crate::chat_open::open_chat(config)?;
+    let mut chat = crate::open::open_chat(config)?;
     for warning in &chat.runtime().warnings {
         tracing::warn!("{warning}");
     }
-    crate::plugins_cmd::warn_untrusted(chat.runtime());
+    chat.runtime().warn_untrusted();
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
@@ -623,7 +573,7 @@ pub(crate) fn run(config: Config) -> Result<ExitCode, String> {
     let printer = reader.printer.clone();
     let slot = SpinnerSlot::default();
     let requests = Mutex::new(reader.requests.clone());
-    crate::chat_approve::install(
+    crate::approve::install(
         chat.runtime(),
         Arc::new(move |question| {
             requests
@@ -633,7 +583,7 @@ pub(crate) fn run(config: Config) -> Result<ExitCode, String> {
         &slot,
         (&palette.warning, &palette.reset),
     );
-    let _ = crate::output::println(&format!(
+    let _ = elroy_runtime::output::println(&format!(
         "{}{}{}",
         palette.system,
         banner(chat.model_name().unwrap_or("none"), &home),
@@ -719,7 +669,7 @@ pub(crate) fn run(config: Config) -> Result<ExitCode, String> {
                     Input::NotCommand(text) => {
                         let Some(session) = chat.shared_session() else {
                             let not_sent = CommandOutput {
-                                lines: vec![crate::chat_open::NOT_SENT.to_owned()],
+                                lines: vec![crate::open::NOT_SENT.to_owned()],
                                 is_error: true,
                                 action: None,
                             };

@@ -9,7 +9,21 @@ use elroy_config::Config;
 use elroy_mcp_client::Phase;
 use elroy_runtime::Runtime;
 
-use crate::args::{McpArgs, McpCommand};
+/// `elroy mcp [list]`
+#[derive(Debug, clap::Args)]
+pub struct McpArgs {
+    /// Without a subcommand: serve elroy's own tools on stdin/stdout (the tools of the servers
+    /// elroy uses are not re-exported)
+    #[command(subcommand)]
+    pub command: Option<McpCommand>,
+}
+
+/// `elroy mcp` subcommands.
+#[derive(Debug, clap::Subcommand)]
+pub enum McpCommand {
+    /// Start every configured MCP server (mcp_servers, --mcp-config), list each one's tools as elroy names them, and say which failed and why; exits 1 when one failed
+    List,
+}
 
 pub(crate) fn run(config: Config, args: &McpArgs) -> Result<ExitCode, String> {
     match args.command {
@@ -76,10 +90,7 @@ fn list(config: Config) -> Result<ExitCode, String> {
 }
 
 fn serve(config: Config) -> Result<ExitCode, String> {
-    let runtime = Runtime::open(config).map_err(|e| e.to_string())?;
-    for warning in &runtime.warnings {
-        crate::output::eprintln(&format!("warning: {warning}"));
-    }
+    let runtime = Runtime::open_for_command(config).map_err(|e| e.to_string())?;
     // Memories lacking a vector of the configured embedding model are embedded in the
     // background while the server answers; progress to the log and stderr (stdout is the
     // protocol's).
@@ -88,24 +99,7 @@ fn serve(config: Config) -> Result<ExitCode, String> {
         Ok(()) => Ok(ExitCode::SUCCESS),
         // The client went away (`elroy mcp | true`): nothing to tell anyone, as with every other
         // command that prints to a closed pipe.
-        Err(e) if is_broken_pipe(&e) => Ok(ExitCode::SUCCESS),
+        Err(e) if e.is_broken_pipe() => Ok(ExitCode::SUCCESS),
         Err(e) => Err(e.to_string()),
     }
-}
-
-/// Whether `error` comes from writing to a closed pipe: an `io::Error` of kind `BrokenPipe`
-/// somewhere in its source chain, or (rmcp's transport errors carry the OS error only as text)
-/// its text.
-fn is_broken_pipe(error: &(dyn std::error::Error + 'static)) -> bool {
-    let mut current = Some(error);
-    while let Some(e) = current {
-        if e.downcast_ref::<std::io::Error>()
-            .is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
-            || e.to_string().contains("Broken pipe (os error 32)")
-        {
-            return true;
-        }
-        current = e.source();
-    }
-    false
 }

@@ -3,7 +3,7 @@
 
 use std::process::ExitCode;
 
-use elroy_config::Config;
+use elroy_config::{Config, RemoteSaved};
 
 use crate::output;
 
@@ -38,63 +38,36 @@ pub struct SyncArgs {
 }
 
 /// `elroy sync`: prints what was pulled, pushed and merged; exit 1 when the remote cannot be
-/// reached or refuses (the home is then as before).
+/// reached or refuses (the home is then as before). The first `--remote` is saved as
+/// `sync_remote` (`Config::keep_sync_remote`).
 pub(crate) fn run(config: &Config, args: &SyncArgs) -> Result<ExitCode, String> {
-    let remote = args.remote.as_deref().map(absolute);
+    let remote = args
+        .remote
+        .as_deref()
+        .map(elroy_runtime::sync::absolute_remote);
     let report = elroy_runtime::sync::sync_home(
         config,
         remote.as_deref(),
         elroy_runtime::sync::SYNC_TIMEOUT,
     )
     .map_err(|e| e.to_string())?;
-    if let Some(remote) = &remote
-        && config.settings.sync_remote.is_none()
-    {
-        let file = config.writable_file();
-        match elroy_config::set_key(&file, "sync_remote", &remote.as_str().into()) {
-            Ok(()) => output::println(&format!(
-                "Saved sync_remote: {remote} in {}",
-                file.display()
-            ))?,
-            Err(e) => output::eprintln(&format!(
-                "warning: synced, but could not save sync_remote in {}: {e}",
-                file.display()
-            )),
-        }
-    }
-    if let (Some(remote), Some(saved)) = (&remote, &config.settings.sync_remote)
-        && remote != saved
-    {
+    match remote.as_deref().map(|r| (r, config.keep_sync_remote(r))) {
+        Some((remote, RemoteSaved::Saved(file))) => output::println(&format!(
+            "Saved sync_remote: {remote} in {}",
+            file.display()
+        ))?,
+        Some((_, RemoteSaved::NotSaved { file, error })) => output::eprintln(&format!(
+            "warning: synced, but could not save sync_remote in {}: {error}",
+            file.display()
+        )),
         // A one-off remote: say so, so nobody believes the saved one changed.
-        output::println(&format!(
+        Some((remote, RemoteSaved::OneOff { saved })) => output::println(&format!(
             "Synced with {remote} this time; sync_remote stays {saved} (change it in elroy.conf.yaml)"
-        ))?;
+        ))?,
+        Some((_, RemoteSaved::Same)) | None => {}
     }
     for line in elroy_runtime::sync::report_lines(&report) {
         output::println(&line)?;
     }
     Ok(ExitCode::SUCCESS)
-}
-
-/// A local path given on the command line made absolute (from the working directory), so the
-/// saved `sync_remote` works from anywhere; URLs and `file://` are kept as given.
-fn absolute(remote: &str) -> String {
-    if !elroy_sync::transport::is_local(remote) || remote.starts_with("file://") {
-        return remote.to_owned();
-    }
-    std::path::absolute(remote)
-        .map(|p| p.to_string_lossy().into_owned())
-        .unwrap_or_else(|_| remote.to_owned())
-}
-
-#[cfg(test)]
-mod tests {
-    #[test]
-    fn a_relative_remote_is_saved_absolute() {
-        let got = super::absolute("remote.git");
-        assert!(std::path::Path::new(&got).is_absolute(), "{got}");
-        assert!(got.ends_with("remote.git"));
-        assert_eq!(super::absolute("me@host:elroy.git"), "me@host:elroy.git");
-        assert_eq!(super::absolute("file:///srv/e.git"), "file:///srv/e.git");
-    }
 }

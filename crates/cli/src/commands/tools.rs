@@ -6,13 +6,43 @@ use elroy_config::Config;
 use elroy_core::{ToolOrigin, ToolRegistry, pyjson};
 use elroy_runtime::Runtime;
 
-use crate::args::{ToolsArgs, ToolsCommand};
+/// `elroy tools …`
+#[derive(Debug, clap::Args)]
+pub struct ToolsArgs {
+    /// What to do with the tools
+    #[command(subcommand)]
+    pub command: ToolsCommand,
+}
+
+/// `elroy tools` subcommands.
+#[derive(Debug, clap::Subcommand)]
+pub enum ToolsCommand {
+    /// List every registered tool (built-in, then plugins, then the tools of the configured MCP servers, which are started for it) with its description
+    List {
+        /// Print names only, one per line
+        #[arg(long)]
+        names: bool,
+    },
+    /// Print the schema of one tool, or of all tools, as the model sees it (OpenAI tool JSON)
+    Schema {
+        /// The tool (all tools when omitted)
+        name: Option<String>,
+    },
+    /// Call a tool as the model would, print its result; exits 1 with the error on stderr when the call fails
+    #[command(
+        after_help = "Examples:\n  elroy tools call read_file --args '{\"path\":\"Cargo.toml\",\"start_line\":2,\"end_line\":3}'\n  elroy tools call get_current_date"
+    )]
+    Call {
+        /// The tool name (see `elroy tools list`)
+        name: String,
+        /// Arguments as a JSON object; absent or "" means {}
+        #[arg(long, value_name = "JSON")]
+        args: Option<String>,
+    },
+}
 
 pub(crate) fn run(config: Config, args: &ToolsArgs) -> Result<ExitCode, String> {
-    let runtime = Runtime::open(config).map_err(|e| e.to_string())?;
-    for warning in &runtime.warnings {
-        crate::output::eprintln(&format!("warning: {warning}"));
-    }
+    let runtime = Runtime::open_for_command(config).map_err(|e| e.to_string())?;
     match &args.command {
         ToolsCommand::List { names } => list(&runtime, *names),
         ToolsCommand::Schema { name } => schema(&runtime, name.as_deref()),
@@ -71,12 +101,7 @@ fn schema(runtime: &Runtime, name: Option<&str>) -> Result<ExitCode, String> {
 }
 
 fn call(runtime: &Runtime, name: &str, args: Option<&str>) -> Result<ExitCode, String> {
-    let result = crate::block_on(runtime.call_tool(name, args))?;
-    if result.is_error {
-        crate::output::eprintln(&result.content);
-        return Ok(ExitCode::FAILURE);
-    }
-    print(&format!("{}\n", result.content))
+    crate::print_tool_result(&crate::block_on(runtime.call_tool(name, args))?)
 }
 
 /// Writes to stdout through the CLI's output path (a closed pipe is not an error).
