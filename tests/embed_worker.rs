@@ -349,9 +349,10 @@ fn the_worker_a_write_started_answers_the_next_questions() {
     assert!(!socket_path(&home.home()).exists());
 }
 
-/// A question with no worker running starts one and gets its vector from it; a worker killed
-/// while it stays leaves a stale socket, and the next question still gets its answer, from a
-/// new worker that replaced the socket.
+/// A question with no worker running embeds itself and starts one, which answers the next
+/// question; a worker killed while it stays leaves a stale socket: the next question still gets
+/// its answer (embedded in its process) and starts a new worker, which replaces the socket and
+/// answers the question after.
 #[cfg(unix)]
 #[test]
 fn a_question_starts_a_worker_and_a_killed_one_is_replaced() {
@@ -362,6 +363,9 @@ fn a_question_starts_a_worker_and_a_killed_one_is_replaced() {
     wait_for_vectors(&home, 2);
     wait_until_no_worker_runs(&home.home());
     assert!(ask(&mut resident(&home), "Is the dog a beagle?").contains("beagle"));
+    assert_eq!(answered_by_worker(&home), 0);
+    wait_for_socket(&home.home());
+    assert!(ask(&mut resident(&home), "Is the dog a dog?").contains("beagle"));
     assert_eq!(answered_by_worker(&home), 1);
     let pids = worker_pids(&home.home());
     assert_eq!(pids.len(), 1, "{pids:?}");
@@ -376,6 +380,9 @@ fn a_question_starts_a_worker_and_a_killed_one_is_replaced() {
         "the killed worker's socket stays"
     );
     assert!(ask(&mut resident(&home), "Is the cat a cat?").contains("cat"));
+    assert_eq!(answered_by_worker(&home), 1);
+    wait_for_socket(&home.home());
+    assert!(ask(&mut resident(&home), "What is the cat?").contains("cat"));
     assert_eq!(answered_by_worker(&home), 2);
     assert_eq!(worker_pids(&home.home()).len(), 1);
     std::fs::remove_file(socket_path(&home.home())).unwrap();

@@ -1,11 +1,10 @@
 //! The built-in embedder of a process that may leave the model to the resident worker
 //! (`crate::embed_server`): a question's vector comes from the worker that has the model loaded
-//! when one runs, or from one this process starts; the process loads the model itself only when
-//! no worker can answer.
+//! when one runs; otherwise the process loads the model itself and starts a worker for the
+//! questions that follow.
 
 use std::path::PathBuf;
-use std::process::Child;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use elroy_config::Config;
 use elroy_core::{EmbedError, Embedder};
@@ -19,19 +18,15 @@ use crate::embed_worker::{in_worker, reap_in_background, start_for_question};
 /// the question itself.
 const ANSWER_WAIT: Duration = Duration::from_secs(10);
 
-/// How long a question waits for a worker it started to listen.
-const START_WAIT: Duration = Duration::from_secs(5);
-
-/// How often it looks whether the started worker listens.
-const START_POLL: Duration = Duration::from_millis(5);
-
 /// The built-in embedder ([`LazyEmbedder`]) behind the resident worker.
 ///
 /// [`Embedder::embed`] in a process whose model is not loaded asks the worker at the user home's
-/// socket; when none listens it starts one (`elroy models embed --worker`, which keeps the model
-/// for `embedding_worker_idle_seconds` after its last request) and asks it once it listens. On
-/// any failure — no worker program (library use), another worker without a socket, a worker that
-/// exits, times out or refuses — it loads the model in the process, as without a worker. With
+/// socket. When none listens it starts one (`elroy models embed --worker`, which keeps the model
+/// for `embedding_worker_idle_seconds` after its last request) for the questions that follow, and
+/// loads the model itself for this one: a worker's start and load before the first answer took
+/// longer than loading in the process (~150 against ~90 ms, docs/performance.md). On any other
+/// failure — no worker program (library use), another worker without a socket, a worker that
+/// times out or refuses — it loads the model in the process, as without a worker. With
 /// `embedding_worker_idle_seconds: 0`, in the worker itself, and once the model is loaded here, it
 /// is the [`LazyEmbedder`] alone. The stored model name and [`Embedder::is_loaded`] are the
 /// local embedder's, so a write still leaves its vector to the worker.
@@ -64,43 +59,23 @@ impl ResidentEmbedder {
         }
     }
 
-    /// The vector from a worker: the running one, else one started now. `None` when no worker
-    /// answered (the caller embeds locally).
+    /// The vector from the running worker; `None` when none answered (the caller embeds
+    /// locally). When none runs, one is started for the next questions: this one does not wait
+    /// for it, so a lone question costs what it cost without a worker.
     fn ask_worker(&self, text: &str) -> Option<Vec<f32>> {
-        let model = self.local.name();
-        match ask(&self.socket, model, text, ANSWER_WAIT) {
-            Ok(vector) => return Some(vector),
-            Err(AskError::NoWorker) => {}
+        match ask(&self.socket, self.local.name(), text, ANSWER_WAIT) {
+            Ok(vector) => Some(vector),
+            Err(AskError::NoWorker) => {
+                if let Some(child) = start_for_question(&self.config) {
+                    reap_in_background(child);
+                }
+                None
+            }
             Err(e) => {
                 tracing::debug!("{e}; the question is embedded here");
-                return None;
+                None
             }
         }
-        let mut child = start_for_question(&self.config)?;
-        let answer = self.ask_started(&mut child, model, text);
-        reap_in_background(child);
-        answer
-    }
-
-    /// Waits (at most [`START_WAIT`]) for the started worker to listen, then asks it; gives up
-    /// as soon as the worker exits (another one held the lock, or it could not bind).
-    fn ask_started(&self, child: &mut Child, model: &str, text: &str) -> Option<Vec<f32>> {
-        let start = Instant::now();
-        while start.elapsed() < START_WAIT {
-            match ask(&self.socket, model, text, ANSWER_WAIT) {
-                Ok(vector) => return Some(vector),
-                Err(AskError::NoWorker) => {}
-                Err(e) => {
-                    tracing::debug!("{e}; the question is embedded here");
-                    return None;
-                }
-            }
-            if !matches!(child.try_wait(), Ok(None)) {
-                return None;
-            }
-            std::thread::sleep(START_POLL);
-        }
-        None
     }
 }
 
