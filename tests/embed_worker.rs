@@ -283,6 +283,16 @@ fn resident(home: &TestHome) -> std::process::Command {
     cmd
 }
 
+/// `elroy remember TEXT` whose worker keeps the model `idle` seconds after its last request.
+fn remember_keeping_the_model(home: &TestHome, idle: &str, text: &str) {
+    let out = resident(home)
+        .env("ELROY_EMBEDDING_WORKER_IDLE_SECONDS", idle)
+        .args(["remember", text])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+}
+
 /// Times the log says a question's vector came from the resident worker.
 fn answered_by_worker(home: &TestHome) -> usize {
     std::fs::read_to_string(home.home().join("logs").join("elroy.log"))
@@ -310,11 +320,7 @@ fn ask(cmd: &mut std::process::Command, question: &str) -> String {
 fn the_worker_a_write_started_answers_the_next_questions() {
     use std::os::unix::fs::PermissionsExt;
     let home = home_with_tiny_model();
-    let out = resident(&home)
-        .args(["remember", "the dog is a beagle."])
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{}", stderr(&out));
+    remember_keeping_the_model(&home, "60", "the dog is a beagle.");
     wait_for_vectors(&home, 1);
     wait_for_socket(&home.home());
     let mode = std::fs::metadata(socket_path(&home.home()))
@@ -327,23 +333,14 @@ fn the_worker_a_write_started_answers_the_next_questions() {
     assert_eq!(answered_by_worker(&home), 2);
     assert_eq!(worker_pids(&home.home()).len(), 1);
     // A write while it stays: the writer tells it, it embeds, no second worker runs.
-    let out = resident(&home)
-        .args(["remember", "a cat."])
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{}", stderr(&out));
+    remember_keeping_the_model(&home, "60", "a cat.");
     wait_for_vectors(&home, 2);
     assert_eq!(worker_pids(&home.home()).len(), 1);
     std::fs::remove_file(socket_path(&home.home())).unwrap();
     wait_until_no_worker_runs(&home.home());
     assert!(!lock_is_held(&home.home()));
     // Another of the kind: a worker whose idle time passes ends by itself.
-    let out = resident(&home)
-        .env("ELROY_EMBEDDING_WORKER_IDLE_SECONDS", "1")
-        .args(["remember", "a beagle is a dog."])
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{}", stderr(&out));
+    remember_keeping_the_model(&home, "1", "a beagle is a dog.");
     wait_for_vectors(&home, 3);
     wait_until_no_worker_runs(&home.home());
     assert!(!socket_path(&home.home()).exists());
@@ -397,12 +394,7 @@ fn a_question_starts_a_worker_and_a_killed_one_is_replaced() {
 #[test]
 fn a_foreground_embedding_does_not_wait_for_a_resident_worker() {
     let home = home_with_tiny_model();
-    let out = resident(&home)
-        .env("ELROY_EMBEDDING_WORKER_IDLE_SECONDS", "600")
-        .args(["remember", "the dog is a beagle."])
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{}", stderr(&out));
+    remember_keeping_the_model(&home, "600", "the dog is a beagle.");
     wait_for_vectors(&home, 1);
     wait_for_socket(&home.home());
     // Another model: the tiny one with a different configuration file.

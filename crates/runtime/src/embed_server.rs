@@ -106,21 +106,21 @@ pub fn ask(socket: &Path, model: &str, text: &str, wait: Duration) -> Result<Vec
 /// Tells the worker at `socket` that memories wait for their vectors. `false` when no worker
 /// listens (the caller then starts one).
 pub fn notify_pending(socket: &Path) -> bool {
-    connect(socket)
-        .and_then(|stream| {
-            stream.set_write_timeout(Some(Duration::from_secs(1)))?;
-            send(&stream, &Request::Pending).map_err(AskError::Io)
-        })
-        .is_ok()
+    tell(socket, &Request::Pending)
 }
 
 /// Asks the worker at `socket` to stop serving and exit after the work in hand. `false` when
 /// no worker listens.
 pub fn ask_to_yield(socket: &Path) -> bool {
+    tell(socket, &Request::Yield)
+}
+
+/// Sends a request that gets no reply; whether it was sent.
+fn tell(socket: &Path, request: &Request) -> bool {
     connect(socket)
         .and_then(|stream| {
             stream.set_write_timeout(Some(Duration::from_secs(1)))?;
-            send(&stream, &Request::Yield).map_err(AskError::Io)
+            send(&stream, request).map_err(AskError::Io)
         })
         .is_ok()
 }
