@@ -435,3 +435,139 @@ fn a_foreground_embedding_does_not_wait_for_a_resident_worker() {
         .unwrap();
     assert_eq!(models, 2);
 }
+
+/// Another model's directory: the tiny one with a different configuration file (another
+/// content, so another model name).
+fn other_tiny_model(home: &TestHome) -> PathBuf {
+    let other = home.root().join("models").join("other");
+    std::fs::create_dir_all(&other).unwrap();
+    for entry in std::fs::read_dir(home.root().join("models").join("tiny")).unwrap() {
+        let entry = entry.unwrap();
+        std::fs::copy(entry.path(), other.join(entry.file_name())).unwrap();
+    }
+    let config = other.join("config.json");
+    let text = std::fs::read_to_string(&config).unwrap();
+    std::fs::write(&config, format!("{text}\n ")).unwrap();
+    other
+}
+
+/// `(model, vectors)` of the home's embeddings.
+fn vectors_per_model(home: &TestHome) -> Vec<(String, i64)> {
+    let db = rusqlite::Connection::open(home.home().join("state.db")).unwrap();
+    let mut stmt = db
+        .prepare("SELECT model, count(*) FROM embeddings GROUP BY model ORDER BY model")
+        .unwrap();
+    stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?)))
+        .unwrap()
+        .map(Result::unwrap)
+        .collect()
+}
+
+/// A staying worker of one model while the configuration names another: a write of the new
+/// model is refused by it, which ends it, and a worker of the new model embeds the write; a
+/// question of the new model also ends an old worker and starts a new one.
+#[cfg(unix)]
+#[test]
+fn a_worker_of_another_model_gives_way() {
+    let home = home_with_tiny_model();
+    remember_keeping_the_model(&home, "600", "the dog is a beagle.");
+    wait_for_vectors(&home, 1);
+    wait_for_socket(&home.home());
+    let other = other_tiny_model(&home);
+    let out = resident(&home)
+        .env("ELROY_EMBEDDING_WORKER_IDLE_SECONDS", "600")
+        .env("ELROY_EMBEDDING_MODEL_PATH", &other)
+        .args(["remember", "the cat is a cat."])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let start = Instant::now();
+    while vectors_per_model(&home).len() < 2 {
+        assert!(
+            start.elapsed() < Duration::from_secs(120),
+            "no vector of the new model: {:?}",
+            vectors_per_model(&home)
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let counts = vectors_per_model(&home);
+    assert!(counts.iter().all(|(_, n)| *n >= 1), "{counts:?}");
+    // The new model's worker stays; a question of the first model makes it give way in turn.
+    wait_for_socket(&home.home());
+    assert!(ask(&mut resident(&home), "Is the dog a beagle?").contains("beagle"));
+    wait_for_socket(&home.home());
+    // The worker that gave way exits; one stays.
+    let start = Instant::now();
+    while worker_pids(&home.home()).len() != 1 {
+        assert!(
+            start.elapsed() < Duration::from_secs(60),
+            "{:?}",
+            worker_pids(&home.home())
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    std::fs::remove_file(socket_path(&home.home())).unwrap();
+    wait_until_no_worker_runs(&home.home());
+}
+
+/// `elroy models embed` with a staying worker and memories it was not told about (written
+/// keywords only): the command embeds them itself and says how many, the worker having given
+/// way without taking them.
+#[cfg(unix)]
+#[test]
+fn a_foreground_embedding_embeds_what_is_pending_itself() {
+    let home = home_with_tiny_model();
+    remember_keeping_the_model(&home, "600", "the dog is a beagle.");
+    wait_for_vectors(&home, 1);
+    wait_for_socket(&home.home());
+    // Keywords only: a configuration file whose empty embedding_model disables embeddings.
+    let keywords = home.root().join("keywords.yaml");
+    std::fs::write(&keywords, "embedding_model: ''\n").unwrap();
+    for text in ["the cat is a cat.", "a beagle.", "the cats."] {
+        let out = home
+            .cmd()
+            .arg("--config")
+            .arg(&keywords)
+            .args(["remember", text])
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{}", stderr(&out));
+    }
+    assert_eq!(vectors(&home), (4, 1));
+    let out = resident(&home).args(["models", "embed"]).output().unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(stdout(&out).trim(), "3 memories embedded.");
+    assert_eq!(vectors(&home), (4, 4));
+}
+
+/// A staying worker holds nothing of the process that started it: not a pipe it passed on as
+/// descriptor 3 (a `$(…)` or a test harness reading that pipe to its end returns while the
+/// worker stays), not its working directory.
+#[cfg(unix)]
+#[test]
+fn a_staying_worker_keeps_no_descriptor_or_directory_of_its_starter() {
+    let home = home_with_tiny_model();
+    let mut cmd = std::process::Command::new("sh");
+    cmd.arg("-c")
+        .arg(r#""$0" remember "the dog is a beagle." 3>&1 >/dev/null"#)
+        .arg(env!("CARGO_BIN_EXE_elroy"));
+    for (name, value) in resident(&home).get_envs() {
+        match value {
+            Some(value) => cmd.env(name, value),
+            None => cmd.env_remove(name),
+        };
+    }
+    cmd.env("ELROY_EMBEDDING_WORKER_IDLE_SECONDS", "600")
+        .current_dir(home.root());
+    // Returns once the pipe's writers are gone: the writer process, and the worker unless it let
+    // go of descriptor 3.
+    let out = cmd.output().unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    wait_for_vectors(&home, 1);
+    let pids = worker_pids(&home.home());
+    assert_eq!(pids.len(), 1, "the worker is gone: {pids:?}");
+    let cwd = std::fs::read_link(format!("/proc/{}/cwd", pids[0])).unwrap();
+    assert_eq!(cwd, Path::new("/"));
+    std::fs::remove_file(socket_path(&home.home())).unwrap();
+    wait_until_no_worker_runs(&home.home());
+}

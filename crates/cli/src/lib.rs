@@ -20,6 +20,12 @@ use crate::args::{Cli, Command};
 
 /// Runs the `elroy` command line with the process arguments; returns the exit status.
 pub fn main() -> ExitCode {
+    // The detached embedding worker may stay for minutes: it lets go of whatever its starter
+    // passed on before anything here opens a file.
+    let args: Vec<std::ffi::OsString> = std::env::args_os().skip(1).collect();
+    if elroy_runtime::embed_worker::is_worker_command(&args) {
+        elroy_runtime::embed_worker::close_inherited_descriptors();
+    }
     let cli = match parse_args::<Cli>() {
         Ok(cli) => cli,
         Err(code) => return code,

@@ -28,7 +28,7 @@ use std::time::Duration;
 use elroy_memory::MemoryStore;
 
 use crate::Runtime;
-use crate::embed_server::{Reply, Server, notify_pending, socket_path};
+use crate::embed_server::{Ended, Notified, Server, notify_pending, socket_path};
 
 /// The arguments that run the worker (`elroy models embed --worker`).
 pub const WORKER_ARGS: [&str; 3] = ["models", "embed", "--worker"];
@@ -37,12 +37,55 @@ pub const WORKER_ARGS: [&str; 3] = ["models", "embed", "--worker"];
 /// names it with [`set_worker_program`].
 static PROGRAM: OnceLock<PathBuf> = OnceLock::new();
 
+/// How long a starting worker waits for the lock before it leaves the work to the holder.
+const LOCK_WAIT: Duration = Duration::from_secs(2);
+
+/// The lock of `path`, waiting at most `wait` for its holder to let go.
+fn acquire_within(path: &Path, wait: Duration) -> Option<WorkerLock> {
+    let start = std::time::Instant::now();
+    loop {
+        if let Some(lock) = WorkerLock::try_acquire(path) {
+            return Some(lock);
+        }
+        if start.elapsed() >= wait {
+            return None;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
 /// Set in the worker process: its embedder embeds in the process, never through its own socket.
 static IN_WORKER: AtomicBool = AtomicBool::new(false);
 
 /// Whether this process is the embedding worker ([`Runtime::run_embed_worker`]).
 pub(crate) fn in_worker() -> bool {
     IN_WORKER.load(Ordering::Relaxed)
+}
+
+/// Whether `args` (the process's, without the program) run the worker ([`WORKER_ARGS`]).
+pub fn is_worker_command(args: &[std::ffi::OsString]) -> bool {
+    args.iter()
+        .map(|a| a.as_os_str())
+        .eq(WORKER_ARGS.map(std::ffi::OsStr::new))
+}
+
+/// Closes every descriptor above standard error that this process inherited, so a worker that
+/// stays for minutes does not hold its starter's pipes open (a `$(elroy remember …)` or a test
+/// harness waiting for the end of a pipe it passed on as descriptor 3 would wait that long).
+/// Call it first thing in the worker process, before it opens anything: every descriptor above 2
+/// is then an inherited one.
+pub fn close_inherited_descriptors() {
+    let Ok(entries) = std::fs::read_dir("/proc/self/fd") else {
+        return;
+    };
+    let fds: Vec<i32> = entries
+        .filter_map(|e| e.ok()?.file_name().to_str()?.parse().ok())
+        .filter(|fd| *fd > 2)
+        .collect();
+    // The directory's own descriptor is among them and already closed: EBADF, ignored.
+    for fd in fds {
+        let _ = nix::unistd::close(fd);
+    }
 }
 
 /// Names the elroy executable that [`WORKER_ARGS`] run (the CLI: its own path). Without it,
@@ -132,8 +175,9 @@ impl Runtime {
     pub fn run_embed_worker(&self) -> WorkerRun {
         IN_WORKER.store(true, Ordering::Relaxed);
         let path = lock_path(&self.config.paths.user_home);
-        // The lock first: opening the store may already read the model's files.
-        let Some(mut lock) = WorkerLock::try_acquire(&path) else {
+        // The lock first: opening the store may already read the model's files. A worker that
+        // is ending (idle, yielded, out of date) holds it a moment longer: wait that long.
+        let Some(mut lock) = acquire_within(&path, LOCK_WAIT) else {
             return WorkerRun::AlreadyRunning;
         };
         let Some(store) = self.services.try_get::<MemoryStore>().ok().flatten() else {
@@ -147,15 +191,23 @@ impl Runtime {
         let mut server = self.bind_resident_server();
         let mut stored = 0;
         loop {
-            let (done, stopped) = match server.take() {
+            let (done, stopped, ended) = match server.take() {
                 Some(server) => serve_while_embedding(&store, server, self.idle()),
-                None => crate::reembed::embed_pending_quietly(&store),
+                None => {
+                    let (done, stopped) = crate::reembed::embed_pending_quietly(&store);
+                    (done, stopped, Ended::Idle)
+                }
             };
             stored += done;
             drop(lock);
             store.clear_vectors_pending();
             if stopped {
                 return WorkerRun::Stopped { stored };
+            }
+            // Asked to yield: the process that asked takes the lock and embeds what is pending
+            // with its own progress. Out of date: a worker of the current model takes over.
+            if matches!(ended, Ended::Yielded | Ended::OtherModel) {
+                return WorkerRun::Done { stored };
             }
             if store.pending_embeddings(1).map_or(true, |p| p.is_empty()) {
                 return WorkerRun::Done { stored };
@@ -203,23 +255,33 @@ impl Runtime {
         let Some(store) = self.services.get::<MemoryStore>() else {
             return false;
         };
-        if store.options().embedder.is_none() || !store.vectors_left_pending() {
+        let Some(embedder) = store.options().embedder.clone() else {
+            return false;
+        };
+        if !store.vectors_left_pending() {
             return false;
         }
-        self.wake_or_start_worker(program)
+        self.wake_or_start_worker(program, embedder.model())
     }
 
-    /// Tells the running worker that memories wait (a resident worker embeds them only when
-    /// told), or starts one when none runs or the running one cannot be reached (it is ending:
-    /// it looks once more after letting go of its lock, and a worker started meanwhile finds
-    /// the lock taken and exits).
-    fn wake_or_start_worker(&self, program: &Path) -> bool {
+    /// Tells the running worker that memories of `model` wait (a staying worker embeds them
+    /// only when told), or starts one: when none runs, when the running one is of another model
+    /// (it is ending), or when it has no socket although it should (it is ending). A worker
+    /// started while another still holds the lock waits for it a moment ([`LOCK_WAIT`]). A
+    /// worker without a socket by design (an embeddings API's) is left to look once more after
+    /// letting go of its lock, as a writer that saw it running starts none.
+    fn wake_or_start_worker(&self, program: &Path, model: &str) -> bool {
         let user_home = &self.config.paths.user_home;
-        if worker_running(user_home) && notify_pending(&socket_path(user_home)) {
-            return true;
-        }
         if worker_running(user_home) {
-            return false;
+            match notify_pending(&socket_path(user_home), model) {
+                Notified::Taken => return true,
+                Notified::OtherModel => {}
+                Notified::NoWorker => {
+                    if self.idle().is_zero() || !crate::embedder::uses_builtin(&self.config) {
+                        return false;
+                    }
+                }
+            }
         }
         start(program, &self.config).is_ok()
     }
@@ -238,42 +300,39 @@ impl Runtime {
         let Some(store) = self.services.get::<MemoryStore>() else {
             return false;
         };
-        if store.options().embedder.is_none()
-            || store
-                .pending_embeddings(1)
-                .map_or(true, |ids| ids.is_empty())
+        let Some(embedder) = store.options().embedder.clone() else {
+            return false;
+        };
+        if store
+            .pending_embeddings(1)
+            .map_or(true, |ids| ids.is_empty())
         {
             return false;
         }
-        self.wake_or_start_worker(program)
+        self.wake_or_start_worker(program, embedder.model())
     }
 }
 
 /// Embeds what is pending while `server` answers questions on another thread, and again each
-/// time a writer says more is pending, until the server has been idle for `idle` (its socket is
-/// then gone, so writers start a new worker). A pass that stops on failures (the model cannot
-/// be loaded) ends serving too. Returns the vectors stored and whether a pass stopped.
-fn serve_while_embedding(store: &MemoryStore, server: Server, idle: Duration) -> (usize, bool) {
+/// time a writer says more is pending, until the server ends ([`Ended`]: idle, socket gone,
+/// asked to yield, a client of another model). A pass that stops on failures (the model cannot
+/// be loaded) ends serving too. Returns the vectors stored, whether a pass stopped, and why
+/// serving ended.
+fn serve_while_embedding(
+    store: &MemoryStore,
+    server: Server,
+    idle: Duration,
+) -> (usize, bool, Ended) {
     let Some(embedder) = store.options().embedder.clone() else {
-        return (0, false);
+        return (0, false, Ended::SocketGone);
     };
+    let model = embedder.model().to_owned();
     let socket = server.path().to_owned();
-    let embed = move |model: &str, text: &str| {
-        if model != embedder.model() {
-            return Reply::Error(format!(
-                "this worker embeds with {}, not {model}",
-                embedder.model()
-            ));
-        }
-        match embedder.embed(text) {
-            Ok(vector) => Reply::Vector(vector),
-            Err(e) => Reply::Error(e.to_string()),
-        }
-    };
+    let embed = move |text: &str| embedder.embed(text).map_err(|e| e.to_string());
     let (tx, rx) = std::sync::mpsc::channel();
     let (mut stored, mut stopped) = (0, false);
-    std::thread::scope(|s| {
-        s.spawn(move || server.serve(idle, &embed, tx));
+    let ended = std::thread::scope(|s| {
+        let serving = s.spawn(move || server.serve(idle, &model, &embed, tx));
         loop {
             let (done, failed) = crate::reembed::embed_pending_quietly(store);
             stored += done;
@@ -281,24 +340,29 @@ fn serve_while_embedding(store: &MemoryStore, server: Server, idle: Duration) ->
                 stopped = true;
                 // The serving thread sees its socket gone within a second and ends.
                 let _ = std::fs::remove_file(&socket);
-                return;
+                break;
             }
             if rx.recv().is_err() {
-                return;
+                break;
             }
             while rx.try_recv().is_ok() {}
         }
+        serving.join().unwrap_or(Ended::SocketGone)
     });
-    (stored, stopped)
+    (stored, stopped, ended)
 }
 
-/// Starts the worker for a process that wants a question's vector and found no worker to ask:
-/// the child, so the caller can see it exit early. `None` without a worker program, while another
-/// worker holds the lock (it has no socket: an API embedder's, or one that is ending), or when
-/// it cannot be started.
-pub(crate) fn start_for_question(config: &elroy_config::Config) -> Option<Child> {
+/// Starts the worker for a process that wants a question's vector and found no worker to ask,
+/// or one of another model (`even_if_running`: that one is ending, and the new one waits a moment
+/// for its lock). `None` without a worker program, while another worker holds the lock and
+/// `even_if_running` is false (a worker without a socket: an embeddings API's, or one that could
+/// not bind), or when it cannot be started.
+pub(crate) fn start_for_question(
+    config: &elroy_config::Config,
+    even_if_running: bool,
+) -> Option<Child> {
     let program = PROGRAM.get()?;
-    if worker_running(&config.paths.user_home) {
+    if !even_if_running && worker_running(&config.paths.user_home) {
         return None;
     }
     spawn_worker(program, config).ok()
@@ -323,24 +387,33 @@ pub(crate) fn reap_in_background(mut child: Child) {
 /// terminal does not reach it), no standard streams, the resolved home, user, configuration
 /// file and embedding settings in its environment (flags are not passed on).
 fn spawn_worker(program: &Path, config: &elroy_config::Config) -> std::io::Result<Child> {
+    let absolute = |p: &Path| std::path::absolute(p).unwrap_or_else(|_| p.to_owned());
     let mut cmd = std::process::Command::new(program);
+    // The root as its directory: a worker that stays must not keep its starter's directory busy
+    // (an unmount); every path it gets is absolute.
     cmd.args(WORKER_ARGS)
+        .current_dir("/")
         .stdin(std::process::Stdio::null())
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::null())
-        .env("ELROY_HOME", &config.paths.elroy_home)
+        .env("ELROY_HOME", absolute(&config.paths.elroy_home))
         .env("ELROY_USER_TOKEN", &config.settings.user_token)
         .env(
             "ELROY_EMBEDDING_WORKER_IDLE_SECONDS",
             config.settings.embedding_worker_idle_seconds.to_string(),
         );
     if let Some(file) = &config.config_file {
-        cmd.env("ELROY_CONFIG_PATH", file);
+        cmd.env("ELROY_CONFIG_PATH", absolute(file));
     }
     let s = &config.settings;
+    if s.embedding_model_path.is_some() {
+        cmd.env(
+            "ELROY_EMBEDDING_MODEL_PATH",
+            absolute(&config.paths.embedding_model_dir),
+        );
+    }
     for (var, value) in [
         ("ELROY_EMBEDDING_MODEL", &s.embedding_model),
-        ("ELROY_EMBEDDING_MODEL_PATH", &s.embedding_model_path),
         (
             "ELROY_EMBEDDING_MODEL_API_BASE",
             &s.embedding_model_api_base,

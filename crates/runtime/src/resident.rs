@@ -14,9 +14,9 @@ use crate::embed_server::{AskError, ask, socket_path};
 use crate::embed_worker::{in_worker, reap_in_background, start_for_question};
 
 /// How long a question waits for the worker's answer (reads and writes each). A worker that is
-/// loading its model answers within a second on a loaded machine; past this the process embeds
-/// the question itself.
-const ANSWER_WAIT: Duration = Duration::from_secs(10);
+/// loading its model answers within a second on a loaded machine; past this (a stopped or
+/// overloaded worker) the process embeds the question itself.
+const ANSWER_WAIT: Duration = Duration::from_secs(2);
 
 /// The built-in embedder ([`LazyEmbedder`]) behind the resident worker.
 ///
@@ -65,14 +65,19 @@ impl ResidentEmbedder {
     fn ask_worker(&self, text: &str) -> Option<Vec<f32>> {
         match ask(&self.socket, self.local.name(), text, ANSWER_WAIT) {
             Ok(vector) => Some(vector),
-            Err(AskError::NoWorker) => {
-                if let Some(child) = start_for_question(&self.config) {
-                    reap_in_background(child);
-                }
-                None
-            }
             Err(e) => {
                 tracing::debug!("{e}; the question is embedded here");
+                // No worker, or one of another model (it is ending): one of this model is
+                // started for the next questions. It waits a moment for an ending worker's
+                // lock. A worker that is there but slow or stopped is left alone.
+                let start = match e {
+                    AskError::NoWorker => start_for_question(&self.config, false),
+                    AskError::Refused(_) => start_for_question(&self.config, true),
+                    AskError::Io(_) => None,
+                };
+                if let Some(child) = start {
+                    reap_in_background(child);
+                }
                 None
             }
         }
