@@ -208,7 +208,7 @@ impl AgendaStore {
             stem,
             &self.display(&file_name),
         )
-        .map_err(AgendaError::new)
+        .map_err(AgendaError::from)
     }
 
     fn write(&self, stem: &str, content: &str) -> Result<(), AgendaError> {
