@@ -116,7 +116,7 @@ impl Runtime {
             let agenda = ctx.services.require::<AgendaStore>()?;
             let item = agenda
                 .snooze_due_item(name, trigger, now.timestamp())
-                .map_err(|e| ToolError::new(e.message()))?;
+                .map_err(|e| e.to_tool_error())?;
             let repeats = agenda
                 .due_item(&item.name)
                 .ok()
@@ -162,7 +162,7 @@ impl Runtime {
             let repeats = agenda.due_item(name).ok().and_then(|d| d.repeats());
             agenda
                 .complete_due_item(name, closing_comment)
-                .map_err(|e| ToolError::new(e.message()))?;
+                .map_err(|e| e.to_tool_error())?;
             Ok(match repeats {
                 Some(rule) => format!(
                     "Due item '{name}' has been marked as completed; it no longer repeats ({rule})."
@@ -198,6 +198,7 @@ impl Runtime {
             content: String::new(),
             is_error: outcome.is_err(),
             effects: Vec::new(),
+            io_kind: outcome.as_ref().err().and_then(AgendaError::io_kind),
         };
         if let Some(note) = observed.finished(&ctx, &result) {
             tracing::warn!("{note}");
@@ -371,14 +372,15 @@ fn finish_recorded(
     observed: Box<dyn ObservedCall>,
     outcome: Result<String, ToolError>,
 ) -> ToolResult {
-    let (content, is_error) = match outcome {
-        Ok(content) => (content, false),
-        Err(e) => (e.message().to_owned(), true),
+    let (content, is_error, io_kind) = match outcome {
+        Ok(content) => (content, false, None),
+        Err(e) => (e.message().to_owned(), true, e.io_kind()),
     };
     let mut result = ToolResult {
         content,
         is_error,
         effects: Vec::new(),
+        io_kind,
     };
     if let Some(note) = observed.finished(ctx, &result) {
         result.content.push_str("\n\n");
