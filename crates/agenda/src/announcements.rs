@@ -43,7 +43,7 @@ pub struct Announcements {
 }
 
 fn db_error(e: elroy_db::DbError) -> AgendaError {
-    AgendaError::new(e.to_string())
+    AgendaError::from(e)
 }
 
 impl Announcements {

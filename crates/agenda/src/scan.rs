@@ -50,14 +50,30 @@ pub(crate) use elroy_markdown::{FileStamp, wall_clock_ns};
 /// Reads and parses one file into an [`Item`].
 ///
 /// # Errors
-/// The read or front-matter error, in plain words with the display path.
-pub(crate) fn load_item(path: &Path, stem: &str, file: &str) -> Result<Item, String> {
-    read_text(path, file)
-        .and_then(|text| Document::parse(&text, file))
-        .map_err(|e| e.to_string())
-        .and_then(|doc| {
-            Item::from_document(stem.to_owned(), file.to_owned(), doc).map_err(|e| e.to_string())
-        })
+/// [`LoadError`]: the read or front-matter error, in plain words with the display path.
+pub(crate) fn load_item(path: &Path, stem: &str, file: &str) -> Result<Item, LoadError> {
+    let doc = read_text(path, file).and_then(|text| Document::parse(&text, file))?;
+    Ok(Item::from_document(stem.to_owned(), file.to_owned(), doc)?)
+}
+
+/// Why an agenda file could not be loaded as an item; `Display` is the file's error as listed.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum LoadError {
+    /// The file could not be read or its front matter parsed.
+    #[error(transparent)]
+    File(#[from] elroy_markdown::MarkdownError),
+    /// A front-matter value has the wrong type.
+    #[error(transparent)]
+    Item(#[from] crate::item::InvalidBoolean),
+}
+
+impl From<LoadError> for crate::AgendaError {
+    fn from(e: LoadError) -> Self {
+        match e {
+            LoadError::File(e) => e.into(),
+            LoadError::Item(e) => e.into(),
+        }
+    }
 }
 
 /// A parsed file: its name, signature, what it says, and the md5 of its rendering (UTC).
@@ -77,11 +93,11 @@ fn parse_one(dir: &Path, prefix: &str, name: &str, stamp: FileStamp) -> Parsed {
             let md5 = crate::db_index::md5_hex(&crate::to_fact(&item, &jiff::tz::TimeZone::UTC));
             (Entry::Item(Box::new(item.view())), md5)
         }
-        Err(message) => (
+        Err(e) => (
             Entry::Broken {
                 stem: stem.to_owned(),
                 file,
-                message,
+                message: e.to_string(),
             },
             crate::db_index::md5_hex(""),
         ),

@@ -55,14 +55,15 @@ impl ModelChoice {
     /// A found server with its first listed model.
     ///
     /// # Errors
-    /// A sentence for the person when the server lists no model.
-    pub fn local(server: &LocalServer) -> Result<Self, String> {
-        let model = server.models.first().ok_or_else(|| {
-            format!(
-                "{} at {} lists no model: load one in it, or set chat_model (ELROY_CHAT_MODEL) to a model it serves",
-                server.name, server.base_url
-            )
-        })?;
+    /// [`FirstRunError::NoModel`] when the server lists no model.
+    pub fn local(server: &LocalServer) -> Result<Self, FirstRunError> {
+        let model = server
+            .models
+            .first()
+            .ok_or_else(|| FirstRunError::NoModel {
+                server: server.name.to_owned(),
+                base_url: server.base_url.clone(),
+            })?;
         Ok(ModelChoice::Local {
             server: server.name.to_owned(),
             base_url: server.base_url.clone(),
@@ -73,14 +74,11 @@ impl ModelChoice {
     /// A pasted provider key, its provider told by its form (`elroy_llm::probe::model_for_key`).
     ///
     /// # Errors
-    /// A sentence for the person when the key's provider cannot be told.
-    pub fn key(key: &str) -> Result<Self, String> {
+    /// [`FirstRunError::UnknownKey`] when the key's provider cannot be told.
+    pub fn key(key: &str) -> Result<Self, FirstRunError> {
         let key = key.trim();
-        let model = model_for_key(key).ok_or_else(|| {
-            format!(
-                "{} is not a key elroy recognises (Anthropic keys start with sk-ant-, OpenAI keys with sk-, Gemini keys with AIza); for another provider set chat_model and chat_model_api_key in elroy.conf.yaml",
-                mask_key(key)
-            )
+        let model = model_for_key(key).ok_or_else(|| FirstRunError::UnknownKey {
+            masked: mask_key(key),
         })?;
         Ok(ModelChoice::Key {
             key: key.to_owned(),
@@ -112,6 +110,38 @@ impl ModelChoice {
     }
 }
 
+/// Why a first-run choice cannot be made or used; `Display` is the sentence for the person.
+#[derive(Debug, thiserror::Error)]
+pub enum FirstRunError {
+    /// The chosen local server lists no model.
+    #[error(
+        "{server} at {base_url} lists no model: load one in it, or set chat_model (ELROY_CHAT_MODEL) to a model it serves"
+    )]
+    NoModel {
+        /// The server's name (`Ollama`).
+        server: String,
+        /// Its base URL.
+        base_url: String,
+    },
+    /// The pasted key's provider cannot be told from its form.
+    #[error(
+        "{masked} is not a key elroy recognises (Anthropic keys start with sk-ant-, OpenAI keys with sk-, Gemini keys with AIza); for another provider set chat_model and chat_model_api_key in elroy.conf.yaml"
+    )]
+    UnknownKey {
+        /// The key as it may be shown ([`mask_key`]).
+        masked: String,
+    },
+    /// The session could not start with the chosen model.
+    #[error("cannot use {model}: {source}")]
+    CannotUse {
+        /// The chosen model.
+        model: String,
+        /// Why its session could not start.
+        #[source]
+        source: elroy_runtime::RuntimeError,
+    },
+}
+
 /// A key as it may be shown: its first three characters and last four, the rest as `…`
 /// (`sk-…wxyz`); a key of fewer than 12 characters is shown as `…` alone.
 pub fn mask_key(key: &str) -> String {
@@ -130,14 +160,20 @@ pub fn mask_key(key: &str) -> String {
 /// failed: the session runs all the same).
 ///
 /// # Errors
-/// The model cannot be used (the message names it); nothing was saved then.
-pub fn adopt_and_save(chat: &mut ChatSession, choice: &ModelChoice) -> Result<Vec<String>, String> {
+/// [`FirstRunError::CannotUse`]: the model cannot be used; nothing was saved then.
+pub fn adopt_and_save(
+    chat: &mut ChatSession,
+    choice: &ModelChoice,
+) -> Result<Vec<String>, FirstRunError> {
     let (base, key) = match choice {
         ModelChoice::Local { base_url, .. } => (Some(base_url.as_str()), None),
         ModelChoice::Key { key, .. } => (None, Some(key.as_str())),
     };
     chat.adopt_model(choice.model(), base, key)
-        .map_err(|e| format!("cannot use {}: {e}", choice.model()))?;
+        .map_err(|source| FirstRunError::CannotUse {
+            model: choice.model().to_owned(),
+            source,
+        })?;
     let mut lines = vec![match choice {
         ModelChoice::Local {
             server,
@@ -180,7 +216,9 @@ mod tests {
         let choice = ModelChoice::key("sk-ant-api03-abcdefgh1234").unwrap();
         let shown = format!("{choice:?}");
         assert!(!shown.contains("abcdefgh"), "{shown}");
-        let e = ModelChoice::key("mysecretvalue-123456").unwrap_err();
+        let e = ModelChoice::key("mysecretvalue-123456")
+            .unwrap_err()
+            .to_string();
         assert!(!e.contains("secretvalue"), "{e}");
     }
 
@@ -194,6 +232,7 @@ mod tests {
         assert!(
             ModelChoice::local(&server)
                 .unwrap_err()
+                .to_string()
                 .contains("lists no model")
         );
         let server = LocalServer {

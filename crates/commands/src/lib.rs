@@ -26,7 +26,7 @@ pub mod views;
 pub use complete::{Candidate, CompletionNames, complete};
 /// The local-server search both front ends use, and what it finds (re-exported for elroy-tui).
 pub use elroy_llm::probe::{LocalServer, search as search_local_servers};
-pub use first_run::{ModelChoice, adopt_and_save, mask_key};
+pub use first_run::{FirstRunError, ModelChoice, adopt_and_save, mask_key};
 pub use parse::{COMMANDS, Command, CommandInfo, Input, parse, unknown_message};
 pub use reminders::{InterfaceReminders, NoReminders, ReminderSource};
 pub use run::{Action, CommandOutput, DEFAULT_NAME_CHARS, default_memory_name, run};

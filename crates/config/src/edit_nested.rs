@@ -105,18 +105,17 @@ pub fn append_to_nested_list(
 mod tests {
     use super::*;
 
-    fn edited(start: &str) -> Result<String, String> {
-        let dir = tempfile::tempdir().map_err(|e| e.to_string())?;
+    fn edited(start: &str) -> Result<String, Box<dyn std::error::Error>> {
+        let dir = tempfile::tempdir()?;
         let file = dir.path().join("elroy.conf.yaml");
-        std::fs::write(&file, start).map_err(|e| e.to_string())?;
+        std::fs::write(&file, start)?;
         append_to_nested_list(
             &file,
             "permissions",
             "allow",
             &Value::from("read_file(/etc/**)"),
-        )
-        .map_err(|e| e.to_string())?;
-        std::fs::read_to_string(&file).map_err(|e| e.to_string())
+        )?;
+        Ok(std::fs::read_to_string(&file)?)
     }
 
     #[test]

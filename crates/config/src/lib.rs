@@ -71,7 +71,7 @@ pub use paths::{
 };
 pub use permissions::{ALLOW_FLAG_KEY, DENY_FLAG_KEY, MODE_FLAG_KEY};
 pub use sync_remote::RemoteSaved;
-pub use timezone::resolve_timezone;
+pub use timezone::{UnknownTimezone, resolve_timezone};
 pub use value::ConfigValue;
 
 /// Where a configuration value came from.

@@ -165,7 +165,7 @@ pub(crate) fn load(opts: &LoadOptions) -> Result<Config, ConfigError> {
     let (timezone, timezone_name) =
         match resolve_timezone(settings.timezone.as_deref(), opts.env("TZ")) {
             Ok(tz) => tz,
-            Err(name) => {
+            Err(crate::UnknownTimezone { name, .. }) => {
                 return Err(ConfigError::InvalidValue {
                     key: "timezone".into(),
                     origin: source_of("timezone"),

@@ -107,11 +107,16 @@ fn invalid(name: &str, origin: &Source, expected: &str, got: &Value) -> ConfigEr
     }
 }
 
+/// A `${VAR}` without a default whose variable is unset or empty (the server's problem).
+#[derive(Debug, thiserror::Error)]
+#[error("the environment variable {0} is not set")]
+struct UnsetVariable(String);
+
 /// Expands `${VAR}` and `${VAR:-default}` in `text` from `env`.
 ///
 /// # Errors
-/// The name of the first variable that is unset (or empty) and has no default.
-fn expand(text: &str, env: &HashMap<String, String>) -> Result<String, String> {
+/// [`UnsetVariable`]: the first variable that is unset (or empty) and has no default.
+fn expand(text: &str, env: &HashMap<String, String>) -> Result<String, UnsetVariable> {
     let mut out = String::with_capacity(text.len());
     let mut rest = text;
     while let Some(start) = rest.find("${") {
@@ -129,7 +134,7 @@ fn expand(text: &str, env: &HashMap<String, String>) -> Result<String, String> {
         match (env.get(name).filter(|v| !v.is_empty()), default) {
             (Some(value), _) => out.push_str(value),
             (None, Some(default)) => out.push_str(default),
-            (None, None) => return Err(name.to_owned()),
+            (None, None) => return Err(UnsetVariable(name.to_owned())),
         }
         rest = &after[end + 1..];
     }
@@ -204,8 +209,8 @@ pub(crate) fn parse_server(
     let command = text("command")?;
     let url = text("url")?;
     let mut problem = None;
-    let mut unset = |var: String| {
-        problem.get_or_insert(format!("the environment variable {var} is not set"));
+    let mut unset = |unset: UnsetVariable| {
+        problem.get_or_insert(unset.to_string());
         String::new()
     };
     let mut expand_or_note = |value: &str| expand(value, env).unwrap_or_else(&mut unset);
@@ -344,7 +349,7 @@ mod tests {
     fn variables_expand_with_defaults() {
         assert_eq!(expand("Bearer ${TOKEN}", &env()).unwrap(), "Bearer s3cret");
         assert_eq!(expand("${NOPE:-x}/${TOKEN}", &env()).unwrap(), "x/s3cret");
-        assert_eq!(expand("${NOPE}", &env()).unwrap_err(), "NOPE");
+        assert_eq!(expand("${NOPE}", &env()).unwrap_err().0, "NOPE");
         assert_eq!(expand("no ${ end", &env()).unwrap(), "no ${ end");
     }
 

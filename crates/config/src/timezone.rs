@@ -7,19 +7,34 @@ use jiff::tz::TimeZone;
 /// else the system zone, else UTC. Returns the zone and a display name.
 ///
 /// # Errors
-/// A message when `configured` is not a known zone (the caller names the key and source).
+/// [`UnknownTimezone`] when `configured` is not a known zone (the caller names the key and
+/// source).
 pub fn resolve_timezone(
     configured: Option<&str>,
     tz_env: Option<&str>,
-) -> Result<(TimeZone, String), String> {
+) -> Result<(TimeZone, String), UnknownTimezone> {
     match configured.map(str::trim).filter(|s| !s.is_empty()) {
         Some(name) if name.eq_ignore_ascii_case("local") => Ok(system_zone(tz_env)),
         Some(name) if name.eq_ignore_ascii_case("utc") => Ok((TimeZone::UTC, "UTC".into())),
         Some(name) => TimeZone::get(name)
             .map(|tz| (tz, name.to_owned()))
-            .map_err(|_| name.to_owned()),
+            .map_err(|source| UnknownTimezone {
+                name: name.to_owned(),
+                source,
+            }),
         None => Ok(system_zone(tz_env)),
     }
+}
+
+/// A configured `timezone` that names no known zone.
+#[derive(Debug, thiserror::Error)]
+#[error("unknown time zone {name:?}: {source}")]
+pub struct UnknownTimezone {
+    /// The name as configured (trimmed).
+    pub name: String,
+    /// Why the zone database has no such zone.
+    #[source]
+    pub source: jiff::Error,
 }
 
 fn system_zone(tz_env: Option<&str>) -> (TimeZone, String) {
@@ -58,7 +73,7 @@ mod tests {
             "Asia/Kolkata"
         );
         assert_eq!(
-            resolve_timezone(Some("Mars/Base"), None).unwrap_err(),
+            resolve_timezone(Some("Mars/Base"), None).unwrap_err().name,
             "Mars/Base"
         );
         assert_eq!(resolve_timezone(Some("utc"), None).unwrap().1, "UTC");

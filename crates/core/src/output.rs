@@ -1,6 +1,7 @@
 //! What a tool call produces: [`ToolOutput`] from the tool, [`ToolResult`] after the registry.
 
 use crate::RecallItem;
+use crate::ToolError;
 
 /// A change to the conversation context that a tool asks for (`docs/tool-rules.md#effects`,
 /// decision D13). Tools never edit the conversation; whoever ran the tool applies its effects.
@@ -62,6 +63,8 @@ pub struct ToolResult {
     pub is_error: bool,
     /// Effects to apply (empty for errors).
     pub effects: Vec<Effect>,
+    /// For a failure: the kind of the I/O failure that caused it ([`ToolError::io_kind`]).
+    pub io_kind: Option<std::io::ErrorKind>,
 }
 
 impl ToolResult {
@@ -71,6 +74,7 @@ impl ToolResult {
             content: output.content,
             is_error: false,
             effects: output.effects,
+            io_kind: None,
         }
     }
 
@@ -80,6 +84,15 @@ impl ToolResult {
             content: format!("Error invoking tool {tool}: {message}"),
             is_error: true,
             effects: Vec::new(),
+            io_kind: None,
+        }
+    }
+
+    /// The failure `error` of `tool` ([`ToolResult::error`] with its I/O kind).
+    pub fn failed(tool: &str, error: &ToolError) -> Self {
+        ToolResult {
+            io_kind: error.io_kind(),
+            ..ToolResult::error(tool, error.message())
         }
     }
 }

@@ -432,6 +432,7 @@ impl ToolRegistry {
                 content: "OK".into(),
                 is_error: false,
                 effects: Vec::new(),
+                io_kind: None,
             };
         }
         ToolResult::error(name, &self.unknown_tool_message(name))
@@ -461,7 +462,7 @@ impl ToolRegistry {
         let ignored = crate::ignored_note(args.ignored());
         let mut result = match tool.call(ctx, args).await {
             Ok(output) => ToolResult::ok(output),
-            Err(error) => ToolResult::error(&tool.spec().name, error.message()),
+            Err(error) => ToolResult::failed(&tool.spec().name, &error),
         };
         // Arguments the schema does not have were dropped: say so (`txt` for `text`).
         if let Some(note) = ignored {

@@ -45,3 +45,26 @@ pub enum DbError {
         source: rusqlite::Error,
     },
 }
+
+impl DbError {
+    /// The failure as an I/O kind, for deciding what a failed write means: a filesystem error's
+    /// own kind; SQLite's `SQLITE_FULL` as `StorageFull` and `SQLITE_READONLY` as
+    /// `ReadOnlyFilesystem`. `None` for every other failure.
+    pub fn io_kind(&self) -> Option<std::io::ErrorKind> {
+        match self {
+            DbError::Io { source, .. } => Some(source.kind()),
+            DbError::Sqlite(e) | DbError::SqliteIn { source: e, .. } => sqlite_io_kind(e),
+            _ => None,
+        }
+    }
+}
+
+/// An SQLite error as an I/O kind ([`DbError::io_kind`]): `SQLITE_FULL` is `StorageFull`,
+/// `SQLITE_READONLY` is `ReadOnlyFilesystem`; `None` otherwise.
+pub fn sqlite_io_kind(e: &rusqlite::Error) -> Option<std::io::ErrorKind> {
+    match e.sqlite_error_code()? {
+        rusqlite::ErrorCode::DiskFull => Some(std::io::ErrorKind::StorageFull),
+        rusqlite::ErrorCode::ReadOnly => Some(std::io::ErrorKind::ReadOnlyFilesystem),
+        _ => None,
+    }
+}

@@ -23,7 +23,7 @@ use std::sync::{Mutex, MutexGuard};
 
 use rusqlite::Connection;
 
-pub use error::DbError;
+pub use error::{DbError, sqlite_io_kind};
 pub use readonly::{fs_is_full, is_cannot_write};
 pub use time::{format_db_time, parse_db_time};
 pub use tracker::OpTracker;

@@ -295,7 +295,7 @@ impl Sink<'_> {
                     self.report.names.push(summary.title);
                 }
                 Ok(None) => {}
-                Err(note) => self.report.notes.push(note),
+                Err(failed) => self.report.notes.push(failed.to_string()),
             }
         }
         Ok(())

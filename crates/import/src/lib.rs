@@ -67,7 +67,7 @@ pub use convo::Problem;
 pub use report::{ImportReport, Skipped, Taken};
 use source_db::SourceDb;
 pub use source_db::SourceDbError;
-pub use summary::{SUMMARY_INPUT_CHARS, Summarizer};
+pub use summary::{SUMMARY_INPUT_CHARS, SummarizeError, Summarizer};
 
 /// The summary prefix of the versioned-home commit of an import:
 /// `import-elroy: {n} files from {DIR}`, the changed paths in the body.

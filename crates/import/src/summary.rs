@@ -29,8 +29,37 @@ pub trait Summarizer {
     /// their source line), or `None` when the model answered nothing usable.
     ///
     /// # Errors
-    /// The model call's failure, in words.
-    fn summarize(&mut self, conversation: &str) -> Result<Option<(String, String)>, String>;
+    /// The model call's failure ([`SummarizeError`] keeps it as its source).
+    fn summarize(&mut self, conversation: &str)
+    -> Result<Option<(String, String)>, SummarizeError>;
+}
+
+/// Why a [`Summarizer`] formed no summary: the model call's error, whatever the model client's
+/// error type is (`Display` is that error's).
+#[derive(Debug, thiserror::Error)]
+#[error(transparent)]
+pub struct SummarizeError(#[from] pub Box<dyn std::error::Error + Send + Sync + 'static>);
+
+/// A conversation whose summary request failed: a note for the import report, `{file}
+/// ("{title}"): no summary: {error}`, with `; 3 summaries failed, the rest of the import has
+/// none` after the failure that gives summaries up.
+#[derive(Debug, thiserror::Error)]
+#[error("{file} (\"{title}\"): no summary: {source}{}", given_up_note(*.gave_up))]
+pub(crate) struct SummaryFailed {
+    file: String,
+    title: String,
+    #[source]
+    source: SummarizeError,
+    gave_up: bool,
+}
+
+/// What follows the note of the failure that gives summaries up.
+fn given_up_note(gave_up: bool) -> String {
+    if gave_up {
+        format!("; {MAX_FAILURES} summaries failed, the rest of the import has none")
+    } else {
+        String::new()
+    }
 }
 
 /// One summary to write: its title, text, date and source.
@@ -70,7 +99,7 @@ impl<'a> Summaries<'a> {
         conv: &Conversation,
         runs: &[Vec<Exchange<'_>>],
         tz: &jiff::tz::TimeZone,
-    ) -> Result<Option<Summary>, String> {
+    ) -> Result<Option<Summary>, SummaryFailed> {
         if self.failures >= MAX_FAILURES {
             return Ok(None);
         }
@@ -90,15 +119,14 @@ impl<'a> Summaries<'a> {
         let title = conv.display_title();
         let formed = match self.summarizer.summarize(&input) {
             Ok(formed) => formed,
-            Err(e) => {
+            Err(source) => {
                 self.failures += 1;
-                let mut note = format!("{} (\"{title}\"): no summary: {e}", conv.file.display());
-                if self.failures == MAX_FAILURES {
-                    note.push_str(&format!(
-                        "; {MAX_FAILURES} summaries failed, the rest of the import has none"
-                    ));
-                }
-                return Err(note);
+                return Err(SummaryFailed {
+                    file: conv.file.display().to_string(),
+                    title: title.to_string(),
+                    source,
+                    gave_up: self.failures == MAX_FAILURES,
+                });
             }
         };
         let Some((name, text)) = formed else {

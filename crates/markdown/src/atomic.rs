@@ -10,10 +10,7 @@ use crate::MarkdownError;
 static COUNTER: AtomicU32 = AtomicU32::new(0);
 
 fn write_err(file: &str, e: &std::io::Error) -> MarkdownError {
-    MarkdownError::Write {
-        file: file.to_owned(),
-        message: e.to_string(),
-    }
+    MarkdownError::write(file, e)
 }
 
 /// Eight hex digits that differ between calls and processes (not cryptographic).

@@ -36,6 +36,8 @@ pub enum MarkdownError {
         file: String,
         /// The OS error text.
         message: String,
+        /// The OS error's kind (`StorageFull`, `ReadOnlyFilesystem`, …), for deciding.
+        kind: std::io::ErrorKind,
     },
     /// `Could not acquire the elroy home lock within 10 seconds` (`docs/formats.md#the-home-lock`).
     #[error("Could not acquire the elroy home lock within 10 seconds")]
@@ -47,10 +49,28 @@ pub enum MarkdownError {
         file: String,
         /// The OS error text.
         message: String,
+        /// The OS error's kind, for deciding.
+        kind: std::io::ErrorKind,
     },
 }
 
 impl MarkdownError {
+    /// [`MarkdownError::Write`] of `file` failing with `error`.
+    pub fn write(file: impl Into<String>, error: &std::io::Error) -> Self {
+        MarkdownError::Write {
+            file: file.into(),
+            message: error.to_string(),
+            kind: error.kind(),
+        }
+    }
+
+    /// The kind of the OS error of a failed write or lock (`None` for the other failures).
+    pub fn io_kind(&self) -> Option<std::io::ErrorKind> {
+        match self {
+            MarkdownError::Write { kind, .. } | MarkdownError::Lock { kind, .. } => Some(*kind),
+            _ => None,
+        }
+    }
     /// The display path of the file the error is about (`None` for a lock timeout).
     pub fn file(&self) -> Option<&str> {
         match self {

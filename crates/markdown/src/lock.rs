@@ -45,6 +45,7 @@ impl HomeLock {
         let lock_err = |e: std::io::Error| MarkdownError::Lock {
             file: LOCK_FILE_NAME.to_owned(),
             message: e.to_string(),
+            kind: e.kind(),
         };
         std::fs::create_dir_all(elroy_home).map_err(lock_err)?;
         let path = elroy_home.join(LOCK_FILE_NAME);

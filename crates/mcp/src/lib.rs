@@ -52,21 +52,31 @@ pub enum McpError {
 
 impl McpError {
     /// Whether the server stopped because the client closed the pipe (`elroy mcp | true`): an
-    /// `io::Error` of kind `BrokenPipe` somewhere in the source chain, or (rmcp's transport
-    /// errors carry the OS error only as text) its text. The CLI ends quietly then.
+    /// `io::Error` of kind `BrokenPipe` in the source chain. rmcp's failed handshake write
+    /// (`ServerInitializeError::TransportError`) keeps its transport error in a field that is
+    /// not its `source`, so the chain is followed into it too. The CLI ends quietly then.
     pub fn is_broken_pipe(&self) -> bool {
-        let mut current: Option<&(dyn std::error::Error + 'static)> = Some(self);
-        while let Some(e) = current {
-            if e.downcast_ref::<std::io::Error>()
-                .is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
-                || e.to_string().contains("Broken pipe (os error 32)")
-            {
-                return true;
-            }
-            current = e.source();
-        }
-        false
+        broken_pipe_in(self)
     }
+}
+
+/// Whether `error`'s source chain holds an `io::Error` of kind `BrokenPipe`.
+fn broken_pipe_in(error: &(dyn std::error::Error + 'static)) -> bool {
+    let mut current = Some(error);
+    while let Some(e) = current {
+        if e.downcast_ref::<std::io::Error>()
+            .is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
+        {
+            return true;
+        }
+        if let Some(rmcp::service::ServerInitializeError::TransportError { error, .. }) =
+            e.downcast_ref::<rmcp::service::ServerInitializeError>()
+        {
+            return broken_pipe_in(error);
+        }
+        current = e.source();
+    }
+    false
 }
 
 /// Serves `runtime`'s tools over stdin/stdout until the client closes the connection.
@@ -124,5 +134,35 @@ where
     match outcome {
         Ok(_) => Ok(()),
         Err(e) => Err(McpError::Connection(e)),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn handshake_write_failed(kind: std::io::ErrorKind) -> McpError {
+        type Stdio = rmcp::transport::async_rw::AsyncRwTransport<
+            rmcp::RoleServer,
+            tokio::io::Stdin,
+            tokio::io::Stdout,
+        >;
+        McpError::Initialize(Box::new(rmcp::service::ServerInitializeError::transport::<
+            Stdio,
+        >(
+            std::io::Error::from(kind),
+            "send initialize response",
+        )))
+    }
+
+    /// A closed pipe is told by the kind of the write's error inside rmcp's handshake error; a
+    /// refused write of another kind is a failure.
+    #[test]
+    fn a_closed_pipe_is_told_by_its_kind() {
+        assert!(handshake_write_failed(std::io::ErrorKind::BrokenPipe).is_broken_pipe());
+        assert!(!handshake_write_failed(std::io::ErrorKind::PermissionDenied).is_broken_pipe());
+        let other =
+            McpError::Initialize(Box::new(std::io::Error::other("Broken pipe (os error 32)")));
+        assert!(!other.is_broken_pipe(), "the words alone decide nothing");
     }
 }

@@ -346,10 +346,8 @@ impl MemoryStore {
         // Names are stored and compared in NFC (`elroy_markdown::normalize_name`).
         let name = &*elroy_markdown::normalize_name(name);
         let dir = &self.opts.memory_dir;
-        std::fs::create_dir_all(dir).map_err(|e| elroy_markdown::MarkdownError::Write {
-            file: self.display(dir),
-            message: e.to_string(),
-        })?;
+        std::fs::create_dir_all(dir)
+            .map_err(|e| elroy_markdown::MarkdownError::write(self.display(dir), &e))?;
         let user = self.opts.user_id;
         let id: i64 = tx.query_row(
             "SELECT coalesce(max(id), 0) + 1 FROM memories WHERE user_id = ?1",
@@ -447,12 +445,8 @@ impl MemoryStore {
         let mut file_name = memory.file_name.clone();
         if from.is_file() && !memory.file_name.starts_with("archive/") {
             let archive = self.archive_dir();
-            std::fs::create_dir_all(&archive).map_err(|e| {
-                elroy_markdown::MarkdownError::Write {
-                    file: self.display(&archive),
-                    message: e.to_string(),
-                }
-            })?;
+            std::fs::create_dir_all(&archive)
+                .map_err(|e| elroy_markdown::MarkdownError::write(self.display(&archive), &e))?;
             let stem = Path::new(&memory.file_name)
                 .file_stem()
                 .map(|s| s.to_string_lossy().into_owned())

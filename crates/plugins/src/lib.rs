@@ -34,8 +34,8 @@ mod trust;
 pub use discover::{Discovered, discover, is_plugin};
 pub use listing::{ListRow, TrustChoice};
 pub use load::{
-    LoadReport, PANEL_CAP, Panel, Panels, Untrusted, configured_entries, load_from, load_plugins,
-    render_panel,
+    LoadReport, PANEL_CAP, Panel, PanelError, Panels, Untrusted, configured_entries, load_from,
+    load_plugins, panel_markdown, render_panel,
 };
 pub use probe::PROBE_TIMEOUT;
 pub use schema::{Declaration, DeclarationError, SchemaOutputError, parse_schema_output};

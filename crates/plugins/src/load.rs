@@ -221,30 +221,54 @@ fn exit_text(status: &std::process::ExitStatus) -> String {
     }
 }
 
-/// The markdown of a panel tab: `{plugin} --panel` (plugin's directory, empty stdin, 10-second
-/// timeout, stdout capped at 262,144 bytes), or `Panel error: {stderr or "exit status N"}`; a
-/// plugin no longer trusted as it is now is not run (`Panel error: plugin … is not run: …`).
+/// The text of a panel tab: its markdown, or the [`PanelError`] as `Panel error: …`
+/// ([`panel_markdown`]).
 pub fn render_panel(panel: &Panel) -> String {
-    if let Err(e) = panel.trust.verify(&panel.path) {
-        return format!("Panel error: {e}");
-    }
+    panel_markdown(panel).unwrap_or_else(|e| e.to_string())
+}
+
+/// Why a panel shows no markdown; `Display` is the tab's text, `Panel error: …`.
+#[derive(Debug, thiserror::Error)]
+pub enum PanelError {
+    /// The plugin is no longer trusted as it is now and was not run.
+    #[error("Panel error: {0}")]
+    NotTrusted(#[source] crate::trust::TrustError),
+    /// `--panel` failed: its standard error, or `exit status N` when it wrote none.
+    #[error("Panel error: {0}")]
+    Failed(String),
+    /// `--panel` ran longer than [`PROBE_TIMEOUT`](crate::PROBE_TIMEOUT) and was killed.
+    #[error("Panel error: --panel timed out after {} seconds", PROBE_TIMEOUT.as_secs())]
+    TimedOut,
+    /// The plugin could not be started.
+    #[error("Panel error: {0}")]
+    Spawn(#[source] std::io::Error),
+}
+
+/// The markdown of a panel tab: `{plugin} --panel` (plugin's directory, empty stdin, 10-second
+/// timeout, stdout capped at 262,144 bytes).
+///
+/// # Errors
+/// [`PanelError`]: a plugin no longer trusted as it is now is not run; `--panel` failed, timed
+/// out or could not start.
+pub fn panel_markdown(panel: &Panel) -> Result<String, PanelError> {
+    panel
+        .trust
+        .verify(&panel.path)
+        .map_err(PanelError::NotTrusted)?;
     match run_flag(&panel.path, "--panel", PROBE_TIMEOUT, PANEL_CAP) {
         Ok(output) if output.status.success() => {
-            String::from_utf8_lossy(&output.stdout).into_owned()
+            Ok(String::from_utf8_lossy(&output.stdout).into_owned())
         }
         Ok(output) => {
             let stderr = String::from_utf8_lossy(&output.stderr);
             let stderr = stderr.trim();
-            if stderr.is_empty() {
-                format!("Panel error: exit status {}", exit_text(&output.status))
+            Err(PanelError::Failed(if stderr.is_empty() {
+                format!("exit status {}", exit_text(&output.status))
             } else {
-                format!("Panel error: {stderr}")
-            }
+                stderr.to_owned()
+            }))
         }
-        Err(ProbeFailure::TimedOut) => format!(
-            "Panel error: --panel timed out after {} seconds",
-            PROBE_TIMEOUT.as_secs()
-        ),
-        Err(ProbeFailure::Spawn(e)) => format!("Panel error: {e}"),
+        Err(ProbeFailure::TimedOut) => Err(PanelError::TimedOut),
+        Err(ProbeFailure::Spawn(e)) => Err(PanelError::Spawn(e)),
     }
 }

@@ -47,13 +47,16 @@ impl ModelSummarizer {
 }
 
 impl elroy_import::Summarizer for ModelSummarizer {
-    fn summarize(&mut self, conversation: &str) -> Result<Option<(String, String)>, String> {
+    fn summarize(
+        &mut self,
+        conversation: &str,
+    ) -> Result<Option<(String, String)>, elroy_import::SummarizeError> {
         self.runtime
             .block_on(elroy_orchestrator::form_memory(
                 self.model.as_ref(),
                 &self.assistant,
                 conversation.to_owned(),
             ))
-            .map_err(|e| e.to_string())
+            .map_err(|e| elroy_import::SummarizeError(Box::new(e)))
     }
 }

@@ -87,13 +87,25 @@ pub fn stderr_warnings() -> WarningSink {
 /// A single-threaded async runtime for one command of a front end, running `future` to its end.
 ///
 /// # Errors
-/// `cannot start the async runtime: {error}` (text for the front end's error line).
-pub fn block_on<F: std::future::Future>(future: F) -> Result<F::Output, String> {
+/// [`AsyncRuntimeError`] when the runtime cannot be built.
+pub fn block_on<F: std::future::Future>(future: F) -> Result<F::Output, AsyncRuntimeError> {
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
-        .map_err(|e| format!("cannot start the async runtime: {e}"))?;
+        .map_err(AsyncRuntimeError)?;
     Ok(runtime.block_on(future))
+}
+
+/// The async runtime of a front end's command could not start ([`block_on`]).
+#[derive(Debug, thiserror::Error)]
+#[error("cannot start the async runtime: {0}")]
+pub struct AsyncRuntimeError(#[source] pub std::io::Error);
+
+/// The front ends' error line (their commands fail with a `String`).
+impl From<AsyncRuntimeError> for String {
+    fn from(error: AsyncRuntimeError) -> Self {
+        error.to_string()
+    }
 }
 
 /// A [`WarningSink`] that only logs (front ends whose stderr is for errors only).

@@ -15,6 +15,24 @@
 use std::io::Write;
 use std::sync::atomic::{AtomicBool, Ordering};
 
+/// Why standard output cannot be written.
+#[derive(Debug, thiserror::Error)]
+pub enum OutputError {
+    /// Descriptor 1 was closed when elroy started ([`check_stdout_open`]).
+    #[error("cannot write to standard output: it is closed")]
+    Closed,
+    /// A write or flush failed other than by a closed pipe.
+    #[error("cannot write to standard output: {0}")]
+    Write(#[source] std::io::Error),
+}
+
+/// The front ends' error line (their commands fail with a `String`).
+impl From<OutputError> for String {
+    fn from(error: OutputError) -> Self {
+        error.to_string()
+    }
+}
+
 /// Set once a write to standard output found the pipe closed.
 static STDOUT_CLOSED: AtomicBool = AtomicBool::new(false);
 
@@ -29,14 +47,14 @@ pub fn stdout_closed() -> bool {
 /// is a choice (cron with `notify_command`) and stays allowed.
 ///
 /// # Errors
-/// `cannot write to standard output: it is closed`.
-pub fn check_stdout_open() -> Result<(), String> {
+/// [`OutputError::Closed`].
+pub fn check_stdout_open() -> Result<(), OutputError> {
     static OPEN: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
     let open = *OPEN.get_or_init(|| !stdout_was_closed());
     if open {
         Ok(())
     } else {
-        Err("cannot write to standard output: it is closed".into())
+        Err(OutputError::Closed)
     }
 }
 
@@ -58,9 +76,9 @@ fn stdout_was_closed() -> bool {
 /// not an error.
 ///
 /// # Errors
-/// `cannot write to standard output: {error}` for any other failure, and when descriptor 1 is
-/// closed ([`check_stdout_open`]).
-pub fn write_bytes(bytes: &[u8]) -> Result<(), String> {
+/// [`OutputError::Write`] for any other failure, and [`OutputError::Closed`] when descriptor 1
+/// is closed ([`check_stdout_open`]).
+pub fn write_bytes(bytes: &[u8]) -> Result<(), OutputError> {
     if stdout_closed() {
         return Ok(());
     }
@@ -72,7 +90,7 @@ pub fn write_bytes(bytes: &[u8]) -> Result<(), String> {
             STDOUT_CLOSED.store(true, Ordering::Relaxed);
             Ok(())
         }
-        Err(e) => Err(format!("cannot write to standard output: {e}")),
+        Err(e) => Err(OutputError::Write(e)),
     }
 }
 
@@ -80,7 +98,7 @@ pub fn write_bytes(bytes: &[u8]) -> Result<(), String> {
 ///
 /// # Errors
 /// As [`write_bytes`].
-pub fn print(text: &str) -> Result<(), String> {
+pub fn print(text: &str) -> Result<(), OutputError> {
     write_bytes(text.as_bytes())
 }
 
@@ -88,7 +106,7 @@ pub fn print(text: &str) -> Result<(), String> {
 ///
 /// # Errors
 /// As [`write_bytes`].
-pub fn println(text: &str) -> Result<(), String> {
+pub fn println(text: &str) -> Result<(), OutputError> {
     let mut line = String::with_capacity(text.len() + 1);
     line.push_str(text);
     line.push('\n');

@@ -43,9 +43,9 @@ pub enum RemindError {
     /// The due items or the announcement ledger could not be read or written.
     #[error(transparent)]
     Agenda(#[from] AgendaError),
-    /// Standard output is closed or failing (the message says which; see [`crate::output`]).
-    #[error("{0}")]
-    Output(String),
+    /// Standard output is closed or failing (see [`crate::output`]).
+    #[error(transparent)]
+    Output(#[from] output::OutputError),
     /// The watcher could not listen for a signal (`SIGTERM` or `SIGINT`).
     #[error("cannot watch for {0}: {1}")]
     Signal(&'static str, std::io::Error),
@@ -151,9 +151,9 @@ impl Announcer {
 /// Runs `words` + `title` + `body` directly (no shell), standard output discarded, in a process
 /// group of its own, and waits for it at most [`NOTIFY_TIMEOUT`]; then the whole group is killed
 /// (a script's children too, so a hanging `sleep` or notifier never outlives the run).
-fn run_notify(words: &[String], title: &str, body: &str) -> Result<(), String> {
+fn run_notify(words: &[String], title: &str, body: &str) -> Result<(), NotifyError> {
     use std::os::unix::process::CommandExt;
-    let (program, leading) = words.split_first().ok_or("empty command")?;
+    let (program, leading) = words.split_first().ok_or(NotifyError::Empty)?;
     let mut command = Command::new(program);
     command
         .args(leading)
@@ -163,13 +163,22 @@ fn run_notify(words: &[String], title: &str, body: &str) -> Result<(), String> {
         .stdout(Stdio::null())
         .process_group(0);
     // A script written a moment ago may still be open for writing somewhere: retried.
-    let mut child = elroy_plugins::process::retry_busy(|| command.spawn())
-        .map_err(|e| format!("cannot run {program}: {e}"))?;
+    let mut child = elroy_plugins::process::retry_busy(|| command.spawn()).map_err(|source| {
+        NotifyError::Spawn {
+            program: program.clone(),
+            source,
+        }
+    })?;
     let started = std::time::Instant::now();
     loop {
         match child.try_wait() {
             Ok(Some(status)) if status.success() => return Ok(()),
-            Ok(Some(status)) => return Err(format!("{program} ended with {status}")),
+            Ok(Some(status)) => {
+                return Err(NotifyError::Failed {
+                    program: program.clone(),
+                    status,
+                });
+            }
             Ok(None) if started.elapsed() < NOTIFY_TIMEOUT => {
                 std::thread::sleep(Duration::from_millis(10));
             }
@@ -177,14 +186,49 @@ fn run_notify(words: &[String], title: &str, body: &str) -> Result<(), String> {
                 elroy_plugins::process::kill_group(Some(child.id()));
                 let _ = child.kill();
                 let _ = child.wait();
-                return Err(format!(
-                    "{program} did not finish within {} s and was stopped",
-                    NOTIFY_TIMEOUT.as_secs()
-                ));
+                return Err(NotifyError::Timeout {
+                    program: program.clone(),
+                });
             }
-            Err(e) => return Err(format!("waiting for {program}: {e}")),
+            Err(source) => {
+                return Err(NotifyError::Wait {
+                    program: program.clone(),
+                    source,
+                });
+            }
         }
     }
+}
+
+/// Why `notify_command` did not deliver an announcement (a warning; the line was printed).
+#[derive(Debug, thiserror::Error)]
+enum NotifyError {
+    /// The command has no words.
+    #[error("empty command")]
+    Empty,
+    /// The program could not be started.
+    #[error("cannot run {program}: {source}")]
+    Spawn {
+        program: String,
+        #[source]
+        source: std::io::Error,
+    },
+    /// The program ended unsuccessfully.
+    #[error("{program} ended with {status}")]
+    Failed {
+        program: String,
+        status: std::process::ExitStatus,
+    },
+    /// The program ran longer than [`NOTIFY_TIMEOUT`] and was stopped.
+    #[error("{program} did not finish within {} s and was stopped", NOTIFY_TIMEOUT.as_secs())]
+    Timeout { program: String },
+    /// Waiting for the program failed.
+    #[error("waiting for {program}: {source}")]
+    Wait {
+        program: String,
+        #[source]
+        source: std::io::Error,
+    },
 }
 
 /// How long to sleep when it is `now` and the next trigger is `next`: until the trigger, at

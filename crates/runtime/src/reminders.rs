@@ -16,7 +16,8 @@ use std::sync::Arc;
 
 use elroy_agenda::{AgendaError, AgendaStore, Announcements, DueItem};
 use elroy_core::{
-    CallObserver, Capabilities, ObservedCall, TimeContext, ToolContext, ToolResult, UserId,
+    CallObserver, Capabilities, ObservedCall, TimeContext, ToolContext, ToolError, ToolResult,
+    UserId,
 };
 use jiff::Timestamp;
 
@@ -101,24 +102,21 @@ impl Runtime {
         arguments.insert("name".into(), name.into());
         arguments.insert("trigger_time".into(), when.into());
         let observed = self.history.call_starting(&ctx, SNOOZE_CHANGE, &arguments);
-        let outcome = (|| -> Result<String, String> {
+        let outcome = (|| -> Result<String, ToolError> {
             let now = self.time.now_local();
             // The parser's message is Elroy's (create_due_item's); a person snoozing is told the
             // spoken forms too.
             let trigger = elroy_agenda::parse_trigger_time_with(when, &now, self.time.day_start)
                 .map_err(|e| match e {
-                    elroy_agenda::TriggerTimeError::NotATime(_) => format!(
+                    elroy_agenda::TriggerTimeError::NotATime(_) => ToolError::new(format!(
                         "{e}; or as people say it: 10m, 2h, tonight at 9, tomorrow 9am, friday 17:00"
-                    ),
-                    elroy_agenda::TriggerTimeError::CannotBeMeant(_) => e.to_string(),
+                    )),
+                    elroy_agenda::TriggerTimeError::CannotBeMeant(_) => ToolError::new(e.to_string()),
                 })?;
-            let agenda = ctx
-                .services
-                .require::<AgendaStore>()
-                .map_err(|e| e.message().to_owned())?;
+            let agenda = ctx.services.require::<AgendaStore>()?;
             let item = agenda
                 .snooze_due_item(name, trigger, now.timestamp())
-                .map_err(|e| e.message().to_owned())?;
+                .map_err(|e| e.to_tool_error())?;
             let repeats = agenda
                 .due_item(&item.name)
                 .ok()
@@ -159,15 +157,12 @@ impl Runtime {
         let observed = self
             .history
             .call_starting(&ctx, "complete_due_item", &arguments);
-        let outcome = (|| -> Result<String, String> {
-            let agenda = ctx
-                .services
-                .require::<AgendaStore>()
-                .map_err(|e| e.message().to_owned())?;
+        let outcome = (|| -> Result<String, ToolError> {
+            let agenda = ctx.services.require::<AgendaStore>()?;
             let repeats = agenda.due_item(name).ok().and_then(|d| d.repeats());
             agenda
                 .complete_due_item(name, closing_comment)
-                .map_err(|e| e.message().to_owned())?;
+                .map_err(|e| e.to_tool_error())?;
             Ok(match repeats {
                 Some(rule) => format!(
                     "Due item '{name}' has been marked as completed; it no longer repeats ({rule})."
@@ -203,6 +198,7 @@ impl Runtime {
             content: String::new(),
             is_error: outcome.is_err(),
             effects: Vec::new(),
+            io_kind: outcome.as_ref().err().and_then(AgendaError::io_kind),
         };
         if let Some(note) = observed.finished(&ctx, &result) {
             tracing::warn!("{note}");
@@ -374,16 +370,17 @@ impl Reminders {
 fn finish_recorded(
     ctx: &ToolContext,
     observed: Box<dyn ObservedCall>,
-    outcome: Result<String, String>,
+    outcome: Result<String, ToolError>,
 ) -> ToolResult {
-    let (content, is_error) = match outcome {
-        Ok(content) => (content, false),
-        Err(content) => (content, true),
+    let (content, is_error, io_kind) = match outcome {
+        Ok(content) => (content, false, None),
+        Err(e) => (e.message().to_owned(), true, e.io_kind()),
     };
     let mut result = ToolResult {
         content,
         is_error,
         effects: Vec::new(),
+        io_kind,
     };
     if let Some(note) = observed.finished(ctx, &result) {
         result.content.push_str("\n\n");

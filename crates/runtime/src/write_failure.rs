@@ -3,43 +3,35 @@
 //! `~/.elroy is read-only`), whichever front end made the call. The stores' own messages (the
 //! file and the OS or SQLite error) stay as they are before it.
 
+use std::io::ErrorKind;
 use std::path::{Path, PathBuf};
 
 use elroy_core::{ObservedCall, ToolContext, ToolResult};
 
-/// What kind of write failure an error text shows.
+/// What kind of write failure a tool error was.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Cause {
     Full,
     ReadOnly,
 }
 
-/// The cause of a tool error `text`, if it is a write that the disk or the home refused.
-/// `home_full` says whether the home's file system has no free block (SQLite reports a
-/// read-only database for a home it opened read-only because the disk was full).
-fn cause(text: &str, home_full: impl FnOnce() -> bool) -> Option<Cause> {
-    // Rust's `(os error N)` suffix: ENOSPC, EDQUOT; EROFS, EACCES. SQLite's own words.
-    let full = [
-        "(os error 28)",
-        "(os error 122)",
-        "database or disk is full",
-    ];
-    let read_only = [
-        "(os error 30)",
-        "(os error 13)",
-        "attempt to write a readonly database",
-    ];
-    if full.iter().any(|m| text.contains(m)) {
-        return Some(Cause::Full);
-    }
-    if read_only.iter().any(|m| text.contains(m)) {
-        return Some(if home_full() {
+/// The cause of a tool error whose I/O failure was of kind `kind` (set by the store that failed:
+/// the OS error of a file write, or SQLite's `SQLITE_FULL` / `SQLITE_READONLY`), if it is a write
+/// that the disk or the home refused. `home_full` says whether the home's file system has no free
+/// block (SQLite reports a read-only database for a home it opened read-only because the disk was
+/// full).
+fn cause(kind: Option<ErrorKind>, home_full: impl FnOnce() -> bool) -> Option<Cause> {
+    match kind? {
+        // ENOSPC, EDQUOT.
+        ErrorKind::StorageFull | ErrorKind::QuotaExceeded => Some(Cause::Full),
+        // EROFS, EACCES.
+        ErrorKind::ReadOnlyFilesystem | ErrorKind::PermissionDenied => Some(if home_full() {
             Cause::Full
         } else {
             Cause::ReadOnly
-        });
+        }),
+        _ => None,
     }
-    None
 }
 
 /// The home as a person types it: `~/…` under `$HOME`.
@@ -56,9 +48,10 @@ fn shown(home: &Path) -> String {
     home.display().to_string()
 }
 
-/// The note for a failed call's `text`, `None` when it is no write failure.
-fn note(text: &str, home: &Path) -> Option<String> {
-    let cause = cause(text, || elroy_db::fs_is_full(home))?;
+/// The note for a failed call whose I/O failure was of kind `kind`, `None` when it is no write
+/// failure.
+fn note(kind: Option<ErrorKind>, home: &Path) -> Option<String> {
+    let cause = cause(kind, || elroy_db::fs_is_full(home))?;
     let home = shown(home);
     Some(match cause {
         Cause::Full => format!("The disk holding {home} is full; free some space and try again."),
@@ -84,7 +77,7 @@ impl ObservedCall for Explained {
         let inner = self.inner.finished(ctx, result);
         let ours = result
             .is_error
-            .then(|| note(&result.content, &self.home))
+            .then(|| note(result.io_kind, &self.home))
             .flatten();
         match (inner, ours) {
             (Some(a), Some(b)) => Some(format!("{a} {b}")),
@@ -99,15 +92,25 @@ mod tests {
 
     #[test]
     fn names_the_cause() {
-        let full = "Unable to write memories/Cat.md: No space left on device (os error 28)";
-        assert_eq!(cause(full, || false), Some(Cause::Full));
-        let db = "database error in /h/state.db: database or disk is full";
-        assert_eq!(cause(db, || false), Some(Cause::Full));
-        let ro = "Unable to write agenda/A.md: Read-only file system (os error 30)";
-        assert_eq!(cause(ro, || false), Some(Cause::ReadOnly));
-        let ro_db = "database error: attempt to write a readonly database";
-        assert_eq!(cause(ro_db, || false), Some(Cause::ReadOnly));
-        assert_eq!(cause(ro_db, || true), Some(Cause::Full));
-        assert_eq!(cause("Memory 'x' not found", || true), None);
+        use elroy_db::rusqlite;
+        // The kinds the stores carry: a file write's OS error, SQLite's codes.
+        let enospc = std::io::Error::from_raw_os_error(28);
+        assert_eq!(cause(Some(enospc.kind()), || false), Some(Cause::Full));
+        let edquot = std::io::Error::from_raw_os_error(122);
+        assert_eq!(cause(Some(edquot.kind()), || false), Some(Cause::Full));
+        let erofs = std::io::Error::from_raw_os_error(30);
+        assert_eq!(cause(Some(erofs.kind()), || false), Some(Cause::ReadOnly));
+        let sqlite = |code| rusqlite::Error::SqliteFailure(rusqlite::ffi::Error::new(code), None);
+        let db_full = elroy_db::DbError::Sqlite(sqlite(rusqlite::ffi::SQLITE_FULL));
+        assert_eq!(cause(db_full.io_kind(), || false), Some(Cause::Full));
+        let db_ro = elroy_db::DbError::Sqlite(sqlite(rusqlite::ffi::SQLITE_READONLY));
+        assert_eq!(cause(db_ro.io_kind(), || false), Some(Cause::ReadOnly));
+        assert_eq!(cause(db_ro.io_kind(), || true), Some(Cause::Full));
+        // Other failures, even with the words of one in their text, are none.
+        let busy = elroy_db::DbError::Sqlite(sqlite(rusqlite::ffi::SQLITE_BUSY));
+        assert_eq!(cause(busy.io_kind(), || true), None);
+        let missing = std::io::Error::from_raw_os_error(2);
+        assert_eq!(cause(Some(missing.kind()), || true), None);
+        assert_eq!(cause(None, || true), None);
     }
 }

@@ -6,7 +6,7 @@
 //! (`elroy_commands::adopt_and_save`); the panel then closes and the conversation goes on without
 //! a restart. Meanwhile the sidebar, the palette, `/…` commands and every tool work as usual.
 
-use elroy_commands::{LocalServer, ModelChoice};
+use elroy_commands::{FirstRunError, LocalServer, ModelChoice};
 use ratatui::Frame;
 use ratatui::crossterm::event::{KeyCode, KeyEvent};
 use ratatui::layout::Rect;
@@ -136,7 +136,7 @@ pub fn submit(app: &mut App) -> Option<Vec<Action>> {
                 vec![Action::UseModel(choice)]
             }
             Err(e) => {
-                panel.error = Some(e);
+                panel.error = Some(e.to_string());
                 mask(app);
                 Vec::new()
             }
@@ -156,7 +156,7 @@ pub fn submit(app: &mut App) -> Option<Vec<Action>> {
                 vec![Action::UseModel(choice)]
             }
             Some(Err(e)) => {
-                panel.error = Some(e);
+                panel.error = Some(e.to_string());
                 Vec::new()
             }
             None => {
@@ -200,7 +200,7 @@ pub fn on_servers(app: &mut App, servers: Vec<LocalServer>) {
 
 /// The chosen model started (`Ok`: the lines to show and the model's name) or not (`Err`: why;
 /// the panel stays).
-pub fn on_adopted(app: &mut App, result: Result<(Vec<String>, String), String>) {
+pub fn on_adopted(app: &mut App, result: Result<(Vec<String>, String), FirstRunError>) {
     match result {
         Ok((lines, model)) => {
             app.first_run = None;
@@ -211,7 +211,7 @@ pub fn on_adopted(app: &mut App, result: Result<(Vec<String>, String), String>) 
         Err(e) => {
             if let Some(panel) = &mut app.first_run {
                 panel.busy = false;
-                panel.error = Some(e);
+                panel.error = Some(e.to_string());
             }
         }
     }
@@ -358,7 +358,16 @@ mod tests {
         );
         assert!(type_line(&mut app, "hello there").is_empty());
         assert!(!app.turn_running);
-        on_adopted(&mut app, Err("cannot use m: refused".into()));
+        let refused = elroy_runtime::RuntimeError::Store(elroy_core::ServiceError::new(
+            std::io::Error::other("refused"),
+        ));
+        on_adopted(
+            &mut app,
+            Err(FirstRunError::CannotUse {
+                model: "m".into(),
+                source: refused,
+            }),
+        );
         assert_eq!(
             app.first_run.as_ref().unwrap().error.as_deref(),
             Some("cannot use m: refused")

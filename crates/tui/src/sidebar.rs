@@ -86,6 +86,8 @@ pub struct Tab {
     pub items: Vec<SideItem>,
     /// A panel's markdown (or `Panel error: …`).
     pub markdown: Option<String>,
+    /// Whether the panel's plugin failed (its `Panel error: …` is drawn as a warning).
+    pub panel_failed: bool,
     /// Shown when the tab has no rows (`No agenda items.`) or could not load.
     pub empty_text: String,
 }
@@ -98,6 +100,7 @@ impl Tab {
             kind,
             items: Vec::new(),
             markdown: None,
+            panel_failed: false,
             empty_text: "loading…".into(),
         }
     }

@@ -102,6 +102,7 @@ fn home_tabs() -> Vec<Tab> {
         kind,
         items,
         markdown: None,
+        panel_failed: false,
         empty_text: "none".into(),
     };
     let mut overdue = item("Call the dentist", "overdue 08:30");
@@ -140,6 +141,7 @@ fn home_tabs() -> Vec<Tab> {
             kind: TabKind::Panel,
             items: vec![],
             markdown: Some("# Hello from contrib\n\nThis tab is drawn by hello_panel.".into()),
+            panel_failed: false,
             empty_text: String::new(),
         },
     ]

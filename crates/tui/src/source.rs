@@ -299,7 +299,9 @@ impl SidebarSource for StoreSidebar {
         if let Some(panels) = self.services.get::<Panels>() {
             for panel in &panels.0 {
                 let mut tab = Tab::loading(TabKind::Panel, &panel.title);
-                tab.markdown = Some(elroy_plugins::render_panel(panel));
+                let shown = elroy_plugins::panel_markdown(panel);
+                tab.panel_failed = shown.is_err();
+                tab.markdown = Some(shown.unwrap_or_else(|e| e.to_string()));
                 tab.empty_text = String::new();
                 tabs.push(tab);
             }

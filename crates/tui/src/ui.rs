@@ -176,7 +176,7 @@ fn draw_sidebar(app: &App, frame: &mut Frame<'_>, area: Rect) {
     let width = body.width as usize;
     let mut lines: Vec<Line<'static>> = Vec::new();
     if let Some(md) = &tab.markdown {
-        let style = if md.starts_with("Panel error:") {
+        let style = if tab.panel_failed {
             app.theme.warning
         } else {
             Style::default()

@@ -11,6 +11,11 @@ pub enum IndexError {
 
 impl From<IndexError> for crate::AgendaError {
     fn from(e: IndexError) -> Self {
-        crate::AgendaError::new(e.to_string())
+        let message = e.to_string();
+        let IndexError::Db(db) = e;
+        crate::AgendaError {
+            message,
+            ..crate::AgendaError::from(db)
+        }
     }
 }

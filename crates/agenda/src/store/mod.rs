@@ -115,11 +115,10 @@ impl AgendaStore {
         user_home: &Path,
         user_token: &str,
     ) -> Result<Self, AgendaError> {
-        let db =
-            Db::open(&elroy_home.join("state.db")).map_err(|e| AgendaError::new(e.to_string()))?;
+        let db = Db::open(&elroy_home.join("state.db")).map_err(AgendaError::from)?;
         let user = db
             .ensure_user(user_token, jiff::Timestamp::now())
-            .map_err(|e| AgendaError::new(e.to_string()))?;
+            .map_err(AgendaError::from)?;
         Ok(Self::new(
             elroy_home,
             user_home,
@@ -208,7 +207,7 @@ impl AgendaStore {
             stem,
             &self.display(&file_name),
         )
-        .map_err(AgendaError::new)
+        .map_err(AgendaError::from)
     }
 
     fn write(&self, stem: &str, content: &str) -> Result<(), AgendaError> {

@@ -53,7 +53,7 @@ pub(crate) fn run(config: Config, args: &ToolsArgs) -> Result<ExitCode, String> 
 /// The registry with the configured MCP servers' tools (every server started and waited for,
 /// each at most `mcp_startup_timeout_seconds`; one that fails is a warning on stderr).
 fn ready_registry(runtime: &Runtime) -> Result<ToolRegistry, String> {
-    crate::block_on(runtime.registry.ready())
+    Ok(crate::block_on(runtime.registry.ready())?)
 }
 
 fn list(runtime: &Runtime, names_only: bool) -> Result<ExitCode, String> {

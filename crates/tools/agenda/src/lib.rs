@@ -45,7 +45,7 @@ pub fn register(registry: &mut ToolRegistry) {
 
 /// Store failures become tool errors with the same message.
 pub(crate) fn tool_error(e: elroy_agenda::AgendaError) -> ToolError {
-    ToolError::new(e.message())
+    e.to_tool_error()
 }
 
 /// Parses an optional `item_date`, defaulting to today (`docs/tools.md#add_agenda_item` step 1).

@@ -10,7 +10,7 @@ use elroy_core::{
 };
 
 fn tool_error(e: AgendaError) -> ToolError {
-    ToolError::new(e.message())
+    e.to_tool_error()
 }
 
 fn agenda_item(id: i64) -> RecallItem {

@@ -33,7 +33,7 @@ fn store(ctx: &ToolContext) -> Result<std::sync::Arc<FeatureRequestStore>, ToolE
 }
 
 fn tool_error(e: MarkdownError) -> ToolError {
-    ToolError::new(e.to_string())
+    ToolError::new(e.to_string()).with_io_kind(e.io_kind())
 }
 
 tool_args! {

@@ -61,8 +61,20 @@ pub(crate) fn user_id(ctx: &ToolContext) -> Result<i64, ToolError> {
         .ok_or_else(|| ToolError::new("no user is open in this runtime"))
 }
 
-pub(crate) fn err(e: impl std::fmt::Display) -> ToolError {
-    ToolError::new(e.to_string())
+/// A store failure as a tool error with the same message; a memory, agenda or database failure
+/// keeps the I/O kind of the write behind it (a full disk, a read-only home).
+pub(crate) fn err<E: std::fmt::Display + 'static>(e: E) -> ToolError {
+    let any: &dyn std::any::Any = &e;
+    let kind = if let Some(e) = any.downcast_ref::<elroy_memory::MemoryError>() {
+        e.io_kind()
+    } else if let Some(e) = any.downcast_ref::<elroy_agenda::AgendaError>() {
+        e.io_kind()
+    } else if let Some(e) = any.downcast_ref::<elroy_db::DbError>() {
+        e.io_kind()
+    } else {
+        None
+    };
+    ToolError::new(e.to_string()).with_io_kind(kind)
 }
 
 pub(crate) fn memory_item(id: i64) -> RecallItem {

@@ -102,9 +102,13 @@ impl TypedTool for MemoryTool {
     fn run(&self, ctx: &ToolContext, args: MemoryArgs) -> Result<ToolOutput, ToolError> {
         let (target, edit) = parse_call(&args)?;
         let notebook = ctx.services.require::<Notebook>()?;
-        notebook
-            .edit(target, &edit)
-            .map_err(|e| ToolError::new(e.to_string()))?;
+        notebook.edit(target, &edit).map_err(|e| {
+            let kind = match &e {
+                elroy_notebook::NotebookError::Io(e) => e.io_kind(),
+                _ => None,
+            };
+            ToolError::new(e.to_string()).with_io_kind(kind)
+        })?;
         Ok(ToolOutput::text(format!(
             "ok ({} \u{2192} {}); loads next session",
             edit.action(),

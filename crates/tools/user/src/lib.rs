@@ -43,7 +43,7 @@ fn prefs(ctx: &ToolContext) -> Result<(Arc<Db>, i64, UserPreferences), ToolError
     let (db, user) = db_and_user(ctx)?;
     let prefs = db
         .preferences(user)
-        .map_err(|e| ToolError::new(e.to_string()))?;
+        .map_err(|e| ToolError::new(e.to_string()).with_io_kind(e.io_kind()))?;
     Ok((db, user, prefs))
 }
 
@@ -127,7 +127,7 @@ impl TypedTool for SetUserFullName {
             Some(&args.full_name),
             ctx.time.now(),
         )
-        .map_err(|e| ToolError::new(e.to_string()))?;
+        .map_err(|e| ToolError::new(e.to_string()).with_io_kind(e.io_kind()))?;
         Ok(ToolOutput::text(format!(
             "Full name set to {}. Previous value was {old}.",
             args.full_name
@@ -173,7 +173,7 @@ impl TypedTool for SetUserPreferredName {
             Some(&args.preferred_name),
             ctx.time.now(),
         )
-        .map_err(|e| ToolError::new(e.to_string()))?;
+        .map_err(|e| ToolError::new(e.to_string()).with_io_kind(e.io_kind()))?;
         Ok(ToolOutput::text(format!(
             "Set user preferred name to {}. Was {old}.",
             args.preferred_name

@@ -34,7 +34,7 @@ pub(super) enum Msg {
     /// The local servers the first-run search found.
     Servers(Vec<elroy_commands::LocalServer>),
     /// The first-run choice started (the lines to show, the model's name) or why not.
-    Adopted(Result<(Vec<String>, String), String>),
+    Adopted(Result<(Vec<String>, String), elroy_commands::FirstRunError>),
     /// A model's call waits for the person's approval.
     Approval(
         elroy_core::ApprovalRequest,
