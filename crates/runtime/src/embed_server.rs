@@ -252,7 +252,7 @@ impl Server {
         self,
         idle: Duration,
         model: &str,
-        embed: &dyn Fn(&str) -> Result<Vec<f32>, String>,
+        embed: &dyn Fn(&str) -> Result<Vec<f32>, elroy_core::EmbedError>,
         pending: Sender<()>,
     ) -> Ended {
         let mut last = Instant::now();
@@ -285,7 +285,7 @@ impl Server {
                 }
                 Some(Request::Embed { text, .. }) => match embed(&text) {
                     Ok(vector) => Reply::Vector(vector),
-                    Err(e) => Reply::Error(e),
+                    Err(e) => Reply::Error(e.to_string()),
                 },
                 Some(Request::Pending { .. }) => {
                     let _ = pending.send(());
@@ -359,9 +359,9 @@ mod tests {
     #![allow(clippy::unwrap_used, clippy::expect_used)]
     use super::*;
 
-    fn fake_embed(text: &str) -> Result<Vec<f32>, String> {
+    fn fake_embed(text: &str) -> Result<Vec<f32>, elroy_core::EmbedError> {
         if text == "fail" {
-            return Err("the model failed".into());
+            return Err(elroy_core::EmbedError("the model failed".into()));
         }
         Ok(vec![text.len() as f32, 1.0])
     }

@@ -328,7 +328,7 @@ fn serve_while_embedding(
     };
     let model = embedder.model().to_owned();
     let socket = server.path().to_owned();
-    let embed = move |text: &str| embedder.embed(text).map_err(|e| e.to_string());
+    let embed = move |text: &str| embedder.embed(text);
     let (tx, rx) = std::sync::mpsc::channel();
     let (mut stored, mut stopped) = (0, false);
     let ended = std::thread::scope(|s| {
