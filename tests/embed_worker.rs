@@ -293,6 +293,21 @@ fn remember_keeping_the_model(home: &TestHome, idle: &str, text: &str) {
     assert!(out.status.success(), "{}", stderr(&out));
 }
 
+/// A home with one memory, its vector, and the worker its write started staying ten minutes.
+fn home_with_a_staying_worker() -> TestHome {
+    let home = home_with_tiny_model();
+    remember_keeping_the_model(&home, "600", "the dog is a beagle.");
+    wait_for_vectors(&home, 1);
+    wait_for_socket(&home.home());
+    home
+}
+
+/// Ends the home's staying worker (it ends when its socket file is removed) and waits for it.
+fn end_the_worker(home: &TestHome) {
+    std::fs::remove_file(socket_path(&home.home())).unwrap();
+    wait_until_no_worker_runs(&home.home());
+}
+
 /// Times the log says a question's vector came from the resident worker.
 fn answered_by_worker(home: &TestHome) -> usize {
     std::fs::read_to_string(home.home().join("logs").join("elroy.log"))
@@ -336,8 +351,7 @@ fn the_worker_a_write_started_answers_the_next_questions() {
     remember_keeping_the_model(&home, "60", "a cat.");
     wait_for_vectors(&home, 2);
     assert_eq!(worker_pids(&home.home()).len(), 1);
-    std::fs::remove_file(socket_path(&home.home())).unwrap();
-    wait_until_no_worker_runs(&home.home());
+    end_the_worker(&home);
     assert!(!lock_is_held(&home.home()));
     // Another of the kind: a worker whose idle time passes ends by itself.
     remember_keeping_the_model(&home, "1", "a beagle is a dog.");
@@ -382,8 +396,7 @@ fn a_question_starts_a_worker_and_a_killed_one_is_replaced() {
     assert!(ask(&mut resident(&home), "What is the cat?").contains("cat"));
     assert_eq!(answered_by_worker(&home), 2);
     assert_eq!(worker_pids(&home.home()).len(), 1);
-    std::fs::remove_file(socket_path(&home.home())).unwrap();
-    wait_until_no_worker_runs(&home.home());
+    end_the_worker(&home);
 }
 
 /// `elroy models embed` (a foreground embedding with its progress, as a session's background
@@ -393,20 +406,8 @@ fn a_question_starts_a_worker_and_a_killed_one_is_replaced() {
 #[cfg(unix)]
 #[test]
 fn a_foreground_embedding_does_not_wait_for_a_resident_worker() {
-    let home = home_with_tiny_model();
-    remember_keeping_the_model(&home, "600", "the dog is a beagle.");
-    wait_for_vectors(&home, 1);
-    wait_for_socket(&home.home());
-    // Another model: the tiny one with a different configuration file.
-    let other = home.root().join("models").join("other");
-    std::fs::create_dir_all(&other).unwrap();
-    for entry in std::fs::read_dir(home.root().join("models").join("tiny")).unwrap() {
-        let entry = entry.unwrap();
-        std::fs::copy(entry.path(), other.join(entry.file_name())).unwrap();
-    }
-    let config = other.join("config.json");
-    let text = std::fs::read_to_string(&config).unwrap();
-    std::fs::write(&config, format!("{text}\n ")).unwrap();
+    let home = home_with_a_staying_worker();
+    let other = other_tiny_model(&home);
     let mut embed = resident(&home)
         .env("ELROY_EMBEDDING_MODEL_PATH", &other)
         .args(["models", "embed"])
@@ -469,10 +470,7 @@ fn vectors_per_model(home: &TestHome) -> Vec<(String, i64)> {
 #[cfg(unix)]
 #[test]
 fn a_worker_of_another_model_gives_way() {
-    let home = home_with_tiny_model();
-    remember_keeping_the_model(&home, "600", "the dog is a beagle.");
-    wait_for_vectors(&home, 1);
-    wait_for_socket(&home.home());
+    let home = home_with_a_staying_worker();
     let other = other_tiny_model(&home);
     let out = resident(&home)
         .env("ELROY_EMBEDDING_WORKER_IDLE_SECONDS", "600")
@@ -506,8 +504,7 @@ fn a_worker_of_another_model_gives_way() {
         );
         std::thread::sleep(Duration::from_millis(20));
     }
-    std::fs::remove_file(socket_path(&home.home())).unwrap();
-    wait_until_no_worker_runs(&home.home());
+    end_the_worker(&home);
 }
 
 /// `elroy models embed` with a staying worker and memories it was not told about (written
@@ -516,10 +513,7 @@ fn a_worker_of_another_model_gives_way() {
 #[cfg(unix)]
 #[test]
 fn a_foreground_embedding_embeds_what_is_pending_itself() {
-    let home = home_with_tiny_model();
-    remember_keeping_the_model(&home, "600", "the dog is a beagle.");
-    wait_for_vectors(&home, 1);
-    wait_for_socket(&home.home());
+    let home = home_with_a_staying_worker();
     // Keywords only: a configuration file whose empty embedding_model disables embeddings.
     let keywords = home.root().join("keywords.yaml");
     std::fs::write(&keywords, "embedding_model: ''\n").unwrap();
@@ -568,6 +562,5 @@ fn a_staying_worker_keeps_no_descriptor_or_directory_of_its_starter() {
     assert_eq!(pids.len(), 1, "the worker is gone: {pids:?}");
     let cwd = std::fs::read_link(format!("/proc/{}/cwd", pids[0])).unwrap();
     assert_eq!(cwd, Path::new("/"));
-    std::fs::remove_file(socket_path(&home.home())).unwrap();
-    wait_until_no_worker_runs(&home.home());
+    end_the_worker(&home);
 }
