@@ -454,6 +454,56 @@ fn every_printing_command_stops_quietly_on_a_closed_pipe() {
     assert!(turns >= 4, "{turns} turns reached the model");
 }
 
+/// Kind: the reader of elroy's standard error goes away (`elroy … 2>&1 >/dev/null | true`) while
+/// elroy has something to say there: it writes without panicking (Rust's `eprintln!` exits 101
+/// on a closed pipe) and the command does its work. The built-in model is missing, so a question
+/// warns of it; a write; then `elroy models embed`, which warns and reports its stopped progress,
+/// and fails as it should (1), not by a panic.
+#[test]
+fn a_closed_standard_error_does_not_stop_the_command() {
+    let home = TestHome::new();
+    let cases: [(&[&str], i32); 3] = [
+        (
+            &[
+                "tools",
+                "call",
+                "examine_memories",
+                "--args",
+                r#"{"question":"boat"}"#,
+            ],
+            0,
+        ),
+        (&["remember", "The boat leaves at nine."], 0),
+        (&["models", "embed"], 1),
+    ];
+    for (args, code) in cases {
+        let (read_end, write_end) = std::io::pipe().unwrap();
+        drop(read_end);
+        let mut cmd = home.cmd();
+        cmd.args(args)
+            .env("ELROY_EMBEDDING_MODEL", "builtin")
+            .env("ELROY_EMBEDDING_MODEL_PATH", "/nonexistent/model")
+            .stdin(std::process::Stdio::null())
+            .stdout(std::process::Stdio::piped())
+            .stderr(write_end);
+        let child = cmd.spawn().unwrap();
+        drop(cmd);
+        let out = child.wait_with_output().unwrap();
+        assert_eq!(
+            out.status.code(),
+            Some(code),
+            "elroy {args:?}: {}",
+            stdout(&out)
+        );
+    }
+    let out = home.call("examine_memories", r#"{"question":"boat"}"#);
+    assert!(
+        stdout(&out).contains("The boat leaves at nine."),
+        "{}",
+        stdout(&out)
+    );
+}
+
 /// `elroy config` shows the chat model that will be used and why, not `null`.
 #[test]
 fn config_shows_the_inferred_chat_model() {

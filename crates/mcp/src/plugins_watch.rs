@@ -79,7 +79,7 @@ pub(crate) async fn watch(runtime: Arc<RwLock<Runtime>>, peer: Peer<RoleServer>)
         };
         for warning in &warnings {
             tracing::warn!("{warning}");
-            eprintln!("warning: {warning}");
+            elroy_runtime::output::eprintln(&format!("warning: {warning}"));
         }
         let changed = {
             let mut runtime = runtime.write().await;

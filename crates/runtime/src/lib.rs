@@ -80,7 +80,7 @@ pub type WarningSink = Arc<dyn Fn(&str) + Send + Sync>;
 pub fn stderr_warnings() -> WarningSink {
     Arc::new(|message: &str| {
         tracing::warn!("{message}");
-        eprintln!("warning: {message}");
+        output::eprintln(&format!("warning: {message}"));
     })
 }
 

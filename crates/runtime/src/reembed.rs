@@ -99,7 +99,7 @@ pub type ProgressSink = Arc<dyn Fn(&EmbedProgress) + Send + Sync>;
 pub fn stderr_progress() -> ProgressSink {
     Arc::new(|p: &EmbedProgress| {
         tracing::info!("{p}");
-        eprintln!("{p}");
+        crate::output::eprintln(&p.to_string());
     })
 }
 

@@ -271,7 +271,7 @@ impl Drop for CancelOnDrop {
                 self.session
             );
             tracing::info!("{line}");
-            eprintln!("{line}");
+            elroy_runtime::output::eprintln(&line);
         }
     }
 }
@@ -540,7 +540,7 @@ async fn run_turn(
                             "warning: background work after the turn (session={name}): {failure}"
                         );
                         tracing::warn!("{line}");
-                        eprintln!("{line}");
+                        elroy_runtime::output::eprintln(&line);
                     }
                 }
                 drop(lock);

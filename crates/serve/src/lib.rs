@@ -160,7 +160,7 @@ async fn log_request(request: Request, next: Next) -> Response {
         started.elapsed().as_millis()
     );
     tracing::info!("{line}");
-    eprintln!("{line}");
+    elroy_runtime::output::eprintln(&line);
     response
 }
 
@@ -237,5 +237,5 @@ pub async fn stop_signal() {
         _ = term.recv() => {}
         _ = int.recv() => {}
     }
-    eprintln!("elroy serve: stopping (finishing the turns in progress)");
+    elroy_runtime::output::eprintln("elroy serve: stopping (finishing the turns in progress)");
 }

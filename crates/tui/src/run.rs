@@ -693,10 +693,10 @@ async fn wind_down(
     }
     drop(term);
     if let Some(text) = unfinished {
-        eprintln!("elroy: {text}");
+        elroy_runtime::output::eprintln(&format!("elroy: {text}"));
     }
     if let Some(signal) = ending {
-        eprintln!("elroy: ended by {}", signal.name());
+        elroy_runtime::output::eprintln(&format!("elroy: ended by {}", signal.name()));
         return Outcome::Exit(signal.exit_code());
     }
     match lp.restart {

@@ -29,6 +29,7 @@ mod report;
 mod tree_merge;
 mod trees;
 
+use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -63,7 +64,11 @@ pub const FAIL_AFTER_ENV: &str = "ELROY_SYNC_FAIL_AFTER";
 
 fn fail_point(step: &str) {
     if std::env::var(FAIL_AFTER_ENV).is_ok_and(|s| s == step) {
-        eprintln!("elroy sync: stopped after {step} ({FAIL_AFTER_ENV}, a test hook)");
+        // Written without `eprintln!`, which panics when standard error is a closed pipe.
+        let _ = writeln!(
+            std::io::stderr(),
+            "elroy sync: stopped after {step} ({FAIL_AFTER_ENV}, a test hook)"
+        );
         std::process::exit(86);
     }
 }
