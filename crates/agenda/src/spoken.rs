@@ -302,7 +302,8 @@ fn split(words: &[&str]) -> Option<(Option<DayPart>, Option<Said>)> {
     None
 }
 
-fn weekday_name(w: Weekday) -> &'static str {
+/// The lowercase English name of a weekday (`monday`), as phrases and descriptions say it.
+pub(crate) fn weekday_name(w: Weekday) -> &'static str {
     match w {
         Weekday::Monday => "monday",
         Weekday::Tuesday => "tuesday",

@@ -5,6 +5,7 @@
 use jiff::civil::{Date, DateTime, Weekday};
 
 use super::{Recurrence, from_code};
+use crate::spoken::weekday_name;
 
 /// The rule keys these words cover; a rule with any other reads as its RRULE text.
 const KNOWN: [&str; 10] = [
@@ -290,18 +291,6 @@ fn day_names(ds: &[Weekday]) -> String {
                 .map(|w| weekday_name(*w).to_owned())
                 .collect::<Vec<_>>(),
         )
-    }
-}
-
-fn weekday_name(w: Weekday) -> &'static str {
-    match w {
-        Weekday::Monday => "monday",
-        Weekday::Tuesday => "tuesday",
-        Weekday::Wednesday => "wednesday",
-        Weekday::Thursday => "thursday",
-        Weekday::Friday => "friday",
-        Weekday::Saturday => "saturday",
-        Weekday::Sunday => "sunday",
     }
 }
 
